@@ -1,0 +1,45 @@
+/**
+ * What the rest of the agent sees of the collector: frames of closed seconds, sampled I/O
+ * records, disk changes and self-metrics. The collector knows nothing about HTTP or history.
+ */
+import type { DiskInfo, Frame, IoSample } from '@blkheat/shared-types';
+
+export interface CollectorStats {
+  /** Completed I/Os counted since start. */
+  readonly ios: number;
+  /** Sum of BPF run time of every blkheat program since start (needs BPF stats enabled), ns. */
+  readonly bpfRunTimeNs: number;
+  /** bpfRunTimeNs / ios, or null before any I/O or without BPF stats. */
+  readonly bpfNsPerIo: number | null;
+  /** I/Os with no sample record since start (sampling, budget, ring buffer full). */
+  readonly samplesDropped: number;
+  /** Sample records lost for lack of ring-buffer space since start. */
+  readonly samplesLost: number;
+  /** Program invocations the kernel skipped because the program was already running on that CPU. */
+  readonly recursionMisses: number;
+  /** Which hook flavour is attached: "tp_btf" or "raw_tp". */
+  readonly hooks: 'tp_btf' | 'raw_tp';
+  /** Seconds from the end of the newest emitted second to the moment it was emitted. */
+  readonly lastFrameLagS: number | null;
+}
+
+export interface CollectorListener {
+  /** One frame per closed second (step 1), in order, no gaps: idle seconds come as frames with no disks. */
+  frame?(frame: Frame): void;
+  /** Sample records, in batches as they are drained. */
+  samples?(samples: readonly IoSample[]): void;
+  /** The set of known disks changed (appeared, went away, renamed). */
+  disks?(disks: readonly DiskInfo[]): void;
+  /** A non-fatal problem worth telling the user (e.g. a disk vanished mid-second). */
+  warning?(message: string): void;
+}
+
+export interface Collector {
+  /** Known disks, present or gone. */
+  disks(): readonly DiskInfo[];
+  stats(): CollectorStats;
+  /** Adds a listener; returns a function that removes it. */
+  listen(listener: CollectorListener): () => void;
+  /** Detaches every probe and frees the kernel objects; the frame of the current second is emitted first. */
+  close(): Promise<void>;
+}

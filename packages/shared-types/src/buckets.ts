@@ -1,0 +1,148 @@
+/**
+ * Latency bucket scheme shared by the kernel programs, the agent and the dashboard.
+ *
+ * Buckets are base-2 exponential with 2^scale buckets per power of two, exactly the
+ * Prometheus native-histogram / OpenTelemetry exponential "schema" `scale`, in seconds:
+ * Prometheus bucket index i covers (2^((i-1)/2^scale), 2^(i/2^scale)] s (upper-inclusive).
+ * Because boundaries are in seconds (not ns), counts export to Prometheus/OTel without
+ * re-binning. We keep a dense index space:
+ *
+ *   dense 0            underflow  [0, 2^((minIndex-1)/2^scale)] s  (= Prometheus zero bucket)
+ *   dense 1..regular   Prometheus index minIndex + dense - 1
+ *   dense regular+1    overflow   (2^(maxIndex/2^scale), +inf) s
+ *
+ * The kernel side receives `upperBoundsNs()` as a read-only array and does an
+ * upper-inclusive binary search, so the kernel never needs floating point.
+ */
+
+export interface BucketSchema {
+  /** Prometheus native-histogram schema / OTel exponential scale: 2^scale buckets per octave. */
+  readonly scale: number;
+  /** Prometheus bucket index of the first regular bucket. */
+  readonly minIndex: number;
+  /** Prometheus bucket index of the last regular bucket. */
+  readonly maxIndex: number;
+}
+
+/**
+ * The schema in use (protocol version 1): scale 2 (4 buckets per power of two, ~19% wide,
+ * 4x finer than log2 histograms), from 2^-20 s (0.95 µs) to 2^6 s (64 s).
+ */
+export const BUCKET_SCHEMA: BucketSchema = Object.freeze({ scale: 2, minIndex: -79, maxIndex: 24 });
+
+/** Number of regular (bounded, non-underflow, non-overflow) buckets. */
+export function regularBucketCount(schema: BucketSchema = BUCKET_SCHEMA): number {
+  return schema.maxIndex - schema.minIndex + 1;
+}
+
+/** Total dense buckets: underflow + regular + overflow. */
+export function bucketCount(schema: BucketSchema = BUCKET_SCHEMA): number {
+  return regularBucketCount(schema) + 2;
+}
+
+/** Dense index of the underflow bucket. */
+export const UNDERFLOW = 0;
+
+/** Dense index of the overflow bucket. */
+export function overflowIndex(schema: BucketSchema = BUCKET_SCHEMA): number {
+  return regularBucketCount(schema) + 1;
+}
+
+/** Prometheus bucket index of a dense regular bucket; undefined for underflow/overflow. */
+export function prometheusIndex(dense: number, schema: BucketSchema = BUCKET_SCHEMA): number | undefined {
+  if (dense <= UNDERFLOW || dense >= overflowIndex(schema)) return undefined;
+  return schema.minIndex + dense - 1;
+}
+
+/** Lower bound in seconds of a dense bucket (exclusive, except underflow whose lower is 0). */
+export function lowerBoundSeconds(dense: number, schema: BucketSchema = BUCKET_SCHEMA): number {
+  checkDense(dense, schema);
+  if (dense === UNDERFLOW) return 0;
+  return 2 ** ((schema.minIndex + dense - 2) / 2 ** schema.scale);
+}
+
+/** Upper bound in seconds of a dense bucket (inclusive); Infinity for overflow. */
+export function upperBoundSeconds(dense: number, schema: BucketSchema = BUCKET_SCHEMA): number {
+  checkDense(dense, schema);
+  if (dense === overflowIndex(schema)) return Infinity;
+  return 2 ** ((schema.minIndex + dense - 1) / 2 ** schema.scale);
+}
+
+/** Lower/upper bounds in microseconds, as the CLI and the dashboard show them. */
+export function boundsMicros(dense: number, schema: BucketSchema = BUCKET_SCHEMA): [number, number] {
+  return [lowerBoundSeconds(dense, schema) * 1e6, upperBoundSeconds(dense, schema) * 1e6];
+}
+
+/**
+ * Exact integer upper bounds in nanoseconds for dense buckets 0..regular (overflow has none):
+ * entry k is floor(1e9 * 2^((minIndex - 1 + k) / 2^scale)). A latency of v ns belongs to the
+ * smallest k with v <= bound[k] (v integer, so comparing with the floor is exact), else to
+ * overflow. Computed with BigInt so no floating-point rounding can move a boundary.
+ */
+export function upperBoundsNs(schema: BucketSchema = BUCKET_SCHEMA): bigint[] {
+  const out: bigint[] = [];
+  for (let k = 0; k <= regularBucketCount(schema); k++) {
+    out.push(floorNsTimesPow2(schema.minIndex - 1 + k, schema.scale));
+  }
+  return out;
+}
+
+/** Dense bucket of a latency in nanoseconds; same answer as the kernel's binary search. */
+export function bucketOfNs(ns: number | bigint, schema: BucketSchema = BUCKET_SCHEMA): number {
+  const v = typeof ns === 'bigint' ? ns : BigInt(Math.max(0, Math.floor(ns)));
+  const bounds = boundsCache(schema);
+  let lo = 0;
+  let hi = bounds.length; // answer in [0, bounds.length]; bounds.length = overflow
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (v <= (bounds[mid] as bigint)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/** Dense bucket of a latency in seconds (floating point; for UI lookups, not for counting). */
+export function bucketOfSeconds(seconds: number, schema: BucketSchema = BUCKET_SCHEMA): number {
+  return bucketOfNs(BigInt(Math.max(0, Math.round(seconds * 1e9))), schema);
+}
+
+/** True when two schemas describe the same buckets. */
+export function sameSchema(a: BucketSchema, b: BucketSchema): boolean {
+  return a.scale === b.scale && a.minIndex === b.minIndex && a.maxIndex === b.maxIndex;
+}
+
+function checkDense(dense: number, schema: BucketSchema): void {
+  if (!Number.isInteger(dense) || dense < 0 || dense > overflowIndex(schema)) {
+    throw new RangeError(`bucket index ${dense} outside 0..${overflowIndex(schema)}`);
+  }
+}
+
+const cache = new Map<string, bigint[]>();
+function boundsCache(schema: BucketSchema): bigint[] {
+  const key = `${schema.scale}/${schema.minIndex}/${schema.maxIndex}`;
+  let bounds = cache.get(key);
+  if (!bounds) {
+    bounds = upperBoundsNs(schema);
+    cache.set(key, bounds);
+  }
+  return bounds;
+}
+
+/** floor(1e9 * 2^(e / 2^scale)) exactly: the largest n with n^(2^scale) <= 1e(9*2^scale) * 2^e. */
+function floorNsTimesPow2(e: number, scale: number): bigint {
+  const root = 1n << BigInt(scale); // 2^scale-th root
+  let num = 10n ** (9n * root);
+  let den = 1n;
+  if (e >= 0) num <<= BigInt(e);
+  else den <<= BigInt(-e);
+  // Largest n with n^root * den <= num, by binary search on n.
+  let lo = 0n;
+  let hi = 1n;
+  while (hi ** root * den <= num) hi <<= 1n;
+  while (lo < hi) {
+    const mid = (lo + hi + 1n) >> 1n;
+    if (mid ** root * den <= num) lo = mid;
+    else hi = mid - 1n;
+  }
+  return lo;
+}

@@ -1,0 +1,147 @@
+/**
+ * WebSocket protocol between the agent and the dashboard. JSON text messages, one object each,
+ * discriminated by `t`. See docs/protocol.md for the narrative and the version history.
+ *
+ * Version 1 (added in blkheat 0.1.0).
+ */
+import type { BucketSchema } from './buckets.js';
+import type { DiskInfo, Frame, IoSample, LatencyKind } from './frame.js';
+
+export const PROTOCOL_VERSION = 1;
+
+/** Largest client message the agent accepts, in bytes. */
+export const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024;
+
+/** Most frames one range or backfill answer carries (the client pages for more). */
+export const MAX_FRAMES_PER_ANSWER = 3600;
+
+/** Most samples one samples answer carries. */
+export const MAX_SAMPLES_PER_ANSWER = 5000;
+
+export interface HostInfo {
+  readonly hostname: string;
+  readonly kernel: string;
+}
+
+// ---- agent -> client ----
+
+export interface HelloMessage {
+  readonly t: 'hello';
+  readonly protocol: number;
+  readonly agent: string;
+  readonly host: HostInfo;
+  readonly schema: BucketSchema;
+  /** Live step in seconds (1). */
+  readonly step: number;
+  readonly disks: readonly DiskInfo[];
+  /** Agent clock, unix seconds; the newest complete frame is at most `now - step`. */
+  readonly now: number;
+  /** Oldest second history can answer for. */
+  readonly historyFrom: number;
+  /** History tiers' steps in seconds, finest first (e.g. [1, 10, 60]). */
+  readonly tiers: readonly number[];
+}
+
+export interface FrameMessage {
+  readonly t: 'frame';
+  readonly frame: Frame;
+}
+
+/** Answer to subscribe.backfillFrom: every 1 s frame in [from, to), no gaps, no duplicates. */
+export interface BackfillMessage {
+  readonly t: 'backfill';
+  readonly from: number;
+  readonly to: number;
+  readonly frames: readonly Frame[];
+  /** More frames follow in another backfill message. */
+  readonly more: boolean;
+}
+
+export interface RangeAnswer {
+  readonly t: 'range';
+  readonly id: RequestId;
+  readonly from: number;
+  readonly to: number;
+  readonly step: number;
+  readonly frames: readonly Frame[];
+}
+
+export interface SamplesAnswer {
+  readonly t: 'samples';
+  readonly id: RequestId;
+  readonly samples: readonly IoSample[];
+  /** More samples matched than were sent (limit reached). */
+  readonly truncated: boolean;
+}
+
+export interface DisksMessage {
+  readonly t: 'disks';
+  readonly disks: readonly DiskInfo[];
+}
+
+/** The client did not read fast enough; `skipped` live frames were not sent. Backfill from `resumeFrom`. */
+export interface LaggingMessage {
+  readonly t: 'lagging';
+  readonly skipped: number;
+  readonly resumeFrom: number;
+}
+
+export interface ErrorMessage {
+  readonly t: 'error';
+  readonly id?: RequestId;
+  readonly message: string;
+  /** The offending field, when the error is about one. */
+  readonly field?: string;
+}
+
+export type ServerMessage =
+  HelloMessage | FrameMessage | BackfillMessage | RangeAnswer | SamplesAnswer | DisksMessage | LaggingMessage | ErrorMessage;
+
+// ---- client -> agent ----
+
+export type RequestId = number | string;
+
+/** Choose what live frames carry; optionally backfill from a second onwards. */
+export interface SubscribeRequest {
+  readonly t: 'subscribe';
+  /** Disks ("MAJ:MIN") to receive; absent = all. */
+  readonly disks?: readonly string[];
+  /** Classes to receive; absent = all. */
+  readonly classes?: readonly string[];
+  /** Send every 1 s frame from this unix second up to live first. */
+  readonly backfillFrom?: number;
+}
+
+/** History for [from, to) at `step` seconds (the agent may answer with a coarser step). */
+export interface RangeRequest {
+  readonly t: 'range';
+  readonly id: RequestId;
+  readonly from: number;
+  readonly to: number;
+  readonly step?: number;
+  readonly disks?: readonly string[];
+  readonly classes?: readonly string[];
+}
+
+/** Sampled I/Os completed in [from, to) with latency of `kind` in [minNs, maxNs]. */
+export interface SamplesRequest {
+  readonly t: 'samples';
+  readonly id: RequestId;
+  readonly from: number;
+  readonly to: number;
+  readonly kind?: LatencyKind;
+  readonly minNs?: number;
+  readonly maxNs?: number;
+  readonly disks?: readonly string[];
+  readonly classes?: readonly string[];
+  readonly limit?: number;
+}
+
+export type ClientMessage = SubscribeRequest | RangeRequest | SamplesRequest;
+
+/** Close codes the agent uses besides the standard ones. */
+export const CLOSE_CODES = Object.freeze({
+  shuttingDown: 1001,
+  policyViolation: 1008,
+  tooBig: 1009,
+});

@@ -1,0 +1,218 @@
+/**
+ * Runtime validation (zod) of everything that crosses a trust boundary: client WebSocket
+ * messages, and snapshot files (imported by the dashboard, possibly hostile). Every limit is
+ * explicit so a message or file can never make a receiver allocate without bound.
+ */
+import { z } from 'zod';
+import { BUCKET_SCHEMA, bucketCount, sameSchema } from './buckets.js';
+import { sparseProblem } from './histogram.js';
+import type { ClientMessage } from './protocol.js';
+import { MAX_FRAMES_PER_ANSWER, MAX_SAMPLES_PER_ANSWER } from './protocol.js';
+import type { Snapshot } from './snapshot.js';
+import { SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from './snapshot.js';
+
+/** Longest span one request may cover (31 days), in seconds. */
+export const MAX_SPAN_SECONDS = 31 * 86400;
+/** Most disks / classes a filter may name. */
+export const MAX_FILTER_ITEMS = 256;
+/** Most frames / samples / disks a snapshot may hold. */
+export const SNAPSHOT_LIMITS = Object.freeze({ frames: 200_000, samples: 200_000, disks: 1024, classesPerDisk: 4096 });
+
+export const devSchema = z.string().regex(/^\d{1,4}:\d{1,7}$/, 'expected "MAJ:MIN"');
+export const classNameSchema = z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, 'expected a class name like "Sync-Write"');
+/** Unix seconds: integer, after 2000-01-01 and before 2200. */
+export const unixSecondsSchema = z.number().int().min(946684800).max(7258118400);
+const requestIdSchema = z.union([z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), z.string().max(64)]);
+const devListSchema = z.array(devSchema).max(MAX_FILTER_ITEMS);
+const classListSchema = z.array(classNameSchema).max(MAX_FILTER_ITEMS);
+const stepSchema = z.number().int().min(1).max(86400);
+
+function spanOk(v: { from: number; to: number }): boolean {
+  return v.to > v.from && v.to - v.from <= MAX_SPAN_SECONDS;
+}
+const spanMessage = { message: `"to" must be after "from" and at most ${MAX_SPAN_SECONDS} s later`, path: ['to'] };
+
+export const subscribeSchema = z.strictObject({
+  t: z.literal('subscribe'),
+  disks: devListSchema.optional(),
+  classes: classListSchema.optional(),
+  backfillFrom: unixSecondsSchema.optional(),
+});
+
+export const rangeRequestSchema = z
+  .strictObject({
+    t: z.literal('range'),
+    id: requestIdSchema,
+    from: unixSecondsSchema,
+    to: unixSecondsSchema,
+    step: stepSchema.optional(),
+    disks: devListSchema.optional(),
+    classes: classListSchema.optional(),
+  })
+  .refine(spanOk, spanMessage);
+
+export const samplesRequestSchema = z
+  .strictObject({
+    t: z.literal('samples'),
+    id: requestIdSchema,
+    from: unixSecondsSchema,
+    to: unixSecondsSchema,
+    kind: z.enum(['device', 'queue']).optional(),
+    minNs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+    maxNs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+    disks: devListSchema.optional(),
+    classes: classListSchema.optional(),
+    limit: z.number().int().min(1).max(MAX_SAMPLES_PER_ANSWER).optional(),
+  })
+  .refine(spanOk, spanMessage);
+
+export const clientMessageSchema = z.union([subscribeSchema, rangeRequestSchema, samplesRequestSchema]);
+
+export type ParseResult<T> = { ok: true; value: T } | { ok: false; message: string; field?: string };
+
+/** Turns the first zod issue into a message that names the field. */
+export function describeZodError(error: z.ZodError): { message: string; field?: string } {
+  const issue = error.issues[0];
+  if (!issue) return { message: 'invalid value' };
+  const field = issue.path.length > 0 ? issue.path.map(String).join('.') : undefined;
+  return field ? { message: `${field}: ${issue.message}`, field } : { message: issue.message };
+}
+
+/** Parses and validates one client WebSocket text message. Never throws. */
+export function parseClientMessage(text: string): ParseResult<ClientMessage> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { ok: false, message: 'message is not valid JSON' };
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return { ok: false, message: 'message must be a JSON object' };
+  }
+  const t = (raw as { t?: unknown }).t;
+  const schema =
+    t === 'subscribe' ? subscribeSchema : t === 'range' ? rangeRequestSchema : t === 'samples' ? samplesRequestSchema : undefined;
+  if (!schema) return { ok: false, message: 't: expected "subscribe", "range" or "samples"', field: 't' };
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) return { ok: false, ...describeZodError(parsed.error) };
+  return { ok: true, value: parsed.data as ClientMessage };
+}
+
+// ---- snapshot ----
+
+const maxBucket = bucketCount(BUCKET_SCHEMA) - 1;
+export const sparseHistSchema = z
+  .array(z.number().int().min(0))
+  .max(2 * (maxBucket + 1))
+  .superRefine((h, ctx) => {
+    const problem = sparseProblem(h);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+export const classSeriesSchema = z.strictObject({ c: classNameSchema, n: count, d: sparseHistSchema, q: sparseHistSchema });
+
+export const diskFrameSchema = z.strictObject({
+  dev: devSchema,
+  cls: z.array(classSeriesSchema).max(SNAPSHOT_LIMITS.classesPerDisk),
+  dropped: count.optional(),
+  missed: count.optional(),
+});
+
+export const frameSchema = z.strictObject({
+  ts: unixSecondsSchema,
+  step: stepSchema,
+  disks: z.array(diskFrameSchema).max(SNAPSHOT_LIMITS.disks),
+});
+
+export const diskInfoSchema = z.strictObject({
+  dev: devSchema,
+  name: z.string().min(1).max(64),
+  kind: z.enum(['request', 'bio']),
+  present: z.boolean(),
+  sizeBytes: count.optional(),
+  model: z.string().max(128).optional(),
+});
+
+export const ioSampleSchema = z.strictObject({
+  ts_us: count,
+  dev: devSchema,
+  c: classNameSchema,
+  sector: count,
+  bytes: count,
+  q_ns: count.nullable(),
+  d_ns: count,
+  pid: count,
+  comm: z.string().max(16),
+  cgroup: count,
+  outlier: z.boolean(),
+});
+
+export const bucketSchemaSchema = z.strictObject({
+  scale: z.number().int().min(0).max(8),
+  minIndex: z.number().int().min(-1000).max(1000),
+  maxIndex: z.number().int().min(-1000).max(1000),
+});
+
+export const snapshotSchema = z
+  .strictObject({
+    format: z.literal(SNAPSHOT_FORMAT),
+    version: z.literal(SNAPSHOT_VERSION),
+    createdAt: z.string().max(64),
+    agent: z.string().max(64),
+    host: z.strictObject({ hostname: z.string().max(255), kernel: z.string().max(255) }),
+    schema: bucketSchemaSchema,
+    range: z.strictObject({ from: unixSecondsSchema, to: unixSecondsSchema, step: stepSchema }),
+    disks: z.array(diskInfoSchema).max(SNAPSHOT_LIMITS.disks),
+    frames: z.array(frameSchema).max(SNAPSHOT_LIMITS.frames),
+    samples: z.array(ioSampleSchema).max(SNAPSHOT_LIMITS.samples),
+    note: z.string().max(4096).optional(),
+  })
+  .superRefine((s, ctx) => {
+    if (!sameSchema(s.schema, BUCKET_SCHEMA)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['schema'],
+        message: `bucket schema ${JSON.stringify(s.schema)} is not the one this build understands (${JSON.stringify(BUCKET_SCHEMA)})`,
+      });
+    }
+    if (s.range.to <= s.range.from) ctx.addIssue({ code: 'custom', path: ['range', 'to'], message: '"to" must be after "from"' });
+    let prev = -Infinity;
+    for (let i = 0; i < s.frames.length; i++) {
+      const f = s.frames[i] as { ts: number };
+      if (f.ts <= prev) {
+        ctx.addIssue({ code: 'custom', path: ['frames', i, 'ts'], message: 'frames must be in strictly increasing time order' });
+        return;
+      }
+      prev = f.ts;
+    }
+  });
+
+/** Parses and validates a snapshot file's text. Never throws. */
+export function parseSnapshot(text: string): ParseResult<Snapshot> {
+  if (text.length > 64 * 1024 * 1024) return { ok: false, message: 'file is larger than 64 MiB' };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, message: `not a JSON file (${e instanceof Error ? e.message : String(e)})` };
+  }
+  if (typeof raw !== 'object' || raw === null || (raw as { format?: unknown }).format !== SNAPSHOT_FORMAT) {
+    return { ok: false, message: `not a blkheat snapshot (expected "format": "${SNAPSHOT_FORMAT}")`, field: 'format' };
+  }
+  const version = (raw as { version?: unknown }).version;
+  if (version !== SNAPSHOT_VERSION) {
+    return {
+      ok: false,
+      message: `snapshot version ${String(version)} is not supported (this build reads version ${SNAPSHOT_VERSION})`,
+      field: 'version',
+    };
+  }
+  const parsed = snapshotSchema.safeParse(raw);
+  if (!parsed.success) return { ok: false, ...describeZodError(parsed.error) };
+  return { ok: true, value: parsed.data as Snapshot };
+}
+
+/** Frames per answer, re-exported for receivers that page. */
+export { MAX_FRAMES_PER_ANSWER };

@@ -1,0 +1,34 @@
+/**
+ * Snapshot file: a self-describing, offline-viewable export of a time range. The agent serves
+ * it at /api/v1/snapshot, the dashboard exports and imports it. See docs/snapshot.md.
+ *
+ * Version 1 (added in blkheat 0.1.0).
+ */
+import type { BucketSchema } from './buckets.js';
+import type { DiskInfo, Frame, IoSample } from './frame.js';
+import type { HostInfo } from './protocol.js';
+
+export const SNAPSHOT_FORMAT = 'blkheat-snapshot';
+export const SNAPSHOT_VERSION = 1;
+
+/** Import refuses files larger than this (bytes). */
+export const MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024;
+
+export interface Snapshot {
+  readonly format: typeof SNAPSHOT_FORMAT;
+  readonly version: number;
+  /** ISO 8601 time of export. */
+  readonly createdAt: string;
+  /** Agent version that recorded the data. */
+  readonly agent: string;
+  readonly host: HostInfo;
+  readonly schema: BucketSchema;
+  /** [from, to) in unix seconds and the step of `frames`. */
+  readonly range: { readonly from: number; readonly to: number; readonly step: number };
+  readonly disks: readonly DiskInfo[];
+  /** Frames in time order, one per step that had I/O (missing steps had none). */
+  readonly frames: readonly Frame[];
+  readonly samples: readonly IoSample[];
+  /** Free text, e.g. what the exporter was looking at. */
+  readonly note?: string;
+}
