@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Layouts shared by the kernel programs (blkheat.bpf.c) and the agent's decoder
+ * (apps/agent/src/collector/layout.ts). Change both together; the agent checks the sizes
+ * libbpf reports against its own and refuses a mismatched object.
+ */
+#ifndef BLKHEAT_H
+#define BLKHEAT_H
+
+/* Dense latency buckets per histogram (>= the schema's bucket count; unused tail stays 0). */
+#define BH_NR_BUCKETS 112
+/* Most bucket upper bounds the agent may hand the program (schema bounds; overflow has none). */
+#define BH_MAX_BOUNDS 128
+#define BH_COMM_LEN 16
+
+/* Class code: low 8 bits = kernel req_op value, then one bit per flag shown in the class name. */
+#define BH_CLS_OP_MASK 0xffu
+#define BH_CLS_SYNC (1u << 8)
+#define BH_CLS_META (1u << 9)
+#define BH_CLS_FUA (1u << 10)
+#define BH_CLS_PRIO (1u << 11)
+#define BH_CLS_RAHEAD (1u << 12)
+#define BH_CLS_BACKGROUND (1u << 13)
+#define BH_CLS_PREFLUSH (1u << 14)
+
+/* Histogram key: one (time slot, disk, class). Slot = wall-clock second number. */
+struct bh_hist_key {
+	__u32 slot;
+	__u32 dev; /* kernel dev_t: major << 20 | minor */
+	__u16 cls;
+	__u16 pad;
+};
+
+/* Histogram value (per CPU; the agent sums the CPUs). */
+struct bh_hist {
+	__u64 count;   /* completed I/Os (what /proc/diskstats counts) */
+	__u64 dropped; /* I/Os without a sample record (not sampled, over budget, ring full) */
+	__u64 missed;  /* completions whose start was not seen (no latency known) */
+	__u32 max_bucket_plus1; /* highest device bucket seen on this CPU this slot, + 1 (0 = none) */
+	__u32 pad;
+	__u64 device[BH_NR_BUCKETS];
+	__u64 queue[BH_NR_BUCKETS];
+};
+
+/* Sample record flags. */
+#define BH_SAMPLE_OUTLIER (1u << 0) /* kept as a slowest-of-second I/O, not by random sampling */
+#define BH_SAMPLE_QUEUE_KNOWN (1u << 1)
+#define BH_SAMPLE_SUBMITTER_KNOWN (1u << 2)
+
+/* One sampled I/O, pushed through the ring buffer. */
+struct bh_sample {
+	__u64 ts_ns;     /* completion, CLOCK_MONOTONIC ns */
+	__u64 sector;
+	__u64 queue_ns;
+	__u64 device_ns;
+	__u64 cgroup_id;
+	__u32 dev;
+	__u32 bytes;
+	__u32 pid;       /* submitter's tgid */
+	__u16 cls;
+	__u16 flags;
+	char comm[BH_COMM_LEN];
+};
+
+/* Per-second sample budget accounting; indexed by slot % BH_BUDGET_SLOTS. */
+#define BH_BUDGET_SLOTS 4
+struct bh_budget {
+	__u64 slot;
+	__u64 outliers;
+	__u64 fair;
+};
+
+/* Global counters (per CPU array, one entry). */
+struct bh_counters {
+	__u64 requeues;
+	__u64 ring_lost;       /* sample records lost: ring buffer full */
+	__u64 inflight_full;   /* bio starts not stored: bio start map full */
+	__u64 issue_unknown;   /* completions with no issue time (issued before attach, collision) */
+	__u64 partial;         /* partial completions seen (not counted as I/Os) */
+	__u64 bio_unknown_dev; /* bio completions with no disk */
+};
+
+/* Runtime settings the agent updates while running (array map, one entry). */
+struct bh_settings {
+	__s64 wall_offset_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	__u32 fair_threshold;   /* sample an I/O when prandom < this (0 = none, 0xffffffff = all) */
+	__u32 fair_budget;      /* random samples allowed per second */
+	__u32 outlier_budget;   /* slowest-of-second samples allowed per second */
+	__u32 pad;
+};
+
+#endif /* BLKHEAT_H */
