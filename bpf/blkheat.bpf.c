@@ -297,14 +297,16 @@ static __always_inline bool take_budget(__u32 slot, bool outlier, struct bh_sett
 	return __sync_fetch_and_add(&b->fair, 1) < cfg->fair_budget;
 }
 
-static __always_inline void emit_sample(struct bh_io *io, bool outlier)
+static __always_inline bool emit_sample(struct bh_io *io, __u32 slot, bool outlier)
 {
 	struct bh_sample *s = bpf_ringbuf_reserve(&samples, sizeof(*s), 0);
 	if (!s) {
 		bump_counter(offsetof(struct bh_counters, ring_lost));
-		return;
+		return false;
 	}
 	s->ts_ns = io->now;
+	s->slot = slot;
+	s->pad = 0;
 	s->sector = io->sector;
 	s->device_ns = io->device_ns >= 0 ? io->device_ns : 0;
 	s->queue_ns = io->queue_ns >= 0 ? io->queue_ns : 0;
@@ -344,6 +346,7 @@ static __always_inline void emit_sample(struct bh_io *io, bool outlier)
 		}
 	}
 	bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
+	return true;
 }
 
 static __always_inline void record_io(struct bh_io *io)
@@ -355,13 +358,16 @@ static __always_inline void record_io(struct bh_io *io)
 	__u32 slot = (__u32)((io->now + cfg->wall_offset_ns) / slot_ns);
 	struct bh_hist_key key = { .slot = slot, .dev = io->dev, .cls = io->cls };
 	struct bh_hist *h = hist_for(&key);
-	if (!h)
+	if (!h) {
+		bump_counter(offsetof(struct bh_counters, hist_lost));
 		return;
+	}
 	if (!io->counted) {
 		h->missed++;
 		return;
 	}
 	h->count++;
+	bump_counter(offsetof(struct bh_counters, counted));
 	__u32 b = 0;
 	if (io->device_ns >= 0) {
 		b = bucket_of(io->device_ns);
@@ -386,11 +392,8 @@ static __always_inline void record_io(struct bh_io *io)
 		h->dropped++;
 		return;
 	}
-	if (!take_budget(slot, outlier, cfg)) {
+	if (!take_budget(slot, outlier, cfg) || !emit_sample(io, slot, outlier))
 		h->dropped++;
-		return;
-	}
-	emit_sample(io, outlier);
 }
 
 /* ---- the two instantiations of the hook logic ---- */

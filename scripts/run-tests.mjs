@@ -12,14 +12,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const filters = process.argv.slice(2);
 
 // Order matters: cheap and pure first, so a broken model fails in seconds, not after e2e.
-const suites = [
-  'scripts/test',
-  'packages/shared-types/test',
-  'apps/web/test',
-  'packages/bpf-loader/test',
-  'apps/agent/test',
-  'e2e',
-];
+const suites = ['scripts/test', 'packages/shared-types/test', 'apps/web/test', 'packages/bpf-loader/test', 'apps/agent/test', 'e2e'];
 
 function testFiles(dir) {
   const abs = join(root, dir);
@@ -45,12 +38,15 @@ mkdirSync(artifacts, { recursive: true });
 const tap = join(artifacts, 'test-results.tap');
 
 const args = [
-  '--import', 'tsx',
+  '--import',
+  'tsx',
   '--test',
   '--test-concurrency=1',
   '--test-timeout=900000',
-  '--test-reporter=spec', '--test-reporter-destination=stdout',
-  '--test-reporter=tap', `--test-reporter-destination=${tap}`,
+  '--test-reporter=spec',
+  '--test-reporter-destination=stdout',
+  '--test-reporter=tap',
+  `--test-reporter-destination=${tap}`,
   ...files,
 ];
 const started = Date.now();
@@ -70,7 +66,9 @@ if (existsSync(tap)) {
 const passed = summary.pass ?? 0;
 const failed = (summary.fail ?? 0) + (summary.cancelled ?? 0);
 const skipped = (summary.skipped ?? 0) + (summary.todo ?? 0);
-console.log(`\nrun-tests: ${files.length} files in ${Math.round((Date.now() - started) / 1000)} s; results in ${relative(root, tap)}, artifacts in ${relative(root, artifacts)}/`);
+console.log(
+  `\nrun-tests: ${files.length} files in ${Math.round((Date.now() - started) / 1000)} s; results in ${relative(root, tap)}, artifacts in ${relative(root, artifacts)}/`,
+);
 if (skipped > 0) console.log(`run-tests: WARNING: ${skipped} test(s) skipped; see the SKIP lines above for why`);
 console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(r.status === 0 && failed === 0 && passed > 0 ? 0 : 1);

@@ -60,6 +60,8 @@ struct bh_sample {
 	__u16 cls;
 	__u16 flags;
 	char comm[BH_COMM_LEN];
+	__u32 slot;      /* the second whose histogram counted this I/O */
+	__u32 pad;
 };
 
 /* Per-second sample budget accounting; indexed by slot % BH_BUDGET_SLOTS. */
@@ -78,6 +80,9 @@ struct bh_counters {
 	__u64 issue_unknown;   /* completions with no issue time (issued before attach, collision) */
 	__u64 partial;         /* partial completions seen (not counted as I/Os) */
 	__u64 bio_unknown_dev; /* bio completions with no disk */
+	__u64 hist_lost;       /* I/Os not counted: no histogram entry could be created */
+	__u64 flush_seq_data;  /* first completions of flush-sequence data requests (counted at the end) */
+	__u64 counted;         /* I/Os counted into a histogram (cross-check of the harvest) */
 };
 
 /* Runtime settings the agent updates while running (array map, one entry). */

@@ -52,7 +52,8 @@ static __always_inline void H(on_rq_issue)(struct request *rq)
 	if (!force_inflight && queue_flag_stats_bit < 64) {
 		unsigned long qflags = READ(rq, q, queue_flags);
 		__u32 op = READ(rq, cmd_flags) & op_mask();
-		if (((qflags >> queue_flag_stats_bit) & 1) && !op_is_passthrough(op))
+		/* Passthrough and flush requests get no kernel issue timestamp even there. */
+		if (((qflags >> queue_flag_stats_bit) & 1) && !op_is_passthrough(op) && op != op_flush())
 			return;
 	}
 	__u64 id = ptr_id(rq);
@@ -82,8 +83,10 @@ static __always_inline void H(on_rq_complete)(struct request *rq, unsigned int n
 	/* The data request of a flush sequence completes twice: once from the driver (still
 	 * marked RQF_FLUSH_SEQ) and once when the sequence ends. Count it at the end, like
 	 * /proc/diskstats does; the flush request itself (REQ_OP_FLUSH) counts as a flush. */
-	if ((rqf & rqf_flush_seq()) && op != op_flush())
+	if ((rqf & rqf_flush_seq()) && op != op_flush()) {
+		bump_counter(offsetof(struct bh_counters, flush_seq_data));
 		return;
+	}
 
 	__u64 now = bpf_ktime_get_ns();
 	__u64 issue = 0;

@@ -17,6 +17,8 @@ export interface OpenOptions {
   readonly onLog?: (level: Exclude<LogLevel, 'quiet'>, line: string) => void;
   /** Name of the object inside libbpf (defaults to the file name). */
   readonly objectName?: string;
+  /** Kernel BTF for CO-RE relocations instead of /sys/kernel/btf/vmlinux (e.g. a BTFHub file). */
+  readonly btfCustomPath?: string;
 }
 
 export interface ProgramSpec {
@@ -134,6 +136,11 @@ export interface BpfObject {
   globals(): GlobalSpec[];
   /** Writes a global's initial value (before load for .rodata). value.length must equal its size. */
   setGlobal(name: string, value: Buffer): void;
+  /**
+   * Reads a global's bytes: its initial value before load, the kernel's current value after.
+   * (Added by the loader: lets user space read .bss/.data counters such as drop counts.)
+   */
+  getGlobal(name: string): Buffer;
   setAutoload(program: string, autoload: boolean): void;
   setMaxEntries(map: string, maxEntries: number): void;
   /** Verifies and loads every autoload program and creates the maps. Runs off the event loop. */

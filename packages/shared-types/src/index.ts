@@ -5,3 +5,5 @@ export * from './frame.js';
 export * from './protocol.js';
 export * from './snapshot.js';
 export * from './schemas.js';
+export * from './frames.js';
+export * from './format.js';

@@ -19,6 +19,13 @@ export interface CollectorStats {
   readonly recursionMisses: number;
   /** Which hook flavour is attached: "tp_btf" or "raw_tp". */
   readonly hooks: 'tp_btf' | 'raw_tp';
+  /** Kernel-side event counters since start (requeues, partial completions, ...). */
+  readonly kernel: Readonly<
+    Record<
+      'requeues' | 'ringLost' | 'inflightFull' | 'issueUnknown' | 'partial' | 'bioUnknownDev' | 'histLost' | 'flushSeqData' | 'counted',
+      number
+    >
+  >;
   /** Seconds from the end of the newest emitted second to the moment it was emitted. */
   readonly lastFrameLagS: number | null;
 }
@@ -42,4 +49,27 @@ export interface Collector {
   listen(listener: CollectorListener): () => void;
   /** Detaches every probe and frees the kernel objects; the frame of the current second is emitted first. */
   close(): Promise<void>;
+}
+
+export interface CollectorOptions {
+  /** Only these disks (kernel names like "vda", or "MAJ:MIN"); empty or absent = every disk. */
+  readonly disks?: readonly string[];
+  /** Sampled per-I/O records: in-kernel budget per second (default 2000); false = none. */
+  readonly samples?: { readonly budgetPerSecond: number } | false;
+  /** Hook flavour: "auto" (tp_btf, falling back to raw_tp), or force one. */
+  readonly hooks?: 'auto' | 'tp_btf' | 'raw_tp';
+  /** Hold BPF run-time stats enabled for self-metrics (BPF ns per I/O). Default true. */
+  readonly bpfStats?: boolean;
+  /** Report partitions as their own disks instead of rolling them up into the whole disk. */
+  readonly partitions?: boolean;
+  /**
+   * Issue timestamps: "kernel" (default) reads rq->io_start_time_ns where the kernel keeps it and
+   * timestamps issues itself elsewhere; "own" always timestamps issues itself (diagnostics, and
+   * how the tests exercise the path kernels without QUEUE_FLAG_STATS take).
+   */
+  readonly issueTimestamps?: 'kernel' | 'own';
+  /** Kernel BTF file to use instead of /sys/kernel/btf/vmlinux (kernels without built-in BTF). */
+  readonly btf?: string;
+  /** libbpf / collector diagnostics. */
+  readonly onLog?: (line: string) => void;
 }

@@ -1,0 +1,215 @@
+/**
+ * `blkheat record`: per-interval latency histograms per disk and op class on stdout, as text
+ * (like biolatency -D -F, at 4x finer buckets) or NDJSON.
+ */
+import { parseArgs } from 'node:util';
+import { createCollector, CollectorError, type Collector } from '../collector/index.js';
+import { missingBpfPrivilege } from '../privileges.js';
+import { recordLine } from '../record/format-json.js';
+import { formatIntervalText } from '../record/format-text.js';
+import { IntervalGrouper, type Interval } from '../record/intervals.js';
+import { DEFAULT_SAMPLE_BUDGET } from '../collector/sampling.js';
+
+export const summary = 'print per-interval latency histograms per disk and op class';
+
+const HELP = `Usage: blkheat record [options]
+
+Times every block I/O in the kernel (eBPF, no kprobes) and prints, every interval, a latency
+histogram per disk and op class (Read, Sync-Write, Metadata-Read, Flush, ...) with count, p50
+and p99. Buckets are base-2 exponential with 4 per power of two (Prometheus native-histogram
+schema 2), 0.95 us to 64 s. Needs root.
+
+Options:
+  -i, --interval S        seconds per interval, wall-clock aligned (default 1, max 3600)
+  -c, --count N           stop after N intervals (default: until Ctrl-C)
+  -d, --disk NAME         only this disk (kernel name like vda, loop0, zram0, or MAJ:MIN);
+                          repeat for several (default: every disk)
+  -Q, --queued            also print queue-time histograms (request start -> issue)
+  -j, --json              one JSON object per interval per line (NDJSON, see docs/record-json.md)
+  -s, --samples           with --json, include the sampled per-I/O records of each interval
+      --samples-budget N  sampled records per second kept in the kernel (default ${DEFAULT_SAMPLE_BUDGET})
+      --partitions        report partitions as their own disks (default: rolled up into the disk)
+      --hooks KIND        tracepoint flavour: auto (default), tp_btf or raw_tp
+      --issue-timestamps  kernel (default) or own: where issue times come from (diagnostics)
+      --btf PATH          kernel BTF to use instead of /sys/kernel/btf/vmlinux (kernels
+                          without built-in BTF, e.g. a file from BTFHub)
+  -v, --verbose           print what is loaded and attached, and libbpf's log
+  -h, --help              show this help
+`;
+
+interface RecordArgs {
+  intervalS: number;
+  count: number | undefined;
+  disks: string[];
+  queued: boolean;
+  json: boolean;
+  samples: boolean;
+  samplesBudget: number;
+  partitions: boolean;
+  hooks: 'auto' | 'tp_btf' | 'raw_tp';
+  issueTimestamps: 'kernel' | 'own';
+  btf: string | undefined;
+  verbose: boolean;
+}
+
+export class UsageError extends Error {}
+
+export function parseRecordArgs(argv: string[]): RecordArgs | 'help' {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        interval: { type: 'string', short: 'i' },
+        count: { type: 'string', short: 'c' },
+        disk: { type: 'string', short: 'd', multiple: true },
+        queued: { type: 'boolean', short: 'Q' },
+        json: { type: 'boolean', short: 'j' },
+        samples: { type: 'boolean', short: 's' },
+        'samples-budget': { type: 'string' },
+        partitions: { type: 'boolean' },
+        hooks: { type: 'string' },
+        'issue-timestamps': { type: 'string' },
+        btf: { type: 'string' },
+        verbose: { type: 'boolean', short: 'v' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    // parseArgs explains some errors over several lines; keep it one message.
+    throw new UsageError((err instanceof Error ? err.message : String(err)).split('\n').join(' '));
+  }
+  const v = parsed.values;
+  if (v.help) return 'help';
+  const hooks = v.hooks ?? 'auto';
+  if (hooks !== 'auto' && hooks !== 'tp_btf' && hooks !== 'raw_tp')
+    throw new UsageError(`--hooks must be auto, tp_btf or raw_tp, not '${hooks}'`);
+  const issueTimestamps = v['issue-timestamps'] ?? 'kernel';
+  if (issueTimestamps !== 'kernel' && issueTimestamps !== 'own')
+    throw new UsageError(`--issue-timestamps must be kernel or own, not '${issueTimestamps}'`);
+  if (v.samples && !v.json) throw new UsageError('--samples needs --json (text output has no room for per-I/O records)');
+  return {
+    intervalS: intInRange('--interval', v.interval, 1, 3600, 1),
+    count: v.count === undefined ? undefined : intInRange('--count', v.count, 1, Number.MAX_SAFE_INTEGER, 1),
+    disks: v.disk ?? [],
+    queued: v.queued ?? false,
+    json: v.json ?? false,
+    samples: v.samples ?? false,
+    samplesBudget: intInRange('--samples-budget', v['samples-budget'], 0, 1_000_000, DEFAULT_SAMPLE_BUDGET),
+    partitions: v.partitions ?? false,
+    hooks,
+    issueTimestamps,
+    btf: v.btf,
+    verbose: v.verbose ?? false,
+  };
+}
+
+function intInRange(flag: string, text: string | undefined, min: number, max: number, fallback: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text)) throw new UsageError(`${flag} must be a whole number, not '${text}'`);
+  const n = Number(text);
+  if (n < min || n > max) throw new UsageError(`${flag} must be between ${min} and ${max}, not ${text}`);
+  return n;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  let args: RecordArgs | 'help';
+  try {
+    args = parseRecordArgs(argv);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`blkheat record: ${err.message}\nRun 'blkheat record --help' for usage.`);
+      return 2;
+    }
+    throw err;
+  }
+  if (args === 'help') {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const privilege = missingBpfPrivilege();
+  if (privilege) {
+    console.error(`blkheat record: ${privilege}`);
+    return 1;
+  }
+
+  const log = (line: string): void => {
+    if (args.verbose) console.error(`blkheat: ${line}`);
+  };
+  let collector: Collector;
+  try {
+    collector = await createCollector({
+      disks: args.disks,
+      samples: args.samplesBudget > 0 ? { budgetPerSecond: args.samplesBudget } : false,
+      hooks: args.hooks,
+      partitions: args.partitions,
+      issueTimestamps: args.issueTimestamps,
+      ...(args.btf ? { btf: args.btf } : {}),
+      bpfStats: args.verbose,
+      onLog: log,
+    });
+  } catch (err) {
+    if (err instanceof CollectorError) {
+      console.error(`blkheat record: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
+
+  const startedAt = Math.floor(Date.now() / 1000) + 1;
+  const grouper = new IntervalGrouper(args.intervalS, startedAt);
+  console.error(
+    `Tracing block I/O with ${collector.stats().hooks} hooks, ${args.intervalS} s intervals${args.count ? `, ${args.count} of them` : ''}... Hit Ctrl-C to end.`,
+  );
+
+  return new Promise<number>((resolve) => {
+    let printed = 0;
+    let stopping = false;
+    const stop = (code: number): void => {
+      if (stopping) return;
+      stopping = true;
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      if (args.verbose) {
+        const s = collector.stats();
+        log(
+          `${s.ios} I/Os, BPF ${s.bpfNsPerIo === null ? 'n/a' : `${s.bpfNsPerIo.toFixed(0)} ns`} per I/O, ${s.samplesLost} sample records lost`,
+        );
+      }
+      collector.close().then(
+        () => resolve(code),
+        (err: unknown) => {
+          console.error(`blkheat record: closing failed: ${err instanceof Error ? err.message : String(err)}`);
+          resolve(1);
+        },
+      );
+    };
+    const onSignal = (): void => stop(0);
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+
+    const print = (interval: Interval): void => {
+      const names = new Map(collector.disks().map((d) => [d.dev, d.name]));
+      if (args.json) {
+        process.stdout.write(
+          JSON.stringify(recordLine(interval.frame, names, args.intervalS, args.samples ? interval.samples : undefined)) + '\n',
+        );
+      } else {
+        process.stdout.write(formatIntervalText(interval.frame, names, args.intervalS, { queued: args.queued }) + '\n');
+      }
+      printed++;
+      if (args.count !== undefined && printed >= args.count) stop(0);
+    };
+    collector.listen({
+      samples: (s) => grouper.addSamples(s),
+      frame: (f) => {
+        if (stopping) return;
+        const interval = grouper.addFrame(f);
+        if (interval) print(interval);
+      },
+      warning: (m) => console.error(`blkheat record: warning: ${m}`),
+    });
+  });
+}

@@ -1,0 +1,564 @@
+/**
+ * The block I/O collector: loads and attaches blkheat's kernel programs, and once per second
+ * (just after each wall-clock second closes) harvests that second's histograms from the
+ * kernel, drains the sampled I/O records, and emits one Frame per second, in order, no gaps.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import {
+  BpfError,
+  enableStats,
+  loadKernelBtf,
+  openObject,
+  possibleCpus,
+  type BpfMap,
+  type BpfObject,
+  type Link,
+  type RingBuffer,
+  type StatsHandle,
+} from '@blkheat/bpf-loader';
+import { upperBoundsNs, type DiskInfo, type Frame, type IoSample } from '@blkheat/shared-types';
+import { ClassNamer } from './classes.js';
+import { monotonicNs, slotOf, wallMicros, wallOffsetNs } from './clock.js';
+import { DeviceRegistry } from './devices.js';
+import { buildFrame, type SlotEntry } from './frame-builder.js';
+import { readKernelFacts, type KernelFacts } from './kernel-facts.js';
+import {
+  addPerCpuHist,
+  BUDGET_SLOTS,
+  COUNTERS_SIZE,
+  decodeCounters,
+  decodeHistKey,
+  decodeSample,
+  devString,
+  emptyHistValue,
+  encodeBudget,
+  encodeSettings,
+  HIST_KEY_SIZE,
+  HIST_VALUE_SIZE,
+  MAX_BOUNDS,
+  SAMPLE_OUTLIER,
+  SAMPLE_QUEUE_KNOWN,
+  SAMPLE_SIZE,
+  type CounterName,
+  type HistValue,
+} from './layout.js';
+import { DEFAULT_SAMPLE_BUDGET, SampleBudget } from './sampling.js';
+import type { Collector, CollectorListener, CollectorOptions, CollectorStats } from './types.js';
+
+/** How long after a second closes it is harvested: every program that saw an I/O of that second has long finished. */
+const HARVEST_DELAY_MS = 120;
+/** Samples are drained this often so the ring buffer never fills at the default budget. */
+const DRAIN_INTERVAL_MS = 200;
+const RESCAN_EVERY_TICKS = 5;
+/** Re-sync the clock offset when it drifted by more than this (NTP slews, steps). */
+const OFFSET_TOLERANCE_NS = 500_000n;
+
+export class CollectorError extends Error {
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'CollectorError';
+  }
+}
+
+/** Path of the compiled kernel object; BLKHEAT_BPF_OBJECT overrides it. */
+export function defaultObjectPath(): string {
+  return process.env.BLKHEAT_BPF_OBJECT ?? fileURLToPath(new URL('../../../../bpf/build/blkheat.bpf.o', import.meta.url));
+}
+
+export async function createCollector(options: CollectorOptions = {}): Promise<Collector> {
+  const collector = new BlockCollector(options);
+  await collector.start();
+  return collector;
+}
+
+type Flavour = 'tp_btf' | 'raw_tp';
+
+interface Loaded {
+  readonly object: BpfObject;
+  readonly links: Link[];
+  readonly flavour: Flavour;
+  readonly programs: string[];
+}
+
+class BlockCollector implements Collector {
+  private readonly devices = new DeviceRegistry();
+  private readonly listeners = new Set<CollectorListener>();
+  private readonly budget: SampleBudget | undefined;
+  private namer!: ClassNamer;
+  private loaded!: Loaded;
+  private hists!: BpfMap;
+  private settingsMap!: BpfMap;
+  private budgetMap!: BpfMap;
+  private countersMap!: BpfMap;
+  private ring: RingBuffer | undefined;
+  private statsHandle: StatsHandle | undefined;
+  private only: Set<number> | undefined;
+  private cpus = 1;
+  private offsetNs = 0n;
+  private nextSlot = 0;
+  private lastIos = 0;
+  private tickCount = 0;
+  private tickTimer: NodeJS.Timeout | undefined;
+  private drainTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly seenDevs = new Set<number>();
+  private readonly pendingSamples = new Map<number, IoSample[]>();
+  private readonly sampleCountBySlot = new Map<number, number>();
+  private readonly overBudgetBySlot = new Map<number, Map<number, number>>();
+  private lateEntries: SlotEntry[] = [];
+  private totals = { ios: 0, samplesDropped: 0, lastFrameLagS: null as number | null };
+  private knownDisks: readonly DiskInfo[] = [];
+
+  constructor(private readonly options: CollectorOptions) {
+    const samples = options.samples ?? { budgetPerSecond: DEFAULT_SAMPLE_BUDGET };
+    this.budget = samples === false ? undefined : new SampleBudget(samples.budgetPerSecond);
+  }
+
+  async start(): Promise<void> {
+    const facts = this.kernelFacts();
+    this.namer = new ClassNamer(facts.reqOps);
+    this.only = this.resolveDiskFilter();
+    this.cpus = possibleCpus();
+    this.loaded = await this.loadAndAttach(facts);
+    const { object } = this.loaded;
+    this.hists = object.map('hists');
+    this.settingsMap = object.map('settings');
+    this.budgetMap = object.map('budget');
+    this.countersMap = object.map('counters');
+    this.checkLayout();
+
+    if (this.options.bpfStats !== false) {
+      try {
+        this.statsHandle = enableStats();
+      } catch (err) {
+        this.warn(`BPF run-time statistics unavailable (${errorText(err)}); BPF ns per I/O will not be reported`);
+      }
+    }
+    this.offsetNs = wallOffsetNs();
+    this.writeSettings(0);
+    const now = slotOf(monotonicNs(), this.offsetNs);
+    for (let s = now; s < now + BUDGET_SLOTS; s++) this.resetBudget(s);
+    this.nextSlot = now;
+    if (this.budget) {
+      this.ring = object.openRingBuffer('samples', { maxQueued: 1 << 16 });
+      this.drainTimer = setInterval(() => this.drainSamples(), DRAIN_INTERVAL_MS);
+      this.drainTimer.unref();
+    }
+    this.devices.rescan();
+    this.knownDisks = this.devices.list(this.seenDevs);
+    this.scheduleTick();
+  }
+
+  disks(): readonly DiskInfo[] {
+    return this.knownDisks;
+  }
+
+  listen(listener: CollectorListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  stats(): CollectorStats {
+    let runTimeNs = 0;
+    let recursionMisses = 0;
+    for (const name of this.loaded.programs) {
+      try {
+        const s = this.loaded.object.program(name).stats();
+        runTimeNs += s.runTimeNs;
+        recursionMisses += s.recursionMisses;
+      } catch {
+        // A closed object has no stats; report what we have.
+      }
+    }
+    const counters = this.readCounters();
+    return {
+      ios: this.totals.ios,
+      bpfRunTimeNs: runTimeNs,
+      bpfNsPerIo: this.statsHandle && this.totals.ios > 0 ? runTimeNs / this.totals.ios : null,
+      samplesDropped: this.totals.samplesDropped,
+      samplesLost: (counters?.ringLost ?? 0) + (this.ring?.dropped ?? 0),
+      recursionMisses,
+      hooks: this.loaded.flavour,
+      kernel: counters ?? decodeCounters(Buffer.alloc(COUNTERS_SIZE), COUNTERS_SIZE, 1),
+      lastFrameLagS: this.totals.lastFrameLagS,
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.tickTimer);
+    clearInterval(this.drainTimer);
+    try {
+      // Emit everything recorded, the current (partial) second included.
+      this.tick(slotOf(monotonicNs(), this.offsetNs) + 1);
+    } catch (err) {
+      this.warn(`final harvest failed: ${errorText(err)}`);
+    }
+    this.ring?.close();
+    for (const link of this.loaded.links) link.close();
+    this.loaded.object.close();
+    this.statsHandle?.close();
+  }
+
+  // ---- start-up ----
+
+  private kernelFacts(): KernelFacts {
+    let btf;
+    const path = this.options.btf ?? '/sys/kernel/btf/vmlinux';
+    try {
+      btf = loadKernelBtf(this.options.btf);
+    } catch (err) {
+      throw new CollectorError(
+        `cannot read the kernel's BTF (${path}): ${errorText(err)}. blkheat needs a kernel built with CONFIG_DEBUG_INFO_BTF=y, or a BTF file for this kernel (--btf PATH)`,
+        err,
+      );
+    }
+    try {
+      return readKernelFacts(btf);
+    } finally {
+      btf.close();
+    }
+  }
+
+  private resolveDiskFilter(): Set<number> | undefined {
+    const names = this.options.disks ?? [];
+    if (names.length === 0) return undefined;
+    const devs = new Set<number>();
+    for (const name of names) {
+      const dev = this.devices.lookup(name);
+      if (dev === undefined) {
+        throw new CollectorError(`disk '${name}' does not exist (disks here: ${this.devices.listWholeDisks().join(', ') || 'none'})`);
+      }
+      const id = this.devices.resolve(dev);
+      devs.add(this.options.partitions ? dev : id.wholeDev);
+    }
+    return devs;
+  }
+
+  private async loadAndAttach(facts: KernelFacts): Promise<Loaded> {
+    const path = defaultObjectPath();
+    if (!existsSync(path)) throw new CollectorError(`kernel object ${path} is missing: build it first (make -C bpf, or ./bootstrap setup)`);
+    const want = this.options.hooks ?? 'auto';
+    const flavours: Flavour[] = want === 'raw_tp' ? ['raw_tp'] : want === 'tp_btf' ? ['tp_btf'] : ['tp_btf', 'raw_tp'];
+    let firstError: unknown;
+    for (const flavour of flavours) {
+      try {
+        return await this.tryLoad(path, flavour, facts);
+      } catch (err) {
+        if (isPermissionError(err)) throw describeLoadError(err);
+        firstError ??= err;
+        if (flavour !== flavours[flavours.length - 1]) this.log(`${flavour} hooks failed (${errorText(err)}); trying raw_tp`);
+      }
+    }
+    throw describeLoadError(firstError);
+  }
+
+  private async tryLoad(path: string, flavour: Flavour, facts: KernelFacts): Promise<Loaded> {
+    const object = openObject(path, {
+      ...(this.options.btf ? { btfCustomPath: this.options.btf } : {}),
+      logLevel: this.options.onLog ? 'info' : 'quiet',
+      ...(this.options.onLog ? { onLog: (_level: string, line: string) => this.log(line.trimEnd()) } : {}),
+    });
+    try {
+      const programs = selectPrograms(flavour, facts, this.budget !== undefined);
+      const selected = new Set(programs);
+      for (const p of object.programs()) object.setAutoload(p.name, selected.has(p.name));
+
+      object.setGlobal('bounds_ns', boundsBuffer());
+      object.setGlobal('queue_flag_stats_bit', u32(facts.queueFlagStatsBit ?? 64));
+      object.setGlobal('force_inflight', Buffer.from([this.options.issueTimestamps === 'own' ? 1 : 0]));
+      object.setGlobal('samples_enabled', Buffer.from([this.budget ? 1 : 0]));
+      object.setGlobal('rq_arg_idx', u32(facts.rqLayout === 'queue-first' ? 1 : 0));
+      await object.load();
+      const links: Link[] = [];
+      try {
+        for (const name of programs) links.push(object.attach(name));
+      } catch (err) {
+        for (const link of links) link.close();
+        throw err;
+      }
+      this.log(`attached ${programs.length} ${flavour} programs: ${programs.join(', ')}`);
+      return { object, links, flavour, programs };
+    } catch (err) {
+      object.close();
+      throw err;
+    }
+  }
+
+  private checkLayout(): void {
+    const expect = (map: BpfMap, key: number, value: number): void => {
+      if (map.keySize !== key || map.valueSize !== value) {
+        throw new CollectorError(
+          `kernel object layout mismatch in map ${map.name} (key ${map.keySize}/${key}, value ${map.valueSize}/${value} bytes): rebuild bpf/ and the agent together`,
+        );
+      }
+    };
+    expect(this.hists, HIST_KEY_SIZE, HIST_VALUE_SIZE);
+    expect(this.countersMap, 4, COUNTERS_SIZE);
+    if (this.budget) {
+      const ring = this.loaded.object.maps().find((m) => m.name === 'samples');
+      if (!ring) throw new CollectorError('kernel object has no samples ring buffer');
+    }
+  }
+
+  // ---- per second ----
+
+  private scheduleTick(): void {
+    if (this.closed) return;
+    const now = Date.now();
+    const delay = 1000 - (now % 1000) + HARVEST_DELAY_MS;
+    this.tickTimer = setTimeout(() => {
+      try {
+        this.tick(slotOf(monotonicNs(), this.offsetNs));
+      } catch (err) {
+        this.warn(`harvest failed, will retry next second: ${errorText(err)}`);
+      }
+      this.scheduleTick();
+    }, delay);
+  }
+
+  /** Harvests and emits every second before `current`. */
+  private tick(current: number): void {
+    this.drainSamples();
+    const bySlot = this.harvest(current);
+    let lastCount = this.lastIos;
+    for (let slot = this.nextSlot; slot < current; slot++) {
+      let entries = bySlot.get(slot) ?? [];
+      if (this.lateEntries.length > 0) {
+        // Entries for seconds already emitted (only possible after a clock step): never lost,
+        // counted in the next second we emit.
+        entries = entries.concat(this.lateEntries);
+        this.lateEntries = [];
+      }
+      const frame = buildFrame(
+        slot,
+        entries,
+        this.devices,
+        this.namer,
+        { partitions: this.options.partitions === true, ...(this.only ? { only: this.only } : {}) },
+        this.overBudgetBySlot.get(slot),
+      );
+      let count = 0;
+      for (const e of entries) {
+        count += e.value.count;
+        if (e.value.count > 0) this.seenDevs.add(this.devices.resolve(e.dev).wholeDev);
+      }
+      for (const d of frame.disks) this.totals.samplesDropped += d.dropped ?? 0;
+      this.totals.ios += count;
+      lastCount = count;
+      // A disk seen for the first time is announced (with its name) before its first frame.
+      if (frame.disks.some((d) => !this.knownDisks.some((k) => k.dev === d.dev))) this.rescanDevices();
+      this.emitSamples(slot);
+      this.totals.lastFrameLagS = Number(monotonicNs() + this.offsetNs) / 1e9 - (slot + 1);
+      this.emitFrame(frame);
+    }
+    this.nextSlot = Math.max(this.nextSlot, current);
+    this.lastIos = lastCount;
+    if (this.closed) return;
+    this.resyncClock();
+    this.writeSettings(lastCount);
+    this.resetBudget(current + 1);
+    if (++this.tickCount % RESCAN_EVERY_TICKS === 0 || this.knownDisks.length === 0) this.rescanDevices();
+  }
+
+  /** Reads and deletes every histogram entry of a closed second (slot < current). */
+  private harvest(current: number): Map<number, SlotEntry[]> {
+    const stride = this.hists.valueBufferSize / this.cpus;
+    const bySlot = new Map<number, SlotEntry[]>();
+    const closedKeys: Buffer[] = [];
+    const take = (keyBuf: Buffer, valueBuf: Buffer, valueOffset: number): void => {
+      const key = decodeHistKey(keyBuf);
+      if (key.slot >= current) return;
+      const value: HistValue = emptyHistValue();
+      addPerCpuHist(value, valueBuf, valueOffset, stride, this.cpus);
+      const entry: SlotEntry = { dev: key.dev, cls: key.cls, value };
+      if (key.slot < this.nextSlot) this.lateEntries.push(entry);
+      else {
+        const list = bySlot.get(key.slot);
+        if (list) list.push(entry);
+        else bySlot.set(key.slot, [entry]);
+      }
+      closedKeys.push(keyBuf);
+    };
+    // get_next_key + lookup walk the hash under RCU without taking bucket locks (a batch lookup
+    // would lock buckets and size its buffer for the whole map: tens of MB per second).
+    for (const keyBuf of this.hists.keys()) {
+      if (decodeHistKey(keyBuf).slot >= current) continue;
+      const value = this.hists.lookup(keyBuf);
+      if (value) take(keyBuf, value, 0);
+    }
+    // Closed seconds are never written again, so deleting after reading loses nothing.
+    for (const keyBuf of closedKeys) this.hists.delete(keyBuf);
+    return bySlot;
+  }
+
+  private drainSamples(): void {
+    if (!this.ring || !this.budget) return;
+    let records: Buffer[];
+    try {
+      records = this.ring.consume();
+    } catch (err) {
+      this.warn(`draining samples failed: ${errorText(err)}`);
+      return;
+    }
+    for (const rec of records) {
+      if (rec.length < SAMPLE_SIZE) continue;
+      const raw = decodeSample(rec);
+      const slot = raw.slot;
+      const id = this.devices.resolve(raw.dev);
+      const diskDev = this.options.partitions ? raw.dev : id.wholeDev;
+      if (this.only && !this.only.has(diskDev)) continue;
+      const taken = this.sampleCountBySlot.get(slot) ?? 0;
+      if (taken >= this.budget.perSecond) {
+        // The kernel's per-second cap can overshoot by a record when two CPUs race on its
+        // reset; the budget is a promise, so keep it here and count the record as dropped.
+        let perDisk = this.overBudgetBySlot.get(slot);
+        if (!perDisk) this.overBudgetBySlot.set(slot, (perDisk = new Map()));
+        perDisk.set(diskDev, (perDisk.get(diskDev) ?? 0) + 1);
+        continue;
+      }
+      this.sampleCountBySlot.set(slot, taken + 1);
+      // The kernel's slot is the truth; keep the displayed time inside it even if the clock
+      // offset moved by a fraction of a millisecond since the kernel used it.
+      const tsUs = Math.min(Math.max(wallMicros(raw.tsNs, this.offsetNs), slot * 1e6), slot * 1e6 + 999_999);
+      const sample: IoSample = {
+        ts_us: tsUs,
+        dev: this.options.partitions ? devString(raw.dev) : devString(id.wholeDev),
+        c: this.namer.name(raw.cls),
+        sector: raw.sector,
+        bytes: raw.bytes,
+        q_ns: raw.flags & SAMPLE_QUEUE_KNOWN ? raw.queueNs : null,
+        d_ns: raw.deviceNs,
+        pid: raw.pid,
+        comm: raw.comm,
+        cgroup: raw.cgroupId,
+        outlier: (raw.flags & SAMPLE_OUTLIER) !== 0,
+      };
+      const list = this.pendingSamples.get(slot);
+      if (list) list.push(sample);
+      else this.pendingSamples.set(slot, [sample]);
+    }
+  }
+
+  private emitSamples(slot: number): void {
+    // Samples of seconds before this one that were not emitted (clock steps) go out now too.
+    for (const [s, samples] of [...this.pendingSamples.entries()].sort(([a], [b]) => a - b)) {
+      if (s > slot) break;
+      this.pendingSamples.delete(s);
+      if (samples.length > 0) for (const l of this.listeners) l.samples?.(samples);
+    }
+    for (const s of [...this.sampleCountBySlot.keys()]) if (s <= slot) this.sampleCountBySlot.delete(s);
+    for (const s of [...this.overBudgetBySlot.keys()]) if (s <= slot) this.overBudgetBySlot.delete(s);
+  }
+
+  private emitFrame(frame: Frame): void {
+    for (const l of this.listeners) {
+      try {
+        l.frame?.(frame);
+      } catch (err) {
+        this.warn(`frame listener failed: ${errorText(err)}`);
+      }
+    }
+  }
+
+  private rescanDevices(): void {
+    this.devices.rescan();
+    const disks = this.devices.list(this.seenDevs);
+    if (JSON.stringify(disks) !== JSON.stringify(this.knownDisks)) {
+      this.knownDisks = disks;
+      for (const l of this.listeners) l.disks?.(disks);
+    }
+  }
+
+  // ---- kernel settings ----
+
+  private resyncClock(): void {
+    const fresh = wallOffsetNs();
+    const drift = fresh - this.offsetNs;
+    if (drift > OFFSET_TOLERANCE_NS || drift < -OFFSET_TOLERANCE_NS) this.offsetNs = fresh;
+  }
+
+  private writeSettings(expectedIos: number): void {
+    const settings = encodeSettings({
+      wallOffsetNs: this.offsetNs,
+      fairThreshold: this.budget?.fairThreshold(expectedIos) ?? 0,
+      fairBudget: this.budget?.fairBudget ?? 0,
+      outlierBudget: this.budget?.outlierBudget ?? 0,
+    });
+    this.settingsMap.update(u32(0), settings);
+  }
+
+  /** Prepares the budget counters of a coming second (its array entry last served 4 s ago). */
+  private resetBudget(slot: number): void {
+    this.budgetMap.update(u32(slot % BUDGET_SLOTS), encodeBudget(slot));
+  }
+
+  private readCounters(): Record<CounterName, number> | undefined {
+    try {
+      const value = this.countersMap.lookup(u32(0));
+      return value ? decodeCounters(value, this.countersMap.valueBufferSize / this.cpus, this.cpus) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private log(line: string): void {
+    this.options.onLog?.(line);
+  }
+
+  private warn(message: string): void {
+    this.log(`warning: ${message}`);
+    for (const l of this.listeners) l.warning?.(message);
+  }
+}
+
+/** The programs to attach for a hook flavour on this kernel. */
+export function selectPrograms(flavour: Flavour, facts: KernelFacts, samples: boolean): string[] {
+  const sfx = flavour === 'tp_btf' ? 'btf' : 'raw';
+  const q = (layout: KernelFacts['rqLayout']): string => (flavour === 'tp_btf' && layout === 'queue-first' ? '_q' : '');
+  const programs = [
+    `bh_rq_issue_${sfx}${q(facts.rqLayout)}`,
+    `bh_rq_complete_${sfx}`,
+    `bh_rq_requeue_${sfx}${q(facts.rqLayout)}`,
+    `bh_bio_queue_${sfx}${q(facts.bioQueueLayout)}`,
+    `bh_bio_complete_${sfx}`,
+  ];
+  if (samples && facts.hasIoStart) programs.unshift(`bh_io_start_${sfx}`);
+  return programs;
+}
+
+function boundsBuffer(): Buffer {
+  const bounds = upperBoundsNs();
+  if (bounds.length >= MAX_BOUNDS)
+    throw new CollectorError(`bucket schema has ${bounds.length} bounds; the kernel side holds ${MAX_BOUNDS - 1}`);
+  const buf = Buffer.alloc(MAX_BOUNDS * 8, 0xff); // past the last bound: U64_MAX
+  bounds.forEach((b, i) => buf.writeBigUInt64LE(b, i * 8));
+  return buf;
+}
+
+function u32(v: number): Buffer {
+  const buf = Buffer.alloc(4);
+  buf.writeUInt32LE(v >>> 0);
+  return buf;
+}
+
+/** EPERM, or an EACCES that is about privilege: a verifier rejection is EACCES too, and must not read as "run as root". */
+function isPermissionError(err: unknown): boolean {
+  return err instanceof BpfError && (err.code === 'EPERM' || (err.code === 'EACCES' && !err.message.includes('verifier')));
+}
+
+function describeLoadError(err: unknown): CollectorError {
+  if (isPermissionError(err)) {
+    return new CollectorError(
+      `the kernel refused to load BPF programs (${errorText(err)}). blkheat must run as root (CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN), and kernel lockdown or kernel.unprivileged_bpf_disabled policies must allow BPF`,
+      err,
+    );
+  }
+  return new CollectorError(`loading blkheat's kernel programs failed: ${errorText(err)}`, err);
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,114 @@
+/**
+ * Turns one second's kernel histogram entries (per disk x class code, summed over CPUs) into a
+ * Frame: disks by name, partitions rolled up into their disk unless asked otherwise, classes by
+ * name, histograms sparse. Kernel bucket k is the shared schema's dense bucket k.
+ */
+import { bucketCount, compareDev, toSparse, type ClassSeries, type DiskFrame, type Frame } from '@blkheat/shared-types';
+import type { ClassNamer } from './classes.js';
+import type { DeviceRegistry } from './devices.js';
+import { type HistValue, NR_BUCKETS } from './layout.js';
+
+export interface SlotEntry {
+  readonly dev: number;
+  readonly cls: number;
+  readonly value: HistValue;
+}
+
+export interface FrameOptions {
+  /** Keep partitions as their own disks. */
+  readonly partitions: boolean;
+  /** Only these disks (dev_t after roll-up); undefined = all. */
+  readonly only?: ReadonlySet<number>;
+}
+
+interface ClassAcc {
+  n: number;
+  readonly d: Float64Array;
+  readonly q: Float64Array;
+}
+
+interface DiskAcc {
+  readonly dev: string;
+  readonly name: string;
+  readonly classes: Map<string, ClassAcc>;
+  dropped: number;
+  missed: number;
+}
+
+const BUCKETS = bucketCount();
+
+export function buildFrame(
+  slot: number,
+  entries: readonly SlotEntry[],
+  devices: DeviceRegistry,
+  namer: ClassNamer,
+  options: FrameOptions,
+  extraDropped: ReadonlyMap<number, number> = new Map(),
+): Frame {
+  const disks = new Map<number, DiskAcc>();
+  const diskFor = (dev: number): DiskAcc | undefined => {
+    const id = devices.resolve(dev);
+    const key = options.partitions ? dev : id.wholeDev;
+    if (options.only && !options.only.has(key)) return undefined;
+    let acc = disks.get(key);
+    if (!acc) {
+      const shown = key === dev ? id : devices.resolve(key);
+      acc = { dev: shown.dev, name: shown.name, classes: new Map(), dropped: 0, missed: 0 };
+      disks.set(key, acc);
+    }
+    return acc;
+  };
+
+  for (const e of entries) {
+    const disk = diskFor(e.dev);
+    if (!disk) continue;
+    disk.dropped += e.value.dropped;
+    disk.missed += e.value.missed;
+    if (e.value.count === 0 && sum(e.value.device) === 0) continue;
+    const name = namer.name(e.cls);
+    let cls = disk.classes.get(name);
+    if (!cls) {
+      cls = { n: 0, d: new Float64Array(BUCKETS), q: new Float64Array(BUCKETS) };
+      disk.classes.set(name, cls);
+    }
+    cls.n += e.value.count;
+    foldInto(cls.d, e.value.device);
+    foldInto(cls.q, e.value.queue);
+  }
+  for (const [dev, n] of extraDropped) {
+    const disk = diskFor(dev);
+    if (disk) disk.dropped += n;
+  }
+
+  const out: DiskFrame[] = [];
+  for (const disk of [...disks.values()].sort((a, b) => compareDev(a.dev, b.dev))) {
+    const cls: ClassSeries[] = [...disk.classes.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([c, acc]) => ({ c, n: acc.n, d: toSparse(acc.d), q: toSparse(acc.q) }));
+    if (cls.length === 0 && disk.dropped === 0 && disk.missed === 0) continue;
+    out.push({
+      dev: disk.dev,
+      cls,
+      ...(disk.dropped > 0 ? { dropped: disk.dropped } : {}),
+      ...(disk.missed > 0 ? { missed: disk.missed } : {}),
+    });
+  }
+  return { ts: slot, step: 1, disks: out };
+}
+
+/** Kernel arrays are NR_BUCKETS long; anything past the schema's overflow bucket belongs in it. */
+function foldInto(dst: Float64Array, src: Float64Array): void {
+  const last = dst.length - 1;
+  for (let b = 0; b < NR_BUCKETS; b++) {
+    const v = src[b] as number;
+    if (v === 0) continue;
+    const i = b < last ? b : last;
+    dst[i] = (dst[i] as number) + v;
+  }
+}
+
+function sum(a: Float64Array): number {
+  let s = 0;
+  for (const v of a) s += v;
+  return s;
+}

@@ -1,0 +1,44 @@
+/**
+ * What the running kernel offers, read from its BTF (never from its version number): op
+ * values, the QUEUE_FLAG_STATS bit, which block tracepoints exist and their argument layouts.
+ */
+import type { KernelBtf } from '@blkheat/bpf-loader';
+
+export type ArgLayout = 'single' | 'queue-first';
+
+export interface KernelFacts {
+  /** enum req_op (or req_opf on older kernels): enumerator name -> value. */
+  readonly reqOps: ReadonlyMap<string, number>;
+  /** Bit of QUEUE_FLAG_STATS in request_queue.queue_flags, or undefined if unknown. */
+  readonly queueFlagStatsBit: number | undefined;
+  /** block_io_start exists (6.5+): the submitter is captured where it submits. */
+  readonly hasIoStart: boolean;
+  /** Argument layout of block_rq_issue / block_rq_requeue / block_bio_queue. */
+  readonly rqLayout: ArgLayout;
+  readonly bioQueueLayout: ArgLayout;
+}
+
+export class KernelSupportError extends Error {}
+
+export function readKernelFacts(btf: KernelBtf): KernelFacts {
+  const reqOps = btf.enumValues('req_op') ?? btf.enumValues('req_opf');
+  if (!reqOps) throw new KernelSupportError('kernel BTF has no enum req_op: this kernel is too old for blkheat');
+  for (const tp of ['block_rq_issue', 'block_rq_complete', 'block_bio_queue', 'block_bio_complete']) {
+    if (!btf.funcProtoParams(`btf_trace_${tp}`)) {
+      throw new KernelSupportError(`kernel has no ${tp} tracepoint (CONFIG_BLK_DEV and tracepoints are required)`);
+    }
+  }
+  return {
+    reqOps,
+    queueFlagStatsBit: btf.enumeratorValue('QUEUE_FLAG_STATS'),
+    hasIoStart: btf.funcProtoParams('btf_trace_block_io_start') !== undefined,
+    rqLayout: layoutOf(btf, 'btf_trace_block_rq_issue'),
+    bioQueueLayout: layoutOf(btf, 'btf_trace_block_bio_queue'),
+  };
+}
+
+/** btf_trace_X typedefs are `void (*)(void *ctx, args...)`; a request_queue before the object means the old layout. */
+function layoutOf(btf: KernelBtf, typedef: string): ArgLayout {
+  const params = btf.funcProtoParams(typedef) ?? [];
+  return params[1]?.includes('request_queue') ? 'queue-first' : 'single';
+}

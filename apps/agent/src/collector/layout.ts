@@ -1,0 +1,192 @@
+/**
+ * Binary layouts shared with the kernel programs (bpf/include/blkheat.h). The collector
+ * checks these sizes against what libbpf reports for the loaded object and refuses to run
+ * against a mismatched build.
+ */
+
+export const NR_BUCKETS = 112;
+export const MAX_BOUNDS = 128;
+export const COMM_LEN = 16;
+export const BUDGET_SLOTS = 4;
+
+/** Class code bits (low 8 bits: kernel req_op value). */
+export const CLS_OP_MASK = 0xff;
+export const CLS_FLAG_BITS = Object.freeze({
+  Sync: 1 << 8,
+  Metadata: 1 << 9,
+  ForcedUnitAccess: 1 << 10,
+  Priority: 1 << 11,
+  ReadAhead: 1 << 12,
+  Background: 1 << 13,
+  Preflush: 1 << 14,
+});
+
+export const SAMPLE_OUTLIER = 1 << 0;
+export const SAMPLE_QUEUE_KNOWN = 1 << 1;
+export const SAMPLE_SUBMITTER_KNOWN = 1 << 2;
+
+/** struct bh_hist_key { u32 slot; u32 dev; u16 cls; u16 pad; } */
+export const HIST_KEY_SIZE = 12;
+/** struct bh_hist: 3 u64 counters, u32 max bucket + pad, then device[] and queue[] u64 arrays. */
+const HIST_HEADER = 32;
+export const HIST_VALUE_SIZE = HIST_HEADER + 2 * NR_BUCKETS * 8;
+/** struct bh_sample */
+export const SAMPLE_SIZE = 80;
+/** struct bh_budget { u64 slot, outliers, fair; } */
+export const BUDGET_SIZE = 24;
+/** struct bh_settings { s64 wall_offset_ns; u32 fair_threshold, fair_budget, outlier_budget, pad; } */
+export const SETTINGS_SIZE = 24;
+/** struct bh_counters: u64 each, in this order. */
+export const COUNTER_NAMES = [
+  'requeues',
+  'ringLost',
+  'inflightFull',
+  'issueUnknown',
+  'partial',
+  'bioUnknownDev',
+  'histLost',
+  'flushSeqData',
+  'counted',
+] as const;
+export type CounterName = (typeof COUNTER_NAMES)[number];
+export const COUNTERS_SIZE = COUNTER_NAMES.length * 8;
+
+export interface HistKey {
+  readonly slot: number;
+  readonly dev: number;
+  readonly cls: number;
+}
+
+export function decodeHistKey(buf: Buffer, offset = 0): HistKey {
+  return { slot: buf.readUInt32LE(offset), dev: buf.readUInt32LE(offset + 4), cls: buf.readUInt16LE(offset + 8) };
+}
+
+export function encodeHistKey(key: HistKey): Buffer {
+  const buf = Buffer.alloc(HIST_KEY_SIZE);
+  buf.writeUInt32LE(key.slot, 0);
+  buf.writeUInt32LE(key.dev, 4);
+  buf.writeUInt16LE(key.cls, 8);
+  return buf;
+}
+
+/** One histogram entry summed over CPUs. */
+export interface HistValue {
+  count: number;
+  dropped: number;
+  missed: number;
+  readonly device: Float64Array;
+  readonly queue: Float64Array;
+}
+
+export function emptyHistValue(): HistValue {
+  return { count: 0, dropped: 0, missed: 0, device: new Float64Array(NR_BUCKETS), queue: new Float64Array(NR_BUCKETS) };
+}
+
+/**
+ * Adds a per-CPU histogram value (`cpus` consecutive values of `stride` bytes starting at
+ * `offset`) into `into`. Counts are u64 in the kernel; per-second values stay far below 2^53.
+ */
+export function addPerCpuHist(into: HistValue, buf: Buffer, offset: number, stride: number, cpus: number): void {
+  for (let c = 0; c < cpus; c++) {
+    const base = offset + c * stride;
+    into.count += readU64(buf, base);
+    into.dropped += readU64(buf, base + 8);
+    into.missed += readU64(buf, base + 16);
+    const dev = base + HIST_HEADER;
+    const que = dev + NR_BUCKETS * 8;
+    for (let b = 0; b < NR_BUCKETS; b++) {
+      const d = readU64(buf, dev + b * 8);
+      if (d !== 0) into.device[b] = (into.device[b] as number) + d;
+      const q = readU64(buf, que + b * 8);
+      if (q !== 0) into.queue[b] = (into.queue[b] as number) + q;
+    }
+  }
+}
+
+export interface RawSample {
+  readonly tsNs: bigint;
+  readonly sector: number;
+  readonly queueNs: number;
+  readonly deviceNs: number;
+  readonly cgroupId: number;
+  readonly dev: number;
+  readonly bytes: number;
+  readonly pid: number;
+  readonly cls: number;
+  readonly flags: number;
+  readonly comm: string;
+  /** The second whose histogram counted this I/O (kernel's own slot: exact attribution). */
+  readonly slot: number;
+}
+
+export function decodeSample(buf: Buffer): RawSample {
+  if (buf.length < SAMPLE_SIZE) throw new RangeError(`sample record of ${buf.length} bytes, expected ${SAMPLE_SIZE}`);
+  const commBytes = buf.subarray(56, 56 + COMM_LEN);
+  const nul = commBytes.indexOf(0);
+  return {
+    tsNs: buf.readBigUInt64LE(0),
+    sector: readU64(buf, 8),
+    queueNs: readU64(buf, 16),
+    deviceNs: readU64(buf, 24),
+    cgroupId: readU64(buf, 32),
+    dev: buf.readUInt32LE(40),
+    bytes: buf.readUInt32LE(44),
+    pid: buf.readUInt32LE(48),
+    cls: buf.readUInt16LE(52),
+    flags: buf.readUInt16LE(54),
+    comm: commBytes.subarray(0, nul < 0 ? COMM_LEN : nul).toString('utf8'),
+    slot: buf.readUInt32LE(72),
+  };
+}
+
+export function encodeBudget(slot: number): Buffer {
+  const buf = Buffer.alloc(BUDGET_SIZE);
+  buf.writeBigUInt64LE(BigInt(slot), 0);
+  return buf;
+}
+
+export interface Settings {
+  readonly wallOffsetNs: bigint;
+  readonly fairThreshold: number;
+  readonly fairBudget: number;
+  readonly outlierBudget: number;
+}
+
+export function encodeSettings(s: Settings): Buffer {
+  const buf = Buffer.alloc(SETTINGS_SIZE);
+  buf.writeBigInt64LE(s.wallOffsetNs, 0);
+  buf.writeUInt32LE(s.fairThreshold >>> 0, 8);
+  buf.writeUInt32LE(s.fairBudget >>> 0, 12);
+  buf.writeUInt32LE(s.outlierBudget >>> 0, 16);
+  return buf;
+}
+
+/** Sums a per-CPU bh_counters value. */
+export function decodeCounters(buf: Buffer, stride: number, cpus: number): Record<CounterName, number> {
+  const out = Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0])) as Record<CounterName, number>;
+  for (let c = 0; c < cpus; c++) {
+    COUNTER_NAMES.forEach((name, i) => {
+      out[name] += readU64(buf, c * stride + i * 8);
+    });
+  }
+  return out;
+}
+
+/** Kernel dev_t (major << 20 | minor) as "MAJ:MIN". */
+export function devString(dev: number): string {
+  return `${dev >>> 20}:${dev & 0xfffff}`;
+}
+
+export function parseDevString(s: string): number | undefined {
+  const m = /^(\d+):(\d+)$/.exec(s);
+  if (!m) return undefined;
+  const major = Number(m[1]);
+  const minor = Number(m[2]);
+  if (major > 0xfff || minor > 0xfffff) return undefined;
+  return ((major << 20) | minor) >>> 0;
+}
+
+function readU64(buf: Buffer, offset: number): number {
+  // Two 32-bit halves: exact below 2^53, and cheaper than BigInt on the hot path.
+  return buf.readUInt32LE(offset) + buf.readUInt32LE(offset + 4) * 0x100000000;
+}

@@ -1,0 +1,56 @@
+/**
+ * `blkheat record --json`: one JSON object per interval per line (NDJSON), format version 1.
+ * Documented in docs/record-json.md.
+ */
+import { boundsMicros, type Frame, type IoSample, type SparseHist } from '@blkheat/shared-types';
+
+export const RECORD_JSON_VERSION = 1;
+
+/** [lower_us, upper_us, count]; upper_us is null for the overflow bucket (no upper bound). */
+export type BucketTriple = [number, number | null, number];
+
+export interface RecordLine {
+  v: number;
+  ts: number;
+  interval_s: number;
+  disks: {
+    dev: string;
+    name: string;
+    dropped: number;
+    missed: number;
+    classes: { class: string; count: number; device: BucketTriple[]; queue: BucketTriple[] }[];
+  }[];
+  dropped: number;
+  samples?: IoSample[];
+}
+
+export function recordLine(frame: Frame, names: ReadonlyMap<string, string>, intervalS: number, samples?: readonly IoSample[]): RecordLine {
+  let dropped = 0;
+  const disks = frame.disks.map((d) => {
+    dropped += d.dropped ?? 0;
+    return {
+      dev: d.dev,
+      name: names.get(d.dev) ?? d.dev,
+      dropped: d.dropped ?? 0,
+      missed: d.missed ?? 0,
+      classes: d.cls.map((c) => ({ class: c.c, count: c.n, device: triples(c.d), queue: triples(c.q) })),
+    };
+  });
+  const line: RecordLine = { v: RECORD_JSON_VERSION, ts: frame.ts, interval_s: intervalS, disks, dropped };
+  if (samples) line.samples = [...samples];
+  return line;
+}
+
+export function triples(sparse: SparseHist): BucketTriple[] {
+  const out: BucketTriple[] = [];
+  for (let k = 0; k < sparse.length; k += 2) {
+    const [lo, hi] = boundsMicros(sparse[k] as number);
+    out.push([round(lo), Number.isFinite(hi) ? round(hi) : null, sparse[k + 1] as number]);
+  }
+  return out;
+}
+
+/** Bounds are irrational; 4 decimals of a µs (0.1 ns) is below any clock's resolution. */
+function round(us: number): number {
+  return Math.round(us * 1e4) / 1e4;
+}

@@ -1,0 +1,85 @@
+/**
+ * biolatency -D -F style text for one interval: per disk, per op class, a histogram at the
+ * fine buckets (folded to a readable height) with count and p50/p99.
+ */
+import { addSparseInto, boundsMicros, denseHist, formatLatency, quantileSeconds, type Frame, type SparseHist } from '@blkheat/shared-types';
+
+export interface TextOptions {
+  /** Also print queue-time histograms. */
+  readonly queued: boolean;
+  /** Most histogram rows per class; adjacent buckets are folded to fit (default 24). */
+  readonly maxRows?: number;
+  /** Width of the distribution bar (default 40). */
+  readonly barWidth?: number;
+}
+
+export function formatIntervalText(frame: Frame, names: ReadonlyMap<string, string>, intervalS: number, options: TextOptions): string {
+  const lines: string[] = [];
+  const start = new Date(frame.ts * 1000);
+  lines.push(`${clock(start)} - ${clock(new Date((frame.ts + intervalS) * 1000))}  (${intervalS} s)`);
+  if (frame.disks.length === 0) {
+    lines.push('  no block I/O completed');
+    return lines.join('\n') + '\n';
+  }
+  for (const disk of frame.disks) {
+    const name = names.get(disk.dev) ?? disk.dev;
+    const extra = [disk.dropped ? `${disk.dropped} not sampled` : '', disk.missed ? `${disk.missed} with unknown start` : '']
+      .filter(Boolean)
+      .join(', ');
+    lines.push('', `disk = ${name} (${disk.dev})${extra ? `  [${extra}]` : ''}`);
+    for (const cls of disk.cls) {
+      lines.push(...histogramBlock(`${cls.c}`, 'device', cls.n, cls.d, options));
+      if (options.queued && cls.q.length > 0) lines.push(...histogramBlock(`${cls.c}`, 'queue', cls.n, cls.q, options));
+    }
+  }
+  return lines.join('\n') + '\n';
+}
+
+function histogramBlock(cls: string, kind: string, count: number, sparse: SparseHist, options: TextOptions): string[] {
+  const dense = denseHist();
+  addSparseInto(dense, sparse);
+  const p50 = quantileSeconds(dense, 0.5);
+  const p99 = quantileSeconds(dense, 0.99);
+  const head =
+    `  ${cls}  ${kind} latency  count ${count}` +
+    (p50 !== undefined ? `  p50 ${formatLatency(p50)}  p99 ${formatLatency(p99 ?? p50)}` : '');
+  const rows = foldedRows(sparse, options.maxRows ?? 24);
+  if (rows.length === 0) return [head];
+  const width = options.barWidth ?? 40;
+  const max = Math.max(...rows.map((r) => r.count));
+  const out = [head, `  ${'latency'.padStart(19)}  ${'count'.padStart(9)}  distribution`];
+  for (const r of rows) {
+    const range = `${formatLatency(r.lowerUs / 1e6)} - ${formatLatency(r.upperUs / 1e6)}`;
+    const bar = '*'.repeat(max > 0 ? Math.round((r.count / max) * width) : 0).padEnd(width);
+    out.push(`  ${range.padStart(19)}  ${String(r.count).padStart(9)}  |${bar}|`);
+  }
+  return out;
+}
+
+export interface HistRow {
+  readonly lowerUs: number;
+  readonly upperUs: number;
+  readonly count: number;
+}
+
+/** Rows from the first to the last non-empty bucket, adjacent buckets folded to at most maxRows. */
+export function foldedRows(sparse: SparseHist, maxRows: number): HistRow[] {
+  if (sparse.length === 0) return [];
+  const first = sparse[0] as number;
+  const last = sparse[sparse.length - 2] as number;
+  const fold = Math.max(1, Math.ceil((last - first + 1) / Math.max(1, maxRows)));
+  const counts = new Map<number, number>();
+  for (let k = 0; k < sparse.length; k += 2) counts.set(sparse[k] as number, sparse[k + 1] as number);
+  const rows: HistRow[] = [];
+  for (let lo = first; lo <= last; lo += fold) {
+    const hi = Math.min(last, lo + fold - 1);
+    let count = 0;
+    for (let b = lo; b <= hi; b++) count += counts.get(b) ?? 0;
+    rows.push({ lowerUs: boundsMicros(lo)[0], upperUs: boundsMicros(hi)[1], count });
+  }
+  return rows;
+}
+
+function clock(d: Date): string {
+  return d.toTimeString().slice(0, 8);
+}

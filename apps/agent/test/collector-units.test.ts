@@ -1,0 +1,228 @@
+// The collector's pure parts, without the kernel: binary layouts, class names, sysfs
+// resolution (over a fake sysfs tree), frame building and sample budgets.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { sparseTotal } from '@blkheat/shared-types';
+import { ClassNamer } from '../src/collector/classes.js';
+import { DeviceRegistry } from '../src/collector/devices.js';
+import { buildFrame } from '../src/collector/frame-builder.js';
+import {
+  addPerCpuHist,
+  CLS_FLAG_BITS,
+  decodeSample,
+  devString,
+  emptyHistValue,
+  HIST_VALUE_SIZE,
+  NR_BUCKETS,
+  parseDevString,
+  SAMPLE_SIZE,
+} from '../src/collector/layout.js';
+import { SampleBudget } from '../src/collector/sampling.js';
+
+const REQ_OPS = new Map([
+  ['REQ_OP_READ', 0],
+  ['REQ_OP_WRITE', 1],
+  ['REQ_OP_FLUSH', 2],
+  ['REQ_OP_DISCARD', 3],
+  ['REQ_OP_WRITE_ZEROES', 9],
+  ['REQ_OP_LAST', 36],
+]);
+
+test('class codes become biolatency -F names, ops resolved from the kernel enum', () => {
+  const namer = new ClassNamer(REQ_OPS);
+  assert.equal(namer.name(0), 'Read');
+  assert.equal(namer.name(1 | CLS_FLAG_BITS.Sync), 'Sync-Write');
+  assert.equal(namer.name(0 | CLS_FLAG_BITS.Metadata | CLS_FLAG_BITS.Priority), 'Priority-Metadata-Read');
+  assert.equal(namer.name(2 | CLS_FLAG_BITS.Preflush), 'Flush', 'a flush always carries REQ_PREFLUSH; not repeated');
+  assert.equal(namer.name(1 | CLS_FLAG_BITS.Preflush | CLS_FLAG_BITS.ForcedUnitAccess), 'Preflush-ForcedUnitAccess-Write');
+  assert.equal(namer.name(9), 'WriteZeroes');
+  assert.equal(namer.name(77), 'Op77');
+});
+
+test('per-CPU histogram values are summed over CPUs; samples decode field by field', () => {
+  const cpus = 3;
+  const buf = Buffer.alloc(HIST_VALUE_SIZE * cpus);
+  for (let c = 0; c < cpus; c++) {
+    const base = c * HIST_VALUE_SIZE;
+    buf.writeBigUInt64LE(BigInt(10 + c), base); // count
+    buf.writeBigUInt64LE(2n, base + 8); // dropped
+    buf.writeBigUInt64LE(1n, base + 16); // missed
+    buf.writeBigUInt64LE(BigInt(c + 1), base + 32 + 40 * 8); // device[40]
+    buf.writeBigUInt64LE(5n, base + 32 + NR_BUCKETS * 8 + 3 * 8); // queue[3]
+  }
+  const v = emptyHistValue();
+  addPerCpuHist(v, buf, 0, HIST_VALUE_SIZE, cpus);
+  assert.equal(v.count, 33);
+  assert.equal(v.dropped, 6);
+  assert.equal(v.missed, 3);
+  assert.equal(v.device[40], 6);
+  assert.equal(v.queue[3], 15);
+
+  const s = Buffer.alloc(SAMPLE_SIZE);
+  s.writeBigUInt64LE(123456789n, 0);
+  s.writeBigUInt64LE(2048n, 8);
+  s.writeBigUInt64LE(500n, 16);
+  s.writeBigUInt64LE(5_000_000n, 24);
+  s.writeBigUInt64LE(42n, 32);
+  s.writeUInt32LE((7 << 20) | 3, 40);
+  s.writeUInt32LE(4096, 44);
+  s.writeUInt32LE(4242, 48);
+  s.writeUInt16LE(1 | CLS_FLAG_BITS.Sync, 52);
+  s.writeUInt16LE(3, 54);
+  s.write('dd', 56);
+  s.writeUInt32LE(1795290000, 72);
+  assert.deepEqual(decodeSample(s), {
+    tsNs: 123456789n,
+    sector: 2048,
+    queueNs: 500,
+    deviceNs: 5_000_000,
+    cgroupId: 42,
+    dev: (7 << 20) | 3,
+    bytes: 4096,
+    pid: 4242,
+    cls: 1 | CLS_FLAG_BITS.Sync,
+    flags: 3,
+    comm: 'dd',
+    slot: 1795290000,
+  });
+  assert.throws(() => decodeSample(Buffer.alloc(10)), RangeError);
+  assert.equal(devString((259 << 20) | 65537), '259:65537');
+  assert.equal(parseDevString('259:65537'), ((259 << 20) | 65537) >>> 0);
+  assert.equal(parseDevString('../x'), undefined);
+});
+
+/** A fake sysfs: vda (blk-mq) with partition vda1, loop3 over a file, zram0 (bio-based). */
+function fakeSysfs(): string {
+  const root = mkdtempSync(join(tmpdir(), 'blkheat-sysfs-'));
+  const disk = (
+    name: string,
+    dev: string,
+    opts: { mq: boolean; sectors: number; parent?: string; backing?: string; model?: string },
+  ): void => {
+    const dir = opts.parent ? join(root, 'devices/virtual/block', opts.parent, name) : join(root, 'devices/virtual/block', name);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'dev'), `${dev}\n`);
+    writeFileSync(join(dir, 'size'), `${opts.sectors}\n`);
+    if (opts.mq) mkdirSync(join(dir, 'mq'));
+    if (opts.parent) writeFileSync(join(dir, 'partition'), '1\n');
+    if (opts.backing) {
+      mkdirSync(join(dir, 'loop'));
+      writeFileSync(join(dir, 'loop/backing_file'), `${opts.backing}\n`);
+    }
+    if (opts.model) {
+      mkdirSync(join(dir, 'device'));
+      writeFileSync(join(dir, 'device/model'), `${opts.model}\n`);
+    }
+    mkdirSync(join(root, 'dev/block'), { recursive: true });
+    symlinkSync(join('../../devices/virtual/block', opts.parent ? `${opts.parent}/${name}` : name), join(root, 'dev/block', dev));
+    if (!opts.parent) {
+      mkdirSync(join(root, 'block'), { recursive: true });
+      symlinkSync(join('../devices/virtual/block', name), join(root, 'block', name));
+    }
+    mkdirSync(join(root, 'class/block'), { recursive: true });
+    symlinkSync(join('../../devices/virtual/block', opts.parent ? `${opts.parent}/${name}` : name), join(root, 'class/block', name));
+  };
+  disk('vda', '254:0', { mq: true, sectors: 2048, model: 'virtio disk' });
+  disk('vda1', '254:1', { mq: true, sectors: 1024, parent: 'vda' });
+  disk('loop3', '7:3', { mq: true, sectors: 4096, backing: '/dev/shm/x.img' });
+  disk('zram0', '253:0', { mq: false, sectors: 8192 });
+  return root;
+}
+
+test('sysfs resolution: names, partitions to their disk, request vs bio, size, model, lookup by name', (t) => {
+  const root = fakeSysfs();
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const reg = new DeviceRegistry(root);
+  const part = reg.resolve((254 << 20) | 1);
+  assert.equal(part.name, 'vda1');
+  assert.equal(part.isPartition, true);
+  assert.equal(devString(part.wholeDev), '254:0');
+  assert.equal(part.kind, 'request');
+  const loop = reg.resolve((7 << 20) | 3);
+  assert.deepEqual(
+    { name: loop.name, kind: loop.kind, size: loop.sizeBytes, model: loop.model },
+    { name: 'loop3', kind: 'request', size: 4096 * 512, model: 'loop: /dev/shm/x.img' },
+  );
+  assert.equal(reg.resolve((253 << 20) | 0).kind, 'bio');
+  assert.equal(reg.resolve((254 << 20) | 0).model, 'virtio disk');
+  assert.equal(reg.lookup('vda1'), (254 << 20) | 1);
+  assert.equal(reg.lookup('7:3'), (7 << 20) | 3);
+  assert.equal(reg.lookup('nope'), undefined);
+  assert.equal(reg.lookup('../../etc'), undefined);
+  const gone = reg.resolve((8 << 20) | 0);
+  assert.equal(gone.present, false);
+  assert.equal(gone.name, '8:0');
+  assert.equal(reg.rescan(), false, 'every disk was already resolved: nothing new');
+  assert.equal(new DeviceRegistry(root).rescan(), true, 'a first scan finds the disks');
+  assert.deepEqual(
+    reg.list(new Set()).map((d) => d.name),
+    ['loop3', 'vda', 'zram0'],
+  );
+  rmSync(join(root, 'dev/block/7:3'));
+  rmSync(join(root, 'block/loop3'));
+  assert.equal(reg.rescan(), true, 'a disk going away is a change');
+  assert.equal(reg.resolve((7 << 20) | 3).present, false);
+  assert.equal(reg.rescan(), false, 'nothing changed since');
+});
+
+test('frames roll partitions up into their disk unless asked, and keep counts exact', (t) => {
+  const root = fakeSysfs();
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const reg = new DeviceRegistry(root);
+  const namer = new ClassNamer(REQ_OPS);
+  const value = (count: number, bucket: number): ReturnType<typeof emptyHistValue> => {
+    const v = emptyHistValue();
+    v.count = count;
+    v.dropped = count - 1;
+    v.device[bucket] = count;
+    v.queue[0] = count;
+    return v;
+  };
+  const entries = [
+    { dev: (254 << 20) | 0, cls: 0, value: value(5, 40) },
+    { dev: (254 << 20) | 1, cls: 0, value: value(3, 41) },
+    { dev: (254 << 20) | 1, cls: 1 | CLS_FLAG_BITS.Sync, value: value(2, 50) },
+    { dev: (7 << 20) | 3, cls: 0, value: value(1, 45) },
+    // Beyond the schema's overflow bucket: folded into overflow, never lost.
+    { dev: (7 << 20) | 3, cls: 0, value: value(1, NR_BUCKETS - 1) },
+  ];
+  const rolled = buildFrame(1795290000, entries, reg, namer, { partitions: false });
+  assert.deepEqual(
+    rolled.disks.map((d) => [d.dev, d.cls.map((c) => [c.c, c.n, sparseTotal(c.d)])]),
+    [
+      ['7:3', [['Read', 2, 2]]],
+      [
+        '254:0',
+        [
+          ['Read', 8, 8],
+          ['Sync-Write', 2, 2],
+        ],
+      ],
+    ],
+  );
+  assert.equal(rolled.disks[1]?.dropped, 4 + 2 + 1);
+  const split = buildFrame(1795290000, entries, reg, namer, { partitions: true });
+  assert.deepEqual(
+    split.disks.map((d) => d.dev),
+    ['7:3', '254:0', '254:1'],
+  );
+  const only = buildFrame(1795290000, entries, reg, namer, { partitions: false, only: new Set([(7 << 20) | 3]) });
+  assert.deepEqual(
+    only.disks.map((d) => d.dev),
+    ['7:3'],
+  );
+  assert.deepEqual(buildFrame(1795290001, [], reg, namer, { partitions: false }), { ts: 1795290001, step: 1, disks: [] });
+});
+
+test('sample budget: a quarter reserved for the slowest, the rest paced by the expected rate', () => {
+  const b = new SampleBudget(2000);
+  assert.equal(b.outlierBudget, 500);
+  assert.equal(b.fairBudget, 1500);
+  assert.equal(b.fairThreshold(1000), 0xffffffff, 'fewer I/Os than budget: keep all');
+  assert.equal(b.fairThreshold(3000), Math.floor(0.5 * 0xffffffff));
+  assert.equal(new SampleBudget(0).fairThreshold(10), 0);
+  assert.throws(() => new SampleBudget(-1), RangeError);
+});

@@ -1,0 +1,75 @@
+// `blkheat record` output, from frames: interval grouping, text histograms, NDJSON lines.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { boundsMicros, bucketOfNs, type Frame, type IoSample } from '@blkheat/shared-types';
+import { recordLine, triples } from '../src/record/format-json.js';
+import { foldedRows, formatIntervalText } from '../src/record/format-text.js';
+import { IntervalGrouper } from '../src/record/intervals.js';
+
+const b5ms = bucketOfNs(5_000_000);
+const frame = (ts: number, n: number): Frame => ({
+  ts,
+  step: 1,
+  disks: [{ dev: '7:0', cls: [{ c: 'Read', n, d: [b5ms, n], q: [0, n] }], dropped: n - 1 }],
+});
+const sample = (ts: number): IoSample => ({
+  ts_us: ts * 1e6 + 5,
+  dev: '7:0',
+  c: 'Read',
+  sector: 0,
+  bytes: 4096,
+  q_ns: 1,
+  d_ns: 5e6,
+  pid: 1,
+  comm: 'dd',
+  cgroup: 1,
+  outlier: true,
+});
+
+test('intervals are wall-clock aligned, whole, and carry their samples', () => {
+  const g = new IntervalGrouper(5, 1795290003);
+  const out = [];
+  for (let ts = 1795290003; ts < 1795290016; ts++) {
+    g.addSamples([sample(ts)]);
+    const i = g.addFrame(frame(ts, 2));
+    if (i) out.push(i);
+  }
+  assert.deepEqual(
+    out.map((i) => [i.frame.ts, i.frame.step, i.frame.disks[0]?.cls[0]?.n, i.samples.length]),
+    [
+      [1795290005, 5, 10, 5],
+      [1795290010, 5, 10, 5],
+    ],
+    'the partial interval before 1795290005 is not reported',
+  );
+});
+
+test('NDJSON line: version, interval, per class [lower_us, upper_us, count] buckets, samples', () => {
+  const names = new Map([['7:0', 'loop0']]);
+  const line = recordLine(frame(1795290000, 3), names, 1, [sample(1795290000)]);
+  assert.equal(line.v, 1);
+  assert.equal(line.disks[0]?.name, 'loop0');
+  assert.equal(line.dropped, 2);
+  const [lo, hi] = boundsMicros(b5ms);
+  assert.deepEqual(line.disks[0]?.classes[0]?.device, [[Math.round(lo * 1e4) / 1e4, Math.round(hi * 1e4) / 1e4, 3]]);
+  assert.equal(line.samples?.length, 1);
+  assert.deepEqual(triples([105, 1])[0]?.[1], null, 'overflow has no upper bound');
+  assert.equal(recordLine(frame(1795290000, 3), names, 1).samples, undefined, 'no samples unless asked');
+});
+
+test('text histograms fold to a readable height and label bounds', () => {
+  const wide: number[] = [];
+  for (let b = 10; b < 100; b++) wide.push(b, 1);
+  const rows = foldedRows(wide, 24);
+  assert.ok(rows.length <= 24);
+  assert.equal(
+    rows.reduce((n, r) => n + r.count, 0),
+    90,
+    'folding keeps every I/O',
+  );
+  const text = formatIntervalText(frame(1795290000, 7), new Map([['7:0', 'loop0']]), 1, { queued: true });
+  assert.match(text, /disk = loop0 \(7:0\) {2}\[6 not sampled\]/);
+  assert.match(text, /Read {2}device latency {2}count 7 {2}p50 5\.\d+ms {2}p99 5\.\d+ms/);
+  assert.match(text, /Read {2}queue latency/);
+  assert.match(formatIntervalText({ ts: 1795290000, step: 1, disks: [] }, new Map(), 1, { queued: false }), /no block I\/O completed/);
+});

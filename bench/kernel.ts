@@ -1,0 +1,217 @@
+/**
+ * bench/kernel: what tracing every block I/O costs, blkheat against a bpftrace tracepoint
+ * biolatency one-liner, on the same fio workload (4k random reads, io_uring, QD32, on a loop
+ * device over /dev/shm), in interleaved runs: untraced, blkheat, bpftrace, in rotating order.
+ *
+ * Prints per run and as medians: BPF ns per I/O (sum of run_time_ns of the tool's programs /
+ * I/Os completed on all disks, from /proc/diskstats), IOPS, and IOPS kept relative to the
+ * untraced run of the same round. Run-time statistics cost two clock reads per program run, so
+ * throughput is measured in runs with them off and BPF time in separate runs with them on.
+ *
+ *   node --import tsx bench/kernel.ts [--pairs 5] [--seconds 8]
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { createCollector, type Collector } from '@blkheat/agent/collector';
+import { completedRequests, createLoopDevice, readDiskstats, runCommand, runFio, sleep } from '@blkheat/testkit';
+
+const BPFTRACE_BIOLATENCY =
+  'tracepoint:block:block_rq_issue { @start[args->dev, args->sector] = nsecs; } ' +
+  'tracepoint:block:block_rq_complete /@start[args->dev, args->sector]/ { ' +
+  '@usecs = hist((nsecs - @start[args->dev, args->sector]) / 1000); delete(@start[args->dev, args->sector]); }';
+
+type Tool = 'none' | 'blkheat' | 'bpftrace';
+
+interface Run {
+  readonly tool: Tool;
+  /** Run with BPF run-time statistics on (for BPF ns per I/O) or off (for throughput). */
+  readonly stats: boolean;
+  readonly iops: number;
+  readonly ios: number;
+  readonly bpfNs: number | null;
+}
+
+const { values } = parseArgs({ options: { pairs: { type: 'string', default: '5' }, seconds: { type: 'string', default: '8' } } });
+const pairs = Number(values.pairs);
+const seconds = Number(values.seconds);
+if (!Number.isInteger(pairs) || pairs < 1 || !Number.isInteger(seconds) || seconds < 2) {
+  console.error('bench/kernel: --pairs must be >= 1 and --seconds >= 2');
+  process.exit(2);
+}
+if (process.getuid?.() !== 0) {
+  console.error('bench/kernel: run as root (it loads BPF programs and creates a loop device)');
+  process.exit(1);
+}
+
+const tracefs = '/sys/kernel/tracing';
+let mountedTracefs = false;
+if (!existsSync(`${tracefs}/events/block`)) {
+  // bpftrace resolves tracepoints through tracefs.
+  await runCommand('mount', ['-t', 'tracefs', 'nodev', tracefs]);
+  mountedTracefs = true;
+}
+
+const loop = createLoopDevice({ sizeMiB: 1024 });
+const runs: Run[] = [];
+try {
+  console.log(
+    `bench/kernel: fio randread 4k io_uring QD32 on ${loop.path} (tmpfs), ${seconds} s per run, ${pairs} rounds of none/blkheat/bpftrace with stats off, blkheat/bpftrace with stats on`,
+  );
+  for (let round = 0; round < pairs; round++) {
+    const order: [Tool, boolean][] = rotate(
+      [
+        ['none', false],
+        ['blkheat', false],
+        ['bpftrace', false],
+        ['blkheat', true],
+        ['bpftrace', true],
+      ],
+      round,
+    );
+    for (const [tool, stats] of order) {
+      const run = await measure(tool, stats);
+      runs.push(run);
+      console.log(
+        `  round ${round + 1} ${tool.padEnd(8)} ${stats ? 'stats on ' : 'stats off'} ${fmt(run.iops / 1000, 1).padStart(7)} kIOPS` +
+          (run.bpfNs === null ? '' : `  ${fmt(run.bpfNs, 1).padStart(6)} BPF ns/I/O`),
+      );
+    }
+  }
+} finally {
+  loop.close();
+  await runCommand('sysctl', ['-qw', 'kernel.bpf_stats_enabled=0']).catch(() => undefined);
+  if (mountedTracefs) await runCommand('umount', [tracefs]).catch(() => undefined);
+}
+
+const medianOf = (tool: Tool, stats: boolean, pick: (r: Run) => number | null): number =>
+  median(
+    runs
+      .filter((r) => r.tool === tool && r.stats === stats)
+      .map(pick)
+      .filter((v): v is number => v !== null),
+  );
+const keptOf = (tool: Tool): number => {
+  const ratios: number[] = [];
+  const base = runs.filter((r) => r.tool === 'none');
+  const traced = runs.filter((r) => r.tool === tool && !r.stats);
+  for (let round = 0; round < pairs; round++) {
+    const b = base[round];
+    const t = traced[round];
+    if (b && t) ratios.push(t.iops / b.iops);
+  }
+  return median(ratios);
+};
+const blkheatNs = medianOf('blkheat', true, (r) => r.bpfNs);
+const bpftraceNs = medianOf('bpftrace', true, (r) => r.bpfNs);
+console.log('');
+console.log('bench/kernel results (medians)');
+console.log(`  untraced IOPS                 ${fmt(medianOf('none', false, (r) => r.iops) / 1000, 1)} k`);
+console.log(`  blkheat BPF ns per I/O        ${fmt(blkheatNs, 1)}`);
+console.log(`  bpftrace BPF ns per I/O       ${fmt(bpftraceNs, 1)}`);
+console.log(`  ratio blkheat / bpftrace      ${fmt(blkheatNs / bpftraceNs, 3)}   (budget <= 0.5)`);
+console.log(
+  `  IOPS kept with blkheat        ${fmt(keptOf('blkheat') * 100, 1)} %   (budget >= 97 %, median of ${pairs} interleaved pairs)`,
+);
+console.log(`  IOPS kept with bpftrace       ${fmt(keptOf('bpftrace') * 100, 1)} %`);
+
+async function measure(tool: Tool, stats: boolean): Promise<Run> {
+  let collector: Collector | undefined;
+  let bpftrace: ChildProcess | undefined;
+  let before = 0;
+  await runCommand('sysctl', ['-qw', `kernel.bpf_stats_enabled=${stats ? 1 : 0}`]);
+  if (tool === 'blkheat') {
+    collector = await createCollector({ bpfStats: stats });
+    await sleep(500);
+    before = collector.stats().bpfRunTimeNs;
+  } else if (tool === 'bpftrace') {
+    bpftrace = await startBpftrace();
+    before = bpftraceRunTimeNs();
+  }
+  const disksBefore = totalCompleted();
+  const fio = await runFio({
+    filename: loop.path,
+    rw: 'randread',
+    ioengine: 'io_uring',
+    iodepth: 32,
+    runtimeS: seconds,
+    extra: ['--randrepeat=0'],
+  });
+  const ios = totalCompleted() - disksBefore;
+  let bpfNs: number | null = null;
+  if (collector) {
+    if (stats) bpfNs = (collector.stats().bpfRunTimeNs - before) / ios;
+    await collector.close();
+  } else if (bpftrace) {
+    if (stats) bpfNs = (bpftraceRunTimeNs() - before) / ios;
+    bpftrace.kill('SIGINT');
+    await new Promise((r) => bpftrace?.once('close', r));
+  }
+  await sleep(500);
+  return { tool, stats, iops: fio.iops, ios, bpfNs };
+}
+
+function totalCompleted(): number {
+  let n = 0;
+  for (const s of readDiskstats().values())
+    if (!/\d$/.test(s.name) || s.name.startsWith('loop') || s.name.startsWith('zram')) n += completedRequests(s);
+  return n;
+}
+
+async function startBpftrace(): Promise<ChildProcess> {
+  const child = spawn('bpftrace', ['-e', BPFTRACE_BIOLATENCY], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`bpftrace did not attach in 30 s: ${out}`)), 30_000);
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      if (out.includes('Attaching')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('close', (code) => reject(new Error(`bpftrace exited (${code}): ${out}`)));
+  });
+  await sleep(1000); // "Attaching" is printed before the probes are live
+  return child;
+}
+
+/** Run time of the bpftrace one-liner's two tracepoint programs, from the kernel's prog list. */
+function bpftraceRunTimeNs(): number {
+  let total = 0;
+  for (const p of bpftoolProgs()) {
+    if (p.type === 'tracepoint' && /^block_rq_(issue|comple)/.test(p.name ?? '')) total += p.run_time_ns ?? 0;
+  }
+  return total;
+}
+
+interface ProgInfo {
+  type: string;
+  name?: string;
+  run_time_ns?: number;
+}
+
+function bpftoolProgs(): ProgInfo[] {
+  const bpftool = ['/usr/sbin/bpftool', '/usr/bin/bpftool'].find(existsSync) ?? 'bpftool';
+  // Synchronous on purpose: read at the instant the run starts/ends.
+  const r = spawnSync(bpftool, ['prog', 'show', '--json'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  return JSON.parse(r.stdout) as ProgInfo[];
+}
+
+function rotate<T>(items: T[], by: number): T[] {
+  const k = by % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
+function median(values: number[]): number {
+  if (values.length === 0) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+}
+
+function fmt(v: number, digits: number): string {
+  return Number.isFinite(v) ? v.toFixed(digits) : 'n/a';
+}

@@ -1,0 +1,43 @@
+/**
+ * @blkheat/bpf-loader: a generic libbpf binding shaped like cilium/ebpf (see api.ts for the
+ * handle types and README.md for the lifecycle, the error model and the ring-buffer contract).
+ */
+import type { BpfObject, KernelBtf, OpenOptions, StatsHandle } from './api.js';
+import { BpfError } from './errors.js';
+import { loadNativeAddon, type NativeAddon } from './native.js';
+
+export type * from './api.js';
+export { BpfError, type BpfErrorDetails } from './errors.js';
+
+let addon: NativeAddon | undefined;
+
+/** The addon is loaded on first use, so importing types or BpfError never needs it. */
+function native(): NativeAddon {
+  addon ??= loadNativeAddon(BpfError);
+  return addon;
+}
+
+/** Opens a BPF ELF object file (bpf_object__open_file). Synchronous; nothing reaches the kernel yet. */
+export function openObject(path: string, options?: OpenOptions): BpfObject {
+  return native().openObject(path, options);
+}
+
+/** Loads kernel BTF: the running kernel's (btf__load_vmlinux_btf) or a file's (btf__parse). */
+export function loadKernelBtf(path?: string): KernelBtf {
+  return native().loadKernelBtf(path);
+}
+
+/** Enables BPF run-time statistics (BPF_ENABLE_STATS, BPF_STATS_RUN_TIME) until the handle is closed. */
+export function enableStats(): StatsHandle {
+  return native().enableStats();
+}
+
+/** Number of possible CPUs (libbpf_num_possible_cpus): the per-CPU value count of per-CPU maps. */
+export function possibleCpus(): number {
+  return native().possibleCpus();
+}
+
+/** Version of the libbpf linked into the addon, "major.minor" (e.g. "1.1"). */
+export function libbpfVersion(): string {
+  return native().libbpfVersion();
+}

@@ -1,0 +1,108 @@
+// Program and Link wrappers.
+#include "program.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "args.h"
+#include "errors.h"
+
+namespace blkheat {
+
+std::string ProgramTypeName(bpf_prog_type type) {
+  const char* name = libbpf_bpf_prog_type_str(type);
+  return name != nullptr ? name : "unknown(" + std::to_string(static_cast<int>(type)) + ")";
+}
+
+Napi::Function ProgramWrap::Define(Napi::Env env) {
+  return DefineClass(env, "Program",
+                     {
+                         InstanceAccessor<&ProgramWrap::Name>("name"),
+                         InstanceAccessor<&ProgramWrap::Section>("section"),
+                         InstanceAccessor<&ProgramWrap::Fd>("fd"),
+                         InstanceMethod<&ProgramWrap::Stats>("stats"),
+                     });
+}
+
+Napi::Object ProgramWrap::Create(Napi::Env env, std::shared_ptr<ObjectState> state, bpf_program* prog) {
+  NativeToken token;
+  Napi::Object obj = Data(env).programClass.New({Napi::External<NativeToken>::New(env, &token)});
+  ProgramWrap* wrap = Unwrap(obj);
+  wrap->state_ = std::move(state);
+  wrap->prog_ = prog;
+  wrap->name_ = bpf_program__name(prog);
+  wrap->section_ = bpf_program__section_name(prog);
+  return obj;
+}
+
+ProgramWrap::ProgramWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ProgramWrap>(info) {
+  if (info.Length() != 1 || !info[0].IsExternal())
+    ThrowUsage(info.Env(), "Program", EINVAL, "Program: use BpfObject.program() to get programs");
+}
+
+Napi::Value ProgramWrap::Name(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), name_); }
+Napi::Value ProgramWrap::Section(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), section_); }
+Napi::Value ProgramWrap::Fd(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), state_->closed ? -1 : bpf_program__fd(prog_));
+}
+
+Napi::Value ProgramWrap::Stats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const std::string op = "program.stats";
+  state_->CheckLoaded(env, op, "program '" + name_ + "' (its object)");
+  int fd = bpf_program__fd(prog_);
+  if (fd < 0) ThrowUsage(env, op, EBADF, op + ": program '" + name_ + "' is not loaded");
+  bpf_prog_info progInfo;
+  std::memset(&progInfo, 0, sizeof(progInfo));
+  __u32 len = sizeof(progInfo);
+  // libbpf 1.1 predates bpf_prog_get_info_by_fd(); this is the same BPF_OBJ_GET_INFO_BY_FD call.
+  if (bpf_obj_get_info_by_fd(fd, &progInfo, &len) != 0) {
+    int err = errno;
+    ThrowBpf(env, Failure{op, err, "program '" + name_ + "' get_info_by_fd", PrivilegeHint(Privilege::MapAccess, err), ""});
+  }
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("runCount", Napi::Number::New(env, static_cast<double>(progInfo.run_cnt)));
+  out.Set("runTimeNs", Napi::Number::New(env, static_cast<double>(progInfo.run_time_ns)));
+  out.Set("recursionMisses", Napi::Number::New(env, static_cast<double>(progInfo.recursion_misses)));
+  return out;
+}
+
+// ---- Link ---------------------------------------------------------------------------------
+
+Napi::Function LinkWrap::Define(Napi::Env env) {
+  return DefineClass(env, "Link",
+                     {
+                         InstanceAccessor<&LinkWrap::Program>("program"),
+                         InstanceMethod<&LinkWrap::Close>("close"),
+                     });
+}
+
+Napi::Object LinkWrap::Create(Napi::Env env, std::shared_ptr<ObjectState> state, std::shared_ptr<LinkRecord> record) {
+  NativeToken token;
+  Napi::Object obj = Data(env).linkClass.New({Napi::External<NativeToken>::New(env, &token)});
+  LinkWrap* wrap = Unwrap(obj);
+  wrap->state_ = std::move(state);
+  wrap->record_ = std::move(record);
+  return obj;
+}
+
+LinkWrap::LinkWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<LinkWrap>(info) {
+  if (info.Length() != 1 || !info[0].IsExternal())
+    ThrowUsage(info.Env(), "Link", EINVAL, "Link: use BpfObject.attach() to create links");
+}
+
+Napi::Value LinkWrap::Program(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), record_->program); }
+
+Napi::Value LinkWrap::Close(const Napi::CallbackInfo& info) {
+  record_->Destroy();
+  auto& links = state_->links;
+  for (auto it = links.begin(); it != links.end(); ++it) {
+    if (it->get() == record_.get()) {
+      links.erase(it);
+      break;
+    }
+  }
+  return info.Env().Undefined();
+}
+
+}  // namespace blkheat

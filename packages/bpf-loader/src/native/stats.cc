@@ -1,0 +1,56 @@
+// BPF run-time statistics stay enabled while the fd from BPF_ENABLE_STATS is open.
+#include "stats.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "errors.h"
+
+namespace blkheat {
+
+Napi::Function StatsWrap::Define(Napi::Env env) {
+  return DefineClass(env, "StatsHandle", {InstanceMethod<&StatsWrap::Close>("close")});
+}
+
+StatsWrap::StatsWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<StatsWrap>(info) {
+  if (info.Length() != 1 || !info[0].IsExternal())
+    ThrowUsage(info.Env(), "StatsHandle", EINVAL, "StatsHandle: use enableStats() to enable BPF statistics");
+}
+
+StatsWrap::~StatsWrap() {
+  if (fd_ >= 0) close(fd_);
+}
+
+Napi::Value StatsWrap::Enable(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+  if (fd < 0) {
+    int err = errno;
+    ThrowBpf(env, Failure{"enableStats", err, "enable BPF run-time statistics (BPF_ENABLE_STATS)", PrivilegeHint(Privilege::Stats, err), ""});
+  }
+  NativeToken token;
+  Napi::Object obj = Data(env).statsClass.New({Napi::External<NativeToken>::New(env, &token)});
+  Unwrap(obj)->fd_ = fd;
+  return obj;
+}
+
+Napi::Value StatsWrap::Close(const Napi::CallbackInfo& info) {
+  if (fd_ >= 0) {
+    close(fd_);
+    fd_ = -1;
+  }
+  return info.Env().Undefined();
+}
+
+Napi::Value PossibleCpus(const Napi::CallbackInfo& info) {
+  int n = libbpf_num_possible_cpus();
+  if (n < 0) ThrowBpf(info.Env(), Failure{"possibleCpus", -n, "read /sys/devices/system/cpu/possible", "", ""});
+  return Napi::Number::New(info.Env(), n);
+}
+
+Napi::Value LibbpfVersion(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), std::to_string(libbpf_major_version()) + "." + std::to_string(libbpf_minor_version()));
+}
+
+}  // namespace blkheat

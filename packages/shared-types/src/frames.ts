@@ -1,0 +1,177 @@
+/**
+ * Frame arithmetic shared by the agent (history tiers, range answers) and the dashboard
+ * (zooming out, summing a selected range): filtering by disk/class and merging frames into
+ * coarser steps. Merging is exact: counts and histogram buckets add, nothing is re-binned.
+ *
+ * Merged frames are canonical: disks sorted by device number, classes by name, so two
+ * different merge paths over the same seconds (e.g. 60 one-second frames, or six ten-second
+ * frames) produce deep-equal results.
+ */
+import { type BucketSchema, BUCKET_SCHEMA, bucketCount } from './buckets.js';
+import type { ClassSeries, DiskFrame, Frame } from './frame.js';
+import { addSparseInto, toSparse } from './histogram.js';
+
+/** Which disks ("MAJ:MIN") and classes to keep; an absent list keeps everything. */
+export interface FrameFilter {
+  readonly disks?: readonly string[] | undefined;
+  readonly classes?: readonly string[] | undefined;
+}
+
+/** True when the filter keeps everything (so callers can skip copying). */
+export function isPassThroughFilter(filter: FrameFilter): boolean {
+  return filter.disks === undefined && filter.classes === undefined;
+}
+
+/**
+ * The frame restricted to the filter's disks and classes. A disk left with no class is
+ * dropped; the frame itself is always returned (an empty `disks` still says "this step was
+ * recorded and had nothing of interest"). Per-disk `dropped`/`missed` are kept as they are:
+ * they are not attributed to classes.
+ */
+export function filterFrame(frame: Frame, filter: FrameFilter): Frame {
+  if (isPassThroughFilter(filter)) return frame;
+  const disks = filter.disks ? new Set(filter.disks) : undefined;
+  const classes = filter.classes ? new Set(filter.classes) : undefined;
+  const out: DiskFrame[] = [];
+  for (const disk of frame.disks) {
+    if (disks && !disks.has(disk.dev)) continue;
+    if (!classes) {
+      out.push(disk);
+      continue;
+    }
+    const cls = disk.cls.filter((c) => classes.has(c.c));
+    if (cls.length > 0) out.push({ ...disk, cls });
+  }
+  return { ts: frame.ts, step: frame.step, disks: out };
+}
+
+/** True when no disk had any I/O in the frame. */
+export function isEmptyFrame(frame: Frame): boolean {
+  return frame.disks.length === 0;
+}
+
+/** Orders "MAJ:MIN" device numbers numerically (8:2 before 8:10), other strings after. */
+export function compareDev(a: string, b: string): number {
+  const [amaj, amin] = a.split(':').map(Number);
+  const [bmaj, bmin] = b.split(':').map(Number);
+  if (amaj !== undefined && bmaj !== undefined && amin !== undefined && bmin !== undefined) {
+    if (amaj !== bmaj) return amaj - bmaj;
+    if (amin !== bmin) return amin - bmin;
+  }
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+interface ClassAcc {
+  n: number;
+  d: Float64Array;
+  q: Float64Array;
+}
+
+interface DiskAcc {
+  readonly classes: Map<string, ClassAcc>;
+  dropped: number | undefined;
+  missed: number | undefined;
+}
+
+/**
+ * Sums frames into one, exactly. Dense accumulation (one Float64Array per class and latency
+ * kind) keeps adding N frames O(N × buckets used) rather than O(N²) sparse merges.
+ */
+export class FrameAccumulator {
+  private readonly disks = new Map<string, DiskAcc>();
+  private frames = 0;
+
+  constructor(private readonly schema: BucketSchema = BUCKET_SCHEMA) {}
+
+  /** Number of frames added since construction or the last reset(). */
+  get count(): number {
+    return this.frames;
+  }
+
+  add(frame: Frame): void {
+    this.frames++;
+    for (const disk of frame.disks) {
+      let acc = this.disks.get(disk.dev);
+      if (!acc) {
+        acc = { classes: new Map(), dropped: undefined, missed: undefined };
+        this.disks.set(disk.dev, acc);
+      }
+      if (disk.dropped !== undefined) acc.dropped = (acc.dropped ?? 0) + disk.dropped;
+      if (disk.missed !== undefined) acc.missed = (acc.missed ?? 0) + disk.missed;
+      for (const cls of disk.cls) {
+        let c = acc.classes.get(cls.c);
+        if (!c) {
+          c = { n: 0, d: new Float64Array(bucketCount(this.schema)), q: new Float64Array(bucketCount(this.schema)) };
+          acc.classes.set(cls.c, c);
+        }
+        c.n += cls.n;
+        addSparseInto(c.d, cls.d);
+        addSparseInto(c.q, cls.q);
+      }
+    }
+  }
+
+  /** The sum of everything added, as one canonical frame starting at `ts` covering `step` s. */
+  toFrame(ts: number, step: number): Frame {
+    const devs = [...this.disks.keys()].sort(compareDev);
+    const disks: DiskFrame[] = [];
+    for (const dev of devs) {
+      const acc = this.disks.get(dev) as DiskAcc;
+      const names = [...acc.classes.keys()].sort();
+      const cls: ClassSeries[] = names.map((c) => {
+        const v = acc.classes.get(c) as ClassAcc;
+        return { c, n: v.n, d: toSparse(v.d), q: toSparse(v.q) };
+      });
+      const disk: { dev: string; cls: ClassSeries[]; dropped?: number; missed?: number } = { dev, cls };
+      if (acc.dropped !== undefined) disk.dropped = acc.dropped;
+      if (acc.missed !== undefined) disk.missed = acc.missed;
+      disks.push(disk);
+    }
+    return { ts, step, disks };
+  }
+
+  reset(): void {
+    this.disks.clear();
+    this.frames = 0;
+  }
+}
+
+/** Sums frames into one frame for [ts, ts + step). The inputs' own ts/step are not checked. */
+export function mergeFrames(frames: Iterable<Frame>, ts: number, step: number, schema: BucketSchema = BUCKET_SCHEMA): Frame {
+  const acc = new FrameAccumulator(schema);
+  for (const f of frames) acc.add(f);
+  return acc.toFrame(ts, step);
+}
+
+/** Start of the step of length `step` that contains second `ts` (steps are aligned to the unix epoch). */
+export function alignDown(ts: number, step: number): number {
+  return Math.floor(ts / step) * step;
+}
+
+/**
+ * Merges time-ordered frames into frames of `step` seconds aligned to multiples of `step`.
+ * Every input must fit inside one output step (its step divides `step` and it is aligned),
+ * otherwise a RangeError says which frame does not. Output steps with no input frame are
+ * absent (nothing was recorded for them); a step with only empty inputs gives an empty frame.
+ */
+export function coarsenFrames(frames: readonly Frame[], step: number, schema: BucketSchema = BUCKET_SCHEMA): Frame[] {
+  if (!Number.isInteger(step) || step < 1) throw new RangeError(`step ${step} is not a positive integer`);
+  const out: Frame[] = [];
+  const acc = new FrameAccumulator(schema);
+  let current: number | undefined;
+  for (const f of frames) {
+    if (step % f.step !== 0 || f.ts % f.step !== 0) {
+      throw new RangeError(`frame at ${f.ts} (step ${f.step}) does not fit in steps of ${step} s`);
+    }
+    const start = alignDown(f.ts, step);
+    if (current !== undefined && start < current) throw new RangeError(`frame at ${f.ts} is out of time order`);
+    if (current !== undefined && start !== current) {
+      out.push(acc.toFrame(current, step));
+      acc.reset();
+    }
+    current = start;
+    acc.add(f);
+  }
+  if (current !== undefined) out.push(acc.toFrame(current, step));
+  return out;
+}

@@ -1,0 +1,156 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { coarsenFrames, compareDev, filterFrame, FrameAccumulator, mergeFrames } from '../src/frames.js';
+import { bucketCount } from '../src/buckets.js';
+import { sparseProblem, sparseTotal } from '../src/histogram.js';
+import type { ClassSeries, DiskFrame, Frame } from '../src/frame.js';
+import { frameSchema } from '../src/schemas.js';
+
+/** Deterministic pseudo-random numbers (mulberry32) so failures reproduce. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const DEVS = ['7:0', '7:1', '8:0', '253:0'];
+const CLASSES = ['Read', 'Sync-Write', 'Flush', 'Metadata-Read'];
+
+function randomHist(r: () => number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < bucketCount(); i++) if (r() < 0.08) out.push(i, 1 + Math.floor(r() * 50));
+  return out;
+}
+
+function randomFrame(r: () => number, ts: number, step = 1): Frame {
+  const disks: DiskFrame[] = [];
+  for (const dev of DEVS) {
+    if (r() < 0.3) continue;
+    const cls: ClassSeries[] = [];
+    for (const c of CLASSES) {
+      if (r() < 0.4) continue;
+      const d = randomHist(r);
+      const q = randomHist(r);
+      cls.push({ c, n: Math.max(sparseTotal(d), sparseTotal(q)) + Math.floor(r() * 3), d, q });
+    }
+    if (cls.length > 0) disks.push({ dev, cls, dropped: Math.floor(r() * 5) });
+  }
+  return { ts, step, disks };
+}
+
+/** Brute force: per (dev, class, kind, bucket) totals, and per (dev, class) n. */
+function totals(frames: readonly Frame[]): Map<string, number> {
+  const m = new Map<string, number>();
+  const add = (k: string, v: number): void => {
+    m.set(k, (m.get(k) ?? 0) + v);
+  };
+  for (const f of frames) {
+    for (const d of f.disks) {
+      add(`${d.dev}/dropped`, d.dropped ?? 0);
+      for (const c of d.cls) {
+        add(`${d.dev}/${c.c}/n`, c.n);
+        for (let k = 0; k < c.d.length; k += 2) add(`${d.dev}/${c.c}/d/${c.d[k]}`, c.d[k + 1] as number);
+        for (let k = 0; k < c.q.length; k += 2) add(`${d.dev}/${c.c}/q/${c.q[k]}`, c.q[k + 1] as number);
+      }
+    }
+  }
+  for (const [k, v] of m) if (v === 0) m.delete(k);
+  return m;
+}
+
+test('mergeFrames sums every count and bucket exactly', () => {
+  const r = rng(1);
+  const frames = Array.from({ length: 60 }, (_, i) => randomFrame(r, 1_700_000_000 + i));
+  const merged = mergeFrames(frames, 1_700_000_000, 60);
+  assert.equal(merged.ts, 1_700_000_000);
+  assert.equal(merged.step, 60);
+  assert.deepEqual(totals([merged]), totals(frames));
+  for (const d of merged.disks) for (const c of d.cls) assert.equal(sparseProblem(c.d) ?? sparseProblem(c.q), undefined);
+  assert.ok(frameSchema.safeParse(merged).success, 'a merged frame is a valid wire frame');
+});
+
+test('merge is canonical: different merge paths over the same seconds are deep-equal', () => {
+  const r = rng(2);
+  const ones = Array.from({ length: 60 }, (_, i) => randomFrame(r, 1_700_000_040 + i));
+  const direct = coarsenFrames(ones, 60);
+  const viaTens = coarsenFrames(coarsenFrames(ones, 10), 60);
+  assert.deepEqual(viaTens, direct);
+  const shuffled = mergeFrames([...ones].reverse(), direct[0]?.ts ?? 0, 60);
+  assert.deepEqual(shuffled, direct[0]);
+});
+
+test('coarsenFrames groups by aligned step and leaves unrecorded steps absent', () => {
+  const r = rng(3);
+  const base = 1_700_000_000; // a multiple of 10
+  const ts = [base + 1, base + 2, base + 9, base + 10, base + 35, base + 39];
+  const frames = ts.map((t) => randomFrame(r, t));
+  const out = coarsenFrames(frames, 10);
+  assert.deepEqual(
+    out.map((f) => f.ts),
+    [base, base + 10, base + 30],
+  );
+  assert.deepEqual(totals([out[0] as Frame]), totals(frames.slice(0, 3)));
+  assert.deepEqual(totals([out[2] as Frame]), totals(frames.slice(4)));
+});
+
+test('coarsenFrames keeps recorded idle steps as empty frames', () => {
+  const out = coarsenFrames(
+    [
+      { ts: 1_700_000_000, step: 1, disks: [] },
+      { ts: 1_700_000_001, step: 1, disks: [] },
+    ],
+    10,
+  );
+  assert.deepEqual(out, [{ ts: 1_700_000_000, step: 10, disks: [] }]);
+});
+
+test('coarsenFrames refuses frames that straddle output steps or go back in time', () => {
+  assert.throws(() => coarsenFrames([{ ts: 1_700_000_005, step: 10, disks: [] }], 60), /does not fit/);
+  assert.throws(() => coarsenFrames([{ ts: 1_700_000_000, step: 10, disks: [] }], 15), /does not fit/);
+  assert.throws(
+    () =>
+      coarsenFrames(
+        [
+          { ts: 1_700_000_020, step: 1, disks: [] },
+          { ts: 1_700_000_001, step: 1, disks: [] },
+        ],
+        10,
+      ),
+    /out of time order/,
+  );
+});
+
+test('filterFrame keeps only the named disks and classes, and always keeps the frame', () => {
+  const r = rng(4);
+  const f = randomFrame(r, 1_700_000_000);
+  assert.equal(filterFrame(f, {}), f, 'pass-through filter returns the same object');
+  const onlyRead = filterFrame(f, { classes: ['Read'] });
+  for (const d of onlyRead.disks) {
+    assert.ok(d.cls.length > 0);
+    for (const c of d.cls) assert.equal(c.c, 'Read');
+  }
+  const expectReads = f.disks.filter((d) => d.cls.some((c) => c.c === 'Read')).length;
+  assert.equal(onlyRead.disks.length, expectReads);
+  const none = filterFrame(f, { disks: ['1:1'] });
+  assert.deepEqual(none, { ts: f.ts, step: f.step, disks: [] });
+});
+
+test('FrameAccumulator reset starts over and counts frames', () => {
+  const acc = new FrameAccumulator();
+  const r = rng(5);
+  acc.add(randomFrame(r, 1_700_000_000));
+  acc.add(randomFrame(r, 1_700_000_001));
+  assert.equal(acc.count, 2);
+  acc.reset();
+  assert.equal(acc.count, 0);
+  assert.deepEqual(acc.toFrame(1_700_000_000, 10), { ts: 1_700_000_000, step: 10, disks: [] });
+});
+
+test('compareDev orders device numbers numerically', () => {
+  assert.deepEqual(['8:10', '253:0', '8:2', '7:0'].sort(compareDev), ['7:0', '8:2', '8:10', '253:0']);
+});

@@ -1,0 +1,86 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BUCKET_SCHEMA, parseClientMessage, parseSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type Snapshot } from '../src/index.js';
+
+const snapshot: Snapshot = {
+  format: SNAPSHOT_FORMAT,
+  version: SNAPSHOT_VERSION,
+  createdAt: '2026-11-21T12:00:00.000Z',
+  agent: '0.1.0',
+  host: { hostname: 'h', kernel: '6.18.0' },
+  schema: BUCKET_SCHEMA,
+  range: { from: 1795290000, to: 1795290002, step: 1 },
+  disks: [{ dev: '7:0', name: 'loop0', kind: 'request', present: true }],
+  frames: [
+    { ts: 1795290000, step: 1, disks: [{ dev: '7:0', cls: [{ c: 'Read', n: 3, d: [40, 2, 41, 1], q: [0, 3] }], dropped: 1 }] },
+    { ts: 1795290001, step: 1, disks: [] },
+  ],
+  samples: [
+    {
+      ts_us: 1795290000123456,
+      dev: '7:0',
+      c: 'Read',
+      sector: 8,
+      bytes: 4096,
+      q_ns: 500,
+      d_ns: 40000,
+      pid: 1,
+      comm: 'dd',
+      cgroup: 1,
+      outlier: true,
+    },
+  ],
+};
+
+test('a valid snapshot parses to the same value', () => {
+  const r = parseSnapshot(JSON.stringify(snapshot));
+  assert.ok(r.ok, r.ok ? '' : r.message);
+  assert.deepEqual(r.value, snapshot);
+});
+
+test('malformed or hostile snapshots get a message naming the problem', () => {
+  const cases: [string, RegExp][] = [
+    ['not json', /not a JSON file/],
+    ['[]', /not a blkheat snapshot/],
+    [JSON.stringify({ ...snapshot, version: 99 }), /version 99 is not supported/],
+    [JSON.stringify({ ...snapshot, schema: { scale: 3, minIndex: 0, maxIndex: 10 } }), /bucket schema/],
+    [JSON.stringify({ ...snapshot, frames: [snapshot.frames[1], snapshot.frames[0]] }), /increasing time order/],
+    [
+      JSON.stringify({
+        ...snapshot,
+        frames: [{ ...snapshot.frames[0], disks: [{ dev: '7:0', cls: [{ c: 'Read', n: 1, d: [9999, 1], q: [] }] }] }],
+      }),
+      /outside/,
+    ],
+    [JSON.stringify({ ...snapshot, disks: [{ dev: '../../etc', name: 'x', kind: 'request', present: true }] }), /MAJ:MIN/],
+    [JSON.stringify({ ...snapshot, extra: 1 }), /extra|unrecognized/i],
+    [JSON.stringify({ ...snapshot, samples: [{ ...snapshot.samples[0], comm: 'x'.repeat(100) }] }), /comm/],
+  ];
+  for (const [text, message] of cases) {
+    const r = parseSnapshot(text);
+    assert.equal(r.ok, false, `accepted: ${text.slice(0, 80)}`);
+    if (!r.ok) assert.match(r.message, message);
+  }
+});
+
+test('client messages are validated field by field', () => {
+  assert.deepEqual(parseClientMessage('{"t":"subscribe"}'), { ok: true, value: { t: 'subscribe' } });
+  const bad: [string, RegExp, string | undefined][] = [
+    ['{', /not valid JSON/, undefined],
+    ['[1]', /JSON object/, undefined],
+    ['{"t":"nope"}', /t: expected/, 't'],
+    ['{"t":"range","id":1,"from":1795290000,"to":1795289999}', /"to" must be after/, 'to'],
+    ['{"t":"range","id":1,"from":"x","to":1795289999}', /from/, 'from'],
+    ['{"t":"samples","id":1,"from":1795290000,"to":1795290001,"limit":999999}', /limit/, 'limit'],
+    ['{"t":"subscribe","disks":["sda"]}', /MAJ:MIN/, 'disks.0'],
+    ['{"t":"subscribe","bogus":1}', /bogus|unrecognized/i, undefined],
+  ];
+  for (const [text, message, field] of bad) {
+    const r = parseClientMessage(text);
+    assert.equal(r.ok, false, text);
+    if (!r.ok) {
+      assert.match(r.message, message, text);
+      if (field) assert.equal(r.field, field, text);
+    }
+  }
+});

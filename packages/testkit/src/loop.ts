@@ -1,0 +1,129 @@
+/**
+ * Loop devices over sparse files (tmpfs by default) for tests that need real block I/O without
+ * touching a real disk. Every device is detached and its backing file deleted on close(), on the
+ * test's t.after() when a test context is given (so a failing test still cleans up), and as a
+ * last resort when the process exits.
+ */
+import { execFileSync } from 'node:child_process';
+import { closeSync, ftruncateSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
+
+/** The part of node:test's TestContext this module needs. */
+export interface CleanupContext {
+  after(fn: () => void | Promise<void>): void;
+}
+
+export interface LoopDeviceOptions {
+  /** Size of the backing file (sparse: it takes memory only where written). */
+  readonly sizeMiB: number;
+  /** Directory of the backing file (default /dev/shm). */
+  readonly dir?: string;
+  /** Test context: the device is closed in t.after(), even when the test fails. */
+  readonly t?: CleanupContext;
+}
+
+export interface LoopDevice {
+  /** e.g. /dev/loop3 */
+  readonly path: string;
+  /** e.g. loop3 (the name in /proc/diskstats and /sys/block) */
+  readonly name: string;
+  /** "MAJ:MIN", e.g. "7:3" */
+  readonly dev: string;
+  readonly major: number;
+  readonly minor: number;
+  readonly backingFile: string;
+  readonly sizeBytes: number;
+  /** Detaches the device and deletes the backing file. Idempotent. */
+  close(): void;
+}
+
+const live = new Set<LoopDevice>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const device of live) {
+      try {
+        device.close();
+      } catch {
+        // Exiting anyway: nothing better to do than try the next one.
+      }
+    }
+  });
+}
+
+/** The backing file of /dev/<name>, or undefined when it is not attached. */
+function attachedTo(name: string): string | undefined {
+  try {
+    return readFileSync(`/sys/block/${name}/loop/backing_file`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+export function createLoopDevice(options: LoopDeviceOptions): LoopDevice {
+  const { sizeMiB, dir = '/dev/shm', t } = options;
+  if (!Number.isInteger(sizeMiB) || sizeMiB <= 0)
+    throw new RangeError(`createLoopDevice: sizeMiB must be a positive integer, got ${sizeMiB}`);
+  const backingFile = join(dir, `blkheat-loop-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.img`);
+  const sizeBytes = sizeMiB * 1024 * 1024;
+  const fd = openSync(backingFile, 'wx', 0o600);
+  try {
+    ftruncateSync(fd, sizeBytes);
+  } finally {
+    closeSync(fd);
+  }
+
+  let path: string;
+  try {
+    path = execFileSync('losetup', ['-f', '--show', backingFile], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  } catch (error) {
+    rmSync(backingFile, { force: true });
+    throw new Error(`createLoopDevice: losetup -f --show ${backingFile} failed (root needed)`, { cause: error });
+  }
+
+  const name = basename(path);
+  let devText: string;
+  try {
+    devText = readFileSync(`/sys/block/${name}/dev`, 'utf8').trim();
+  } catch (error) {
+    execFileSync('losetup', ['-d', path], { stdio: 'ignore' });
+    rmSync(backingFile, { force: true });
+    throw new Error(`createLoopDevice: ${path} has no /sys/block/${name}/dev`, { cause: error });
+  }
+  const [major, minor] = devText.split(':').map(Number);
+  if (major === undefined || minor === undefined || !Number.isInteger(major) || !Number.isInteger(minor)) {
+    throw new Error(`createLoopDevice: unexpected /sys/block/${name}/dev content '${devText}'`);
+  }
+
+  let closed = false;
+  const device: LoopDevice = {
+    path,
+    name,
+    dev: devText,
+    major,
+    minor,
+    backingFile,
+    sizeBytes,
+    close() {
+      if (closed) return;
+      closed = true;
+      live.delete(device);
+      try {
+        // If the device is still open (a straggling reader), the kernel detaches it on last close.
+        execFileSync('losetup', ['-d', path], { stdio: ['ignore', 'ignore', 'pipe'] });
+      } catch (error) {
+        // Already detached (by someone else, or a lazy detach that completed) is fine.
+        if (attachedTo(name) === backingFile) throw new Error(`LoopDevice.close: losetup -d ${path} failed`, { cause: error });
+      } finally {
+        rmSync(backingFile, { force: true });
+      }
+    },
+  };
+  live.add(device);
+  installExitHook();
+  t?.after(() => device.close());
+  return device;
+}

@@ -1,0 +1,114 @@
+/**
+ * Real I/O for tests and benchmarks: fio jobs (JSON results) and dd, run as child processes
+ * so the event loop (and a collector running in it) keeps going meanwhile.
+ */
+import { spawn } from 'node:child_process';
+
+export interface CommandResult {
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs a command; rejects with its stderr when it exits non-zero. */
+export function runCommand(
+  cmd: string,
+  args: readonly string[],
+  options: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<CommandResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = options.timeoutMs ? setTimeout(() => child.kill('SIGKILL'), options.timeoutMs) : undefined;
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(new Error(`${cmd}: ${err.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve({ stdout, stderr });
+      else reject(new Error(`${cmd} ${args.join(' ')} failed (${signal ?? `exit ${code}`}): ${stderr.trim().slice(-2000)}`));
+    });
+  });
+}
+
+export interface FioJob {
+  readonly filename: string;
+  readonly rw: 'read' | 'write' | 'randread' | 'randwrite' | 'randrw' | 'readwrite' | 'trim' | 'randtrim';
+  readonly bs?: string;
+  readonly size?: string;
+  readonly runtimeS?: number;
+  readonly iodepth?: number;
+  readonly ioengine?: 'psync' | 'libaio' | 'io_uring' | 'sync';
+  readonly direct?: boolean;
+  readonly numjobs?: number;
+  /** fsync after this many writes. */
+  readonly fsync?: number;
+  /** O_DSYNC writes. */
+  readonly sync?: boolean;
+  /** Stop after this many I/Os per job instead of running for runtimeS. */
+  readonly numberIos?: number;
+  /** Rate limit in IOPS per job. */
+  readonly rateIops?: number;
+  readonly readonly?: boolean;
+  readonly extra?: readonly string[];
+}
+
+export interface FioResult {
+  readonly iops: number;
+  /** I/Os completed (read + write + trim) over all jobs. */
+  readonly ios: number;
+}
+
+export async function runFio(job: FioJob): Promise<FioResult> {
+  const args = [
+    '--name=blkheat',
+    `--filename=${job.filename}`,
+    `--rw=${job.rw}`,
+    `--bs=${job.bs ?? '4k'}`,
+    `--ioengine=${job.ioengine ?? 'psync'}`,
+    `--iodepth=${job.iodepth ?? 1}`,
+    `--direct=${job.direct === false ? 0 : 1}`,
+    `--numjobs=${job.numjobs ?? 1}`,
+    '--group_reporting',
+    '--output-format=json',
+  ];
+  if (job.size) args.push(`--size=${job.size}`);
+  if (job.runtimeS !== undefined) args.push(`--runtime=${job.runtimeS}`, '--time_based');
+  if (job.numberIos !== undefined) args.push(`--number_ios=${job.numberIos}`);
+  if (job.fsync !== undefined) args.push(`--fsync=${job.fsync}`);
+  if (job.sync) args.push('--sync=1');
+  if (job.rateIops !== undefined) args.push(`--rate_iops=${job.rateIops}`);
+  if (job.readonly) args.push('--readonly');
+  args.push(...(job.extra ?? []));
+  const { stdout } = await runCommand('fio', args, { timeoutMs: ((job.runtimeS ?? 60) + 60) * 1000 });
+  const json = JSON.parse(stdout.slice(stdout.indexOf('{'))) as { jobs: { read: FioDir; write: FioDir; trim: FioDir }[] };
+  let iops = 0;
+  let ios = 0;
+  for (const j of json.jobs) {
+    for (const dir of [j.read, j.write, j.trim]) {
+      iops += dir.iops;
+      ios += dir.total_ios;
+    }
+  }
+  return { iops, ios };
+}
+
+interface FioDir {
+  readonly iops: number;
+  readonly total_ios: number;
+}
+
+/** dd with the given operands (if=, of=, bs=, count=, iflag=, oflag=, ...). */
+export async function runDd(operands: Record<string, string | number>): Promise<void> {
+  await runCommand(
+    'dd',
+    Object.entries(operands).map(([k, v]) => `${k}=${v}`),
+  );
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
