@@ -1,7 +1,9 @@
 /**
  * bench/kernel: what tracing every block I/O costs, blkheat against a bpftrace tracepoint
  * biolatency one-liner, on the same fio workload (4k random reads, io_uring, QD32, on a loop
- * device over /dev/shm), in interleaved runs: untraced, blkheat, bpftrace, in rotating order.
+ * device over /dev/shm), in interleaved runs: untraced, blkheat, bpftrace, and the floor
+ * (empty programs on the tracepoints blkheat attaches: the cost of attaching at all), in
+ * rotating order.
  *
  * Prints per run and as medians: BPF ns per I/O (sum of run_time_ns of the tool's programs /
  * I/Os completed on all disks, from /proc/diskstats), IOPS, and IOPS kept relative to the
@@ -12,16 +14,20 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { openObject, type BpfObject } from '@blkheat/bpf-loader';
 import { createCollector, type Collector } from '@blkheat/agent/collector';
 import { completedRequests, createLoopDevice, readDiskstats, runCommand, runFio, sleep } from '@blkheat/testkit';
+
+const FLOOR_OBJECT = fileURLToPath(new URL('../bpf/build/dispatch_floor.bpf.o', import.meta.url));
 
 const BPFTRACE_BIOLATENCY =
   'tracepoint:block:block_rq_issue { @start[args->dev, args->sector] = nsecs; } ' +
   'tracepoint:block:block_rq_complete /@start[args->dev, args->sector]/ { ' +
   '@usecs = hist((nsecs - @start[args->dev, args->sector]) / 1000); delete(@start[args->dev, args->sector]); }';
 
-type Tool = 'none' | 'blkheat' | 'bpftrace';
+type Tool = 'none' | 'blkheat' | 'bpftrace' | 'floor';
 
 interface Run {
   readonly tool: Tool;
@@ -64,6 +70,7 @@ try {
         ['none', false],
         ['blkheat', false],
         ['bpftrace', false],
+        ['floor', false],
         ['blkheat', true],
         ['bpftrace', true],
       ],
@@ -114,10 +121,12 @@ console.log(
   `  IOPS kept with blkheat        ${fmt(keptOf('blkheat') * 100, 1)} %   (budget >= 97 %, median of ${pairs} interleaved pairs)`,
 );
 console.log(`  IOPS kept with bpftrace       ${fmt(keptOf('bpftrace') * 100, 1)} %`);
+console.log(`  IOPS kept with empty programs ${fmt(keptOf('floor') * 100, 1)} %   (the floor: attaching to blkheat's tracepoints at all)`);
 
 async function measure(tool: Tool, stats: boolean): Promise<Run> {
   let collector: Collector | undefined;
   let bpftrace: ChildProcess | undefined;
+  let floor: BpfObject | undefined;
   let before = 0;
   await runCommand('sysctl', ['-qw', `kernel.bpf_stats_enabled=${stats ? 1 : 0}`]);
   if (tool === 'blkheat') {
@@ -127,6 +136,10 @@ async function measure(tool: Tool, stats: boolean): Promise<Run> {
   } else if (tool === 'bpftrace') {
     bpftrace = await startBpftrace();
     before = bpftraceRunTimeNs();
+  } else if (tool === 'floor') {
+    floor = openObject(FLOOR_OBJECT);
+    await floor.load();
+    for (const p of floor.programs()) floor.attach(p.name);
   }
   const disksBefore = totalCompleted();
   const fio = await runFio({
@@ -147,6 +160,7 @@ async function measure(tool: Tool, stats: boolean): Promise<Run> {
     bpftrace.kill('SIGINT');
     await new Promise((r) => bpftrace?.once('close', r));
   }
+  floor?.close();
   await sleep(500);
   return { tool, stats, iops: fio.iops, ios, bpfNs };
 }

@@ -4,7 +4,7 @@
 // Usage: node scripts/run-tests.mjs [substring ...]   (only files whose path contains one)
 // Prints the spec report, then a closing line "tests: N passed, N failed, N skipped".
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -35,7 +35,10 @@ if (files.length === 0) {
 
 const artifacts = process.env.BLKHEAT_ARTIFACTS ?? join(root, 'artifacts');
 mkdirSync(artifacts, { recursive: true });
+// Each run writes its own results file (runs in parallel must not read each other's summary)
+// and publishes it as test-results.tap when done.
 const tap = join(artifacts, 'test-results.tap');
+const ownTap = join(artifacts, `.test-results-${process.pid}.tap`);
 
 const args = [
   '--import',
@@ -46,7 +49,7 @@ const args = [
   '--test-reporter=spec',
   '--test-reporter-destination=stdout',
   '--test-reporter=tap',
-  `--test-reporter-destination=${tap}`,
+  `--test-reporter-destination=${ownTap}`,
   ...files,
 ];
 const started = Date.now();
@@ -58,10 +61,12 @@ const r = spawnSync(process.execPath, args, {
 
 // node's TAP reporter ends with "# pass N", "# fail N", "# skipped N", "# todo N", "# cancelled N".
 const summary = {};
-if (existsSync(tap)) {
-  for (const m of readFileSync(tap, 'utf8').matchAll(/^# (tests|pass|fail|skipped|todo|cancelled) (\d+)$/gm)) {
+if (existsSync(ownTap)) {
+  const tapText = readFileSync(ownTap, 'utf8');
+  for (const m of tapText.matchAll(/^# (tests|pass|fail|skipped|todo|cancelled) (\d+)$/gm)) {
     summary[m[1]] = Number(m[2]);
   }
+  renameSync(ownTap, tap);
 }
 const passed = summary.pass ?? 0;
 const failed = (summary.fail ?? 0) + (summary.cancelled ?? 0);

@@ -83,6 +83,9 @@ struct bh_counters {
 	__u64 hist_lost;       /* I/Os not counted: no histogram entry could be created */
 	__u64 flush_seq_data;  /* first completions of flush-sequence data requests (counted at the end) */
 	__u64 counted;         /* I/Os counted into a histogram (cross-check of the harvest) */
+	__u64 completion_unseen; /* completions no tracepoint delivered, found by the sweeper */
+	__u64 books_shared;      /* request pairs whose books became shared (a third request hashed there) */
+	__u64 shell_unseen;      /* of completion_unseen: empty flush writes (never issued to the driver) */
 };
 
 /* Runtime settings the agent updates while running (array map, one entry). */

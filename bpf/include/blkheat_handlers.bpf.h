@@ -9,15 +9,9 @@
  * Include only from blkheat.bpf.c, after the maps, knobs and shared helpers.
  */
 
-/* Disk dev_t of a request: the partition when the kernel accounted the request to one,
- * otherwise the whole disk (flush requests of a flush sequence carry no partition). */
-static __always_inline __u32 H(rq_dev)(struct request *rq, __u32 rqf)
+/* dev_t of the whole disk of a request. */
+static __always_inline __u32 H(disk_dev)(struct request *rq)
 {
-	if (rqf & rqf_io_stat()) {
-		struct block_device *part = READ(rq, part);
-		if (part)
-			return READ(part, bd_dev);
-	}
 	struct gendisk *disk;
 	if (bpf_core_field_exists(struct request_queue, disk)) {
 		disk = READ(rq, q, disk);
@@ -30,43 +24,50 @@ static __always_inline __u32 H(rq_dev)(struct request *rq, __u32 rqf)
 	return ((__u32)READ(disk, major) << 20) | (__u32)READ(disk, first_minor);
 }
 
-/* block_io_start: the submitting task, captured where it submits (the request is built from
- * its bio in its context); read back only for sampled I/Os. Attached only with samples on. */
-static __always_inline void H(on_io_start)(struct request *rq)
+/* Disk dev_t of a request: the partition when the kernel accounted the request to one,
+ * otherwise the whole disk (flush requests of a flush sequence carry no partition). */
+static __always_inline __u32 H(rq_dev)(struct request *rq, __u32 rqf)
 {
-	__u64 id = ptr_id(rq);
-	struct bh_rqinfo *ri = rqinfo_of(id);
-	if (!ri)
-		return;
-	ri->key = id;
-	ri->pid_tgid = bpf_get_current_pid_tgid();
-	ri->task = bpf_get_current_task();
-	ri->issue_ns = 0;
+	if (rqf & rqf_io_stat()) {
+		struct block_device *part = READ(rq, part);
+		if (part)
+			return READ(part, bd_dev);
+	}
+	return H(disk_dev)(rq);
 }
 
-/* block_rq_issue: only where the kernel will not timestamp the issue itself. With
- * QUEUE_FLAG_STATS set (wbt, iolatency, ... — the common case), blk_mq_start_request() writes
- * rq->io_start_time_ns right after this tracepoint, so there is nothing to store. */
+/* block_rq_issue: the driver gets the request. Books the issue, and takes our own issue
+ * timestamp only where the kernel will not keep one: with QUEUE_FLAG_STATS set (wbt,
+ * iolatency, ... — the common case), blk_mq_start_request() writes rq->io_start_time_ns
+ * right after this tracepoint. */
 static __always_inline void H(on_rq_issue)(struct request *rq)
 {
+	__u64 id = ptr_id(rq);
+	__u32 idx;
+	struct bh_issued *is = issued_slot(id, true, &idx);
+	if (!is)
+		return;
+	/* Only this request issues into its slot (others take the other slot of the pair or mark
+	 * it shared), and a request is issued by one CPU at a time: no atomic needed. */
+	is->issued++;
 	if (!force_inflight && queue_flag_stats_bit < 64) {
-		unsigned long qflags = READ(rq, q, queue_flags);
 		__u32 op = READ(rq, cmd_flags) & op_mask();
+		unsigned long qflags = READ(rq, q, queue_flags);
 		/* Passthrough and flush requests get no kernel issue timestamp even there. */
 		if (((qflags >> queue_flag_stats_bit) & 1) && !op_is_passthrough(op) && op != op_flush())
 			return;
 	}
-	__u64 id = ptr_id(rq);
-	struct bh_rqinfo *ri = rqinfo_of(id);
-	if (!ri)
-		return;
-	if (ri->key != id) {
-		/* No block_io_start for it (older kernel, samples off) or a colliding request. */
-		ri->key = id;
-		ri->pid_tgid = 0;
-		ri->task = 0;
-	}
-	ri->issue_ns = bpf_ktime_get_ns();
+	is->issue_ns = bpf_ktime_get_ns();
+}
+
+/* block_rq_requeue: the request goes back to the queue and will be issued again. */
+static __always_inline void H(on_rq_requeue)(struct request *rq)
+{
+	bump_counter(offsetof(struct bh_counters, requeues));
+	__u32 idx;
+	struct bh_issued *is = issued_slot(ptr_id(rq), false, &idx);
+	if (is)
+		__sync_fetch_and_add(&is->requeued, 1);
 }
 
 /* block_rq_complete: the I/O is done when this completion covers every remaining byte. */
@@ -91,12 +92,32 @@ static __always_inline void H(on_rq_complete)(struct request *rq, unsigned int n
 	__u64 now = bpf_ktime_get_ns();
 	__u64 issue = 0;
 	__u64 key = ptr_id(rq);
+	/* Book the delivered completion: of an issued request in its books; of a request the driver
+	 * never got (the empty write of a flush sequence, still IDLE) in its bio's shell record —
+	 * unless the sweeper already counted that one as unseen, then it must not count twice. */
+	if (READ(rq, state) == bpf_core_enum_value(enum mq_rq_state, MQ_RQ_IDLE)) {
+		struct bio *first = READ(rq, bio);
+		if (first) {
+			__u64 bid = ptr_id(first);
+			struct bh_shell *sh = shell_of(bid);
+			if (sh && sh->key == bid &&
+			    __sync_val_compare_and_swap(&sh->state, BH_SHELL_PENDING, BH_SHELL_DONE) != BH_SHELL_PENDING &&
+			    sh->state == BH_SHELL_CLAIMED)
+				return;
+		}
+	} else {
+		__u32 pair = rq_pair(key);
+		__u32 *done = bpf_map_lookup_elem(&rq_completed, &pair);
+		if (done)
+			*done += 1;
+	}
 	if (!force_inflight && (rqf & rqf_stats())) {
 		issue = READ(rq, io_start_time_ns);
 	} else {
-		struct bh_rqinfo *ri = rqinfo_of(key);
-		if (ri && ri->key == key && ri->issue_ns)
-			issue = ri->issue_ns;
+		__u32 idx;
+		struct bh_issued *is = issued_slot(key, false, &idx);
+		if (is && is->issue_ns)
+			issue = is->issue_ns;
 		else
 			bump_counter(offsetof(struct bh_counters, issue_unknown));
 	}
@@ -121,20 +142,58 @@ static __always_inline void H(on_rq_complete)(struct request *rq, unsigned int n
 	if (samples_enabled) {
 		io.sector = READ(rq, __sector);
 		io.bytes = (rqf & rqf_stats()) ? ((__u32)READ(rq, stats_sectors) << 9) : data_len;
-		io.submitter_key = key;
+		/* The submitter was booked under the request's first bio (see on_bio_queue). */
+		struct bio *first = READ(rq, bio);
+		io.submitter_key = first ? ptr_id(first) : 0;
 	}
 	record_io(&io);
 }
 
-/* block_bio_queue: bio-based disks only (zram, dm, md, bcache); blk-mq disks are timed by
- * their requests, so their bios return after one check. */
+/* Books an empty flush write (see struct bh_shell). If the same bio is queued again while its
+ * previous use is still pending — fsync's bio lives on the caller's stack and comes back at the
+ * next fsync — that previous one completed unseen. */
+static __always_inline void H(book_shell)(struct bio *bio, struct block_device *bdev, __u32 opf)
+{
+	__u64 id = ptr_id(bio);
+	struct bh_shell *sh = shell_of(id);
+	if (!sh)
+		return;
+	if (sh->key == id && __sync_val_compare_and_swap(&sh->state, BH_SHELL_PENDING, BH_SHELL_CLAIMED) == BH_SHELL_PENDING) {
+		bump_counter(offsetof(struct bh_counters, shell_unseen));
+		count_unseen_completion(sh->dev, sh->cls);
+	}
+	sh->key = id;
+	sh->booked_ns = bpf_ktime_get_ns();
+	sh->dev = READ(bdev, bd_dev);
+	/* The flush machinery turns it into a Sync-Write without the Preflush flag. */
+	sh->cls = (cls_of(opf) & ~BH_CLS_PREFLUSH) | BH_CLS_SYNC;
+	sh->state = BH_SHELL_PENDING;
+}
+
+/* block_bio_queue: fires for every bio, in the submitting task. For blk-mq disks (timed by
+ * their requests) it books who submitted the bio, read back only for sampled I/Os via the
+ * request's first bio; bio-based disks (zram, dm, md, bcache) are timed from here. */
 static __always_inline void H(on_bio_queue)(struct bio *bio)
 {
 	struct block_device *bdev = READ(bio, bi_bdev);
 	if (!bdev)
 		return;
-	if (READ(bdev, bd_disk, queue, mq_ops))
+	if (READ(bdev, bd_disk, queue, mq_ops)) {
+		__u32 opf = READ(bio, bi_opf);
+		if (!READ(bio, bi_iter.bi_size) && (opf & FLAG_BIT(__REQ_PREFLUSH)))
+			H(book_shell)(bio, bdev, opf);
+		if (!samples_enabled)
+			return;
+		__u64 id = ptr_id(bio);
+		__u32 idx = rq_slot(id);
+		struct bh_submitter *s = bpf_map_lookup_elem(&submitters, &idx);
+		if (!s)
+			return;
+		s->key = id;
+		s->pid_tgid = bpf_get_current_pid_tgid();
+		s->task = bpf_get_current_task();
 		return;
+	}
 	__u64 key = ptr_id(bio);
 	struct bh_bio_start st = {};
 	st.ts = bpf_ktime_get_ns();

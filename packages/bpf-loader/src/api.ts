@@ -70,6 +70,18 @@ export interface Program {
   readonly fd: number;
   /** bpf_prog_get_info_by_fd: run count/time and recursion misses. */
   stats(): ProgramStats;
+  /**
+   * Runs the program once through BPF_PROG_TEST_RUN, with `context` (at most 64 KiB) as its
+   * context: how user space triggers a program of its own, e.g. a "syscall" program.
+   */
+  run(context?: Buffer): ProgramRunResult;
+}
+
+export interface ProgramRunResult {
+  /** The program's return value. */
+  readonly retval: number;
+  /** Run time reported by the kernel, ns. */
+  readonly durationNs: number;
 }
 
 export type UpdateFlag = 'any' | 'noexist' | 'exist';

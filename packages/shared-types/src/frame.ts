@@ -54,7 +54,8 @@ export interface IoSample {
   readonly ts_us: number;
   readonly dev: string;
   readonly c: string;
-  readonly sector: number;
+  /** First sector; null for requests without one (a flush request carries sector_t -1). */
+  readonly sector: number | null;
   readonly bytes: number;
   /** Queue latency in ns; null when unknown (bio-based disks, or start not seen). */
   readonly q_ns: number | null;

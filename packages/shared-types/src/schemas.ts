@@ -139,7 +139,7 @@ export const ioSampleSchema = z.strictObject({
   ts_us: count,
   dev: devSchema,
   c: classNameSchema,
-  sector: count,
+  sector: count.nullable(),
   bytes: count,
   q_ns: count.nullable(),
   d_ns: count,

@@ -1,30 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { coarsenFrames, compareDev, filterFrame, FrameAccumulator, mergeFrames } from '../src/frames.js';
-import { bucketCount } from '../src/buckets.js';
 import { sparseProblem, sparseTotal } from '../src/histogram.js';
 import type { ClassSeries, DiskFrame, Frame } from '../src/frame.js';
 import { frameSchema } from '../src/schemas.js';
-
-/** Deterministic pseudo-random numbers (mulberry32) so failures reproduce. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { randomSparseHist, seededRandom as rng } from '@blkheat/testkit';
 
 const DEVS = ['7:0', '7:1', '8:0', '253:0'];
 const CLASSES = ['Read', 'Sync-Write', 'Flush', 'Metadata-Read'];
 
 function randomHist(r: () => number): number[] {
-  const out: number[] = [];
-  for (let i = 0; i < bucketCount(); i++) if (r() < 0.08) out.push(i, 1 + Math.floor(r() * 50));
-  return out;
+  return randomSparseHist(r, 0.08, 50);
 }
 
 function randomFrame(r: () => number, ts: number, step = 1): Frame {

@@ -6,3 +6,4 @@ export * from './agentprocess.js';
 export * from './promtext.js';
 export * from './fuse.js';
 export * from './workload.js';
+export * from './synthetic.js';

@@ -2,7 +2,8 @@
  * Real I/O for tests and benchmarks: fio jobs (JSON results) and dd, run as child processes
  * so the event loop (and a collector running in it) keeps going meanwhile.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { CleanupContext } from './loop.js';
 
 export interface CommandResult {
   readonly stdout: string;
@@ -62,7 +63,8 @@ export interface FioResult {
   readonly ios: number;
 }
 
-export async function runFio(job: FioJob): Promise<FioResult> {
+/** fio's command line for a job (one job section, group reporting). */
+export function fioArgs(job: FioJob): string[] {
   const args = [
     '--name=blkheat',
     `--filename=${job.filename}`,
@@ -83,7 +85,12 @@ export async function runFio(job: FioJob): Promise<FioResult> {
   if (job.rateIops !== undefined) args.push(`--rate_iops=${job.rateIops}`);
   if (job.readonly) args.push('--readonly');
   args.push(...(job.extra ?? []));
-  const { stdout } = await runCommand('fio', args, { timeoutMs: ((job.runtimeS ?? 60) + 60) * 1000 });
+  return args;
+}
+
+/** Runs a fio job to the end and returns what it did. */
+export async function runFio(job: FioJob): Promise<FioResult> {
+  const { stdout } = await runCommand('fio', fioArgs(job), { timeoutMs: ((job.runtimeS ?? 60) + 60) * 1000 });
   const json = JSON.parse(stdout.slice(stdout.indexOf('{'))) as { jobs: { read: FioDir; write: FioDir; trim: FioDir }[] };
   let iops = 0;
   let ios = 0;
@@ -99,6 +106,29 @@ export async function runFio(job: FioJob): Promise<FioResult> {
 interface FioDir {
   readonly iops: number;
   readonly total_ios: number;
+}
+
+export interface BackgroundFio {
+  readonly child: ChildProcess;
+  /** Resolves with fio's exit code when it exits. */
+  readonly done: Promise<number | null>;
+  /** Stops fio (SIGTERM, SIGKILL after 5 s) and waits for it. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Starts a fio job in the background (load while a test does something else); stopped in t.after(). */
+export function startFio(job: FioJob, t?: CleanupContext): BackgroundFio {
+  const child = spawn('fio', fioArgs(job), { stdio: ['ignore', 'ignore', 'pipe'] });
+  const done = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+    }
+    await done;
+  };
+  t?.after(stop);
+  return { child, done, stop };
 }
 
 /** dd with the given operands (if=, of=, bs=, count=, iflag=, oflag=, ...). */

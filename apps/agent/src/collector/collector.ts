@@ -46,6 +46,8 @@ import {
 import { DEFAULT_SAMPLE_BUDGET, SampleBudget } from './sampling.js';
 import type { Collector, CollectorListener, CollectorOptions, CollectorStats } from './types.js';
 
+/** Load-only program the agent runs itself (BPF_PROG_TEST_RUN): counts completions no tracepoint delivered. */
+const SWEEPER = 'bh_sweep';
 /** How long after a second closes it is harvested: every program that saw an I/O of that second has long finished. */
 const HARVEST_DELAY_MS = 120;
 /** Samples are drained this often so the ring buffer never fills at the default budget. */
@@ -102,6 +104,7 @@ class BlockCollector implements Collector {
   private tickTimer: NodeJS.Timeout | undefined;
   private drainTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private sweeping = true;
   private readonly seenDevs = new Set<number>();
   private readonly pendingSamples = new Map<number, IoSample[]>();
   private readonly sampleCountBySlot = new Map<number, number>();
@@ -123,6 +126,7 @@ class BlockCollector implements Collector {
     this.loaded = await this.loadAndAttach(facts);
     const { object } = this.loaded;
     this.hists = object.map('hists');
+    this.syncDiskFilter();
     this.settingsMap = object.map('settings');
     this.budgetMap = object.map('budget');
     this.countersMap = object.map('counters');
@@ -262,8 +266,10 @@ class BlockCollector implements Collector {
       ...(this.options.onLog ? { onLog: (_level: string, line: string) => this.log(line.trimEnd()) } : {}),
     });
     try {
-      const programs = selectPrograms(flavour, facts, this.budget !== undefined);
-      const selected = new Set(programs);
+      const programs = selectPrograms(flavour, facts);
+      const selected = new Set(facts.hasSweeper ? [...programs, SWEEPER] : programs);
+      this.sweeping = facts.hasSweeper;
+      if (!facts.hasSweeper) this.log('kernel too old for the completion sweeper: undelivered completions are not recovered');
       for (const p of object.programs()) object.setAutoload(p.name, selected.has(p.name));
 
       object.setGlobal('bounds_ns', boundsBuffer());
@@ -271,6 +277,8 @@ class BlockCollector implements Collector {
       object.setGlobal('force_inflight', Buffer.from([this.options.issueTimestamps === 'own' ? 1 : 0]));
       object.setGlobal('samples_enabled', Buffer.from([this.budget ? 1 : 0]));
       object.setGlobal('rq_arg_idx', u32(facts.rqLayout === 'queue-first' ? 1 : 0));
+      object.setGlobal('nr_cpus', u32(this.cpus));
+      object.setGlobal('filter_disks', Buffer.from([this.only ? 1 : 0]));
       await object.load();
       const links: Link[] = [];
       try {
@@ -321,6 +329,7 @@ class BlockCollector implements Collector {
 
   /** Harvests and emits every second before `current`. */
   private tick(current: number): void {
+    this.sweep();
     this.drainSamples();
     const bySlot = this.harvest(current);
     let lastCount = this.lastIos;
@@ -394,6 +403,19 @@ class BlockCollector implements Collector {
     return bySlot;
   }
 
+  /** Counts completions the kernel finished without delivering a completion tracepoint. */
+  private sweep(): void {
+    if (!this.sweeping) return;
+    try {
+      this.loaded.object.program(SWEEPER).run();
+    } catch (err) {
+      this.sweeping = false;
+      this.warn(
+        `the completion sweeper cannot run (${errorText(err)}); I/Os whose completion the kernel does not trace are counted only when their request is reused`,
+      );
+    }
+  }
+
   private drainSamples(): void {
     if (!this.ring || !this.budget) return;
     let records: Buffer[];
@@ -463,8 +485,19 @@ class BlockCollector implements Collector {
     }
   }
 
+  /** Tells the kernel which dev_t to trace under --disk: the disks and their partitions. */
+  private syncDiskFilter(): void {
+    if (!this.only) return;
+    const filter = this.loaded.object.map('disk_filter');
+    for (const dev of this.only) {
+      const devs = this.options.partitions ? [dev] : this.devices.devsOfDisk(dev);
+      for (const d of devs) filter.update(u32(d), Buffer.from([1]));
+    }
+  }
+
   private rescanDevices(): void {
     this.devices.rescan();
+    this.syncDiskFilter(); // partitions created since start
     const disks = this.devices.list(this.seenDevs);
     if (JSON.stringify(disks) !== JSON.stringify(this.knownDisks)) {
       this.knownDisks = disks;
@@ -515,7 +548,7 @@ class BlockCollector implements Collector {
 }
 
 /** The programs to attach for a hook flavour on this kernel. */
-export function selectPrograms(flavour: Flavour, facts: KernelFacts, samples: boolean): string[] {
+export function selectPrograms(flavour: Flavour, facts: KernelFacts): string[] {
   const sfx = flavour === 'tp_btf' ? 'btf' : 'raw';
   const q = (layout: KernelFacts['rqLayout']): string => (flavour === 'tp_btf' && layout === 'queue-first' ? '_q' : '');
   const programs = [
@@ -525,7 +558,6 @@ export function selectPrograms(flavour: Flavour, facts: KernelFacts, samples: bo
     `bh_bio_queue_${sfx}${q(facts.bioQueueLayout)}`,
     `bh_bio_complete_${sfx}`,
   ];
-  if (samples && facts.hasIoStart) programs.unshift(`bh_io_start_${sfx}`);
   return programs;
 }
 

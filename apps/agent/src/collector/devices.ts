@@ -70,6 +70,30 @@ export class DeviceRegistry {
     return this.devOfName(nameOrDev);
   }
 
+  /** dev_t of a disk and of its partitions, from sysfs (just `dev` when it is a partition or unknown). */
+  devsOfDisk(dev: number): number[] {
+    const out = [dev];
+    const dir = join(this.sysfs, 'dev/block', devString(dev));
+    let target: string;
+    try {
+      target = resolve(dirname(dir), readlinkSync(dir));
+    } catch {
+      return out;
+    }
+    let entries: string[] = [];
+    try {
+      entries = readdirSync(target);
+    } catch {
+      return out;
+    }
+    for (const entry of entries) {
+      if (!existsSync(join(target, entry, 'partition'))) continue;
+      const part = parseDevString(readText(join(target, entry, 'dev')) ?? '');
+      if (part !== undefined) out.push(part);
+    }
+    return out;
+  }
+
   /** Names of whole disks present now (for error messages and listings). */
   listWholeDisks(): string[] {
     try {
@@ -116,7 +140,8 @@ export class DeviceRegistry {
       dev: devStr,
       name,
       kind,
-      present: true,
+      // A detached loop device or an unsized zram keeps its node but holds nothing.
+      present: Number.isFinite(sectors) && sectors > 0,
       ...(Number.isFinite(sectors) ? { sizeBytes: sectors * 512 } : {}),
       ...(model ? { model: model.slice(0, 128) } : {}),
       wholeDev,

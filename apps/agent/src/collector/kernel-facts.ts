@@ -11,11 +11,11 @@ export interface KernelFacts {
   readonly reqOps: ReadonlyMap<string, number>;
   /** Bit of QUEUE_FLAG_STATS in request_queue.queue_flags, or undefined if unknown. */
   readonly queueFlagStatsBit: number | undefined;
-  /** block_io_start exists (6.5+): the submitter is captured where it submits. */
-  readonly hasIoStart: boolean;
   /** Argument layout of block_rq_issue / block_rq_requeue / block_bio_queue. */
   readonly rqLayout: ArgLayout;
   readonly bioQueueLayout: ArgLayout;
+  /** The completion sweeper can load: "syscall" programs with bpf_loop and per-CPU lookups (5.19+). */
+  readonly hasSweeper: boolean;
 }
 
 export class KernelSupportError extends Error {}
@@ -31,9 +31,10 @@ export function readKernelFacts(btf: KernelBtf): KernelFacts {
   return {
     reqOps,
     queueFlagStatsBit: btf.enumeratorValue('QUEUE_FLAG_STATS'),
-    hasIoStart: btf.funcProtoParams('btf_trace_block_io_start') !== undefined,
     rqLayout: layoutOf(btf, 'btf_trace_block_rq_issue'),
     bioQueueLayout: layoutOf(btf, 'btf_trace_block_bio_queue'),
+    hasSweeper:
+      btf.enumeratorValue('BPF_FUNC_map_lookup_percpu_elem') !== undefined && btf.enumeratorValue('BPF_PROG_TYPE_SYSCALL') !== undefined,
   };
 }
 

@@ -47,6 +47,9 @@ export const COUNTER_NAMES = [
   'histLost',
   'flushSeqData',
   'counted',
+  'completionUnseen',
+  'booksShared',
+  'shellUnseen',
 ] as const;
 export type CounterName = (typeof COUNTER_NAMES)[number];
 export const COUNTERS_SIZE = COUNTER_NAMES.length * 8;
@@ -105,7 +108,8 @@ export function addPerCpuHist(into: HistValue, buf: Buffer, offset: number, stri
 
 export interface RawSample {
   readonly tsNs: bigint;
-  readonly sector: number;
+  /** null where the request has no sector (flushes carry sector_t -1). */
+  readonly sector: number | null;
   readonly queueNs: number;
   readonly deviceNs: number;
   readonly cgroupId: number;
@@ -125,7 +129,7 @@ export function decodeSample(buf: Buffer): RawSample {
   const nul = commBytes.indexOf(0);
   return {
     tsNs: buf.readBigUInt64LE(0),
-    sector: readU64(buf, 8),
+    sector: buf.readUInt32LE(12) >= 0x200000 ? null : readU64(buf, 8), // >= 2^53: the "no sector" sentinel
     queueNs: readU64(buf, 16),
     deviceNs: readU64(buf, 24),
     cgroupId: readU64(buf, 32),

@@ -3,6 +3,7 @@
  * records, disk changes and self-metrics. The collector knows nothing about HTTP or history.
  */
 import type { DiskInfo, Frame, IoSample } from '@blkheat/shared-types';
+import type { CounterName } from './layout.js';
 
 export interface CollectorStats {
   /** Completed I/Os counted since start. */
@@ -20,12 +21,7 @@ export interface CollectorStats {
   /** Which hook flavour is attached: "tp_btf" or "raw_tp". */
   readonly hooks: 'tp_btf' | 'raw_tp';
   /** Kernel-side event counters since start (requeues, partial completions, ...). */
-  readonly kernel: Readonly<
-    Record<
-      'requeues' | 'ringLost' | 'inflightFull' | 'issueUnknown' | 'partial' | 'bioUnknownDev' | 'histLost' | 'flushSeqData' | 'counted',
-      number
-    >
-  >;
+  readonly kernel: Readonly<Record<CounterName, number>>;
   /** Seconds from the end of the newest emitted second to the moment it was emitted. */
   readonly lastFrameLagS: number | null;
 }

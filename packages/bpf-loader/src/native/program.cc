@@ -21,6 +21,7 @@ Napi::Function ProgramWrap::Define(Napi::Env env) {
                          InstanceAccessor<&ProgramWrap::Section>("section"),
                          InstanceAccessor<&ProgramWrap::Fd>("fd"),
                          InstanceMethod<&ProgramWrap::Stats>("stats"),
+                         InstanceMethod<&ProgramWrap::Run>("run"),
                      });
 }
 
@@ -64,6 +65,40 @@ Napi::Value ProgramWrap::Stats(const Napi::CallbackInfo& info) {
   out.Set("runCount", Napi::Number::New(env, static_cast<double>(progInfo.run_cnt)));
   out.Set("runTimeNs", Napi::Number::New(env, static_cast<double>(progInfo.run_time_ns)));
   out.Set("recursionMisses", Napi::Number::New(env, static_cast<double>(progInfo.recursion_misses)));
+  return out;
+}
+
+// The largest context a caller may hand run(); BPF_PROG_TEST_RUN contexts are small structs.
+constexpr size_t kMaxRunContext = 64 * 1024;
+
+Napi::Value ProgramWrap::Run(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const std::string op = "program.run";
+  state_->CheckLoaded(env, op, "program '" + name_ + "' (its object)");
+  int fd = bpf_program__fd(prog_);
+  if (fd < 0) ThrowUsage(env, op, EBADF, op + ": program '" + name_ + "' is not loaded");
+  const uint8_t* ctx = nullptr;
+  size_t ctxLen = 0;
+  if (info.Length() > 0 && !info[0].IsUndefined()) {
+    if (!info[0].IsBuffer()) ThrowUsage(env, op, EINVAL, op + ": context must be a Buffer");
+    Napi::Buffer<uint8_t> buf = info[0].As<Napi::Buffer<uint8_t>>();
+    if (buf.Length() > kMaxRunContext)
+      ThrowUsage(env, op, EINVAL, op + ": context of " + std::to_string(buf.Length()) + " bytes exceeds " + std::to_string(kMaxRunContext));
+    ctx = buf.Data();
+    ctxLen = buf.Length();
+  }
+  bpf_test_run_opts opts;
+  std::memset(&opts, 0, sizeof(opts));
+  opts.sz = sizeof(opts);
+  opts.ctx_in = ctx;
+  opts.ctx_size_in = static_cast<__u32>(ctxLen);
+  if (bpf_prog_test_run_opts(fd, &opts) != 0) {
+    int err = errno;
+    ThrowBpf(env, Failure{op, err, "program '" + name_ + "' test_run", PrivilegeHint(Privilege::MapAccess, err), ""});
+  }
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("retval", Napi::Number::New(env, static_cast<double>(opts.retval)));
+  out.Set("durationNs", Napi::Number::New(env, static_cast<double>(opts.duration)));
   return out;
 }
 

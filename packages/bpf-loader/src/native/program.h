@@ -19,6 +19,7 @@ class ProgramWrap : public Napi::ObjectWrap<ProgramWrap> {
   Napi::Value Section(const Napi::CallbackInfo& info);
   Napi::Value Fd(const Napi::CallbackInfo& info);
   Napi::Value Stats(const Napi::CallbackInfo& info);
+  Napi::Value Run(const Napi::CallbackInfo& info);
 
   std::shared_ptr<ObjectState> state_;
   bpf_program* prog_ = nullptr;

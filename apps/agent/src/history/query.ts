@@ -1,0 +1,145 @@
+/**
+ * Answering questions about history: which tier and step a range is served at, and the
+ * frames of a range or a backfill page as JSON texts (so stored frames that need no change
+ * are spliced into the answer without being parsed and re-serialized).
+ */
+import { alignDown, filterFrame, FrameAccumulator, isPassThroughFilter, type Frame, type FrameFilter } from '@blkheat/shared-types';
+import type { HistoryStore } from './store.js';
+import type { RawFrame } from './tier.js';
+
+export interface RangePlan {
+  /** Tier the frames are read from. */
+  readonly tierStep: number;
+  /** Step of the answer's frames: a multiple of tierStep. */
+  readonly step: number;
+  /** [from, to) aligned to step. */
+  readonly from: number;
+  readonly to: number;
+}
+
+export interface TierPolicy {
+  readonly step: number;
+  readonly retention: number;
+}
+
+/**
+ * The step a range is answered at. The answer must fit in maxFrames frames and be no finer
+ * than the requested step. The tier is the finest one whose retention still covers `from`
+ * (or the coarsest when none does); the answer's step is that tier's step, or a multiple of
+ * it when the tier's own step would need more than maxFrames frames (frames are then
+ * merged on the fly, exactly).
+ */
+export function planRange(
+  req: { readonly from: number; readonly to: number; readonly step?: number | undefined },
+  tiers: readonly TierPolicy[],
+  now: number,
+  maxFrames: number,
+): RangePlan {
+  if (tiers.length === 0) throw new RangeError('no history tiers');
+  const sorted = [...tiers].sort((a, b) => a.step - b.step);
+  const wanted = Math.max(1, req.step ?? 1);
+  const covering = sorted.filter((t) => now - t.retention <= req.from);
+  const eligible = covering.filter((t) => t.step <= wanted);
+  const tier = eligible[eligible.length - 1] ?? covering[0] ?? (sorted[sorted.length - 1] as TierPolicy);
+  let step = tier.step * Math.max(1, Math.ceil(wanted / tier.step));
+  for (;;) {
+    const from = alignDown(req.from, step);
+    const to = alignDown(req.to + step - 1, step);
+    if ((to - from) / step <= maxFrames) return { tierStep: tier.step, step, from, to };
+    step += tier.step;
+  }
+}
+
+export interface FramesAnswer {
+  readonly from: number;
+  /** End of what the answer covers: the plan's `to`, or earlier when cut at maxBytes. */
+  readonly to: number;
+  readonly step: number;
+  /** JSON text of each frame, in time order. */
+  readonly frames: string[];
+  /** Set when frames were left out for size; the client asks again from `to`. */
+  readonly cut: boolean;
+}
+
+/**
+ * Frames of a planned range, filtered, as JSON texts; at most about maxBytes of them. Reads,
+ * merges and serializes lazily, one output step at a time, and stops reading at the byte
+ * limit: the cost of an answer is bounded by its size, not by the range asked for.
+ */
+export function rangeFrames(store: HistoryStore, plan: RangePlan, filter: FrameFilter, maxBytes: number): FramesAnswer {
+  const raw = store.iterate(plan.tierStep, plan.from, plan.to);
+  const texts = plan.step === plan.tierStep ? reserialize(raw, filter) : mergeSteps(raw, plan.step, filter);
+  return cutAtBytes(texts, plan.from, plan.to, plan.step, maxBytes);
+}
+
+/** One backfill page: 1 s frames in [from, to), at most maxFrames and about maxBytes. */
+export function backfillPage(
+  store: HistoryStore,
+  from: number,
+  to: number,
+  filter: FrameFilter,
+  maxFrames: number,
+  maxBytes: number,
+): FramesAnswer {
+  const end = Math.min(to, from + maxFrames);
+  return cutAtBytes(reserialize(store.iterate(1, from, end), filter), from, end, 1, maxBytes);
+}
+
+/** Stored frames as they are (no filter: spliced without parsing), or parsed, filtered and serialized. */
+function* reserialize(raw: Iterable<RawFrame>, filter: FrameFilter): Generator<RawFrame> {
+  if (isPassThroughFilter(filter)) {
+    yield* raw;
+    return;
+  }
+  for (const f of parseEach(raw)) {
+    const filtered = filterFrame(f, filter);
+    yield { ts: filtered.ts, json: JSON.stringify(filtered) };
+  }
+}
+
+/** Frames merged into steps of `step` seconds (exactly), filtered, one output step at a time. */
+function* mergeSteps(raw: Iterable<RawFrame>, step: number, filter: FrameFilter): Generator<RawFrame> {
+  const acc = new FrameAccumulator();
+  let current: number | undefined;
+  const flush = (ts: number): RawFrame => {
+    const f = filterFrame(acc.toFrame(ts, step), filter);
+    acc.reset();
+    return { ts, json: JSON.stringify(f) };
+  };
+  for (const f of parseEach(raw)) {
+    const start = alignDown(f.ts, step);
+    if (current !== undefined && start !== current) yield flush(current);
+    current = start;
+    acc.add(f);
+  }
+  if (current !== undefined) yield flush(current);
+}
+
+function* parseEach(raw: Iterable<RawFrame>): Generator<Frame> {
+  for (const r of raw) {
+    try {
+      yield JSON.parse(r.json) as Frame;
+    } catch {
+      // it passed its CRC, so this is a bug, not a crash: skip the record
+    }
+  }
+}
+
+/** Parses stored frames; a record that does not parse is skipped. */
+export function parseAll(raw: Iterable<RawFrame>): Frame[] {
+  return [...parseEach(raw)];
+}
+
+function cutAtBytes(texts: Iterable<RawFrame>, from: number, to: number, step: number, maxBytes: number): FramesAnswer {
+  const frames: string[] = [];
+  let bytes = 0;
+  for (const t of texts) {
+    // Always keep the first frame, so a client paging by `to` makes progress.
+    if (frames.length > 0 && bytes + t.json.length > maxBytes) {
+      return { from, to: t.ts, step, frames, cut: true };
+    }
+    frames.push(t.json);
+    bytes += t.json.length + 1;
+  }
+  return { from, to, step, frames, cut: false };
+}

@@ -1,0 +1,234 @@
+/**
+ * Sampled I/O records of the recent past, for drill-down into a heat map cell. A fixed-size
+ * ring of columns (typed arrays) rather than an array of objects: the memory is bounded and
+ * known up front (about 80 bytes per sample), and the garbage collector never walks it.
+ * Samples older than the window, or beyond the capacity, are overwritten oldest first.
+ * Samples are kept in memory only: after a restart drill-down starts afresh (frames persist).
+ */
+import type { IoSample, LatencyKind } from '@blkheat/shared-types';
+
+export interface SampleQuery {
+  /** Completion time range [from, to) in unix seconds. */
+  readonly from: number;
+  readonly to: number;
+  readonly kind?: LatencyKind | undefined;
+  /** Inclusive latency bounds of `kind`, ns. */
+  readonly minNs?: number | undefined;
+  readonly maxNs?: number | undefined;
+  readonly disks?: readonly string[] | undefined;
+  readonly classes?: readonly string[] | undefined;
+  readonly limit: number;
+}
+
+export interface SampleAnswer {
+  /** Matching samples in arrival (roughly completion-time) order, at most `limit`. */
+  readonly samples: IoSample[];
+  /** More samples matched than `limit`. */
+  readonly truncated: boolean;
+}
+
+export interface SampleStoreOptions {
+  /** Most samples kept. */
+  readonly capacity: number;
+  /** Seconds a sample is kept at most. */
+  readonly windowSeconds: number;
+  /** Clock in unix seconds (tests inject one). */
+  readonly now?: () => number;
+}
+
+const COMM_BYTES = 16;
+/** Interned strings (devices, classes) per table; more distinct values than this are dropped. */
+const MAX_INTERNED = 65535;
+
+/** A string <-> small integer table, so the ring stores 2-byte indices instead of strings. */
+class Interner {
+  private readonly ids = new Map<string, number>();
+  readonly values: string[] = [];
+
+  id(value: string): number | undefined {
+    let id = this.ids.get(value);
+    if (id === undefined) {
+      if (this.values.length >= MAX_INTERNED) return undefined;
+      id = this.values.length;
+      this.values.push(value);
+      this.ids.set(value, id);
+    }
+    return id;
+  }
+
+  find(value: string): number | undefined {
+    return this.ids.get(value);
+  }
+}
+
+export class SampleStore {
+  readonly capacity: number;
+  private readonly windowSeconds: number;
+  private readonly now: () => number;
+  private readonly tsUs: Float64Array;
+  private readonly dev: Uint16Array;
+  private readonly cls: Uint16Array;
+  private readonly sector: Float64Array;
+  private readonly bytes: Float64Array;
+  private readonly qNs: Float64Array;
+  private readonly dNs: Float64Array;
+  private readonly pid: Uint32Array;
+  private readonly cgroup: Float64Array;
+  private readonly outlier: Uint8Array;
+  private readonly comm: Uint8Array;
+  private readonly devs = new Interner();
+  private readonly classes = new Interner();
+  /** Index of the oldest sample and number of samples held. */
+  private head = 0;
+  private size = 0;
+  private total = 0;
+  private rejected = 0;
+
+  constructor(options: SampleStoreOptions) {
+    const n = options.capacity;
+    if (!Number.isInteger(n) || n < 1) throw new RangeError(`sample capacity ${n} is not a positive integer`);
+    this.capacity = n;
+    this.windowSeconds = options.windowSeconds;
+    this.now = options.now ?? (() => Date.now() / 1000);
+    this.tsUs = new Float64Array(n);
+    this.dev = new Uint16Array(n);
+    this.cls = new Uint16Array(n);
+    this.sector = new Float64Array(n);
+    this.bytes = new Float64Array(n);
+    this.qNs = new Float64Array(n);
+    this.dNs = new Float64Array(n);
+    this.pid = new Uint32Array(n);
+    this.cgroup = new Float64Array(n);
+    this.outlier = new Uint8Array(n);
+    this.comm = new Uint8Array(n * COMM_BYTES);
+  }
+
+  /** Samples held now. */
+  get count(): number {
+    return this.size;
+  }
+
+  /** Samples added since start, and samples refused (too many distinct devices/classes). */
+  get counters(): { added: number; rejected: number } {
+    return { added: this.total, rejected: this.rejected };
+  }
+
+  /** Bytes of the ring's columns (allocated up front; the OS maps pages as they are written). */
+  get memoryBytes(): number {
+    return this.capacity * (8 * 7 + 2 * 2 + 4 + 1 + COMM_BYTES);
+  }
+
+  add(samples: readonly IoSample[]): void {
+    for (const s of samples) this.addOne(s);
+    this.expire();
+  }
+
+  query(q: SampleQuery): SampleAnswer {
+    this.expire();
+    const fromUs = q.from * 1e6;
+    const toUs = q.to * 1e6;
+    const minNs = q.minNs ?? 0;
+    const maxNs = q.maxNs ?? Number.MAX_SAFE_INTEGER;
+    const lat = q.kind === 'queue' ? this.qNs : this.dNs;
+    const devSet = q.disks ? idSet(q.disks, this.devs) : undefined;
+    const clsSet = q.classes ? idSet(q.classes, this.classes) : undefined;
+    const out: IoSample[] = [];
+    let truncated = false;
+    for (let k = 0; k < this.size; k++) {
+      const i = (this.head + k) % this.capacity;
+      const ts = this.tsUs[i] as number;
+      if (ts < fromUs || ts >= toUs) continue;
+      const v = lat[i] as number;
+      // NaN (unknown queue latency) fails both comparisons and is never matched.
+      if (!(v >= minNs && v <= maxNs)) continue;
+      if (devSet && !devSet.has(this.dev[i] as number)) continue;
+      if (clsSet && !clsSet.has(this.cls[i] as number)) continue;
+      if (out.length >= q.limit) {
+        truncated = true;
+        break;
+      }
+      out.push(this.sampleAt(i));
+    }
+    return { samples: out, truncated };
+  }
+
+  private addOne(s: IoSample): void {
+    const dev = this.devs.id(s.dev);
+    const cls = this.classes.id(s.c);
+    if (dev === undefined || cls === undefined) {
+      this.rejected++;
+      return;
+    }
+    let i: number;
+    if (this.size < this.capacity) {
+      i = (this.head + this.size) % this.capacity;
+      this.size++;
+    } else {
+      i = this.head;
+      this.head = (this.head + 1) % this.capacity;
+    }
+    this.total++;
+    this.tsUs[i] = s.ts_us;
+    this.dev[i] = dev;
+    this.cls[i] = cls;
+    this.sector[i] = s.sector ?? NaN; // null (no sector: a flush) kept as NaN
+    this.bytes[i] = s.bytes;
+    this.qNs[i] = s.q_ns ?? NaN;
+    this.dNs[i] = s.d_ns;
+    this.pid[i] = s.pid;
+    this.cgroup[i] = s.cgroup;
+    this.outlier[i] = s.outlier ? 1 : 0;
+    const at = i * COMM_BYTES;
+    this.comm.fill(0, at, at + COMM_BYTES);
+    // comm is at most 15 bytes in the kernel; anything longer is cut, on a character boundary.
+    this.comm.set(encodeComm(s.comm), at);
+  }
+
+  private sampleAt(i: number): IoSample {
+    const q = this.qNs[i] as number;
+    const at = i * COMM_BYTES;
+    let end = at;
+    while (end < at + COMM_BYTES && this.comm[end] !== 0) end++;
+    return {
+      ts_us: this.tsUs[i] as number,
+      dev: this.devs.values[this.dev[i] as number] as string,
+      c: this.classes.values[this.cls[i] as number] as string,
+      sector: Number.isNaN(this.sector[i] as number) ? null : (this.sector[i] as number),
+      bytes: this.bytes[i] as number,
+      q_ns: Number.isNaN(q) ? null : q,
+      d_ns: this.dNs[i] as number,
+      pid: this.pid[i] as number,
+      comm: Buffer.from(this.comm.subarray(at, end)).toString('utf8'),
+      cgroup: this.cgroup[i] as number,
+      outlier: this.outlier[i] === 1,
+    };
+  }
+
+  /** Drops samples older than the window from the front (samples arrive roughly in time order). */
+  private expire(): void {
+    const oldestUs = (this.now() - this.windowSeconds) * 1e6;
+    while (this.size > 0 && (this.tsUs[this.head] as number) < oldestUs) {
+      this.head = (this.head + 1) % this.capacity;
+      this.size--;
+    }
+  }
+}
+
+function idSet(values: readonly string[], interner: Interner): Set<number> {
+  const s = new Set<number>();
+  for (const v of values) {
+    const id = interner.find(v);
+    if (id !== undefined) s.add(id);
+  }
+  return s;
+}
+
+function encodeComm(comm: string): Uint8Array {
+  let buf = Buffer.from(comm, 'utf8');
+  if (buf.length < COMM_BYTES) return buf;
+  // Cut to 15 bytes, then back off to a character boundary (no dangling UTF-8 continuation bytes).
+  let n = COMM_BYTES - 1;
+  while (n > 0 && ((buf[n] as number) & 0xc0) === 0x80) n--;
+  buf = buf.subarray(0, n);
+  return buf;
+}

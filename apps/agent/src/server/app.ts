@@ -1,0 +1,183 @@
+/**
+ * The HTTP side (express): the dashboard page and assets, the REST API, /healthz and
+ * /metrics. Every answer carries the security headers; /api and /metrics need the token
+ * when one is configured (the page and its assets do not: the dashboard takes the token from
+ * its URL fragment, which browsers never send to the server).
+ */
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { MAX_FRAMES_PER_ANSWER } from '@blkheat/shared-types';
+import type { AgentContext } from './context.js';
+import { planRange, rangeFrames } from '../history/query.js';
+import { DEFAULT_SAMPLES_LIMIT, ANSWER_MAX_BYTES } from './limits.js';
+import { METRICS_CONTENT_TYPE, renderMetrics, type StreamStats } from './metrics.js';
+import { MAX_QUERY_BYTES, parseNoQuery, parseRangeQuery, parseSamplesQuery, parseSnapshotQuery, type QueryResult } from './query.js';
+import { hostAllowed, presentedToken, setSecurityHeaders, type AccessPolicy } from './security.js';
+import { snapshotJson } from './snapshot.js';
+import { notBuiltPage, safeStaticPath, sendStatic, type StaticSite } from './static.js';
+
+export interface AppOptions {
+  readonly ctx: AgentContext;
+  readonly policy: AccessPolicy;
+  /** The built dashboard, or undefined when apps/web/dist is missing. */
+  readonly site: StaticSite | undefined;
+  /** Where the dashboard was looked for (for the "not built" page). */
+  readonly webRoot: string;
+  readonly streamStats: () => StreamStats;
+  /** Seconds without a new frame after which /healthz reports 503. */
+  readonly staleAfterS?: number;
+}
+
+/** The request's URL, parsed (never throws: a malformed target is reported as undefined). */
+export function requestUrl(req: { url?: string | undefined; originalUrl?: string | undefined }): URL | undefined {
+  try {
+    // originalUrl: inside a mounted middleware express strips the mount path from req.url.
+    return new URL(req.originalUrl ?? req.url ?? '/', 'http://agent.invalid');
+  } catch {
+    return undefined;
+  }
+}
+
+function fail(res: Response, status: number, error: string, field?: string): void {
+  res.status(status).json(field === undefined ? { error } : { error, field });
+}
+
+function sendQueryError<T>(res: Response, r: QueryResult<T>): r is Extract<QueryResult<T>, { ok: true }> {
+  if (r.ok) return true;
+  fail(res, 400, r.message, r.field);
+  return false;
+}
+
+export function createApp(options: AppOptions): express.Express {
+  const { ctx, policy } = options;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', false);
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const isApi = req.path.startsWith('/api/') || req.path === '/metrics' || req.path === '/healthz';
+    setSecurityHeaders(res, req.headers.host, !isApi);
+    if (!hostAllowed(policy, req.headers.host)) {
+      fail(
+        res,
+        403,
+        'Host header not allowed: open the dashboard at http://127.0.0.1 or localhost, or start the agent with --allow-origin',
+        'host',
+      );
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      fail(res, 405, `method ${req.method} not allowed`);
+      return;
+    }
+    if ((req.url ?? '').length > MAX_QUERY_BYTES) {
+      fail(res, 414, `request target longer than ${MAX_QUERY_BYTES} bytes`);
+      return;
+    }
+    next();
+  });
+
+  app.get('/healthz', (_req: Request, res: Response) => {
+    const newest = ctx.history.newestTs;
+    const now = Date.now() / 1000;
+    const lag = newest === undefined ? null : now - (newest + 1);
+    const running = ctx.collectorStats() !== undefined;
+    const ok = running && lag !== null && lag < (options.staleAfterS ?? 5);
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'degraded', collector: running, newestFrame: newest ?? null, lagSeconds: lag });
+  });
+
+  // Everything below is data: token required when configured.
+  app.use(['/api', '/metrics'], (req: Request, res: Response, next: NextFunction) => {
+    const url = requestUrl(req);
+    if (!policy.tokens.accepts(url ? presentedToken(req, url) : undefined)) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="blkheat"');
+      fail(res, 401, 'missing or wrong token (send "Authorization: Bearer <token>" or ?token=)', 'token');
+      return;
+    }
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+
+  const params = (req: Request): URLSearchParams => requestUrl(req)?.searchParams ?? new URLSearchParams();
+
+  app.get('/api/v1/disks', (req: Request, res: Response) => {
+    if (!sendQueryError(res, parseNoQuery(params(req)))) return;
+    res.json({ disks: ctx.disks() });
+  });
+
+  app.get('/api/v1/range', (req: Request, res: Response) => {
+    const q = parseRangeQuery(params(req), ctx.disks());
+    if (!sendQueryError(res, q)) return;
+    const history = ctx.history;
+    const tiers = history.tierSteps.map((step) => ({ step, retention: history.retention(step) }));
+    const plan = planRange(q.value, tiers, history.clock(), MAX_FRAMES_PER_ANSWER);
+    const a = rangeFrames(history, plan, { disks: q.value.disks, classes: q.value.classes }, ANSWER_MAX_BYTES);
+    res.type('application/json').send(`{"from":${a.from},"to":${a.to},"step":${a.step},"frames":[${a.frames.join(',')}]}`);
+  });
+
+  app.get('/api/v1/samples', (req: Request, res: Response) => {
+    const q = parseSamplesQuery(params(req), ctx.disks());
+    if (!sendQueryError(res, q)) return;
+    const v = q.value;
+    if (v.minNs !== undefined && v.maxNs !== undefined && v.maxNs < v.minNs) {
+      fail(res, 400, 'maxNs: must not be below minNs', 'maxNs');
+      return;
+    }
+    const r = ctx.samples.query({ ...v, limit: v.limit ?? DEFAULT_SAMPLES_LIMIT });
+    res.json({ samples: r.samples, truncated: r.truncated });
+  });
+
+  app.get('/api/v1/snapshot', (req: Request, res: Response) => {
+    const q = parseSnapshotQuery(params(req), ctx.disks());
+    if (!sendQueryError(res, q)) return;
+    const snap = snapshotJson(ctx, q.value);
+    const host = ctx.host.hostname.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'host';
+    res.setHeader('Content-Disposition', `attachment; filename="blkheat-${host}-${snap.from}-${snap.to}.json"`);
+    res.type('application/json').send(snap.json);
+  });
+
+  app.get('/metrics', (req: Request, res: Response) => {
+    if (!sendQueryError(res, parseNoQuery(params(req)))) return;
+    res.type(METRICS_CONTENT_TYPE).send(renderMetrics(ctx, options.streamStats()));
+  });
+
+  app.use('/api', (_req: Request, res: Response) => fail(res, 404, 'no such API endpoint (see docs/protocol.md)'));
+
+  // The dashboard: only files that were in the build at start.
+  app.use((req: Request, res: Response) => {
+    const raw = (req.url ?? '/').split('?')[0] ?? '/';
+    const path = safeStaticPath(raw);
+    if (path === undefined) {
+      fail(res, 400, 'malformed or unsafe path');
+      return;
+    }
+    if (!options.site) {
+      if (path === '/' || path === '/index.html') {
+        res.status(503).type('html').send(notBuiltPage(options.webRoot));
+        return;
+      }
+      fail(res, 404, 'not found (the dashboard is not built)');
+      return;
+    }
+    const file = options.site.lookup(path);
+    if (!file) {
+      fail(res, 404, 'not found');
+      return;
+    }
+    sendStatic(req, res, file);
+  });
+
+  // Anything thrown while answering: a JSON 500 (or the client's error, e.g. a malformed body), never a stack trace.
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const status = typeof err === 'object' && err !== null && 'status' in err && typeof err.status === 'number' ? err.status : 500;
+    if (status >= 500) console.error(`http: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    fail(res, status >= 400 && status < 600 ? status : 500, status >= 500 ? 'internal error' : 'bad request');
+  });
+
+  return app;
+}

@@ -1,0 +1,24 @@
+/**
+ * What the HTTP and WebSocket layers read from the rest of the agent. The server owns no
+ * data: frames live in history, samples in the sample store, counters in the collector.
+ */
+import type { DiskInfo, HostInfo } from '@blkheat/shared-types';
+import type { CollectorStats } from '../collector/types.js';
+import type { HistoryStore } from '../history/store.js';
+import type { SampleStore } from '../history/samples.js';
+import type { LatencyTotals } from './totals.js';
+
+export interface AgentContext {
+  readonly version: string;
+  readonly host: HostInfo;
+  readonly history: HistoryStore;
+  readonly samples: SampleStore;
+  /** Cumulative histograms since start, exported on /metrics. */
+  readonly totals: LatencyTotals;
+  /** Unix seconds the agent started. */
+  readonly startedAt: number;
+  /** Known disks, present or gone. */
+  disks(): readonly DiskInfo[];
+  /** The collector's self-metrics; undefined when it is not running. */
+  collectorStats(): CollectorStats | undefined;
+}

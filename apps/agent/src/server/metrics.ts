@@ -1,0 +1,206 @@
+/**
+ * /metrics in the Prometheus text exposition format 0.0.4.
+ *
+ * Latency histograms: one classic histogram per disk x class x kind (device, queue), with an
+ * `le` bucket for the upper bound (in seconds) of every dense bucket of the bucket schema
+ * except overflow, which is `+Inf`. The bounds are exactly the native-histogram schema's,
+ * so they never need re-binning. Counts are cumulative since the agent started (the
+ * Prometheus norm; a restart is a counter reset). No `_sum` is exported: the kernel keeps
+ * histograms, not sums, and an estimate from bucket midpoints would silently skew every
+ * average computed from it. Use histogram_quantile() or bucket ratios instead.
+ */
+import {
+  BUCKET_SCHEMA,
+  PROTOCOL_VERSION,
+  overflowIndex,
+  upperBoundSeconds,
+  type ClassSeries,
+  type DiskInfo,
+  type SparseHist,
+} from '@blkheat/shared-types';
+import type { AgentContext } from './context.js';
+
+export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+/** Numbers the WebSocket layer keeps about itself. */
+export interface StreamStats {
+  readonly clients: number;
+  readonly framesSent: number;
+  readonly framesSkipped: number;
+  readonly laggingNotices: number;
+  readonly slowClientsClosed: number;
+  readonly bytesSent: number;
+  /** Seconds from the end of the newest second to its frame being handed to the sockets. */
+  readonly lastFrameLagS: number | null;
+}
+
+type Labels = Readonly<Record<string, string>>;
+
+class Exposition {
+  private readonly lines: string[] = [];
+
+  family(name: string, type: 'counter' | 'gauge' | 'histogram', help: string): void {
+    this.lines.push(`# HELP ${name} ${help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${name} ${type}`);
+  }
+
+  sample(name: string, labels: Labels, value: number): void {
+    this.lines.push(`${name}${formatLabels(labels)} ${formatValue(value)}`);
+  }
+
+  text(): string {
+    return `${this.lines.join('\n')}\n`;
+  }
+}
+
+function formatLabels(labels: Labels): string {
+  const entries = Object.entries(labels);
+  if (entries.length === 0) return '';
+  return `{${entries.map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`).join(',')}}`;
+}
+
+export function formatValue(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (v === Infinity) return '+Inf';
+  if (v === -Infinity) return '-Inf';
+  return String(v);
+}
+
+/** `le` label values of the dense buckets 0..overflow-1 (overflow is +Inf). Computed once. */
+const LE_VALUES: readonly string[] = Array.from({ length: overflowIndex(BUCKET_SCHEMA) }, (_, i) => formatValue(upperBoundSeconds(i)));
+
+function histogram(out: Exposition, name: string, labels: Labels, hist: SparseHist): void {
+  let cum = 0;
+  let k = 0;
+  for (let i = 0; i < LE_VALUES.length; i++) {
+    while (k < hist.length && (hist[k] as number) === i) {
+      cum += hist[k + 1] as number;
+      k += 2;
+    }
+    out.sample(`${name}_bucket`, { ...labels, le: LE_VALUES[i] as string }, cum);
+  }
+  for (; k < hist.length; k += 2) cum += hist[k + 1] as number; // overflow
+  out.sample(`${name}_bucket`, { ...labels, le: '+Inf' }, cum);
+  out.sample(`${name}_count`, labels, cum);
+}
+
+export function renderMetrics(ctx: AgentContext, stream: StreamStats): string {
+  const out = new Exposition();
+  const disks = new Map<string, DiskInfo>(ctx.disks().map((d) => [d.dev, d]));
+  const totals = ctx.totals.snapshot();
+  const series: { labels: Labels; kind: DiskInfo['kind'] | undefined; cls: ClassSeries }[] = [];
+  for (const d of totals.disks) {
+    const info = disks.get(d.dev);
+    for (const cls of d.cls) series.push({ labels: { disk: info?.name ?? d.dev, dev: d.dev, class: cls.c }, kind: info?.kind, cls });
+  }
+
+  out.family(
+    'blkheat_device_latency_seconds',
+    'histogram',
+    'Block I/O device latency (request-based disks: issue to completion; bio-based: queue to completion), since the agent started.',
+  );
+  for (const s of series) histogram(out, 'blkheat_device_latency_seconds', s.labels, s.cls.d);
+  out.family(
+    'blkheat_queue_latency_seconds',
+    'histogram',
+    'Block I/O queue latency (request start to issue), request-based disks, since the agent started.',
+  );
+  for (const s of series) if (s.kind !== 'bio') histogram(out, 'blkheat_queue_latency_seconds', s.labels, s.cls.q);
+  out.family('blkheat_ios_total', 'counter', 'Completed I/Os per disk and op class (matches /proc/diskstats), since the agent started.');
+  for (const s of series) out.sample('blkheat_ios_total', s.labels, s.cls.n);
+
+  const w = ctx.totals.window;
+  out.family('blkheat_histogram_window_start_seconds', 'gauge', 'Unix time of the first second counted in the latency histograms.');
+  out.sample('blkheat_histogram_window_start_seconds', {}, w?.from ?? ctx.startedAt);
+  out.family(
+    'blkheat_histogram_window_end_seconds',
+    'gauge',
+    'Unix time of the end of the newest second counted in the latency histograms.',
+  );
+  out.sample('blkheat_histogram_window_end_seconds', {}, w?.to ?? ctx.startedAt);
+
+  const cs = ctx.collectorStats();
+  if (cs) {
+    out.family(
+      'blkheat_bpf_ns_per_io',
+      'gauge',
+      'BPF program run time per traced I/O, ns (needs kernel.bpf_stats_enabled, held by the agent).',
+    );
+    if (cs.bpfNsPerIo !== null) out.sample('blkheat_bpf_ns_per_io', {}, cs.bpfNsPerIo);
+    out.family('blkheat_bpf_run_time_seconds_total', 'counter', 'BPF program run time of every blkheat program.');
+    out.sample('blkheat_bpf_run_time_seconds_total', {}, cs.bpfRunTimeNs / 1e9);
+    out.family('blkheat_collector_ios_total', 'counter', 'Completed I/Os counted by the collector.');
+    out.sample('blkheat_collector_ios_total', {}, cs.ios);
+    out.family('blkheat_samples_dropped_total', 'counter', 'I/Os with no sample record (sampling, per-second budget, ring buffer full).');
+    out.sample('blkheat_samples_dropped_total', {}, cs.samplesDropped);
+    out.family('blkheat_samples_lost_total', 'counter', 'Sample records lost for lack of ring-buffer space.');
+    out.sample('blkheat_samples_lost_total', {}, cs.samplesLost);
+    out.family(
+      'blkheat_bpf_recursion_misses_total',
+      'counter',
+      'BPF program runs the kernel skipped because the program was already running on that CPU.',
+    );
+    out.sample('blkheat_bpf_recursion_misses_total', {}, cs.recursionMisses);
+    out.family(
+      'blkheat_collector_frame_lag_seconds',
+      'gauge',
+      'Seconds from the end of the newest second to the collector emitting its frame.',
+    );
+    if (cs.lastFrameLagS !== null) out.sample('blkheat_collector_frame_lag_seconds', {}, cs.lastFrameLagS);
+    out.family(
+      'blkheat_kernel_events_total',
+      'counter',
+      'Kernel-side events the BPF programs counted (requeues, partial completions, lost records, ...).',
+    );
+    for (const [event, n] of Object.entries(cs.kernel)) out.sample('blkheat_kernel_events_total', { event }, n);
+    out.family('blkheat_hooks_info', 'gauge', 'Which tracepoint flavour is attached.');
+    out.sample('blkheat_hooks_info', { hooks: cs.hooks }, 1);
+  }
+
+  out.family(
+    'blkheat_frame_lag_seconds',
+    'gauge',
+    'Seconds from the end of the newest second to its frame being written to the client sockets.',
+  );
+  if (stream.lastFrameLagS !== null) out.sample('blkheat_frame_lag_seconds', {}, stream.lastFrameLagS);
+  out.family('blkheat_clients', 'gauge', 'Connected WebSocket clients.');
+  out.sample('blkheat_clients', {}, stream.clients);
+  out.family('blkheat_stream_frames_sent_total', 'counter', 'Live and backfill frames sent to WebSocket clients.');
+  out.sample('blkheat_stream_frames_sent_total', {}, stream.framesSent);
+  out.family('blkheat_stream_frames_skipped_total', 'counter', 'Live frames not sent to clients that did not read fast enough.');
+  out.sample('blkheat_stream_frames_skipped_total', {}, stream.framesSkipped);
+  out.family('blkheat_stream_lagging_total', 'counter', '"lagging" notices sent to slow clients.');
+  out.sample('blkheat_stream_lagging_total', {}, stream.laggingNotices);
+  out.family(
+    'blkheat_stream_slow_clients_closed_total',
+    'counter',
+    'Clients disconnected because their unsent data passed the hard limit.',
+  );
+  out.sample('blkheat_stream_slow_clients_closed_total', {}, stream.slowClientsClosed);
+  out.family('blkheat_stream_bytes_sent_total', 'counter', 'Bytes of WebSocket messages sent.');
+  out.sample('blkheat_stream_bytes_sent_total', {}, stream.bytesSent);
+
+  const hs = ctx.history.stats();
+  out.family('blkheat_history_bytes', 'gauge', 'Bytes of history segment files, per tier (step in seconds).');
+  for (const t of hs.tiers) out.sample('blkheat_history_bytes', { step: String(t.step) }, t.bytes);
+  out.family('blkheat_history_frames', 'gauge', 'Frames held in history, per tier.');
+  for (const t of hs.tiers) out.sample('blkheat_history_frames', { step: String(t.step) }, t.frames);
+  out.family('blkheat_history_oldest_timestamp_seconds', 'gauge', 'Unix time of the oldest second history can answer for, per tier.');
+  for (const t of hs.tiers)
+    if (t.from !== undefined) out.sample('blkheat_history_oldest_timestamp_seconds', { step: String(t.step) }, t.from);
+  out.family('blkheat_samples_stored', 'gauge', 'Sampled I/O records held for drill-down.');
+  out.sample('blkheat_samples_stored', {}, ctx.samples.count);
+
+  out.family('blkheat_build_info', 'gauge', 'Agent version and protocol version.');
+  out.sample('blkheat_build_info', { version: ctx.version, protocol: String(PROTOCOL_VERSION) }, 1);
+  const mem = process.memoryUsage();
+  const cpu = process.cpuUsage();
+  out.family('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.');
+  out.sample('process_resident_memory_bytes', {}, mem.rss);
+  out.family('process_heap_bytes', 'gauge', 'JavaScript heap in use, bytes.');
+  out.sample('process_heap_bytes', {}, mem.heapUsed);
+  out.family('process_cpu_seconds_total', 'counter', 'User and system CPU time spent, seconds.');
+  out.sample('process_cpu_seconds_total', {}, (cpu.user + cpu.system) / 1e6);
+  out.family('process_start_time_seconds', 'gauge', 'Start time of the process since the unix epoch, seconds.');
+  out.sample('process_start_time_seconds', {}, ctx.startedAt);
+  return out.text();
+}

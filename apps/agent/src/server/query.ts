@@ -1,0 +1,136 @@
+/**
+ * REST query strings -> the same validated requests the WebSocket takes. Parameters are
+ * checked strictly: unknown or repeated-when-single parameters, non-integers, and anything
+ * the protocol's zod schemas refuse give a 400 naming the parameter.
+ */
+import {
+  describeZodError,
+  rangeRequestSchema,
+  samplesRequestSchema,
+  type DiskInfo,
+  type RangeRequest,
+  type SamplesRequest,
+} from '@blkheat/shared-types';
+import type { z } from 'zod';
+
+export type QueryResult<T> = { ok: true; value: T } | { ok: false; message: string; field: string };
+
+interface ParamSpec {
+  readonly kind: 'int' | 'string' | 'list';
+}
+
+/** Longest query string we look at (the WebSocket's message limit, for symmetry). */
+export const MAX_QUERY_BYTES = 16 * 1024;
+
+/** How message fields are named as query parameters. */
+const FIELD_TO_PARAM: Readonly<Record<string, string>> = { disks: 'disk', classes: 'class' };
+
+const RANGE_PARAMS: Readonly<Record<string, ParamSpec>> = {
+  from: { kind: 'int' },
+  to: { kind: 'int' },
+  step: { kind: 'int' },
+  disk: { kind: 'list' },
+  class: { kind: 'list' },
+};
+
+const SAMPLES_PARAMS: Readonly<Record<string, ParamSpec>> = {
+  from: { kind: 'int' },
+  to: { kind: 'int' },
+  kind: { kind: 'string' },
+  minNs: { kind: 'int' },
+  maxNs: { kind: 'int' },
+  disk: { kind: 'list' },
+  class: { kind: 'list' },
+  limit: { kind: 'int' },
+};
+
+const SNAPSHOT_PARAMS: Readonly<Record<string, ParamSpec>> = {
+  from: { kind: 'int' },
+  to: { kind: 'int' },
+  disk: { kind: 'list' },
+  class: { kind: 'list' },
+};
+
+/** Parameters every endpoint tolerates (the token is checked before routing). */
+const COMMON_PARAMS = new Set(['token']);
+
+type Collected = Record<string, number | string | string[]>;
+
+function collect(params: URLSearchParams, specs: Readonly<Record<string, ParamSpec>>, disks: readonly DiskInfo[]): QueryResult<Collected> {
+  const out: Collected = Object.create(null) as Collected;
+  for (const [key, value] of params) {
+    if (COMMON_PARAMS.has(key)) continue;
+    // Own properties only: "__proto__" or "constructor" must be unknown parameters, not Object's.
+    const spec = Object.hasOwn(specs, key) ? specs[key] : undefined;
+    if (!spec) {
+      const known = Object.keys(specs).join(', ');
+      return { ok: false, field: key.slice(0, 64), message: `${key.slice(0, 64)}: unknown parameter (expected ${known})` };
+    }
+    if (spec.kind === 'list') {
+      const list = (out[key] as string[] | undefined) ?? [];
+      list.push(key === 'disk' ? resolveDisk(value, disks) : value);
+      out[key] = list;
+      continue;
+    }
+    if (Object.hasOwn(out, key)) return { ok: false, field: key, message: `${key}: given more than once` };
+    if (spec.kind === 'int') {
+      if (!/^-?\d{1,16}$/.test(value))
+        return { ok: false, field: key, message: `${key}: expected an integer, got "${value.slice(0, 32)}"` };
+      out[key] = Number(value);
+    } else {
+      out[key] = value;
+    }
+  }
+  return { ok: true, value: out };
+}
+
+/** A disk given by kernel name ("loop3") is translated to its "MAJ:MIN"; anything else is left for the schema to judge. */
+function resolveDisk(value: string, disks: readonly DiskInfo[]): string {
+  return disks.find((d) => d.name === value)?.dev ?? value;
+}
+
+function validate(schema: z.ZodType, raw: Record<string, unknown>, required: readonly string[]): QueryResult<unknown> {
+  for (const r of required) {
+    if (!Object.hasOwn(raw, r)) return { ok: false, field: r, message: `${r}: required` };
+  }
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const { message, field } = describeZodError(parsed.error);
+  const top = (field ?? '').split('.')[0] ?? '';
+  const param = FIELD_TO_PARAM[top] ?? (top || 'query');
+  return { ok: false, field: param, message: field ? message.replace(field, param) : message };
+}
+
+export function parseRangeQuery(params: URLSearchParams, disks: readonly DiskInfo[]): QueryResult<RangeRequest> {
+  const c = collect(params, RANGE_PARAMS, disks);
+  if (!c.ok) return c;
+  const v = c.value;
+  return validate(rangeRequestSchema, { t: 'range', id: 0, ...rename(v) }, ['from', 'to']) as QueryResult<RangeRequest>;
+}
+
+export function parseSamplesQuery(params: URLSearchParams, disks: readonly DiskInfo[]): QueryResult<SamplesRequest> {
+  const c = collect(params, SAMPLES_PARAMS, disks);
+  if (!c.ok) return c;
+  return validate(samplesRequestSchema, { t: 'samples', id: 0, ...rename(c.value) }, ['from', 'to']) as QueryResult<SamplesRequest>;
+}
+
+/** The snapshot takes a range's parameters (without step: it picks the step like a range does). */
+export function parseSnapshotQuery(params: URLSearchParams, disks: readonly DiskInfo[]): QueryResult<RangeRequest> {
+  const c = collect(params, SNAPSHOT_PARAMS, disks);
+  if (!c.ok) return c;
+  return validate(rangeRequestSchema, { t: 'range', id: 0, ...rename(c.value) }, ['from', 'to']) as QueryResult<RangeRequest>;
+}
+
+/** Checks a request without parameters has none (so typos are reported, not ignored). */
+export function parseNoQuery(params: URLSearchParams): QueryResult<null> {
+  const c = collect(params, {}, []);
+  return c.ok ? { ok: true, value: null } : c;
+}
+
+function rename(v: Collected): Record<string, unknown> {
+  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const [k, val] of Object.entries(v)) {
+    out[k === 'disk' ? 'disks' : k === 'class' ? 'classes' : k] = val;
+  }
+  return out;
+}

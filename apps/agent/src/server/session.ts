@@ -1,0 +1,332 @@
+/**
+ * One WebSocket client. The heart of it is a cursor: the next second this client should get.
+ * Backfill and live delivery are the same loop (pump) moving the cursor forward: while the
+ * cursor is behind the newest second, frames come from history (as `backfill` pages when the
+ * client asked for a backfill, as `frame`s when it is a few seconds behind), and the newest
+ * second comes from the frame just broadcast. Because history reads are synchronous and
+ * frames are recorded before they are broadcast, every second is sent exactly once, in order.
+ *
+ * Back-pressure: nothing large is sent while more than SOFT_BUFFER_BYTES are unsent on the
+ * connection; the pump resumes from the send callbacks once the socket drained. A live
+ * client that fell more than CATCH_UP_FRAMES behind skips to the newest second and gets a
+ * `lagging` notice saying what it missed. Agent memory per client stays below
+ * HARD_BUFFER_BYTES, past which the connection is closed.
+ */
+import type { WebSocket } from 'ws';
+import {
+  BUCKET_SCHEMA,
+  MAX_FRAMES_PER_ANSWER,
+  PROTOCOL_VERSION,
+  CLOSE_CODES,
+  filterFrame,
+  parseClientMessage,
+  type ClientMessage,
+  type ErrorMessage,
+  type Frame,
+  type FrameFilter,
+  type RangeRequest,
+  type RequestId,
+  type SamplesRequest,
+  type ServerMessage,
+  type SubscribeRequest,
+} from '@blkheat/shared-types';
+import type { AgentContext } from './context.js';
+import { backfillPage, parseAll, planRange, rangeFrames } from '../history/query.js';
+import {
+  ANSWER_MAX_BYTES,
+  BACKFILL_PAGE_BYTES,
+  CATCH_UP_FRAMES,
+  DEFAULT_SAMPLES_LIMIT,
+  HARD_BUFFER_BYTES,
+  REQUEST_BURST,
+  REQUEST_RATE,
+  RESUME_BUFFER_BYTES,
+  SOFT_BUFFER_BYTES,
+} from './limits.js';
+
+export type StreamCounter = 'framesSent' | 'framesSkipped' | 'laggingNotices' | 'slowClientsClosed' | 'bytesSent';
+
+/** What a session needs from the hub that owns it. */
+export interface SessionHost {
+  readonly ctx: AgentContext;
+  /** Start of the newest second that can be sent (broadcast, or recorded before this run). */
+  newestTs(): number | undefined;
+  /** The `frame` message of the newest second for a filter (cached per filter), if ts is the newest. */
+  liveMessage(ts: number, filter: FrameFilter, filterKey: string): Buffer | undefined;
+  count(what: StreamCounter, n: number): void;
+  log(line: string): void;
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+export class ClientSession {
+  private filter: FrameFilter = {};
+  private filterKey = '*';
+  private subscribed = false;
+  /** Next second to send; undefined until the first frame after subscribing without backfill. */
+  private cursor: number | undefined;
+  private backfilling = false;
+  /** With no history yet, the first second to send (a subscribe's backfillFrom). */
+  private notBefore: number | undefined;
+  private waitingDrain = false;
+  private closed = false;
+  private tokens = REQUEST_BURST;
+  private tokensAt = Date.now();
+  /** Pings sent without a pong since. */
+  missedPings = 0;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly host: SessionHost,
+    readonly remote: string,
+  ) {}
+
+  /** Greets the client. */
+  start(): void {
+    const ctx = this.host.ctx;
+    const now = Math.floor(Date.now() / 1000);
+    this.sendJson({
+      t: 'hello',
+      protocol: PROTOCOL_VERSION,
+      agent: ctx.version,
+      host: ctx.host,
+      schema: BUCKET_SCHEMA,
+      step: 1,
+      disks: ctx.disks(),
+      now,
+      historyFrom: ctx.history.oldestTs ?? now,
+      tiers: ctx.history.tierSteps,
+    });
+  }
+
+  onClose(): void {
+    this.closed = true;
+  }
+
+  onMessage(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
+    if (this.closed) return;
+    if (isBinary) {
+      this.sendError({ message: 'binary messages are not accepted: send one JSON object as a text message' });
+      return;
+    }
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    let text: string;
+    try {
+      text = decoder.decode(bytes);
+    } catch {
+      this.sendError({ message: 'message is not valid UTF-8' });
+      return;
+    }
+    const parsed = parseClientMessage(text);
+    if (!parsed.ok) {
+      const id = requestIdOf(text);
+      this.sendError({ ...(id !== undefined ? { id } : {}), message: parsed.message, ...(parsed.field ? { field: parsed.field } : {}) });
+      return;
+    }
+    const msg: ClientMessage = parsed.value;
+    if (!this.takeToken()) {
+      this.sendError({
+        ...('id' in msg ? { id: msg.id } : {}),
+        message: `too many requests: at most ${REQUEST_RATE} per second (bursts of ${REQUEST_BURST})`,
+      });
+      return;
+    }
+    try {
+      if (msg.t === 'subscribe') this.subscribe(msg);
+      else if (msg.t === 'range') this.range(msg);
+      else this.samples(msg);
+    } catch (e) {
+      // A bug or an I/O error while answering: tell the client, keep serving.
+      this.host.log(`stream: ${this.remote}: ${msg.t} failed: ${e instanceof Error ? e.stack : String(e)}`);
+      this.sendError({ ...('id' in msg ? { id: msg.id } : {}), message: `${msg.t} failed inside the agent` });
+    }
+  }
+
+  /** Called after every broadcast frame and every drained send: moves the cursor forward. */
+  pump(): void {
+    if (this.closed || !this.subscribed || this.waitingDrain) return;
+    const newest = this.host.newestTs();
+    if (newest === undefined) return;
+    // The first second recorded after subscribing (no history yet), or the one asked for.
+    if (this.cursor === undefined) this.cursor = Math.max(newest, this.notBefore ?? newest);
+    const end = newest + 1;
+    const history = this.host.ctx.history;
+    while (this.cursor < end) {
+      if (this.ws.bufferedAmount > SOFT_BUFFER_BYTES) {
+        this.waitingDrain = true;
+        return;
+      }
+      if (this.backfilling) {
+        const page = backfillPage(history, this.cursor, end, this.filter, MAX_FRAMES_PER_ANSWER, BACKFILL_PAGE_BYTES);
+        const more = page.to < end;
+        this.sendRaw(
+          `{"t":"backfill","from":${page.from},"to":${page.to},"frames":[${page.frames.join(',')}],"more":${more}}`,
+          page.frames.length,
+        );
+        this.cursor = page.to;
+        if (!more) this.backfilling = false;
+        continue;
+      }
+      if (end - this.cursor > CATCH_UP_FRAMES) {
+        const skipped = newest - this.cursor;
+        this.sendJson({ t: 'lagging', skipped, resumeFrom: this.cursor });
+        this.host.count('laggingNotices', 1);
+        this.host.count('framesSkipped', skipped);
+        this.cursor = newest;
+      }
+      if (this.cursor < newest) {
+        for (const f of parseAll(history.read(1, this.cursor, newest))) {
+          this.sendRaw(`{"t":"frame","frame":${JSON.stringify(filterFrame(f, this.filter))}}`, 1);
+        }
+        this.cursor = newest;
+      }
+      const live = this.host.liveMessage(newest, this.filter, this.filterKey) ?? this.recordedFrameMessage(newest);
+      if (live) this.sendBuffer(live, 1);
+      this.cursor = end;
+    }
+  }
+
+  /** The `frame` message of a second read back from history (the newest second of a previous run). */
+  private recordedFrameMessage(ts: number): Buffer | undefined {
+    const f = parseAll(this.host.ctx.history.read(1, ts, ts + 1))[0];
+    return f ? frameMessage(f, this.filter) : undefined;
+  }
+
+  private subscribe(msg: SubscribeRequest): void {
+    this.filter = { disks: msg.disks, classes: msg.classes };
+    this.filterKey = filterKeyOf(this.filter);
+    const newest = this.host.newestTs();
+    const first = !this.subscribed;
+    this.subscribed = true;
+    if (msg.backfillFrom !== undefined) {
+      // Not older than the 1 s tier holds; a second in the future means "live from then on".
+      const oldest = this.host.ctx.history.tier(1)?.firstTs;
+      const from = oldest === undefined ? msg.backfillFrom : Math.max(msg.backfillFrom, oldest);
+      this.notBefore = from;
+      this.cursor = newest === undefined ? undefined : from;
+      this.backfilling = newest !== undefined && from <= newest;
+      if (!this.backfilling) {
+        // Nothing to send, but the client still learns the backfill is complete.
+        this.sendRaw(`{"t":"backfill","from":${from},"to":${from},"frames":[],"more":false}`, 0);
+      }
+    } else if (first) {
+      this.cursor = newest === undefined ? undefined : newest + 1;
+      this.notBefore = undefined;
+      this.backfilling = false;
+    }
+    this.pump();
+  }
+
+  private range(msg: RangeRequest): void {
+    if (this.refuseWhileBehind(msg.id)) return;
+    const history = this.host.ctx.history;
+    const tiers = history.tierSteps.map((step) => ({ step, retention: history.retention(step) }));
+    const plan = planRange(msg, tiers, history.clock(), MAX_FRAMES_PER_ANSWER);
+    const answer = rangeFrames(history, plan, { disks: msg.disks, classes: msg.classes }, ANSWER_MAX_BYTES);
+    this.sendRaw(
+      `{"t":"range","id":${JSON.stringify(msg.id)},"from":${answer.from},"to":${answer.to},"step":${answer.step},"frames":[${answer.frames.join(',')}]}`,
+      0,
+    );
+  }
+
+  private samples(msg: SamplesRequest): void {
+    if (this.refuseWhileBehind(msg.id)) return;
+    if (msg.minNs !== undefined && msg.maxNs !== undefined && msg.maxNs < msg.minNs) {
+      this.sendError({ id: msg.id, message: 'maxNs: must not be below minNs', field: 'maxNs' });
+      return;
+    }
+    const res = this.host.ctx.samples.query({ ...msg, limit: msg.limit ?? DEFAULT_SAMPLES_LIMIT });
+    this.sendJson({ t: 'samples', id: msg.id, samples: res.samples, truncated: res.truncated });
+  }
+
+  /** A client that is not reading gets a short refusal instead of a large answer. */
+  private refuseWhileBehind(id: RequestId): boolean {
+    const unsent = this.ws.bufferedAmount;
+    if (unsent <= SOFT_BUFFER_BYTES) return false;
+    this.sendError({ id, message: `not answered: ${unsent} bytes sent earlier are still unread; read them and ask again` });
+    return true;
+  }
+
+  private takeToken(): boolean {
+    const now = Date.now();
+    this.tokens = Math.min(REQUEST_BURST, this.tokens + ((now - this.tokensAt) / 1000) * REQUEST_RATE);
+    this.tokensAt = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
+  private sendError(e: Omit<ErrorMessage, 't'>): void {
+    this.sendJson({ t: 'error', ...e });
+  }
+
+  private sendJson(msg: ServerMessage): void {
+    this.sendRaw(JSON.stringify(msg), 0);
+  }
+
+  private sendRaw(text: string, frames: number): void {
+    this.sendBuffer(Buffer.from(text, 'utf8'), frames);
+  }
+
+  private sendBuffer(buf: Buffer, frames: number): void {
+    if (this.closed) return;
+    this.ws.send(buf, { binary: false }, () => this.onSent());
+    this.host.count('bytesSent', buf.length);
+    if (frames > 0) this.host.count('framesSent', frames);
+    if (this.ws.bufferedAmount > HARD_BUFFER_BYTES) {
+      this.host.log(`stream: ${this.remote}: closing, ${this.ws.bufferedAmount} bytes unread`);
+      this.host.count('slowClientsClosed', 1);
+      this.closed = true;
+      // The close frame could not get through a full buffer: drop the connection.
+      this.ws.terminate();
+    }
+  }
+
+  /** A send left the process; resume pumping once enough of the backlog is gone. */
+  private onSent(): void {
+    if (this.waitingDrain && this.ws.bufferedAmount <= RESUME_BUFFER_BYTES) {
+      this.waitingDrain = false;
+      this.pump();
+    }
+  }
+
+  /** Closes the connection with a code and reason (e.g. 1001 at shutdown). */
+  close(code: number, reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.ws.close(code, reason);
+  }
+
+  /** Drops a connection that broke a rule (e.g. stopped answering pings). */
+  terminate(reason: string): void {
+    this.host.log(`stream: ${this.remote}: ${reason}`);
+    this.closed = true;
+    this.ws.close(CLOSE_CODES.policyViolation, reason.slice(0, 120));
+    this.ws.terminate();
+  }
+}
+
+/** A stable key for a filter, so clients with equal filters share one serialized frame. */
+export function filterKeyOf(filter: FrameFilter): string {
+  if (filter.disks === undefined && filter.classes === undefined) return '*';
+  return JSON.stringify([filter.disks ? [...filter.disks].sort() : null, filter.classes ? [...filter.classes].sort() : null]);
+}
+
+/** The `id` of a message that failed validation, when it has a usable one (so the error can be matched). */
+function requestIdOf(text: string): RequestId | undefined {
+  try {
+    const raw: unknown = JSON.parse(text);
+    if (typeof raw !== 'object' || raw === null) return undefined;
+    const id = (raw as { id?: unknown }).id;
+    if (typeof id === 'number' && Number.isSafeInteger(id) && id >= 0) return id;
+    if (typeof id === 'string' && id.length <= 64) return id;
+  } catch {
+    // not JSON: no id
+  }
+  return undefined;
+}
+
+/** Serialize a live frame for one filter. */
+export function frameMessage(frame: Frame, filter: FrameFilter): Buffer {
+  return Buffer.from(`{"t":"frame","frame":${JSON.stringify(filterFrame(frame, filter))}}`, 'utf8');
+}

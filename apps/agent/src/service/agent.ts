@@ -1,0 +1,168 @@
+/**
+ * The agent as a service: wires collector -> history -> WebSocket hub, and owns the order of
+ * start-up and shut-down.
+ *
+ * Start: dashboard files read, data directory locked, history opened (torn tails cut),
+ * socket bound, probes loaded and attached, data directory given to --user, privileges
+ * dropped. Binding and loading happen as root (ports below 1024, BPF); nothing after that
+ * needs privileges.
+ * Stop: probes detached (the collector emits the current second first, which is recorded and
+ * broadcast), clients closed with 1001, history closed, lock released.
+ */
+import { mkdirSync } from 'node:fs';
+import { hostname, release } from 'node:os';
+import { join } from 'node:path';
+import type { DiskInfo, Frame, HostInfo } from '@blkheat/shared-types';
+import type { Collector, CollectorOptions } from '../collector/types.js';
+import { SampleStore } from '../history/samples.js';
+import { HistoryStore } from '../history/store.js';
+import type { AgentContext } from '../server/context.js';
+import { listen, type AgentServer } from '../server/http.js';
+import { StreamHub } from '../server/hub.js';
+import { TokenChecker } from '../server/security.js';
+import { StaticSite } from '../server/static.js';
+import { LatencyTotals } from '../server/totals.js';
+import { AGENT_VERSION } from '../version.js';
+import { DataDirLock } from './lock.js';
+import type { ServeOptions } from './options.js';
+import { chownTree, dropPrivileges, resolveUser, type TargetUser } from './privileges.js';
+
+/** Samples kept for drill-down: at most this many, for at most this long. */
+export const SAMPLES_CAPACITY = 250_000;
+export const SAMPLES_WINDOW_S = 3600;
+
+export interface AgentDeps {
+  readonly createCollector: (options: CollectorOptions) => Promise<Collector>;
+  readonly log: (line: string) => void;
+}
+
+export interface RunningAgent {
+  readonly url: string;
+  readonly port: number;
+  readonly context: AgentContext;
+  readonly hub: StreamHub;
+  /** The user the agent runs as now. */
+  readonly user: TargetUser | undefined;
+  /** Detaches the probes, closes clients and files. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export function hostInfo(): HostInfo {
+  return { hostname: hostname(), kernel: release() };
+}
+
+export async function startAgent(options: ServeOptions, deps: AgentDeps): Promise<RunningAgent> {
+  const { log } = deps;
+  const site = StaticSite.load(options.webRoot);
+  if (!site) log(`serve: no dashboard build in ${options.webRoot}: the page will say how to build it (the API works)`);
+  const user = options.user === undefined ? undefined : resolveUser(options.user);
+
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const lock = DataDirLock.acquire(options.dataDir);
+  const cleanups: (() => void | Promise<void>)[] = [() => lock.release()];
+  const unwind = async (): Promise<void> => {
+    for (const c of cleanups.reverse()) {
+      try {
+        await c();
+      } catch (e) {
+        log(`serve: while stopping: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+    cleanups.length = 0;
+  };
+
+  try {
+    const history = HistoryStore.open({
+      dir: join(options.dataDir, 'history'),
+      historySeconds: options.historySeconds,
+      maxBytes: options.maxHistoryBytes,
+      log,
+    });
+    cleanups.push(() => history.close());
+    const samples = new SampleStore({ capacity: SAMPLES_CAPACITY, windowSeconds: SAMPLES_WINDOW_S });
+    const totals = new LatencyTotals();
+    let collector: Collector | undefined;
+    let disks: readonly DiskInfo[] = [];
+    const context: AgentContext = {
+      version: AGENT_VERSION,
+      host: hostInfo(),
+      history,
+      samples,
+      totals,
+      startedAt: Math.floor(Date.now() / 1000),
+      disks: () => disks,
+      collectorStats: () => collector?.stats(),
+    };
+    const hub = new StreamHub(context, log);
+    const server: AgentServer = await listen({
+      host: options.host,
+      port: options.port,
+      ctx: context,
+      hub,
+      policy: { tokens: new TokenChecker(options.token), allowOrigins: new Set(options.allowOrigins), bindHost: options.host },
+      site,
+      webRoot: options.webRoot,
+      log,
+    });
+    cleanups.push(() => server.close());
+
+    collector = await deps.createCollector({
+      ...(options.disks.length > 0 ? { disks: options.disks } : {}),
+      samples: options.samplesBudget > 0 ? { budgetPerSecond: options.samplesBudget } : false,
+      onLog: (line) => log(`collector: ${line}`),
+    });
+    const running = collector;
+    const guard = (what: string, fn: () => void): void => {
+      try {
+        fn();
+      } catch (e) {
+        log(`serve: handling a collector ${what} event failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      }
+    };
+    // Registered in the same tick createCollector resolved in: no frame can be missed.
+    disks = running.disks();
+    const unlisten = running.listen({
+      // Listeners run inside the collector's tick: nothing thrown here may reach it.
+      frame: (frame: Frame) =>
+        guard('frame', () => {
+          const json = JSON.stringify(frame);
+          if (!history.append(frame, json)) return;
+          totals.add(frame);
+          hub.broadcastFrame(frame);
+        }),
+      samples: (batch) => guard('samples', () => samples.add(batch)),
+      disks: (list) =>
+        guard('disks', () => {
+          disks = list;
+          hub.broadcastDisks(list);
+        }),
+      warning: (message) => log(`collector: ${message}`),
+    });
+    // Before history and clients close: the collector's last frame still gets recorded and sent.
+    cleanups.push(async () => {
+      await running.close();
+      unlisten();
+      collector = undefined;
+    });
+
+    if (user) {
+      chownTree(options.dataDir, user.uid, user.gid);
+      dropPrivileges(user);
+      log(`serve: probes attached; now running as ${user.name} (uid ${user.uid}, gid ${user.gid}) with no capabilities`);
+    }
+
+    const shown = server.address.family === 'IPv6' ? `[${server.address.address}]` : server.address.address;
+    let stopping: Promise<void> | undefined;
+    return {
+      url: `http://${shown}:${server.address.port}/`,
+      port: server.address.port,
+      context,
+      hub,
+      user,
+      stop: () => (stopping ??= unwind()),
+    };
+  } catch (e) {
+    await unwind();
+    throw e;
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * One agent per data directory: two writers appending to the same segment files would
+ * corrupt them. The lock is a pid file created with O_EXCL; a lock left by a dead process
+ * (kill -9, crash) is taken over.
+ */
+import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+export class DataDirLock {
+  private constructor(readonly path: string) {}
+
+  static acquire(dir: string): DataDirLock {
+    const path = join(dir, 'agent.pid');
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const fd = openSync(path, 'wx', 0o644);
+        writeSync(fd, `${process.pid}\n`);
+        closeSync(fd);
+        return new DataDirLock(path);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        const pid = Number(readFileSync(path, 'utf8').trim());
+        if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+          throw new Error(`another blkheat agent (pid ${pid}) is using ${dir}; stop it or pass another --data-dir`);
+        }
+        unlinkSync(path); // stale: its owner is gone
+      }
+    }
+    throw new Error(`could not lock ${dir}`);
+  }
+
+  release(): void {
+    try {
+      if (readFileSync(this.path, 'utf8').trim() === String(process.pid)) unlinkSync(this.path);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it exists but belongs to someone else.
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

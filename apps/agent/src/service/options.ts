@@ -1,0 +1,217 @@
+/**
+ * `blkheat serve` flags: parsing (node:util parseArgs), defaults, validation and --help.
+ * Every bad value ends in one UsageError whose message says what was wrong and what is
+ * expected; nothing here touches the system except reading --token-file.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { MAX_SPAN_SECONDS } from '@blkheat/shared-types';
+import { isLoopbackHost, normalizeOrigin } from '../server/security.js';
+import { formatDuration, formatSize, parseDuration, parseSize } from './units.js';
+
+export class UsageError extends Error {}
+
+export interface ServeOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly token: string | undefined;
+  readonly allowOrigins: readonly string[];
+  readonly historySeconds: number;
+  readonly maxHistoryBytes: number;
+  readonly dataDir: string;
+  /** User to switch to after the probes are attached; undefined = stay as we are. */
+  readonly user: string | undefined;
+  readonly disks: readonly string[];
+  readonly samplesBudget: number;
+  readonly webRoot: string;
+}
+
+export const DEFAULTS = Object.freeze({
+  host: '127.0.0.1',
+  port: 7360,
+  historySeconds: 24 * 3600,
+  maxHistoryBytes: 512 * 1024 ** 2,
+  dataDir: '/var/lib/blkheat',
+  user: 'nobody',
+  samplesBudget: 2000,
+  webRoot: fileURLToPath(new URL('../../../web/dist/', import.meta.url)),
+});
+
+const MIN_HISTORY_S = 600;
+const MIN_HISTORY_BYTES = 16 * 1024 ** 2;
+const MIN_TOKEN_CHARS = 16;
+
+export const summary = 'run the agent: live dashboard, WebSocket stream, history, REST API, Prometheus /metrics';
+
+export function helpText(): string {
+  return `Usage: blkheat serve [options]
+
+Loads the block I/O latency probes, then serves the dashboard, the WebSocket stream
+(/api/v1/stream), the REST API (/api/v1/...), /healthz and Prometheus /metrics.
+Needs root to load the probes; then runs as --user with no capabilities.
+
+Options:
+  --host ADDR           address to listen on (default ${DEFAULTS.host}). Any address that is not
+                        loopback needs --token or --token-file.
+  --port N              TCP port (default ${DEFAULTS.port}; 0 picks a free one, printed at start)
+  --token T             require this token (at least ${MIN_TOKEN_CHARS} characters) on the API and the
+                        WebSocket: "Authorization: Bearer T" or ?token=T; open the dashboard
+                        as http://HOST:PORT/#token=T. Visible to other users in ps: prefer
+                        --token-file. Default: no token (loopback only).
+  --token-file F        read the token from the first line of file F (read before dropping root)
+  --allow-origin O      also accept WebSocket connections from pages served by origin O
+                        (e.g. https://grafana.example.org); repeatable. Default: only the
+                        origin the dashboard is served from.
+  --history D           how long to keep history: 1 s resolution for the last hour, 10 s and
+                        60 s for all of D (default ${formatDuration(DEFAULTS.historySeconds)}; units s, m, h, d; ${formatDuration(MIN_HISTORY_S)} to ${formatDuration(MAX_SPAN_SECONDS)})
+  --max-history-size S  most disk space the history files may take; the oldest go first
+                        (default ${formatSize(DEFAULTS.maxHistoryBytes)}; units K, M, G; at least ${formatSize(MIN_HISTORY_BYTES)})
+  --data-dir DIR        where history is kept (default ${DEFAULTS.dataDir}); created, and
+                        given to --user, if needed
+  --user U              user (name, or uid[:gid]) to switch to once the probes are attached
+                        (default ${DEFAULTS.user} when started as root; "root" keeps root: not recommended)
+  --disk NAME           trace only this disk (kernel name like vda, or MAJ:MIN); repeatable
+                        (default: every disk)
+  --samples-budget N    sampled I/O records per second kept by the kernel for drill-down
+                        (default ${DEFAULTS.samplesBudget}; 0 = none)
+  --web-root DIR        the built dashboard (default ${DEFAULTS.webRoot})
+  -h, --help            show this help
+
+Signals: SIGINT or SIGTERM detach the probes, flush history and close clients (1001).
+Protocol and endpoints: docs/protocol.md; snapshot format: docs/snapshot.md.`;
+}
+
+function fail(message: string): never {
+  throw new UsageError(message);
+}
+
+function intArg(name: string, text: string, min: number, max: number): number {
+  if (!/^\d{1,10}$/.test(text)) fail(`--${name}: expected a whole number, got "${text}"`);
+  const n = Number(text);
+  if (n < min || n > max) fail(`--${name}: ${n} is outside ${min}..${max}`);
+  return n;
+}
+
+/** Parses argv (without "serve"). Returns "help" for -h/--help. Throws UsageError. */
+export function parseServeArgs(
+  argv: readonly string[],
+  env: { isRoot: boolean } = { isRoot: process.getuid?.() === 0 },
+): ServeOptions | 'help' {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        token: { type: 'string' },
+        'token-file': { type: 'string' },
+        'allow-origin': { type: 'string', multiple: true },
+        history: { type: 'string' },
+        'max-history-size': { type: 'string' },
+        'data-dir': { type: 'string' },
+        user: { type: 'string' },
+        disk: { type: 'string', multiple: true },
+        'samples-budget': { type: 'string' },
+        'web-root': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    fail(e instanceof Error ? e.message.split('\n')[0] + " (see 'blkheat serve --help')" : String(e));
+  }
+  if (values.help) return 'help';
+
+  const host = values.host ?? DEFAULTS.host;
+  if (!(isIP(host) || /^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(host))) fail(`--host: "${host}" is not an IP address or host name`);
+  const port = values.port === undefined ? DEFAULTS.port : intArg('port', values.port, 0, 65535);
+
+  if (values.token !== undefined && values['token-file'] !== undefined) fail('--token and --token-file: give one, not both');
+  let token = values.token;
+  if (values['token-file'] !== undefined) token = readTokenFile(values['token-file']);
+  if (token !== undefined) {
+    if (token.length < MIN_TOKEN_CHARS) fail(`token: at least ${MIN_TOKEN_CHARS} characters, please (e.g. openssl rand -hex 16)`);
+    if (!/^[\x21-\x7e]+$/.test(token)) fail('token: only printable ASCII without spaces');
+  }
+  const loopback = isLoopbackHost(host.includes(':') ? `[${host}]` : host);
+  if (!loopback && token === undefined) {
+    fail(
+      `refusing to listen on ${host} without a token: anyone who can reach it would see this machine's I/O. ` +
+        'Add --token-file FILE (or --token T), or listen on 127.0.0.1 and use an SSH tunnel.',
+    );
+  }
+
+  const allowOrigins: string[] = [];
+  for (const o of values['allow-origin'] ?? []) {
+    const n = normalizeOrigin(o);
+    if (!n) fail(`--allow-origin: "${o}" is not an origin like https://example.org or http://host:8080`);
+    allowOrigins.push(n);
+  }
+
+  let historySeconds: number = DEFAULTS.historySeconds;
+  if (values.history !== undefined) {
+    const h = parseDuration(values.history);
+    if (h === undefined) fail(`--history: "${values.history}" is not a duration like 90m, 24h or 7d`);
+    if (h < MIN_HISTORY_S || h > MAX_SPAN_SECONDS) {
+      fail(`--history: ${formatDuration(h)} is outside ${formatDuration(MIN_HISTORY_S)}..${formatDuration(MAX_SPAN_SECONDS)}`);
+    }
+    historySeconds = h;
+  }
+  let maxHistoryBytes: number = DEFAULTS.maxHistoryBytes;
+  if (values['max-history-size'] !== undefined) {
+    const s = parseSize(values['max-history-size']);
+    if (s === undefined) fail(`--max-history-size: "${values['max-history-size']}" is not a size like 512M or 2G`);
+    if (s < MIN_HISTORY_BYTES) fail(`--max-history-size: at least ${formatSize(MIN_HISTORY_BYTES)}`);
+    maxHistoryBytes = s;
+  }
+
+  const dataDir = resolve(values['data-dir'] ?? DEFAULTS.dataDir);
+  let user: string | undefined;
+  if (values.user !== undefined) {
+    if (!/^([a-z_][a-z0-9_.-]{0,31}\$?|\d{1,10}(:\d{1,10})?)$/i.test(values.user))
+      fail(`--user: "${values.user}" is not a user name or uid[:gid]`);
+    if (!env.isRoot && values.user !== 'root') fail(`--user: switching to ${values.user} needs root, and the agent is not running as root`);
+    user = values.user === 'root' ? undefined : values.user;
+  } else if (env.isRoot) {
+    user = DEFAULTS.user;
+  }
+
+  const disks = values.disk ?? [];
+  for (const d of disks)
+    if (!/^([A-Za-z0-9][A-Za-z0-9_.!+-]{0,63}|\d{1,4}:\d{1,7})$/.test(d)) fail(`--disk: "${d}" is not a disk name or MAJ:MIN`);
+  const samplesBudget =
+    values['samples-budget'] === undefined ? DEFAULTS.samplesBudget : intArg('samples-budget', values['samples-budget'], 0, 1_000_000);
+
+  return {
+    host,
+    port,
+    token,
+    allowOrigins,
+    historySeconds,
+    maxHistoryBytes,
+    dataDir,
+    user,
+    disks,
+    samplesBudget,
+    webRoot: resolve(values['web-root'] ?? DEFAULTS.webRoot),
+  };
+}
+
+function readTokenFile(path: string): string {
+  let text: string;
+  try {
+    if (!statSync(path).isFile()) fail(`--token-file: ${path} is not a regular file`);
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    fail(`--token-file: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const line = text.split(/\r?\n/)[0]?.trim() ?? '';
+  if (line === '') fail(`--token-file: ${path} is empty`);
+  return line;
+}

@@ -1,0 +1,123 @@
+/**
+ * Giving up root once the probes are attached. The collector keeps working through file
+ * descriptors it already holds (BPF maps, ring buffers, links, the BPF-stats fd): reading or
+ * updating a map through an open fd needs no capability on this kernel, only creating maps or
+ * loading programs does. After setgroups([]), setgid() and setuid() from root to another
+ * user, the kernel clears the permitted, effective and ambient capability sets, so the
+ * process holds no capabilities at all (CapEff = CapPrm = CapAmb = 0 in /proc/self/status;
+ * only the bounding set, which grants nothing by itself, stays as it was).
+ */
+import { execFileSync } from 'node:child_process';
+import { chownSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface TargetUser {
+  readonly name: string;
+  readonly uid: number;
+  readonly gid: number;
+}
+
+/** Looks up a user by name (via getent, so NSS users work) or takes a numeric uid[:gid]. */
+export function resolveUser(spec: string): TargetUser {
+  const numeric = /^(\d+)(?::(\d+))?$/.exec(spec);
+  if (numeric) {
+    const uid = Number(numeric[1]);
+    const gid = numeric[2] !== undefined ? Number(numeric[2]) : (lookupPasswd(String(uid))?.gid ?? uid);
+    return { name: spec, uid, gid };
+  }
+  const entry = lookupPasswd(spec);
+  if (!entry) throw new Error(`--user: no user named "${spec}" on this system`);
+  return entry;
+}
+
+function lookupPasswd(key: string): TargetUser | undefined {
+  let line: string | undefined;
+  try {
+    line = execFileSync('getent', ['passwd', key], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0];
+  } catch {
+    // getent missing or no such user: fall back to /etc/passwd
+    try {
+      line = readFileSync('/etc/passwd', 'utf8')
+        .split('\n')
+        .find((l) => {
+          const f = l.split(':');
+          return f[0] === key || f[2] === key;
+        });
+    } catch {
+      line = undefined;
+    }
+  }
+  if (!line) return undefined;
+  const f = line.split(':');
+  const uid = Number(f[2]);
+  const gid = Number(f[3]);
+  if (!f[0] || !Number.isInteger(uid) || !Number.isInteger(gid)) return undefined;
+  return { name: f[0], uid, gid };
+}
+
+/** Gives a directory tree (not following symlinks) to uid:gid, so the agent can still write it after dropping root. */
+export function chownTree(dir: string, uid: number, gid: number): void {
+  chownSync(dir, uid, gid);
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    const st = lstatSync(p);
+    if (st.isSymbolicLink()) continue;
+    if (st.isDirectory()) chownTree(p, uid, gid);
+    else chownSync(p, uid, gid);
+  }
+}
+
+/** Switches the whole process to the user for good; verifies root cannot be regained. */
+export function dropPrivileges(user: TargetUser): void {
+  if (!process.setuid || !process.setgid || !process.setgroups) throw new Error('cannot change user on this platform');
+  process.setgroups([]);
+  process.setgid(user.gid);
+  process.setuid(user.uid);
+  if (process.getuid?.() !== user.uid || process.geteuid?.() !== user.uid || process.getgid?.() !== user.gid) {
+    throw new Error(`switching to ${user.name} (${user.uid}:${user.gid}) did not take effect`);
+  }
+  if (user.uid !== 0) {
+    let regained = false;
+    try {
+      process.setuid(0);
+      regained = true;
+    } catch {
+      // expected: root is gone for good
+    }
+    if (regained) throw new Error('dropped root but could switch back: refusing to run');
+  }
+}
+
+export interface ProcessCredentials {
+  readonly uid: readonly number[];
+  readonly gid: readonly number[];
+  readonly groups: readonly number[];
+  /** Capability sets as hex masks from /proc/<pid>/status. */
+  readonly capInh: bigint;
+  readonly capPrm: bigint;
+  readonly capEff: bigint;
+  readonly capAmb: bigint;
+  readonly noNewPrivs: boolean | undefined;
+}
+
+/** Reads /proc/<pid>/status: real/effective/saved/fs ids, groups and capability sets. */
+export function readCredentials(pid: number | 'self' = 'self'): ProcessCredentials {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string): string => {
+    const m = new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(text);
+    return m?.[1]?.trim() ?? '';
+  };
+  const ids = (name: string): number[] => field(name).split(/\s+/).filter(Boolean).map(Number);
+  const cap = (name: string): bigint => BigInt(`0x${field(name) || '0'}`);
+  const nnp = field('NoNewPrivs');
+  return {
+    uid: ids('Uid'),
+    gid: ids('Gid'),
+    groups: ids('Groups'),
+    capInh: cap('CapInh'),
+    capPrm: cap('CapPrm'),
+    capEff: cap('CapEff'),
+    capAmb: cap('CapAmb'),
+    noNewPrivs: nnp === '' ? undefined : nnp === '1',
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * Synthetic frames and samples for unit tests of history and the server internals (the
+ * acceptance tests use the real collector instead). Deterministic: seeded.
+ */
+import { sparseTotal, type ClassSeries, type DiskFrame, type Frame, type IoSample } from '@blkheat/shared-types';
+
+import { randomSparseHist, seededRandom } from '@blkheat/testkit';
+
+/** Seeded random numbers, so a failing case reproduces from its seed. */
+export const rng = seededRandom;
+
+export const DEVS = ['7:0', '7:1', '8:0', '253:0'];
+export const CLASSES = ['Read', 'Write', 'Sync-Write', 'Flush', 'Metadata-Read'];
+
+function hist(r: () => number, density: number): number[] {
+  return randomSparseHist(r, density, 40);
+}
+
+/** A frame with a random subset of disks and classes; `idle` chance of no I/O at all. */
+export function randomFrame(r: () => number, ts: number, opts: { idle?: number; density?: number; devs?: readonly string[] } = {}): Frame {
+  if (r() < (opts.idle ?? 0.1)) return { ts, step: 1, disks: [] };
+  const disks: DiskFrame[] = [];
+  for (const dev of opts.devs ?? DEVS) {
+    if (r() < 0.3) continue;
+    const cls: ClassSeries[] = [];
+    for (const c of CLASSES) {
+      if (r() < 0.5) continue;
+      const d = hist(r, opts.density ?? 0.06);
+      const q = hist(r, (opts.density ?? 0.06) / 2);
+      const n = Math.max(sparseTotal(d), sparseTotal(q));
+      if (n > 0) cls.push({ c, n, d, q });
+    }
+    if (cls.length > 0) disks.push({ dev, cls, dropped: Math.floor(r() * 3) });
+  }
+  return { ts, step: 1, disks };
+}
+
+export function randomFrames(seed: number, from: number, count: number, opts: Parameters<typeof randomFrame>[2] = {}): Frame[] {
+  const r = rng(seed);
+  return Array.from({ length: count }, (_, i) => randomFrame(r, from + i, opts));
+}
+
+export function randomSample(r: () => number, tsUs: number): IoSample {
+  return {
+    ts_us: tsUs,
+    dev: DEVS[Math.floor(r() * DEVS.length)] as string,
+    c: CLASSES[Math.floor(r() * CLASSES.length)] as string,
+    sector: Math.floor(r() * 1e9),
+    bytes: 4096 * (1 + Math.floor(r() * 32)),
+    q_ns: r() < 0.2 ? null : Math.floor(r() * 1e6),
+    d_ns: Math.floor(r() * 2e7),
+    pid: 1 + Math.floor(r() * 60000),
+    comm: ['fio', 'kworker/u8:3', 'jbd2/vda1-8', 'postgres', 'dd'][Math.floor(r() * 5)] as string,
+    cgroup: Math.floor(r() * 1e6),
+    outlier: r() < 0.1,
+  };
+}
+
+/** Unix second aligned to `step` about `agoS` seconds in the past. */
+export function alignedAgo(agoS: number, step = 3600): number {
+  const now = Math.floor(Date.now() / 1000);
+  return Math.floor((now - agoS) / step) * step;
+}

@@ -1,0 +1,193 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { coarsenFrames, type Frame } from '@blkheat/shared-types';
+import { HistoryStore, tierSpecs } from '../src/history/store.js';
+import { parseAll } from '../src/history/query.js';
+import { randomFrames } from './history-fixtures.js';
+
+function tempDir(t: { after(fn: () => void): void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'blkheat-history-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A clock the test moves; history's retention decisions use it. */
+function clock(start: number): { now: () => number; set(v: number): void } {
+  let v = start;
+  return { now: () => v, set: (x) => (v = x) };
+}
+
+function open(
+  dir: string,
+  now: () => number,
+  extra: Partial<{ historySeconds: number; maxBytes: number; log: (l: string) => void }> = {},
+): HistoryStore {
+  return HistoryStore.open({ dir, historySeconds: 24 * 3600, maxBytes: 1 << 30, now, ...extra });
+}
+
+function readAll(store: HistoryStore, step: number): Frame[] {
+  return parseAll(store.read(step, 0, 2 ** 32));
+}
+
+const BASE = 1_750_000_000 - (1_750_000_000 % 3600); // an hour boundary
+
+test('frames read back as written, and coarse tiers equal the exact sum of their seconds', (t) => {
+  const dir = tempDir(t);
+  const frames = randomFrames(1, BASE + 5, 200);
+  const store = open(dir, () => BASE + 205);
+  t.after(() => store.close());
+  for (const f of frames) assert.equal(store.append(f), true);
+
+  assert.deepEqual(readAll(store, 1), frames);
+  assert.equal(store.newestTs, BASE + 204);
+  for (const step of [10, 60]) {
+    // Written buckets plus the open (partial) one, exactly as merging the seconds gives.
+    assert.deepEqual(readAll(store, step), coarsenFrames(frames, step), `tier ${step} s`);
+  }
+  const sub = parseAll(store.read(1, BASE + 50, BASE + 60));
+  assert.deepEqual(sub, frames.slice(45, 55));
+});
+
+test('frames at or before the newest second are refused; the files stay ordered', (t) => {
+  const dir = tempDir(t);
+  const store = open(dir, () => BASE + 100);
+  t.after(() => store.close());
+  const [a, b] = randomFrames(2, BASE + 10, 2) as [Frame, Frame];
+  assert.equal(store.append(b), true);
+  assert.equal(store.append(a), false);
+  assert.equal(store.append(b), false);
+  assert.deepEqual(readAll(store, 1), [b]);
+});
+
+test('a restart serves the same history, and the coarse tiers continue exactly', (t) => {
+  const dir = tempDir(t);
+  const frames = randomFrames(3, BASE + 1, 150);
+  const first = open(dir, () => BASE + 100);
+  for (const f of frames.slice(0, 95)) first.append(f);
+  first.close(); // the open 10 s / 60 s buckets are not written: rebuilt from the 1 s tier
+
+  const second = open(dir, () => BASE + 200);
+  t.after(() => second.close());
+  assert.deepEqual(readAll(second, 1), frames.slice(0, 95));
+  for (const f of frames.slice(95)) second.append(f);
+  assert.deepEqual(readAll(second, 1), frames);
+  for (const step of [10, 60]) assert.deepEqual(readAll(second, step), coarsenFrames(frames, step), `tier ${step} s after restart`);
+});
+
+test('a torn tail (crash mid-write) is cut off and nothing before it is lost', (t) => {
+  const dir = tempDir(t);
+  const frames = randomFrames(4, BASE, 120, { idle: 0 });
+  const store = open(dir, () => BASE + 120);
+  for (const f of frames) store.append(f);
+  store.close();
+  const seg = join(dir, `t1-${BASE}.seg`);
+  const size = statSync(seg).size;
+  const lastLen = Buffer.byteLength(JSON.stringify(frames[frames.length - 1])) + 12;
+  // Cut in the middle of the last record, as a kill -9 during write() could.
+  truncateSync(seg, size - Math.floor(lastLen / 2));
+
+  const logs: string[] = [];
+  const reopened = open(dir, () => BASE + 130, { log: (l) => logs.push(l) });
+  t.after(() => reopened.close());
+  assert.deepEqual(readAll(reopened, 1), frames.slice(0, -1));
+  assert.ok(
+    logs.some((l) => l.includes('torn tail')),
+    `the recovery is reported: ${logs.join(' | ')}`,
+  );
+  assert.equal(statSync(seg).size, size - lastLen, 'the file is cut back to the last whole record');
+  // Recording continues after the recovered tail.
+  const next = randomFrames(5, BASE + 120, 3);
+  for (const f of next) assert.equal(reopened.append(f), true);
+  assert.deepEqual(readAll(reopened, 1), [...frames.slice(0, -1), ...next]);
+});
+
+test('garbage after the last record and a bad checksum are both detected', (t) => {
+  const dir = tempDir(t);
+  const frames = randomFrames(6, BASE, 60, { idle: 0 });
+  const s1 = open(dir, () => BASE + 60);
+  for (const f of frames) s1.append(f);
+  s1.close();
+  const seg = join(dir, `t1-${BASE}.seg`);
+  appendFileSync(seg, Buffer.from([0x10, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]));
+  const s2 = open(dir, () => BASE + 60);
+  assert.deepEqual(readAll(s2, 1), frames);
+  s2.close();
+
+  // Flip one byte inside record 40's payload: records 40.. are dropped, 0..39 kept.
+  const buf = readFileSync(seg);
+  let pos = 8;
+  pos += 12 + buf.readUInt32LE(pos); // header record
+  for (let i = 0; i < 40; i++) pos += 12 + buf.readUInt32LE(pos);
+  buf[pos + 12 + 5] = (buf[pos + 12 + 5] as number) ^ 0xff;
+  writeFileSync(seg, buf);
+  const logs: string[] = [];
+  const s3 = open(dir, () => BASE + 60, { log: (l) => logs.push(l) });
+  t.after(() => s3.close());
+  assert.deepEqual(readAll(s3, 1), frames.slice(0, 40));
+  assert.ok(logs.some((l) => l.includes('checksum')));
+});
+
+test('a file that is not a segment is left alone and ignored', (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, `t1-${BASE}.seg`), 'not a segment at all');
+  const logs: string[] = [];
+  const store = open(dir, () => BASE + 10, { log: (l) => logs.push(l) });
+  t.after(() => store.close());
+  assert.equal(store.newestTs, undefined);
+  assert.ok(logs.some((l) => l.includes('bad magic')));
+  assert.equal(readFileSync(join(dir, `t1-${BASE}.seg`), 'utf8'), 'not a segment at all');
+});
+
+test('retention deletes whole old segments; the 1 s tier keeps at least an hour', (t) => {
+  const dir = tempDir(t);
+  const c = clock(BASE);
+  const store = open(dir, c.now, { historySeconds: 3 * 3600 });
+  t.after(() => store.close());
+  // 4 hours of mostly idle seconds.
+  const frames = randomFrames(7, BASE, 4 * 3600, { idle: 0.97 });
+  for (const f of frames) {
+    c.set(f.ts + 1);
+    store.append(f);
+  }
+  store.enforceBounds();
+  const now = c.now();
+  const fine = store.stats().tiers.find((x) => x.step === 1);
+  assert.ok(fine?.from !== undefined && fine.from <= now - 3600, `1 s tier starts at ${fine?.from}, now ${now}`);
+  assert.ok(fine.from > now - 3600 - 600, '1 s tier holds no more than an hour and a segment');
+  for (const step of [10, 60]) {
+    const tier = store.stats().tiers.find((x) => x.step === step);
+    const span = tierSpecs(3 * 3600).find((s) => s.step === step)?.span ?? 0;
+    assert.ok(tier?.from !== undefined && tier.from <= now - 3 * 3600 + span, `${step} s tier covers the history window`);
+  }
+  const names = readdirSync(dir).filter((n) => n.startsWith('t1-'));
+  assert.ok(names.length <= 7, `at most 7 segments of 10 min in the 1 s tier, found ${names.length}`);
+});
+
+test('the byte budget is kept by deleting the oldest segments of the largest tier', (t) => {
+  const dir = tempDir(t);
+  const c = clock(BASE);
+  const maxBytes = 3 * 1024 * 1024;
+  const logs: string[] = [];
+  const store = open(dir, c.now, { maxBytes, log: (l) => logs.push(l) });
+  t.after(() => store.close());
+  const frames = randomFrames(8, BASE, 3 * 3600, { idle: 0, density: 0.2 });
+  for (const f of frames) {
+    c.set(f.ts + 1);
+    store.append(f);
+  }
+  store.enforceBounds();
+  const onDisk = readdirSync(dir).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+  // The rule: under budget, or nothing left to delete but the segments being written.
+  const tiers = store.stats().tiers;
+  assert.ok(
+    onDisk <= maxBytes || tiers.every((x) => x.segments === 1),
+    `files take ${onDisk} bytes with a budget of ${maxBytes}: ${JSON.stringify(tiers)}`,
+  );
+  assert.ok(onDisk < 3 * 3600 * 2000, 'far less than everything written was kept');
+  assert.equal(store.stats().bytes, onDisk, 'stats() agrees with the files');
+  assert.ok(logs.some((l) => l.includes('budget')));
+  assert.equal(store.newestTs, frames[frames.length - 1]?.ts, 'the newest data is always kept');
+});

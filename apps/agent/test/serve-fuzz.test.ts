@@ -1,0 +1,199 @@
+// Acceptance (issue 4): >= 1,000 malformed or random WebSocket messages and query strings,
+// each answered with an error, while another client keeps getting every frame.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createLoopDevice, WsTestClient, startFio } from '@blkheat/testkit';
+import { MAX_CLIENT_MESSAGE_BYTES } from '@blkheat/shared-types';
+import {
+  gapOrDuplicate,
+  needsRootAndFio,
+  readFrames,
+  startRealAgent,
+  subscriber,
+  tempDataDir,
+  type TestContextLike,
+} from './serve-fixtures.js';
+import { seededRandom as rng } from '@blkheat/testkit';
+
+const NOW = Math.floor(Date.now() / 1000);
+const WEIRD: unknown[] = [
+  null,
+  true,
+  -1,
+  0.5,
+  1e308,
+  -0,
+  '',
+  'x'.repeat(300),
+  '7:0',
+  '../../etc/passwd',
+  '<script>',
+  '\u0000',
+  '\ud800',
+  [],
+  {},
+  [1, 2],
+  { $gt: 0 },
+  2 ** 53 + 2,
+  '1700000000',
+  NOW + 86400 * 365 * 300,
+];
+
+/** A message that is invalid by construction (so every one must get an error), of many kinds. */
+function badMessage(r: () => number): string | Buffer {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
+  const valid = [
+    { t: 'subscribe', backfillFrom: NOW - 10 },
+    { t: 'range', id: 1, from: NOW - 60, to: NOW, step: 1 },
+    { t: 'samples', id: 2, from: NOW - 60, to: NOW, kind: 'device', minNs: 0, maxNs: 1000, limit: 10 },
+  ];
+  switch (Math.floor(r() * 9)) {
+    case 0: // random bytes (mostly invalid UTF-8 / not JSON)
+      return Buffer.from(Array.from({ length: 1 + Math.floor(r() * 200) }, () => Math.floor(r() * 256)));
+    case 1: // random printable noise
+      return Array.from({ length: 1 + Math.floor(r() * 100) }, () => String.fromCharCode(32 + Math.floor(r() * 95))).join('');
+    case 2: {
+      // a valid message with one field replaced by a weird value
+      const m: Record<string, unknown> = { ...pick(valid) };
+      // Not `id`: any short string is a valid id, which would make the message valid.
+      const keys = Object.keys(m).filter((k) => k !== 't' && k !== 'id');
+      m[pick(keys)] = pick(
+        WEIRD.filter((w) => typeof w !== 'number' || !Number.isInteger(w) || (w as number) < 0 || (w as number) > 7258118400),
+      );
+      return JSON.stringify(m);
+    }
+    case 3: // an unknown field
+      return JSON.stringify({ ...pick(valid), [`f${Math.floor(r() * 1000)}`]: pick(WEIRD) });
+    case 4: // wrong or missing t
+      return JSON.stringify({ ...pick(valid), t: pick(['Subscribe', 'RANGE', '', 'hello', 'frame', 1, null]) });
+    case 5: // a required field missing
+      return JSON.stringify({ t: pick(['range', 'samples']), id: 3, [pick(['from', 'to'])]: NOW });
+    case 6: // not an object
+      return JSON.stringify(pick([[], 'subscribe', 42, null, [{ t: 'subscribe' }]]));
+    case 7: // deep nesting
+      return '['.repeat(1 + Math.floor(r() * 5000)) + ']'.repeat(Math.floor(r() * 5000));
+    default: // bad spans and steps
+      return JSON.stringify(
+        pick([
+          { t: 'range', id: 4, from: NOW, to: NOW - 1 },
+          { t: 'range', id: 5, from: NOW - 40 * 86400, to: NOW },
+          { t: 'range', id: 6, from: NOW - 10, to: NOW, step: 0 },
+          { t: 'samples', id: 7, from: NOW - 10, to: NOW, limit: 100000 },
+          { t: 'samples', id: 8, from: NOW - 10, to: NOW, minNs: 5, maxNs: 1 },
+          { t: 'subscribe', disks: Array.from({ length: 300 }, (_, i) => `7:${i}`) },
+          { t: 'subscribe', classes: ['Read', 'bad class'] },
+        ]),
+      );
+  }
+}
+
+function badQuery(r: () => number): string {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
+  const endpoint = pick(['/api/v1/range', '/api/v1/samples', '/api/v1/snapshot', '/api/v1/disks', '/metrics']);
+  const good: Record<string, string[]> = {
+    '/api/v1/range': [`from=${NOW - 60}`, `to=${NOW}`],
+    '/api/v1/samples': [`from=${NOW - 60}`, `to=${NOW}`],
+    '/api/v1/snapshot': [`from=${NOW - 60}`, `to=${NOW}`],
+    '/api/v1/disks': [],
+    '/metrics': [],
+  };
+  const params = [...(good[endpoint] ?? [])];
+  const noise = (): string =>
+    Array.from({ length: 1 + Math.floor(r() * 20) }, () =>
+      pick(['%', '%zz', '%00', '&', '=', 'a', '9', '-', '.', '/', '+', '%2e', '\u00e9', '[', ']']),
+    ).join('');
+  switch (Math.floor(r() * 5)) {
+    case 0: // unknown parameter
+      params.push(`${pick(['bogus', 'From', 'to[]', '__proto__', 'constructor', 'x'])}=${encodeURIComponent(noise())}`);
+      break;
+    case 1: // non-integer or out-of-range value for a known numeric parameter
+      if (endpoint === '/api/v1/disks' || endpoint === '/metrics') params.push(`${noise().replace(/[&=]/g, '')}z=1`);
+      else params[0] = `from=${pick(['', 'abc', '1e9', '-5', '99999999999999999999', '1.5', '0x10', NOW + 9e9])}`;
+      break;
+    case 2: // duplicated single parameter
+      if (params.length > 0) params.push(params[0] as string);
+      else params.push('token=a', 'y=2');
+      break;
+    case 3: // a missing required parameter, or reversed span
+      if (params.length > 0) params[1] = pick(['', `to=${NOW - 120}`]);
+      else params.push(`${pick(['from', 'to', 'step'])}=1`);
+      break;
+    default: // an invalid list value
+      if (endpoint === '/api/v1/disks' || endpoint === '/metrics') params.push('disk=7:0');
+      else
+        params.push(
+          pick(['disk=../../x', `disk=${encodeURIComponent(noise())}`, 'class=a%20b', `class=${'A'.repeat(100)}`, 'kind=queue', 'step=0']),
+        );
+      if (endpoint !== '/api/v1/samples' && params[params.length - 1] === 'kind=queue') params[params.length - 1] = 'kind=x';
+      if (endpoint === '/api/v1/samples' && params[params.length - 1] === 'kind=queue') params[params.length - 1] = 'kind=both';
+      if (endpoint === '/api/v1/samples' && params[params.length - 1] === 'step=0') params[params.length - 1] = 'limit=0';
+  }
+  return `${endpoint}?${params.filter((p) => p !== '').join('&')}`;
+}
+
+test(
+  '>= 1,000 malformed WebSocket messages and query strings: each answered with an error, the agent keeps serving',
+  { timeout: 240_000 },
+  async (t: TestContextLike) => {
+    if (!needsRootAndFio(t)) return;
+    const seed = Number(process.env.BLKHEAT_FUZZ_SEED ?? 20261121);
+    const r = rng(seed);
+    const loop = createLoopDevice({ sizeMiB: 64, t });
+    const agent = await startRealAgent(t, tempDataDir(t));
+    startFio({ filename: loop.path, rw: 'randrw', runtimeS: 120, rateIops: 1000 }, t);
+    const bystander = await subscriber(t, agent);
+    const before = (await readFrames(bystander.client, 1)).frames;
+
+    // WebSocket: 4 connections, 300 messages each, every one answered by exactly one error.
+    let wsAnswered = 0;
+    for (let conn = 0; conn < 4; conn++) {
+      const c = await WsTestClient.connect(agent.streamUrl);
+      t.after(() => c.destroy());
+      await c.next(); // hello
+      for (let i = 0; i < 300; i++) {
+        const m = badMessage(r);
+        if (typeof m === 'string') c.sendText(m);
+        else c.sendFrame(0x1, m); // raw bytes as a text frame: may be invalid UTF-8
+        const reply = (await c.next(10_000)).json<{ t: string; message?: string }>();
+        assert.equal(
+          reply.t,
+          'error',
+          `seed ${seed}, message ${JSON.stringify(m.toString()).slice(0, 300)} got ${JSON.stringify(reply).slice(0, 200)}`,
+        );
+        assert.ok(reply.message && reply.message.length > 0);
+        wsAnswered++;
+      }
+      // Binary frames and an oversize message end the list: the latter closes with 1009.
+      c.sendBinary(Buffer.from([0, 1, 2]));
+      assert.equal((await c.next()).json<{ t: string }>().t, 'error');
+      wsAnswered++;
+      c.sendText('x'.repeat(MAX_CLIENT_MESSAGE_BYTES + 1));
+      assert.equal((await c.closed).code, 1009);
+      wsAnswered++;
+    }
+
+    // HTTP: 1,000 query strings, each a 400 naming a parameter.
+    let httpAnswered = 0;
+    for (let i = 0; i < 1000; i++) {
+      const q = badQuery(r);
+      const res = await fetch(`${agent.url.slice(0, -1)}${q}`);
+      const body = (await res.json()) as { error?: string; field?: string };
+      assert.equal(res.status, 400, `seed ${seed}: ${q} -> ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
+      assert.ok(body.error && body.field, `${q}: ${JSON.stringify(body)}`);
+      httpAnswered++;
+    }
+    t.diagnostic(`seed ${seed}: ${wsAnswered} WebSocket messages and ${httpAnswered} query strings answered with errors`);
+    assert.ok(wsAnswered + httpAnswered >= 1000);
+
+    // The bystander got every second throughout (and three more after), and the agent still works.
+    const pending = bystander.client.drain().flatMap((m) => {
+      const v = m.json<{ t: string; frame?: { ts: number } }>();
+      return v.t === 'frame' && v.frame ? [v.frame.ts] : [];
+    });
+    const after = (await readFrames(bystander.client, 3)).frames.map((f) => f.ts);
+    const seen = [...before.map((f) => f.ts), ...pending, ...after];
+    assert.equal(gapOrDuplicate(seen), undefined, seen.join(','));
+    assert.ok(seen.length >= 4);
+    assert.equal((await fetch(`${agent.url}healthz`)).status, 200);
+  },
+);
