@@ -49,6 +49,10 @@ for (const variant of [
         `${name} (${d.dev}): frames count ${counted.get(d.dev) ?? 0} I/Os, /proc/diskstats ${expected} (${JSON.stringify(d)}; collector ${stats})`,
       );
     }
+    const k = rec.collector.stats().kernel;
+    t.diagnostic(
+      `completions the kernel did not deliver to BPF, recovered from blkheat's books: ${k.completionUnseen} (empty flush writes: ${k.shellUnseen})`,
+    );
     // One frame per second, in order, no gaps, no duplicates.
     const seconds = rec.frames.map((f) => f.ts);
     for (let i = 1; i < seconds.length; i++)

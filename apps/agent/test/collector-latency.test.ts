@@ -37,6 +37,9 @@ test(
       }
       assert.ok(total >= reads, `${d.name}: ${total} reads recorded, expected at least the ${reads} dd issued`);
       const share = inside / total;
+      t.diagnostic(
+        `${d.name} at ${delayMs} ms: ${inside} of ${total} reads (${(share * 100).toFixed(1)}%) in buckets overlapping [${delayMs}, ${1.25 * delayMs}) ms`,
+      );
       assert.ok(
         share >= 0.95,
         `${d.name} (${delayMs} ms): only ${(share * 100).toFixed(1)}% of ${total} reads in buckets overlapping [${delayMs}, ${1.25 * delayMs}) ms`,

@@ -35,7 +35,11 @@ export interface DiskFrame {
   readonly cls: readonly ClassSeries[];
   /** I/Os of this step with no sample record (not sampled, over budget, or ring buffer full). */
   readonly dropped?: number;
-  /** I/Os whose start was not seen (started before the probes were attached, or evicted). */
+  /**
+   * I/Os with no latency: their start was not seen (started before the probes were attached),
+   * or the kernel never delivered their completion to the probes and blkheat's per-request books
+   * found it (such I/Os are in `n`, so counts stay exact).
+   */
   readonly missed?: number;
 }
 

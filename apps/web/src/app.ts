@@ -1,0 +1,194 @@
+/**
+ * Wiring, outside React: URL → store at start, store → URL as it changes, the agent client →
+ * data manager, store changes → data refresh and redraws. Views only read the store and call
+ * actions.
+ */
+import { BUCKET_SCHEMA, type DiskInfo, sameSchema } from '@blkheat/shared-types';
+import { decodeUrlState, encodeUrlState } from './model/urlstate.js';
+import { fixedView, liveView } from './model/view.js';
+import { AgentClient } from './net/client.js';
+import { apiFetch, HttpError, streamUrl } from './net/endpoints.js';
+import { captureToken } from './net/token.js';
+import { scheduler } from './render/scheduler.js';
+import { data } from './store/data.js';
+import { notify, type ThemeChoice, useUi, type UiState } from './store/store.js';
+import { installTestHook } from './testhook.js';
+
+let client: AgentClient | undefined;
+
+export function agentClient(): AgentClient | undefined {
+  return client;
+}
+
+function applyUrl(): void {
+  const u = decodeUrlState(window.location.search);
+  const now = Math.floor(Date.now() / 1000);
+  let theme: ThemeChoice = 'system';
+  try {
+    const t = localStorage.getItem('blkheat.theme');
+    if (t === 'light' || t === 'dark') theme = t;
+  } catch {
+    // storage disabled
+  }
+  useUi.setState({
+    view: u.live || u.from === undefined || u.to === undefined ? liveView(now, u.span) : fixedView(u.from, u.to),
+    liveSpan: u.live ? u.span : 300,
+    diskChoice: u.disks,
+    classes: u.classes,
+    kind: u.kind,
+    colour: u.colour,
+    norm: u.norm,
+    percentiles: u.percentiles,
+    theme,
+  });
+}
+
+function urlOf(s: UiState): string {
+  return encodeUrlState({
+    live: s.view.following,
+    span: s.view.following ? s.view.span : s.view.to - s.view.from,
+    from: s.view.following ? undefined : s.view.from,
+    to: s.view.following ? undefined : s.view.to,
+    disks: s.diskChoice,
+    classes: s.classes,
+    kind: s.kind,
+    colour: s.colour,
+    norm: s.norm,
+    percentiles: s.percentiles,
+  });
+}
+
+let urlTimer: ReturnType<typeof setTimeout> | undefined;
+function syncUrl(s: UiState): void {
+  clearTimeout(urlTimer);
+  urlTimer = setTimeout(() => {
+    const q = urlOf(s);
+    const want = q ? `?${q}` : '';
+    if (want !== window.location.search) {
+      window.history.replaceState(window.history.state, '', window.location.pathname + want + window.location.hash);
+    }
+  }, 250);
+}
+
+async function probeAuth(): Promise<string | undefined> {
+  try {
+    await apiFetch('api/v1/disks');
+    return undefined;
+  } catch (e) {
+    if (e instanceof HttpError && (e.status === 401 || e.status === 403)) {
+      return 'the agent refused this page’s token: open the link the agent printed (…/#token=…)';
+    }
+    return undefined;
+  }
+}
+
+export function startApp(): void {
+  captureToken();
+  applyUrl();
+  const dprQuery = (): void => {
+    data.dpr = window.devicePixelRatio || 1;
+    scheduler.invalidateMatching();
+    // Re-arm: the media query only fires once per change.
+    window.matchMedia(`(resolution: ${data.dpr}dppx)`).addEventListener('change', dprQuery, { once: true });
+    data.refresh();
+  };
+  dprQuery();
+
+  client = new AgentClient({
+    url: streamUrl,
+    probe: probeAuth,
+    initialBackfill: () => {
+      const s = useUi.getState();
+      // Enough for the live window plus the pan-back margin, capped at what the page keeps.
+      return Math.min(3600, Math.max(600, s.view.following ? 2 * s.view.span : 600));
+    },
+    events: {
+      onState(state, detail) {
+        useUi.setState({ connection: state, connectionDetail: detail });
+      },
+      onHello(hello) {
+        if (!sameSchema(hello.schema, BUCKET_SCHEMA)) {
+          notify(
+            'error',
+            `The agent uses bucket schema ${JSON.stringify(hello.schema)}; this dashboard reads ${JSON.stringify(BUCKET_SCHEMA)}.`,
+          );
+        }
+        useUi.setState({
+          agent: { version: hello.agent, host: hello.host, tiers: hello.tiers, historyFrom: hello.historyFrom },
+        });
+        data.setAgentDisks(hello.disks);
+      },
+      onFrames(frames) {
+        data.onFrames(frames);
+      },
+      onCovered(from, to) {
+        data.onCovered(from, to);
+      },
+      onDisks(disks) {
+        const before = new Map(data.agentDisks.map((d) => [d.dev, d]));
+        for (const d of disks) {
+          const old = before.get(d.dev);
+          if (!old && d.present) notify('info', `Disk ${d.name} appeared.`);
+          else if (old?.present && !d.present) notify('info', `Disk ${d.name} went away (its history stays).`);
+        }
+        data.setAgentDisks(disks);
+      },
+      onNotice(message) {
+        notify('info', message);
+      },
+    },
+  });
+  data.setClient(client);
+  // A disk in the frames that no hello/disks message described (hot-plugged between them):
+  // ask for the list, at most every few seconds.
+  let lastDiskFetch = 0;
+  data.onUnknownDisk = () => {
+    if (Date.now() - lastDiskFetch < 5000) return;
+    lastDiskFetch = Date.now();
+    void apiFetch('api/v1/disks')
+      .then((r) => r.json() as Promise<{ disks?: unknown }>)
+      .then((body) => {
+        if (Array.isArray(body.disks)) data.setAgentDisks(body.disks as DiskInfo[]);
+      })
+      .catch(() => undefined);
+  };
+  client.start();
+
+  useUi.subscribe((s, prev) => {
+    if (
+      s.view !== prev.view ||
+      s.kind !== prev.kind ||
+      s.classes !== prev.classes ||
+      s.diskChoice !== prev.diskChoice ||
+      s.plotWidth !== prev.plotWidth ||
+      s.mode !== prev.mode
+    ) {
+      data.refresh();
+    }
+    if (
+      s.dataVersion !== prev.dataVersion ||
+      s.view !== prev.view ||
+      s.percentiles !== prev.percentiles ||
+      s.theme !== prev.theme ||
+      s.norm !== prev.norm
+    ) {
+      scheduler.invalidateMatching();
+    }
+    if (
+      s.view !== prev.view ||
+      s.diskChoice !== prev.diskChoice ||
+      s.classes !== prev.classes ||
+      s.kind !== prev.kind ||
+      s.colour !== prev.colour ||
+      s.norm !== prev.norm ||
+      s.percentiles !== prev.percentiles
+    ) {
+      syncUrl(s);
+    }
+  });
+
+  // A paused view whose data the agent has not got yet: the first hello sets historyFrom.
+  data.refresh();
+  installTestHook();
+  window.addEventListener('pagehide', () => client?.stop());
+}

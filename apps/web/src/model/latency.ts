@@ -1,0 +1,120 @@
+/**
+ * The latency axis. Buckets are exponential, so the dense bucket index is already a log
+ * latency scale: we use it directly as the continuous "bucket" coordinate u, where dense
+ * bucket d spans [d, d + 1). A latency in seconds maps into u exactly at bucket edges and
+ * logarithmically inside regular buckets; the underflow bucket [0, first edge] is linear.
+ */
+import {
+  type BucketSchema,
+  BUCKET_SCHEMA,
+  bucketCount,
+  lowerBoundSeconds,
+  overflowIndex,
+  regularBucketCount,
+  upperBoundSeconds,
+  upperBoundsNs,
+} from '@blkheat/shared-types';
+
+/** u of a latency in seconds. */
+export function secondsToU(seconds: number, schema: BucketSchema = BUCKET_SCHEMA): number {
+  const first = upperBoundSeconds(0, schema); // edge between underflow and bucket 1
+  if (!(seconds > first)) return Math.max(0, seconds) / first;
+  const u = Math.log2(seconds) * 2 ** schema.scale - schema.minIndex + 2;
+  // Overflow has no upper edge: squash everything above the last regular edge into it.
+  const top = regularBucketCount(schema) + 1;
+  return u >= top ? Math.min(top + 0.999, top + (u - top) / 8) : u;
+}
+
+/** Latency in seconds at u (inverse of secondsToU; overflow maps back to its squashed scale). */
+export function uToSeconds(u: number, schema: BucketSchema = BUCKET_SCHEMA): number {
+  const first = upperBoundSeconds(0, schema);
+  if (u <= 1) return Math.max(0, u) * first;
+  const top = regularBucketCount(schema) + 1;
+  const v = u >= top ? top + (u - top) * 8 : u;
+  return 2 ** ((v + schema.minIndex - 2) / 2 ** schema.scale);
+}
+
+/**
+ * Inclusive nanosecond bounds of the I/Os that fall into dense buckets [lo, hi], as the agent's
+ * samples query wants them. Uses the exact integer edges the kernel bins with, so a sample the
+ * kernel counted in bucket d is returned for a query on d and never for its neighbours.
+ */
+export function bucketRangeNs(lo: number, hi: number, schema: BucketSchema = BUCKET_SCHEMA): { minNs: number; maxNs: number } {
+  const edges = edgesNs(schema);
+  const a = Math.max(0, Math.min(lo, hi));
+  const b = Math.min(overflowIndex(schema), Math.max(lo, hi));
+  const minNs = a === 0 ? 0 : Number((edges[a - 1] as bigint) + 1n);
+  const maxNs = b >= overflowIndex(schema) ? Number.MAX_SAFE_INTEGER : Number(edges[b] as bigint);
+  return { minNs, maxNs };
+}
+
+const edgeCache = new Map<string, bigint[]>();
+function edgesNs(schema: BucketSchema): bigint[] {
+  const key = `${schema.scale}/${schema.minIndex}/${schema.maxIndex}`;
+  let edges = edgeCache.get(key);
+  if (!edges) edgeCache.set(key, (edges = upperBoundsNs(schema)));
+  return edges;
+}
+
+/** Latency bounds of a dense bucket in seconds, for labels. */
+export function bucketBoundsSeconds(d: number, schema: BucketSchema = BUCKET_SCHEMA): [number, number] {
+  return [lowerBoundSeconds(d, schema), upperBoundSeconds(d, schema)];
+}
+
+/** Total dense rows of the schema (106 for protocol v1). */
+export function rowCount(schema: BucketSchema = BUCKET_SCHEMA): number {
+  return bucketCount(schema);
+}
+
+/** Human latency: "850 ns", "12.3 µs", "4.76 ms", "1.20 s". */
+export function formatLatency(seconds: number): string {
+  if (!Number.isFinite(seconds)) return seconds > 0 ? '∞' : '–';
+  const abs = Math.abs(seconds);
+  if (abs === 0) return '0';
+  if (abs < 1e-6) return `${trim(seconds * 1e9)} ns`;
+  if (abs < 1e-3) return `${trim(seconds * 1e6)} µs`;
+  if (abs < 1) return `${trim(seconds * 1e3)} ms`;
+  return `${trim(seconds)} s`;
+}
+
+function trim(v: number): string {
+  const a = Math.abs(v);
+  return a >= 100 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : v.toFixed(2);
+}
+
+/** Short tick label: "1µs", "10µs", "1ms", "100ms", "1s". */
+export function formatLatencyTick(seconds: number): string {
+  if (seconds < 1e-6) return `${Math.round(seconds * 1e9)}ns`;
+  if (seconds < 1e-3) return `${+(seconds * 1e6).toPrecision(3)}µs`;
+  if (seconds < 1) return `${+(seconds * 1e3).toPrecision(3)}ms`;
+  return `${+seconds.toPrecision(3)}s`;
+}
+
+export interface LatencyTick {
+  readonly u: number;
+  readonly seconds: number;
+  readonly label: string;
+  /** Decade ticks (1, 10, 100 ×) get a label; the 2× and 5× ones are minor. */
+  readonly major: boolean;
+}
+
+/**
+ * Ticks at 1-2-5 × powers of ten inside [uLo, uHi]. When fewer than `minMajor` decades fit,
+ * the 2× and 5× ticks are promoted to labelled ones so a narrow axis still reads.
+ */
+export function latencyTicks(uLo: number, uHi: number, schema: BucketSchema = BUCKET_SCHEMA, minMajor = 3): LatencyTick[] {
+  const sLo = uToSeconds(Math.max(uLo, 1), schema);
+  const sHi = uToSeconds(Math.min(uHi, regularBucketCount(schema) + 1), schema);
+  const out: LatencyTick[] = [];
+  for (let e = Math.floor(Math.log10(sLo)) - 1; e <= Math.ceil(Math.log10(sHi)); e++) {
+    for (const m of [1, 2, 5]) {
+      const seconds = m * 10 ** e;
+      const u = secondsToU(seconds, schema);
+      // Underflow is linear and overflow squashed: only label the log part of the axis.
+      if (u < Math.max(uLo, 1) || u > Math.min(uHi, regularBucketCount(schema) + 1)) continue;
+      out.push({ u, seconds, label: formatLatencyTick(seconds), major: m === 1 });
+    }
+  }
+  if (out.filter((t) => t.major).length < minMajor) return out.map((t) => ({ ...t, major: true }));
+  return out;
+}

@@ -1,0 +1,173 @@
+/**
+ * Percentiles from histograms. Ranks and in-bucket interpolation come from shared-types
+ * (`quantileSeconds`), so the dashboard, the agent's /metrics and the CLI agree on what "p99"
+ * means; this module only adds caching per heat map column and the bucket-space position.
+ */
+import { type BucketSchema, BUCKET_SCHEMA, overflowIndex, quantileBucket, quantileSeconds } from '@blkheat/shared-types';
+import type { HeatMatrix } from './heatmatrix.js';
+import { secondsToU } from './latency.js';
+
+/** The percentile lines drawn over heat maps. */
+export const LINE_QUANTILES = Object.freeze([
+  { q: 0.5, label: 'p50' },
+  { q: 0.99, label: 'p99' },
+  { q: 0.999, label: 'p99.9' },
+] as const);
+
+/** The marks on histograms and in the breakdown table. */
+export const MARK_QUANTILES = Object.freeze([
+  { q: 0.5, label: 'p50' },
+  { q: 0.9, label: 'p90' },
+  { q: 0.99, label: 'p99' },
+  { q: 0.999, label: 'p99.9' },
+] as const);
+
+export interface QuantileValue {
+  readonly q: number;
+  readonly label: string;
+  /** Interpolated latency in seconds. */
+  readonly seconds: number;
+  /** Dense bucket holding the rank. */
+  readonly bucket: number;
+  /** Position on the bucket axis. */
+  readonly u: number;
+}
+
+/** The requested quantiles of a dense histogram; empty when it has no counts. */
+export function quantilesOf(
+  dense: ArrayLike<number>,
+  qs: readonly { q: number; label: string }[] = MARK_QUANTILES,
+  schema: BucketSchema = BUCKET_SCHEMA,
+): QuantileValue[] {
+  const out: QuantileValue[] = [];
+  for (const { q, label } of qs) {
+    const seconds = quantileSeconds(dense, q, schema);
+    const bucket = quantileBucket(dense, q);
+    if (seconds === undefined || bucket === undefined) return [];
+    out.push({ q, label, seconds, bucket, u: secondsToU(seconds, schema) });
+  }
+  return out;
+}
+
+/**
+ * True when a histogram has counts and every one of them is in the lowest (underflow) bucket,
+ * ≤ 2^-20 s ≈ 1 µs: for queue latency, requests that went straight to the device.
+ */
+export function allInLowestBucket(dense: ArrayLike<number>): boolean {
+  const first = dense[0] ?? 0;
+  if (!(first > 0)) return false;
+  for (let i = 1; i < dense.length; i++) if ((dense[i] as number) > 0) return false;
+  return true;
+}
+
+/**
+ * Per-column percentile positions (bucket space) for a matrix, cached per ring slot and
+ * recomputed only for columns that changed. NaN marks an empty column.
+ */
+export class PercentileTrack {
+  private readonly values: Float32Array;
+  private readonly slotCol: Float64Array;
+  private readonly slotVer: Uint32Array;
+
+  constructor(
+    readonly matrix: HeatMatrix,
+    readonly qs: readonly number[] = LINE_QUANTILES.map((l) => l.q),
+    readonly schema: BucketSchema = BUCKET_SCHEMA,
+  ) {
+    this.values = new Float32Array(matrix.capacity * qs.length);
+    this.slotCol = new Float64Array(matrix.capacity).fill(NaN);
+    this.slotVer = new Uint32Array(matrix.capacity);
+  }
+
+  /**
+   * The values of every quantile of column `col`, at `values[offset + qi]` of the returned
+   * array (read them before the next call); undefined outside the matrix. One cache check per
+   * column for renderers that draw all lines at once.
+   */
+  columnValues(col: number): { values: Float32Array; offset: number } | undefined {
+    const m = this.matrix;
+    if (!m.has(col)) return undefined;
+    const s = m.slot(col);
+    if (this.slotCol[s] !== col || this.slotVer[s] !== m.slotVersion[s]) this.compute(col, s);
+    return { values: this.values, offset: s * this.qs.length };
+  }
+
+  /** u of quantile index `qi` in column `col` (NaN when the column is empty or outside). */
+  at(col: number, qi: number): number {
+    const m = this.matrix;
+    if (!m.has(col)) return NaN;
+    const s = m.slot(col);
+    if (this.slotCol[s] !== col || this.slotVer[s] !== m.slotVersion[s]) this.compute(col, s);
+    return this.values[s * this.qs.length + qi] as number;
+  }
+
+  private compute(col: number, s: number): void {
+    const m = this.matrix;
+    columnQuantilesU(
+      m.counts,
+      s * m.rows,
+      m.rows,
+      m.totals[s] as number,
+      this.qs,
+      this.values,
+      s * this.qs.length,
+      overflowIndex(this.schema),
+    );
+    this.slotCol[s] = col;
+    this.slotVer[s] = m.slotVersion[s] as number;
+  }
+}
+
+/**
+ * Bucket-space positions of several quantiles of one dense histogram (the per-column hot path:
+ * 3,600 columns × 3 lines on a full redraw). Same ranks and in-bucket interpolation as
+ * shared-types' quantileSeconds: rank = max(1, ceil(q·N)), and the position inside the bucket is
+ * the rank's fraction of that bucket's I/Os, which on the log axis is exactly
+ * `bucket + fraction` (geometric interpolation in seconds is linear in u). Overflow pins to its
+ * lower edge. Quantiles below the median are found scanning up from the fastest bucket, the
+ * others scanning down from the slowest (a p99.9 is a few buckets from the top). Reads
+ * dense[start .. start + length) (a matrix column in place); NaN for an empty histogram.
+ */
+export function columnQuantilesU(
+  dense: ArrayLike<number>,
+  start: number,
+  length: number,
+  total: number,
+  qs: readonly number[],
+  out: Float32Array | Float64Array,
+  offset: number,
+  overflow: number,
+): void {
+  for (let i = 0; i < qs.length; i++) {
+    if (!(total > 0)) {
+      out[offset + i] = NaN;
+      continue;
+    }
+    const q = qs[i] as number;
+    const rank = Math.max(1, Math.ceil((q < 0 ? 0 : q > 1 ? 1 : q) * total));
+    let b = 0;
+    let below = 0;
+    if (q <= 0.5) {
+      let cum = 0;
+      for (; b < length; b++) {
+        const n = dense[start + b] as number;
+        if (cum + n >= rank) break;
+        cum += n;
+      }
+      below = cum;
+    } else {
+      // I/Os at or above the rank: total - rank + 1. Walk down until the tail holds them.
+      // Reaching bucket 0 means it holds the rank, with nothing below it.
+      const need = total - rank + 1;
+      let tail = 0;
+      for (b = length - 1; b > 0; b--) {
+        tail += dense[start + b] as number;
+        if (tail >= need) break;
+      }
+      below = b === 0 ? 0 : total - tail;
+    }
+    if (b >= length) b = length - 1;
+    const n = dense[start + b] as number;
+    out[offset + i] = b === overflow ? b : n > 0 ? b + (rank - below) / n : b;
+  }
+}

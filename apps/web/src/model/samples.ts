@@ -1,0 +1,75 @@
+/**
+ * Drill-down: a cell or a box of the heat map (time × latency buckets) as a samples query,
+ * the same query answered locally for an imported snapshot, and the table's sort order.
+ */
+import { type BucketSchema, BUCKET_SCHEMA, type IoSample, type LatencyKind } from '@blkheat/shared-types';
+import { bucketRangeNs } from './latency.js';
+
+/** What the user selected on a heat map. */
+export interface CellSelection {
+  readonly dev: string;
+  /** [from, to) in unix seconds (whole columns). */
+  readonly from: number;
+  readonly to: number;
+  /** Dense buckets [lo, hi], inclusive. */
+  readonly bucketLo: number;
+  readonly bucketHi: number;
+  readonly kind: LatencyKind;
+  /** Class filter in force; empty = all. */
+  readonly classes: readonly string[];
+}
+
+export interface SamplesQuery {
+  readonly from: number;
+  readonly to: number;
+  readonly kind: LatencyKind;
+  readonly minNs: number;
+  readonly maxNs: number;
+  readonly disks: readonly string[];
+  readonly classes?: readonly string[];
+}
+
+export function selectionQuery(sel: CellSelection, schema: BucketSchema = BUCKET_SCHEMA): SamplesQuery {
+  const { minNs, maxNs } = bucketRangeNs(sel.bucketLo, sel.bucketHi, schema);
+  const q: SamplesQuery = { from: sel.from, to: sel.to, kind: sel.kind, minNs, maxNs, disks: [sel.dev] };
+  return sel.classes.length > 0 ? { ...q, classes: sel.classes } : q;
+}
+
+/** True when a sample satisfies a query (the agent's semantics, for snapshots offline). */
+export function sampleMatches(s: IoSample, q: SamplesQuery): boolean {
+  if (s.ts_us < q.from * 1e6 || s.ts_us >= q.to * 1e6) return false;
+  if (!q.disks.includes(s.dev)) return false;
+  if (q.classes && !q.classes.includes(s.c)) return false;
+  const v = q.kind === 'device' ? s.d_ns : s.q_ns;
+  return v !== null && v >= q.minNs && v <= q.maxNs;
+}
+
+export function matchSamples(all: readonly IoSample[], q: SamplesQuery, limit = Infinity): { samples: IoSample[]; truncated: boolean } {
+  const out: IoSample[] = [];
+  for (const s of all) {
+    if (!sampleMatches(s, q)) continue;
+    if (out.length >= limit) return { samples: out, truncated: true };
+    out.push(s);
+  }
+  return { samples: out, truncated: false };
+}
+
+export type SampleSortKey = 'ts_us' | 'dev' | 'c' | 'sector' | 'bytes' | 'q_ns' | 'd_ns' | 'pid' | 'comm';
+
+export function compareSamples(a: IoSample, b: IoSample, key: SampleSortKey): number {
+  const x = a[key];
+  const y = b[key];
+  // Unknown queue latencies (null) sort before every known one.
+  if (x === null || y === null) return x === y ? 0 : x === null ? -1 : 1;
+  if (typeof x === 'number' && typeof y === 'number') return x - y;
+  return String(x) < String(y) ? -1 : String(x) > String(y) ? 1 : 0;
+}
+
+/** Stable sort by one column; ties keep time order. */
+export function sortSamples(rows: readonly IoSample[], key: SampleSortKey, dir: 'asc' | 'desc'): IoSample[] {
+  const sign = dir === 'asc' ? 1 : -1;
+  return rows
+    .map((r, i) => ({ r, i }))
+    .sort((p, q) => sign * compareSamples(p.r, q.r, key) || p.i - q.i)
+    .map((p) => p.r);
+}

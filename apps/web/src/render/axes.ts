@@ -1,0 +1,136 @@
+/**
+ * Axes and labels as vectors, with d3: SVG on screen (crisp at any zoom, selectable text),
+ * and the same ticks painted onto a canvas for the PNG export.
+ */
+import { axisBottom, axisLeft, axisTop, scaleLinear, scaleTime, select, timeFormat } from 'd3';
+import { latencyTicks } from '../model/latency.js';
+import { formatShare } from '../model/format.js';
+
+const fmtSecond = timeFormat('%H:%M:%S');
+const fmtMinute = timeFormat('%H:%M');
+const fmtDay = timeFormat('%b %d');
+
+/** Local-time tick labels: seconds when zoomed in, dates at day boundaries. */
+export function timeTickFormat(d: Date): string {
+  if (d.getHours() === 0 && d.getMinutes() === 0 && d.getSeconds() === 0) return fmtDay(d);
+  return d.getSeconds() === 0 ? fmtMinute(d) : fmtSecond(d);
+}
+
+export function timeScale(from: number, to: number, width: number) {
+  return scaleTime()
+    .domain([new Date(from * 1000), new Date(to * 1000)])
+    .range([0, width]);
+}
+
+/** The shared time axis above the heat maps. */
+export function renderTimeAxis(g: SVGGElement, from: number, to: number, width: number, orient: 'top' | 'bottom' = 'top'): void {
+  const scale = timeScale(from, to, width);
+  const ticks = Math.max(2, Math.floor(width / 90));
+  const axis = (orient === 'top' ? axisTop(scale) : axisBottom(scale))
+    .ticks(ticks)
+    .tickFormat((d) => timeTickFormat(d as Date))
+    .tickSizeOuter(0);
+  select(g).call(axis);
+}
+
+/** A latency axis (log, in bucket space) to the left of a heat map. */
+export function renderLatencyAxis(g: SVGGElement, uLo: number, uHi: number, height: number): void {
+  const scale = scaleLinear().domain([uLo, uHi]).range([height, 0]);
+  const ticks = latencyTicks(uLo, uHi);
+  // Keep labels at least ~14 px apart.
+  const pxPerU = height / Math.max(1e-9, uHi - uLo);
+  const majors = ticks.filter((t) => t.major);
+  const labelled = new Set<number>();
+  let lastY = Infinity;
+  for (const t of majors) {
+    const y = t.u * pxPerU;
+    if (Math.abs(y - lastY) >= 14 || lastY === Infinity) {
+      labelled.add(t.u);
+      lastY = y;
+    }
+  }
+  const label = new Map(ticks.map((t) => [t.u, t.label]));
+  const axis = axisLeft(scale)
+    .tickValues(ticks.map((t) => t.u))
+    .tickFormat((u) => (labelled.has(u as number) ? (label.get(u as number) ?? '') : ''))
+    .tickSizeOuter(0);
+  const sel = select(g).call(axis);
+  sel.selectAll<SVGLineElement, number>('.tick line').attr('x2', (u) => (labelled.has(u) ? -6 : -3));
+}
+
+/** Share axis under a histogram. */
+export function renderShareAxis(g: SVGGElement, maxShare: number, width: number): void {
+  const scale = scaleLinear()
+    .domain([0, Math.max(maxShare, 1e-9)])
+    .range([0, width - 4]);
+  const axis = axisBottom(scale)
+    .ticks(Math.max(2, Math.floor(width / 50)))
+    .tickFormat((v) => formatShare(v as number))
+    .tickSizeOuter(0);
+  select(g).call(axis);
+}
+
+/** Time axis painted on a canvas (PNG export). */
+export function paintTimeAxis(
+  ctx: CanvasRenderingContext2D,
+  from: number,
+  to: number,
+  x: number,
+  y: number,
+  width: number,
+  colour: string,
+): void {
+  const scale = timeScale(from, to, width);
+  ctx.save();
+  ctx.strokeStyle = colour;
+  ctx.fillStyle = colour;
+  ctx.textAlign = 'center';
+  ctx.textBaseline = 'bottom';
+  ctx.beginPath();
+  ctx.moveTo(x, y + 0.5);
+  ctx.lineTo(x + width, y + 0.5);
+  for (const d of scale.ticks(Math.max(2, Math.floor(width / 90)))) {
+    const px = Math.round(x + scale(d)) + 0.5;
+    ctx.moveTo(px, y);
+    ctx.lineTo(px, y - 5);
+    ctx.fillText(timeTickFormat(d), px, y - 7);
+  }
+  ctx.stroke();
+  ctx.restore();
+}
+
+/** Latency axis painted on a canvas (PNG export). */
+export function paintLatencyAxis(
+  ctx: CanvasRenderingContext2D,
+  uLo: number,
+  uHi: number,
+  x: number,
+  y: number,
+  height: number,
+  colour: string,
+): void {
+  const scale = scaleLinear()
+    .domain([uLo, uHi])
+    .range([y + height, y]);
+  ctx.save();
+  ctx.strokeStyle = colour;
+  ctx.fillStyle = colour;
+  ctx.textAlign = 'right';
+  ctx.textBaseline = 'middle';
+  ctx.beginPath();
+  ctx.moveTo(x + 0.5, y);
+  ctx.lineTo(x + 0.5, y + height);
+  let lastY = Infinity;
+  for (const t of latencyTicks(uLo, uHi)) {
+    const py = Math.round(scale(t.u)) + 0.5;
+    const labelled = t.major && Math.abs(py - lastY) >= 14;
+    ctx.moveTo(x, py);
+    ctx.lineTo(x - (labelled ? 6 : 3), py);
+    if (labelled) {
+      ctx.fillText(t.label, x - 8, py);
+      lastY = py;
+    }
+  }
+  ctx.stroke();
+  ctx.restore();
+}

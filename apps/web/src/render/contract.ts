@@ -1,0 +1,54 @@
+/**
+ * The one contract every canvas view renders through (Perfetto's track contract): a visible
+ * window (time × latency), a size in CSS pixels, a device pixel ratio, the resolution of the
+ * data (seconds per column) and the derived maps. Renderers are plain functions of
+ * (context, data, RenderContext); they hold no state about where they are on the page.
+ */
+import { type Affine, bucketToCss, timeToCss, type Viewport } from '../model/coords.js';
+
+export interface RenderContext {
+  readonly viewport: Viewport;
+  /** Seconds per data column. */
+  readonly step: number;
+  /** time → css x. */
+  readonly time: Affine;
+  /** bucket u → css y. */
+  readonly bucket: Affine;
+}
+
+export function renderContext(viewport: Viewport, step: number): RenderContext {
+  return { viewport, step, time: timeToCss(viewport), bucket: bucketToCss(viewport) };
+}
+
+/**
+ * Sizes a canvas's backing store for `dpr` (only when it changed: resizing clears it) and
+ * returns its context scaled so callers draw in CSS pixels.
+ */
+export function prepareCanvas(canvas: HTMLCanvasElement, width: number, height: number, dpr: number): CanvasRenderingContext2D | null {
+  const w = Math.max(1, Math.round(width * dpr));
+  const h = Math.max(1, Math.round(height * dpr));
+  if (canvas.width !== w) canvas.width = w;
+  if (canvas.height !== h) canvas.height = h;
+  const ctx = canvas.getContext('2d');
+  if (!ctx) return null;
+  ctx.setTransform(w / width, 0, 0, h / height, 0, 0);
+  return ctx;
+}
+
+/** Themed colours renderers need (read from CSS custom properties by the views). */
+export interface RenderTheme {
+  readonly background: string;
+  readonly foreground: string;
+  readonly muted: string;
+  readonly grid: string;
+  readonly accent: string;
+  readonly bar: string;
+  readonly selection: string;
+  /** Hatching of "no data" (not recorded) bands. */
+  readonly gap: string;
+  /** Per percentile line, in LINE_QUANTILES order. */
+  readonly percentiles: readonly string[];
+  /** Per histogram mark, in MARK_QUANTILES order. */
+  readonly marks: readonly string[];
+  readonly font: string;
+}

@@ -1,0 +1,287 @@
+/**
+ * A heat map on screen: the cell canvas, the percentile-line canvas above it and (optionally)
+ * a "no data" canvas below it for seconds the agent did not record, drawn for a
+ * RenderContext. Two paths:
+ *
+ *   full         every canvas repainted for a window a little wider than the visible one
+ *                (by SLACK), anchored at the window's start;
+ *   incremental  the window only slid right at the same scale (live) and columns changed
+ *                (a new second): only those columns are recoloured, re-blitted, re-traced and
+ *                their "no data" bands redrawn, and the canvases are shifted left with a CSS
+ *                transform (the compositor moves them; nothing else is repainted). When the
+ *                slack is used up, a full paint re-anchors.
+ *
+ * Everything else (zoom, pan, resize, colours, new data window) is a full paint.
+ */
+import type { CountScale } from '../model/colour.js';
+import { type Known, NOTHING_KNOWN, unrecordedRuns } from '../model/gaps.js';
+import type { HeatMatrix } from '../model/heatmatrix.js';
+import type { PercentileTrack } from '../model/percentiles.js';
+import { prepareCanvas, type RenderContext, renderContext } from './contract.js';
+import { drawGaps, paintRuns } from './gaps.js';
+import { HeatmapBitmap } from './heatmap.js';
+import { PercentileLayer } from './percentileLines.js';
+
+export interface LayerStyle {
+  readonly palette: Uint32Array;
+  readonly scale: CountScale;
+  readonly percentiles: boolean;
+  readonly lineColours: readonly string[];
+  /** Colour of the "no data" hatching. */
+  readonly gapColour?: string | undefined;
+}
+
+interface Anchor {
+  readonly rc: RenderContext;
+  readonly pxPerSec: number;
+  readonly width: number;
+  readonly height: number;
+  readonly dpr: number;
+  readonly uLo: number;
+  readonly uHi: number;
+  readonly matrix: HeatMatrix;
+  readonly track: PercentileTrack | undefined;
+  readonly style: LayerStyle;
+  /** The known range the "no data" bands were drawn for (advances while live). */
+  known: Known;
+}
+
+export interface FullPaintTimings {
+  /** Colouring cells into the ImageData, and putImageData of it. */
+  colourMs: number;
+  uploadMs: number;
+  /** drawImage of the visible columns. */
+  blitMs: number;
+  /** Percentiles (derived where stale), traced, rasterized and uploaded. */
+  linesMs: number;
+  /** "No data" bands. */
+  gapsMs: number;
+}
+
+export interface DrawResult {
+  readonly kind: 'full' | 'incremental' | 'empty';
+  readonly columns: number;
+}
+
+/** Writes a canvas's CSS width and transform only when they change (writes cost a style pass). */
+function setStyle(c: HTMLCanvasElement, width: string, transform: string): void {
+  if (c.style.width !== width) c.style.width = width;
+  if (c.style.transform !== transform) c.style.transform = transform;
+}
+
+/** Extra width painted to the right of the visible window, in CSS px. */
+function slackFor(width: number): number {
+  return Math.round(Math.max(48, width * 0.125));
+}
+
+export class HeatLayers {
+  private bitmap: HeatmapBitmap | undefined;
+  private readonly lines = new PercentileLayer();
+  private anchor: Anchor | undefined;
+  /** What the "no data" canvas holds ('' = unknown): a full paint with the same skips it. */
+  private gapsKey = '';
+
+  constructor(
+    private readonly heat: HTMLCanvasElement,
+    private readonly linesCanvas: HTMLCanvasElement,
+    private readonly gapsCanvas?: HTMLCanvasElement,
+  ) {}
+
+  private canvases(): HTMLCanvasElement[] {
+    return this.gapsCanvas ? [this.gapsCanvas, this.heat, this.linesCanvas] : [this.heat, this.linesCanvas];
+  }
+
+  /** The next draw is a full paint (`recolour`: every cell coloured again, too). */
+  invalidate(recolour = false): void {
+    this.anchor = undefined;
+    if (recolour) this.bitmap?.invalidate();
+  }
+
+  /** What the parts of the last full paint cost, in ms of JavaScript (benchmarks). */
+  get lastFull(): FullPaintTimings {
+    return this.timings;
+  }
+
+  private timings: FullPaintTimings = { colourMs: 0, uploadMs: 0, blitMs: 0, linesMs: 0, gapsMs: 0 };
+
+  /**
+   * Draws `matrix` (and its percentile `track`) for `rc`. `known`: where a column without any
+   * frame was not recorded (model/gaps.ts), drawn as "no data" when there is a gaps canvas.
+   */
+  draw(
+    rc: RenderContext,
+    matrix: HeatMatrix | undefined,
+    track: PercentileTrack | undefined,
+    style: LayerStyle,
+    known: Known = NOTHING_KNOWN,
+  ): DrawResult {
+    const vp = rc.viewport;
+    if (!matrix) {
+      this.clear(vp.width, vp.height, vp.dpr);
+      return { kind: 'empty', columns: 0 };
+    }
+    if (this.bitmap?.matrix !== matrix) {
+      this.bitmap = new HeatmapBitmap(matrix);
+      this.anchor = undefined;
+    }
+    this.bitmap.setColours(style.palette, style.scale);
+    const a = this.anchor;
+    const pxPerSec = vp.width / (vp.to - vp.from);
+    const canSlide =
+      a !== undefined &&
+      a.matrix === matrix &&
+      a.track === track &&
+      a.style.palette === style.palette &&
+      a.style.scale === style.scale &&
+      a.style.percentiles === style.percentiles &&
+      a.style.gapColour === style.gapColour &&
+      a.style.lineColours === style.lineColours &&
+      a.known.from === known.from &&
+      a.width === vp.width &&
+      a.height === vp.height &&
+      a.dpr === vp.dpr &&
+      a.uLo === vp.uLo &&
+      a.uHi === vp.uHi &&
+      Math.abs(a.pxPerSec - pxPerSec) <= 1e-9 * pxPerSec &&
+      vp.from >= a.rc.viewport.from &&
+      vp.to <= a.rc.viewport.to;
+    if (!canSlide) return this.full(rc, matrix, track, style, pxPerSec, known);
+    return this.slide(a, rc, matrix, track, style, known);
+  }
+
+  private clear(width: number, height: number, dpr: number): void {
+    for (const c of this.canvases()) {
+      const ctx = prepareCanvas(c, width, height, dpr);
+      ctx?.clearRect(0, 0, width, height);
+      setStyle(c, `${width}px`, '');
+    }
+    this.gapsKey = '';
+    this.lines.forget();
+    this.anchor = undefined;
+  }
+
+  private full(
+    rc: RenderContext,
+    matrix: HeatMatrix,
+    track: PercentileTrack | undefined,
+    style: LayerStyle,
+    pxPerSec: number,
+    known: Known,
+  ): DrawResult {
+    const vp = rc.viewport;
+    const wide = vp.width + slackFor(vp.width);
+    const arc = renderContext({ ...vp, to: vp.from + wide / pxPerSec, width: wide }, rc.step);
+    const ctx = prepareCanvas(this.heat, wide, vp.height, vp.dpr);
+    const lctx = prepareCanvas(this.linesCanvas, wide, vp.height, vp.dpr);
+    for (const c of this.canvases()) setStyle(c, `${wide}px`, '');
+    const tg = performance.now();
+    if (this.gapsCanvas) this.fullGaps(this.gapsCanvas, arc, matrix, known, style.gapColour);
+    const gapsMs = performance.now() - tg;
+    const bmp = this.bitmap as HeatmapBitmap;
+    const st = bmp.sync();
+    const t0 = performance.now();
+    if (ctx) {
+      ctx.clearRect(0, 0, wide, vp.height);
+      bmp.draw(ctx, arc);
+    }
+    const t1 = performance.now();
+    if (lctx) {
+      if (style.percentiles && track) {
+        const up = this.lines.render(arc, track, style.lineColours);
+        if (up.w > 0 && up.h > 0) lctx.putImageData(up.image, 0, 0, up.x, up.y, up.w, up.h);
+      } else {
+        lctx.clearRect(0, 0, wide, vp.height);
+        this.lines.forget();
+      }
+    }
+    this.timings = { colourMs: st.colourMs ?? 0, uploadMs: st.uploadMs ?? 0, blitMs: t1 - t0, linesMs: performance.now() - t1, gapsMs };
+    this.anchor = {
+      rc: arc,
+      pxPerSec,
+      width: vp.width,
+      height: vp.height,
+      dpr: vp.dpr,
+      uLo: vp.uLo,
+      uHi: vp.uHi,
+      matrix,
+      track,
+      style,
+      known,
+    };
+    return { kind: 'full', columns: st.columns };
+  }
+
+  /**
+   * Repaints the "no data" canvas for a full paint, unless it already shows exactly that
+   * (same place, size, colour and runs: new counts or colours elsewhere leave it alone).
+   */
+  private fullGaps(canvas: HTMLCanvasElement, arc: RenderContext, matrix: HeatMatrix, known: Known, colour: string | undefined): void {
+    const vp = arc.viewport;
+    const step = matrix.step;
+    const runs = colour ? unrecordedRuns(matrix, Math.floor(vp.from / step), Math.ceil(vp.to / step), known) : [];
+    const key = `${arc.time.scale}/${arc.time.offset}/${vp.width}x${vp.height}@${vp.dpr}/${colour}/${step}/${runs.join(';')}`;
+    if (key === this.gapsKey) return;
+    const ctx = prepareCanvas(canvas, vp.width, vp.height, vp.dpr);
+    if (!ctx) return;
+    ctx.clearRect(0, 0, vp.width, vp.height);
+    if (colour) paintRuns(ctx, arc, runs, step, colour);
+    this.gapsKey = key;
+  }
+
+  private slide(
+    a: Anchor,
+    rc: RenderContext,
+    matrix: HeatMatrix,
+    track: PercentileTrack | undefined,
+    style: LayerStyle,
+    known: Known,
+  ): DrawResult {
+    const bmp = this.bitmap as HeatmapBitmap;
+    const st = bmp.sync();
+    const arc = a.rc;
+    const vp = arc.viewport;
+    const step = matrix.step;
+    // "No data" bands: the changed columns, and those the known range's end moved over.
+    let gLo = st.columns > 0 ? st.lo : Infinity;
+    let gHi = st.columns > 0 ? st.hi : -Infinity;
+    if (known.to !== a.known.to) {
+      const lo = Math.min(known.to, a.known.to);
+      const hi = Math.max(known.to, a.known.to);
+      gLo = Math.min(gLo, Math.floor((Number.isFinite(lo) ? lo : hi) / step));
+      gHi = Math.max(gHi, Math.ceil((Number.isFinite(hi) ? hi : lo) / step));
+      a.known = known;
+    }
+    if (this.gapsCanvas && style.gapColour && gLo < gHi && Number.isFinite(gLo) && Number.isFinite(gHi)) {
+      const gctx = this.gapsCanvas.getContext('2d');
+      if (gctx) {
+        const dpr = vp.dpr;
+        const x0 = Math.round((arc.time.scale * gLo * step + arc.time.offset) * dpr) / dpr;
+        const x1 = Math.round((arc.time.scale * gHi * step + arc.time.offset) * dpr) / dpr;
+        gctx.clearRect(x0, 0, x1 - x0, vp.height);
+        drawGaps(gctx, arc, matrix, known, style.gapColour, gLo, gHi);
+        this.gapsKey = '';
+      }
+    }
+    if (st.columns > 0) {
+      const ctx = this.heat.getContext('2d');
+      if (ctx) {
+        // The changed columns' pixels, snapped like HeatmapBitmap.draw snaps them.
+        const dpr = vp.dpr;
+        const x0 = Math.round((arc.time.scale * st.lo * step + arc.time.offset) * dpr) / dpr;
+        const x1 = Math.round((arc.time.scale * st.hi * step + arc.time.offset) * dpr) / dpr;
+        ctx.clearRect(x0, 0, x1 - x0, vp.height);
+        bmp.draw(ctx, { ...arc, viewport: { ...vp, from: st.lo * step, to: st.hi * step } });
+      }
+      const lctx = this.linesCanvas.getContext('2d');
+      if (lctx && style.percentiles && track) {
+        const up = this.lines.renderColumns(arc, track, style.lineColours, st.lo, st.hi);
+        if (up.w > 0 && up.h > 0) lctx.putImageData(up.image, 0, 0, up.x, up.y, up.w, up.h);
+      }
+    }
+    // Slide: the anchored canvases move left by how far the window moved.
+    const dx = (rc.viewport.from - vp.from) * a.pxPerSec;
+    const t = dx === 0 ? '' : `translateX(${-Math.round(dx * vp.dpr) / vp.dpr}px)`;
+    if (this.heat.style.transform !== t) for (const c of this.canvases()) c.style.transform = t;
+    return { kind: 'incremental', columns: st.columns };
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * Installs `window.__blkheat` (see testhookApi.ts). Read-only: it never changes the view (only
+ * `cellCenter` may scroll the page, to bring the cell it names into the viewport).
+ */
+import { unrecordedRuns } from './model/gaps.js';
+import { quantilesOf } from './model/percentiles.js';
+import { resolvedTheme } from './views/theme.js';
+import { scheduler } from './render/scheduler.js';
+import { data } from './store/data.js';
+import { useUi } from './store/store.js';
+import type { BlkheatHook, HookCell } from './testhookApi.js';
+import { agentClient } from './app.js';
+import { heatmapGeometry } from './views/geometry.js';
+
+declare global {
+  interface Window {
+    __blkheat?: BlkheatHook;
+  }
+}
+
+function frame(): Promise<void> {
+  return new Promise((r) => requestAnimationFrame(() => r()));
+}
+
+/** The pointer-event layer of a disk's heat map. */
+function overlayOf(dev: string): HTMLElement | null {
+  return document.querySelector<HTMLElement>(`section.disk-row[data-dev="${CSS.escape(dev)}"] canvas.overlay`);
+}
+
+function inViewport(p: { x: number; y: number }): boolean {
+  return p.x >= 0 && p.y >= 0 && p.x < window.innerWidth && p.y < window.innerHeight;
+}
+
+/**
+ * The centre of a drawn cell in viewport coordinates, scrolling the page as needed: first the
+ * heat map into view, then (if the cell is still off screen, or under something else such as
+ * a notice) the cell to the middle of the viewport.
+ */
+function cellInViewport(dev: string, ts: number, bucket: number): { x: number; y: number } | undefined {
+  const g = heatmapGeometry(dev);
+  const el = overlayOf(dev);
+  if (!g || !el) return undefined;
+  let p = g.centre(ts, bucket);
+  if (!p) return undefined; // not drawn: outside the time window or the latency range
+  if (!inViewport(p)) {
+    el.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    p = g.centre(ts, bucket);
+  }
+  const covered = (q: { x: number; y: number }): boolean => document.elementFromPoint(q.x, q.y) !== el;
+  if (p && (!inViewport(p) || covered(p))) {
+    const dx = p.x < 0 || p.x >= window.innerWidth ? p.x - window.innerWidth / 2 : 0;
+    window.scrollBy(dx, p.y - window.innerHeight / 2);
+    p = g.centre(ts, bucket);
+  }
+  return p && inViewport(p) ? p : undefined;
+}
+
+function cellOf(dev: string, col: number, bucket: number): HookCell | undefined {
+  const cur = data.current;
+  const m = cur?.matrices.get(dev);
+  if (!cur || !m) return undefined;
+  return { dev, col, from: col * m.step, to: (col + 1) * m.step, bucket, count: m.count(col, bucket) };
+}
+
+export function installTestHook(): void {
+  const hook: BlkheatHook = {
+    version: 1,
+    async idle(timeoutMs = 30_000) {
+      const t0 = performance.now();
+      let quiet = 0;
+      // Two consecutive quiet frames: React commits and the redraws they cause settle too.
+      while (quiet < 2) {
+        await frame();
+        const busy = data.pending > 0 || data.summaryPending || scheduler.busy;
+        quiet = busy ? 0 : quiet + 1;
+        if (performance.now() - t0 > timeoutMs) throw new Error(`blkheat: not idle after ${timeoutMs} ms (pending ${data.pending})`);
+      }
+    },
+    state() {
+      const s = useUi.getState();
+      const sum = data.summary();
+      const cur = data.current;
+      const client = agentClient();
+      return {
+        mode: s.mode,
+        connection: s.connection,
+        following: s.view.following,
+        view: { from: s.view.from, to: s.view.to },
+        summaryRange: sum ? { from: sum.from, to: sum.to } : undefined,
+        step: cur?.step,
+        window: cur ? { from: cur.from, to: cur.to } : undefined,
+        shownDisks: [...s.shownDevs],
+        classes: [...s.classes],
+        kind: s.kind,
+        colour: s.colour,
+        norm: s.norm,
+        lastFrameTs: s.lastFrameTs,
+        liveCovered:
+          data.live.coveredFrom !== undefined && data.live.coveredTo !== undefined
+            ? { from: data.live.coveredFrom, to: data.live.coveredTo }
+            : undefined,
+        gaps: client?.gaps ?? 0,
+        reconnects: client?.reconnects ?? 0,
+        theme: resolvedTheme(s.theme),
+      };
+    },
+    counts() {
+      const s = useUi.getState();
+      const sum = data.summary();
+      const out: Record<string, ReturnType<BlkheatHook['counts']>[string]> = {};
+      if (!sum) return out;
+      for (const dev of s.shownDevs) {
+        const h = sum.perDisk.get(dev);
+        const d = sum.disks.get(dev);
+        out[dev] = {
+          name: s.disks.find((x) => x.dev === dev)?.name ?? dev,
+          histogram: h?.total ?? 0,
+          completed: d?.n ?? 0,
+          byClass: { ...(d?.byClass ?? {}) },
+          dropped: d?.dropped ?? 0,
+        };
+      }
+      return out;
+    },
+    histogram(dev) {
+      const h = data.summary()?.perDisk.get(dev);
+      return h ? [...h.hist] : [];
+    },
+    percentiles(dev) {
+      const h = data.summary()?.perDisk.get(dev);
+      const out: Record<string, number> = {};
+      if (h) for (const q of quantilesOf(h.hist)) out[q.label] = q.seconds;
+      return out;
+    },
+    classCounts() {
+      const out: Record<string, number> = {};
+      for (const c of data.summary()?.classes ?? []) out[c.c] = c.n;
+      return out;
+    },
+    cellAt(x, y) {
+      for (const dev of useUi.getState().shownDevs) {
+        const g = heatmapGeometry(dev);
+        const hit = g?.hit(x, y);
+        if (hit) return cellOf(dev, hit.col, hit.bucket);
+      }
+      return undefined;
+    },
+    cellCenter(dev, ts, bucket) {
+      return cellInViewport(dev, ts, bucket);
+    },
+    scale(dev) {
+      const sc = data.scaleFor(dev);
+      return sc ? { max: sc.max, kind: sc.kind, shared: useUi.getState().norm === 'shared' } : undefined;
+    },
+    unrecorded(dev, from, to) {
+      const cur = data.current;
+      const m = cur?.matrices.get(dev);
+      if (!cur || !m) return [];
+      const out: number[] = [];
+      for (const [a, b] of unrecordedRuns(m, Math.floor(from / m.step), Math.ceil(to / m.step), data.known(cur))) {
+        for (let c = a; c < b; c++) out.push(c * m.step);
+      }
+      return out;
+    },
+    hottestCell(dev, minBucket = 0, maxBucket = Infinity) {
+      const cur = data.current;
+      const m = cur?.matrices.get(dev);
+      const s = useUi.getState();
+      if (!cur || !m) return undefined;
+      const c0 = Math.max(m.start, Math.floor(s.view.from / m.step));
+      const c1 = Math.min(m.end, Math.ceil(s.view.to / m.step));
+      let best: HookCell | undefined;
+      for (let c = c0; c < c1; c++) {
+        for (let r = Math.max(0, minBucket); r <= Math.min(m.rows - 1, maxBucket); r++) {
+          const n = m.count(c, r);
+          if (n > 0 && (!best || n > best.count)) best = { dev, col: c, from: c * m.step, to: (c + 1) * m.step, bucket: r, count: n };
+        }
+      }
+      return best;
+    },
+    pixelAt(dev, x, y) {
+      const name = useUi.getState().disks.find((d) => d.dev === dev)?.name ?? dev;
+      const canvas = document.querySelector<HTMLCanvasElement>(`[data-testid="heatmap-${CSS.escape(name)}"]`);
+      if (!canvas) return undefined;
+      const r = canvas.getBoundingClientRect();
+      if (x < r.left || y < r.top || x >= r.right || y >= r.bottom) return undefined;
+      const px = Math.floor(((x - r.left) / r.width) * canvas.width);
+      const py = Math.floor(((y - r.top) / r.height) * canvas.height);
+      const d = canvas.getContext('2d')?.getImageData(px, py, 1, 1).data;
+      return d ? [d[0] ?? 0, d[1] ?? 0, d[2] ?? 0, d[3] ?? 0] : undefined;
+    },
+    selection() {
+      const sel = useUi.getState().selection;
+      return sel ? { dev: sel.dev, from: sel.from, to: sel.to, bucketLo: sel.bucketLo, bucketHi: sel.bucketHi } : undefined;
+    },
+    samples() {
+      const s = useUi.getState().samples;
+      return { status: s.status, count: s.rows.length, truncated: s.truncated, error: s.error };
+    },
+    notices() {
+      return useUi.getState().notices.map((n) => ({ kind: n.kind, text: n.text }));
+    },
+    renderStats() {
+      const timings: Record<string, readonly number[]> = {};
+      for (const key of ['time-axis', ...useUi.getState().shownDevs.flatMap((d) => [`heat:${d}`, `hist:${d}`, `overlay:${d}`])]) {
+        timings[key] = scheduler.timingsOf(key);
+      }
+      return { frames: scheduler.frames, timings };
+    },
+  };
+  Object.defineProperty(window, '__blkheat', { value: Object.freeze(hook), configurable: false, writable: false });
+}

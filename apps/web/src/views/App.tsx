@@ -1,0 +1,103 @@
+/** Page layout and page-wide behaviour (theme, Escape). */
+import { useEffect } from 'react';
+import type { DiskInfo } from '@blkheat/shared-types';
+import { scheduler } from '../render/scheduler.js';
+import { clearSelection, resetView } from '../store/actions.js';
+import { useUi } from '../store/store.js';
+import { ClassBreakdown } from './ClassBreakdown.js';
+import { DiskPicker } from './DiskPicker.js';
+import { DiskRow } from './DiskRow.js';
+import { DropZone } from './DropZone.js';
+import { Header } from './Header.js';
+import { Legend } from './Legend.js';
+import { Notices } from './Notices.js';
+import { SamplesTable } from './SamplesTable.js';
+import { onSystemThemeChange, resetRenderTheme, resolvedTheme } from './theme.js';
+import { TimeAxis } from './TimeAxis.js';
+import { Toolbar } from './Toolbar.js';
+import { Tooltip } from './Tooltip.js';
+
+/** Smallest useful height of one latency bucket (px): a one-bucket spike must show and be hoverable. */
+const MIN_CELL_PX = 4;
+const MAX_ROW_PX = 480;
+
+/**
+ * Height of each disk's heat map: a share of the page for few disks, and never less than
+ * MIN_CELL_PX per latency bucket shown (the page scrolls rather than squash the cells).
+ */
+function rowHeight(n: number, latencyRows: number): number {
+  const base = n <= 1 ? 340 : n === 2 ? 240 : n === 3 ? 190 : 160;
+  return Math.max(base, Math.min(MAX_ROW_PX, latencyRows * MIN_CELL_PX));
+}
+
+function useTheme(): void {
+  const choice = useUi((s) => s.theme);
+  useEffect(() => {
+    const apply = (): void => {
+      document.documentElement.dataset.theme = resolvedTheme(choice);
+      resetRenderTheme();
+      scheduler.invalidateMatching();
+    };
+    apply();
+    return onSystemThemeChange(apply);
+  }, [choice]);
+}
+
+function useGlobalKeys(): void {
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent): void => {
+      if (e.key !== 'Escape' || e.defaultPrevented) return;
+      const t = e.target as HTMLElement | null;
+      if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT')) return;
+      if (useUi.getState().selection) clearSelection();
+      else resetView();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+}
+
+export function App() {
+  useTheme();
+  useGlobalKeys();
+  const shown = useUi((s) => s.shownDevs);
+  const disks = useUi((s) => s.disks);
+  const connection = useUi((s) => s.connection);
+  const mode = useUi((s) => s.mode);
+  const latencyRows = useUi((s) => s.latencyRows);
+  const byDev = new Map(disks.map((d) => [d.dev, d]));
+  const rows: DiskInfo[] = shown.map((dev) => byDev.get(dev) ?? { dev, name: dev, kind: 'request', present: true });
+  const h = rowHeight(rows.length, latencyRows);
+  return (
+    <div className="app" data-testid="app">
+      <Header />
+      <Toolbar />
+      <DiskPicker />
+      <main>
+        <section className="heatmaps" aria-label="latency heat maps" data-testid="heatmaps">
+          <TimeAxis />
+          {rows.map((d) => (
+            <DiskRow key={d.dev} disk={d} height={h} />
+          ))}
+          {rows.length === 0 && (
+            <p className="empty" data-testid="empty">
+              {mode === 'snapshot'
+                ? 'This snapshot holds no I/O.'
+                : connection === 'live'
+                  ? 'Connected. Waiting for block I/O…'
+                  : 'Waiting for the agent… (or drop a snapshot file here)'}
+            </p>
+          )}
+          <Legend />
+        </section>
+        <div className="panels">
+          <ClassBreakdown />
+          <SamplesTable />
+        </div>
+      </main>
+      <Tooltip />
+      <DropZone />
+      <Notices />
+    </div>
+  );
+}

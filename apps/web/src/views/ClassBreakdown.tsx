@@ -1,0 +1,126 @@
+/**
+ * Op-class breakdown of the visible range over the shown disks: count, share, latency
+ * percentiles and distribution per class. Clicking a class filters every view to it
+ * (Ctrl/⌘-click adds or removes); "all classes" clears the filter.
+ */
+import { useEffect, useRef } from 'react';
+import { formatCount, formatShare } from '../model/format.js';
+import { formatLatency } from '../model/latency.js';
+import type { ClassSummary } from '../model/breakdown.js';
+import { prepareCanvas } from '../render/contract.js';
+import { clearClasses, clickClass } from '../store/actions.js';
+import { data } from '../store/data.js';
+import { useUi } from '../store/store.js';
+import { renderTheme, resolvedTheme } from './theme.js';
+
+const SPARK_W = 120;
+const SPARK_H = 18;
+
+function Spark({ hist, uLo, uHi }: { hist: Float64Array; uLo: number; uHi: number }) {
+  const ref = useRef<HTMLCanvasElement>(null);
+  const theme = useUi((s) => resolvedTheme(s.theme));
+  useEffect(() => {
+    const c = ref.current;
+    if (!c) return;
+    const ctx = prepareCanvas(c, SPARK_W, SPARK_H, window.devicePixelRatio || 1);
+    if (!ctx) return;
+    ctx.clearRect(0, 0, SPARK_W, SPARK_H);
+    let max = 0;
+    for (let r = Math.floor(uLo); r < Math.ceil(uHi); r++) max = Math.max(max, hist[r] ?? 0);
+    if (max <= 0) return;
+    ctx.fillStyle = renderTheme(theme).bar;
+    const w = SPARK_W / Math.max(1, uHi - uLo);
+    for (let r = Math.floor(uLo); r < Math.ceil(uHi); r++) {
+      const v = hist[r] ?? 0;
+      if (v <= 0) continue;
+      const h = Math.max(1, (v / max) * SPARK_H);
+      ctx.fillRect((r - uLo) * w, SPARK_H - h, Math.max(1, w - 0.5), h);
+    }
+  }, [hist, uLo, uHi, theme]);
+  return <canvas ref={ref} className="spark" aria-hidden="true" />;
+}
+
+function Row({ c, selected, uLo, uHi }: { c: ClassSummary; selected: boolean; uLo: number; uHi: number }) {
+  const q = (label: string): string => {
+    const v = c.quantiles.find((x) => x.label === label);
+    return v ? formatLatency(v.seconds) : '–';
+  };
+  return (
+    <tr className={selected ? 'selected' : undefined} data-testid={`class-row-${c.c}`}>
+      <th scope="row">
+        <button
+          type="button"
+          className="class-button"
+          aria-pressed={selected}
+          title="Show only this class (Ctrl/⌘-click to add or remove)"
+          data-testid={`class-${c.c}`}
+          onClick={(e) => clickClass(c.c, e.ctrlKey || e.metaKey)}
+        >
+          {c.c}
+        </button>
+      </th>
+      <td className="num" data-testid={`class-count-${c.c}`}>
+        {formatCount(c.n)}
+      </td>
+      <td className="share">
+        <span className="share-bar" style={{ width: `${Math.max(1, c.share * 100)}%` }} />
+        <span className="share-text">{formatShare(c.share)}</span>
+      </td>
+      <td className="num">{q('p50')}</td>
+      <td className="num">{q('p99')}</td>
+      <td>
+        <Spark hist={c.hist} uLo={uLo} uHi={uHi} />
+      </td>
+    </tr>
+  );
+}
+
+export function ClassBreakdown() {
+  useUi((s) => s.summaryVersion);
+  const classes = useUi((s) => s.classes);
+  const kind = useUi((s) => s.kind);
+  const summary = data.summary();
+  const cur = data.current;
+  const rows = summary?.classes ?? [];
+  // Classes filtered out of the heat maps still appear here (counts are over all classes).
+  return (
+    <section className="panel breakdown" aria-labelledby="breakdown-title" data-testid="class-breakdown">
+      <header className="panel-head">
+        <h2 id="breakdown-title">Op classes</h2>
+        <span className="muted">visible range, shown disks · {kind} latency</span>
+        <button type="button" className="link" onClick={clearClasses} disabled={classes.length === 0} data-testid="class-all">
+          all classes
+        </button>
+      </header>
+      {rows.length === 0 ? (
+        <p className="muted">No I/O in this range.</p>
+      ) : (
+        <div className="table-scroll">
+          <table className="grid">
+            <thead>
+              <tr>
+                <th scope="col">class</th>
+                <th scope="col" className="num">
+                  I/Os
+                </th>
+                <th scope="col">share</th>
+                <th scope="col" className="num">
+                  p50
+                </th>
+                <th scope="col" className="num">
+                  p99
+                </th>
+                <th scope="col">distribution</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((c) => (
+                <Row key={c.c} c={c} selected={classes.includes(c.c)} uLo={cur?.yLo ?? 0} uHi={cur?.yHi ?? 106} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,109 @@
+/** Title bar: host and kernel, connection state, Live/Paused, snapshot banner. */
+import { useEffect } from 'react';
+import { formatCount, formatDateTime, formatSpan } from '../model/format.js';
+import { agentClient } from '../app.js';
+import { closeSnapshot, goLive, resetView } from '../store/actions.js';
+import { data } from '../store/data.js';
+import { useUi } from '../store/store.js';
+
+const STATE_LABEL = { connecting: 'connecting…', live: 'connected', reconnecting: 'reconnecting…', offline: 'offline' } as const;
+
+export function Header() {
+  const connection = useUi((s) => s.connection);
+  const detail = useUi((s) => s.connectionDetail);
+  const agent = useUi((s) => s.agent);
+  const mode = useUi((s) => s.mode);
+  const snapshot = useUi((s) => s.snapshot);
+  const following = useUi((s) => s.view.following);
+  const view = useUi((s) => s.view);
+  useUi((s) => s.summaryVersion);
+  const summary = data.summary();
+  let dropped = 0;
+  let missed = 0;
+  for (const d of summary?.disks.values() ?? []) {
+    dropped += d.dropped;
+    missed += d.missed;
+  }
+  const host = mode === 'snapshot' ? snapshot?.host : agent?.host;
+  const hostname = host?.hostname;
+  useEffect(() => {
+    document.title = hostname ? `blkheat · ${hostname}${mode === 'snapshot' ? ' (snapshot)' : ''}` : 'blkheat';
+  }, [hostname, mode]);
+  return (
+    <header className="app-header">
+      <h1 className="brand">
+        blk<span>heat</span>
+      </h1>
+      <div className="host" data-testid="host">
+        {host ? (
+          <>
+            <strong>{host.hostname}</strong> <span className="muted">{host.kernel}</span>
+            {mode === 'live' && agent && <span className="muted"> · agent {agent.version}</span>}
+          </>
+        ) : (
+          <span className="muted">waiting for the agent…</span>
+        )}
+      </div>
+      <div className="status">
+        {mode === 'live' ? (
+          <span
+            className={`badge conn-${connection}`}
+            data-testid="connection"
+            data-state={connection}
+            title={detail ? `${STATE_LABEL[connection]}: ${detail}` : STATE_LABEL[connection]}
+          >
+            <span className="dot" aria-hidden="true" />
+            {STATE_LABEL[connection]}
+            {connection !== 'live' && detail ? <span className="muted"> ({detail})</span> : null}
+            {connection === 'offline' && (
+              <button type="button" className="link" onClick={() => agentClient()?.retryNow()}>
+                retry
+              </button>
+            )}
+          </span>
+        ) : null}
+        {mode === 'snapshot' && snapshot ? (
+          <span className="badge snapshot" data-testid="snapshot-badge" title={snapshot.note ?? ''}>
+            Snapshot <strong>{snapshot.name}</strong> · recorded {formatDateTime(snapshot.range.from)} (
+            {formatSpan(snapshot.range.to - snapshot.range.from)}) · offline
+            <button type="button" className="link" onClick={resetView}>
+              whole snapshot
+            </button>
+            <button type="button" className="link" onClick={closeSnapshot} data-testid="close-snapshot">
+              back to live
+            </button>
+          </span>
+        ) : following ? (
+          <span className="badge live" data-testid="live-indicator" data-live="true">
+            <span className="dot" aria-hidden="true" /> Live · last {formatSpan(view.span)}
+          </span>
+        ) : (
+          <span className="badge paused" data-testid="live-indicator" data-live="false">
+            ❚❚ Paused · {formatDateTime(view.from)} + {formatSpan(view.to - view.from)}
+            <button type="button" className="primary" onClick={() => goLive()} data-testid="back-to-live" title="Back to live (Esc)">
+              Back to live
+            </button>
+          </span>
+        )}
+        {summary && summary.unrecorded > 0 && (
+          <span
+            className="badge gap-badge"
+            data-testid="unrecorded"
+            title="Seconds of the visible range the agent did not record (it was not running): hatched on the heat maps, not counted in rates"
+          >
+            <span className="gap-swatch" aria-hidden="true" /> no data for {formatSpan(summary.unrecorded)}
+          </span>
+        )}
+        {(dropped > 0 || missed > 0) && (
+          <span
+            className="muted counters"
+            data-testid="dropped"
+            title="I/Os in the visible range with no sample record (not sampled or over the per-second budget), and I/Os whose start the probes did not see"
+          >
+            {formatCount(dropped)} not sampled{missed > 0 ? ` · ${formatCount(missed)} start unseen` : ''}
+          </span>
+        )}
+      </div>
+    </header>
+  );
+}

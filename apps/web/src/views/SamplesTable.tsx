@@ -1,0 +1,120 @@
+/** The sampled I/Os inside the selected cell or box, sortable by any column. */
+import { useMemo } from 'react';
+import type { IoSample } from '@blkheat/shared-types';
+import { formatBytes, formatClock, formatCount, formatMicroClock, formatNs } from '../model/format.js';
+import { bucketBoundsSeconds, formatLatency } from '../model/latency.js';
+import { type SampleSortKey, sortSamples } from '../model/samples.js';
+import { clearSelection, sortSamplesBy } from '../store/actions.js';
+import { useUi } from '../store/store.js';
+
+const SHOWN = 500;
+
+const COLUMNS: { key: SampleSortKey; label: string; num?: boolean; render: (s: IoSample, name: (dev: string) => string) => string }[] = [
+  { key: 'ts_us', label: 'completed', render: (s) => formatMicroClock(s.ts_us) },
+  { key: 'dev', label: 'disk', render: (s, name) => name(s.dev) },
+  { key: 'c', label: 'class', render: (s) => s.c },
+  // Flushes have no sector (null on the wire): shown as a dash.
+  { key: 'sector', label: 'sector', num: true, render: (s) => (s.sector === null ? '–' : String(s.sector)) },
+  { key: 'bytes', label: 'size', num: true, render: (s) => formatBytes(s.bytes) },
+  { key: 'q_ns', label: 'queue', num: true, render: (s) => formatNs(s.q_ns) },
+  { key: 'd_ns', label: 'device', num: true, render: (s) => formatNs(s.d_ns) },
+  { key: 'pid', label: 'pid', num: true, render: (s) => (s.pid ? String(s.pid) : '–') },
+  { key: 'comm', label: 'comm', render: (s) => s.comm || '–' },
+];
+
+export function SamplesTable() {
+  const sel = useUi((s) => s.selection);
+  const samples = useUi((s) => s.samples);
+  const sort = useUi((s) => s.sampleSort);
+  const disks = useUi((s) => s.disks);
+  const rows = useMemo(() => sortSamples(samples.rows, sort.key, sort.dir), [samples.rows, sort]);
+  if (!sel) {
+    return (
+      <section className="panel samples" aria-labelledby="samples-title" data-testid="samples">
+        <header className="panel-head">
+          <h2 id="samples-title">Sampled I/Os</h2>
+        </header>
+        <p className="muted">Click a heat map cell, or Alt-drag a box (or use the Select tool), to list the sampled I/Os inside it.</p>
+      </section>
+    );
+  }
+  const name = (dev: string): string => disks.find((d) => d.dev === dev)?.name ?? dev;
+  const [lo] = bucketBoundsSeconds(sel.bucketLo);
+  const [, hi] = bucketBoundsSeconds(sel.bucketHi);
+  return (
+    <section className="panel samples" aria-labelledby="samples-title" data-testid="samples">
+      <header className="panel-head">
+        <h2 id="samples-title">Sampled I/Os</h2>
+        <span className="muted" data-testid="samples-scope">
+          {name(sel.dev)} · {formatClock(sel.from)}–{formatClock(sel.to)} · {sel.kind} latency {formatLatency(lo)} – {formatLatency(hi)}
+          {sel.classes.length > 0 ? ` · ${sel.classes.join(', ')}` : ''}
+        </span>
+        <button type="button" className="link" onClick={clearSelection} data-testid="samples-close">
+          close
+        </button>
+      </header>
+      {samples.status === 'loading' && <p className="muted">Loading…</p>}
+      {samples.status === 'error' && (
+        <p className="error" role="alert">
+          Could not load samples: {samples.error}
+        </p>
+      )}
+      {samples.status === 'done' && rows.length === 0 && (
+        <p className="muted" data-testid="samples-empty">
+          No sampled I/O in this cell (the agent keeps a per-second budget of samples, slow outliers first).
+        </p>
+      )}
+      {rows.length > 0 && (
+        <>
+          <p className="muted" data-testid="samples-count">
+            {formatCount(rows.length)} sampled I/O{rows.length === 1 ? '' : 's'}
+            {samples.truncated ? ' (more matched; narrow the selection)' : ''}
+            {rows.length > SHOWN ? `, first ${SHOWN} shown` : ''}
+          </p>
+          <div className="table-scroll">
+            <table className="grid samples-table" data-testid="samples-table">
+              <thead>
+                <tr>
+                  {COLUMNS.map((c) => (
+                    <th
+                      key={c.key}
+                      scope="col"
+                      className={c.num ? 'num' : undefined}
+                      aria-sort={sort.key === c.key ? (sort.dir === 'asc' ? 'ascending' : 'descending') : 'none'}
+                    >
+                      <button type="button" className="sort" onClick={() => sortSamplesBy(c.key)} data-testid={`sort-${c.key}`}>
+                        {c.label}
+                        <span aria-hidden="true">{sort.key === c.key ? (sort.dir === 'asc' ? ' ▲' : ' ▼') : ''}</span>
+                      </button>
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {rows.slice(0, SHOWN).map((s, i) => (
+                  <tr
+                    key={`${s.ts_us}-${s.sector}-${i}`}
+                    className={s.outlier ? 'outlier' : undefined}
+                    data-ts-us={s.ts_us}
+                    data-dev={s.dev}
+                    data-class={s.c}
+                    data-d-ns={s.d_ns}
+                    data-q-ns={s.q_ns ?? ''}
+                    data-pid={s.pid}
+                    data-comm={s.comm}
+                  >
+                    {COLUMNS.map((c) => (
+                      <td key={c.key} className={c.num ? 'num' : undefined}>
+                        {c.render(s, name)}
+                      </td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,40 @@
+/** The shared time axis above every disk's heat map (d3, SVG), redrawn with the view. */
+import { useEffect, useRef } from 'react';
+import { renderTimeAxis } from '../render/axes.js';
+import { scheduler } from '../render/scheduler.js';
+import { useUi } from '../store/store.js';
+import { HIST_WIDTH, Y_AXIS_WIDTH } from './DiskRow.js';
+import { type Size, useElementSize } from './useElementSize.js';
+
+export function TimeAxis() {
+  const g = useRef<SVGGElement>(null);
+  const svg = useRef<SVGSVGElement>(null);
+  const box = useRef<HTMLDivElement>(null);
+  const size = useRef<Size>({ width: 0, height: 0 });
+  useElementSize(box, (w, h) => {
+    size.current = { width: w, height: h };
+    useUi.setState({ plotWidth: Math.max(50, Math.round(w)) });
+    scheduler.invalidate('time-axis');
+  });
+  useEffect(() => {
+    return scheduler.register('time-axis', () => {
+      const el = g.current;
+      const w = size.current.width;
+      if (!el || w <= 0) return;
+      svg.current?.setAttribute('width', String(w));
+      const v = useUi.getState().view;
+      renderTimeAxis(el, v.from, v.to, w, 'top');
+    });
+  }, []);
+  return (
+    <div className="time-axis-row" style={{ gridTemplateColumns: `${Y_AXIS_WIDTH}px 1fr ${HIST_WIDTH}px` }}>
+      <span />
+      <div ref={box} className="time-axis" data-testid="time-axis">
+        <svg ref={svg} height={26} aria-hidden="true">
+          <g ref={g} transform="translate(0,25)" />
+        </svg>
+      </div>
+      <span className="hist-title">latency distribution (share of I/Os)</span>
+    </div>
+  );
+}

@@ -1,0 +1,164 @@
+/** Controls: live span, latency kind, colour scale, percentiles, tool, theme, files. */
+import { useRef } from 'react';
+import { LIVE_SPANS } from '../model/view.js';
+import { exportSnapshot, goLive, importFile, setColour, setKind, setNorm, setPercentiles, setTheme, setTool } from '../store/actions.js';
+import { useUi } from '../store/store.js';
+import { exportPng } from './exportPng.js';
+
+function Segmented<T extends string>({
+  label,
+  value,
+  options,
+  onChange,
+  testid,
+}: {
+  label: string;
+  value: T;
+  options: readonly { value: T; label: string; title?: string }[];
+  onChange: (v: T) => void;
+  testid: string;
+}) {
+  return (
+    <div className="segmented" role="group" aria-label={label} data-testid={testid}>
+      {options.map((o) => (
+        <button
+          key={o.value}
+          type="button"
+          aria-pressed={value === o.value}
+          title={o.title}
+          onClick={() => onChange(o.value)}
+          data-testid={`${testid}-${o.value}`}
+        >
+          {o.label}
+        </button>
+      ))}
+    </div>
+  );
+}
+
+export function Toolbar() {
+  const view = useUi((s) => s.view);
+  const mode = useUi((s) => s.mode);
+  const kind = useUi((s) => s.kind);
+  const colour = useUi((s) => s.colour);
+  const norm = useUi((s) => s.norm);
+  const percentiles = useUi((s) => s.percentiles);
+  const theme = useUi((s) => s.theme);
+  const tool = useUi((s) => s.tool);
+  const file = useRef<HTMLInputElement>(null);
+  return (
+    <div className="toolbar" role="toolbar" aria-label="view controls">
+      {mode === 'live' && (
+        <div className="segmented" role="group" aria-label="live window" data-testid="span">
+          {LIVE_SPANS.map((s) => (
+            <button
+              key={s.span}
+              type="button"
+              aria-pressed={view.following && view.span === s.span}
+              onClick={() => goLive(s.span)}
+              title={`Follow the last ${s.label} live`}
+              data-testid={`span-${s.label}`}
+            >
+              {s.label}
+            </button>
+          ))}
+        </div>
+      )}
+      <Segmented
+        label="latency"
+        testid="kind"
+        value={kind}
+        onChange={setKind}
+        options={[
+          { value: 'device', label: 'Device', title: 'issue → complete (bio-based disks: queue → complete)' },
+          { value: 'queue', label: 'Queue', title: 'request start → issue (time spent in the block layer queue)' },
+        ]}
+      />
+      <Segmented
+        label="colour scale"
+        testid="colour"
+        value={colour}
+        onChange={setColour}
+        options={[
+          { value: 'log', label: 'Log', title: 'logarithmic colour scale' },
+          { value: 'linear', label: 'Linear', title: 'linear colour scale' },
+        ]}
+      />
+      <Segmented
+        label="colour scale per disk or shared"
+        testid="norm"
+        value={norm}
+        onChange={setNorm}
+        options={[
+          {
+            value: 'disk',
+            label: 'Per disk',
+            title:
+              "each disk's heat map on its own colour scale (its busiest visible cell gets the top colour): anomalies on quiet disks show",
+          },
+          { value: 'shared', label: 'Shared', title: 'one colour scale for every disk: brightness compares across disks' },
+        ]}
+      />
+      <label className="check" title="percentile lines over the heat maps">
+        <input type="checkbox" checked={percentiles} onChange={(e) => setPercentiles(e.target.checked)} data-testid="percentiles" />
+        <span className="pl pl-p50">p50</span>
+        <span className="pl pl-p99">p99</span>
+        <span className="pl pl-p999">p99.9</span>
+      </label>
+      <Segmented
+        label="drag tool"
+        testid="tool"
+        value={tool}
+        onChange={setTool}
+        options={[
+          { value: 'zoom', label: 'Zoom', title: 'drag selects a time range to zoom into' },
+          { value: 'select', label: 'Select', title: 'drag a box to list the sampled I/Os inside it (or Alt-drag)' },
+        ]}
+      />
+      <span className="spacer" />
+      <input
+        ref={file}
+        type="file"
+        accept=".json,application/json"
+        className="visually-hidden"
+        data-testid="import-input"
+        aria-label="import snapshot file"
+        onChange={(e) => {
+          const f = e.target.files?.[0];
+          e.target.value = '';
+          if (f) void importFile(f);
+        }}
+      />
+      <button
+        type="button"
+        onClick={() => file.current?.click()}
+        data-testid="import"
+        title="Import a snapshot (or drop a file on the page)"
+      >
+        Import…
+      </button>
+      <button
+        type="button"
+        onClick={() => void exportSnapshot()}
+        data-testid="export-json"
+        title="Save the visible range as a snapshot file"
+      >
+        Export JSON
+      </button>
+      <button type="button" onClick={() => void exportPng()} data-testid="export-png" title="Save the heat maps as an image">
+        Export PNG
+      </button>
+      <Segmented
+        label="theme"
+        testid="theme"
+        value={theme}
+        onChange={setTheme}
+        options={[
+          { value: 'system', label: 'Auto', title: 'follow the system' },
+          { value: 'light', label: '☀', title: 'light theme' },
+          { value: 'dark', label: '☾', title: 'dark theme' },
+        ]}
+      />
+    </div>
+  );
+}

@@ -1,0 +1,84 @@
+/**
+ * Hover tooltip: the cell under the pointer (or the keyboard cursor); over seconds the agent
+ * did not record, says so instead of showing zeros that would read as an idle disk.
+ */
+import { cumulativeShare } from '@blkheat/shared-types';
+import { formatClock, formatCount, formatShare } from '../model/format.js';
+import { columnRecording } from '../model/gaps.js';
+import { bucketBoundsSeconds, formatLatency } from '../model/latency.js';
+import { data } from '../store/data.js';
+import { useHover, useUi } from '../store/store.js';
+
+export function Tooltip() {
+  const h = useHover();
+  useUi((s) => s.dataVersion);
+  const disks = useUi((s) => s.disks);
+  const kind = useUi((s) => s.kind);
+  const cur = data.current;
+  if (h.dev === undefined || h.col === undefined || h.bucket === undefined || h.drag || !cur) return null;
+  const m = cur.matrices.get(h.dev);
+  if (!m) return null;
+  const count = m.count(h.col, h.bucket);
+  const total = m.total(h.col);
+  const rank = m.has(h.col) && total > 0 ? cumulativeShare(m.column(h.col), h.bucket) : undefined;
+  const [lo, hi] = bucketBoundsSeconds(h.bucket);
+  const from = h.col * cur.step;
+  const name = disks.find((d) => d.dev === h.dev)?.name ?? h.dev;
+  // Keep the box on screen: flip to the left/top near the right/bottom edges.
+  const left = h.clientX + 260 > window.innerWidth ? h.clientX - 256 : h.clientX + 14;
+  const top = h.clientY + 150 > window.innerHeight ? h.clientY - 146 : h.clientY + 14;
+  const rec = columnRecording(m, h.col, data.known(cur));
+  const time = (
+    <>
+      {formatClock(from)}
+      {cur.step > 1 ? ` – ${formatClock(from + cur.step)}` : ''}
+    </>
+  );
+  if (rec.state === 'unrecorded') {
+    return (
+      <div className="tooltip" role="tooltip" data-testid="tooltip" data-recorded="false" style={{ left, top }}>
+        <div className="tooltip-title">
+          {name} · {kind} latency
+        </div>
+        <dl>
+          <dt>time</dt>
+          <dd>{time}</dd>
+        </dl>
+        <div className="tooltip-gap" data-testid="tooltip-gap">
+          no data: agent not recording
+        </div>
+      </div>
+    );
+  }
+  return (
+    <div className="tooltip" role="tooltip" data-testid="tooltip" data-recorded="true" style={{ left, top }}>
+      <div className="tooltip-title">
+        {name} · {kind} latency
+      </div>
+      <dl>
+        <dt>time</dt>
+        <dd>{time}</dd>
+        <dt>latency</dt>
+        <dd>
+          {formatLatency(lo)} – {Number.isFinite(hi) ? formatLatency(hi) : '∞'}
+        </dd>
+        <dt>I/Os</dt>
+        <dd data-testid="tooltip-count">{formatCount(count)}</dd>
+        <dt>share</dt>
+        <dd>
+          {total > 0 ? formatShare(count / total) : '–'} of {formatCount(total)} in {cur.step === 1 ? 'that second' : `those ${cur.step} s`}
+        </dd>
+        <dt>rank</dt>
+        <dd>{rank !== undefined ? `${formatShare(rank)} at or below` : '–'}</dd>
+        {rec.state === 'partial' && (
+          <>
+            <dt>no data</dt>
+            <dd data-testid="tooltip-gap">
+              {rec.missing} of {cur.step} s not recorded
+            </dd>
+          </>
+        )}
+      </dl>
+    </div>
+  );
+}

@@ -1,0 +1,57 @@
+/** Export the visible heat maps as a PNG file. */
+import { formatDateTime, formatSpan } from '../model/format.js';
+import { snapshotFileName } from '../model/snapshot.js';
+import { composePng } from '../render/png.js';
+import { download } from '../store/actions.js';
+import { data } from '../store/data.js';
+import { notify, useUi } from '../store/store.js';
+import { paletteFor, renderTheme, resolvedTheme } from './theme.js';
+
+export async function exportPng(): Promise<void> {
+  const cur = data.current;
+  const sum = data.freshSummary();
+  const ui = useUi.getState();
+  if (!cur || !sum || cur.devs.length === 0) {
+    notify('error', 'Nothing to export yet.');
+    return;
+  }
+  const themeName = resolvedTheme(ui.theme);
+  const host = ui.mode === 'snapshot' ? ui.snapshot?.host : ui.agent?.host;
+  const names = new Map(ui.disks.map((d) => [d.dev, d.name]));
+  const canvas = composePng({
+    title: `blkheat · ${host?.hostname ?? 'unknown host'}${ui.mode === 'snapshot' ? ` · snapshot ${ui.snapshot?.name ?? ''}` : ''}`,
+    subtitle: `${formatDateTime(sum.from)} + ${formatSpan(sum.to - sum.from)} · ${ui.kind} latency · ${cur.step} s columns · ${
+      ui.classes.length > 0 ? ui.classes.join(', ') : 'all classes'
+    } · ${host?.kernel ?? ''}`,
+    from: ui.view.from,
+    to: ui.view.to,
+    uLo: cur.yLo,
+    uHi: cur.yHi,
+    disks: cur.devs.flatMap((dev) => {
+      const m = cur.matrices.get(dev);
+      const h = sum.perDisk.get(dev);
+      if (!m) return [];
+      return [
+        {
+          title: `${names.get(dev) ?? dev} (${dev})`,
+          matrix: m,
+          track: cur.tracks.get(dev),
+          histogram: { hist: h?.hist ?? [], total: h?.total ?? 0, quantiles: h?.quantiles ?? [], maxShare: sum.maxShare },
+          scale: data.scaleFor(dev, cur) ?? cur.scale,
+        },
+      ];
+    }),
+    palette: paletteFor(themeName),
+    perDisk: ui.norm === 'disk',
+    scale: cur.scale,
+    theme: renderTheme(themeName),
+    percentiles: ui.percentiles,
+    known: data.known(cur),
+  });
+  const blob = await new Promise<Blob | null>((resolve) => canvas.toBlob(resolve, 'image/png'));
+  if (!blob) {
+    notify('error', 'Could not encode the image.');
+    return;
+  }
+  download(blob, snapshotFileName(host?.hostname ?? 'host', sum.from, 'png'));
+}

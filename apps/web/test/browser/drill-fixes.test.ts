@@ -1,0 +1,192 @@
+// The usability problems the incident drill found, checked in headless chromium against the
+// fake agent playing the drill's situation (fixtures/drillScenario.ts): a quiet disk's 20 ms
+// spike is bright next to a disk doing thousands of I/Os (each disk on its own colour scale,
+// with a switch back to a shared one); an agent outage is drawn as "no data", not as idle
+// seconds; cellCenter answers viewport coordinates after the page scrolled; the snapshot
+// notice goes with the snapshot; the rate divides by the seconds with data; the histogram's
+// percentiles are text; the Queue view explains queue latency that is all ≤ 1 µs.
+// Screenshots in artifacts/web-fixes/. Needs apps/web/dist and chromium.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bucketOfSeconds } from '@blkheat/shared-types';
+import { artifactsDir, CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
+import type { BlkheatHook } from '../../src/testhookApi.ts';
+import { drillScenario } from '../fixtures/drillScenario.ts';
+import { startFakeAgent } from '../fixtures/fakeAgent.ts';
+
+const dist = join(import.meta.dirname, '../../dist/index.html');
+
+/** The hook's methods. */
+type Hook = Omit<BlkheatHook, 'version'>;
+
+test(
+  'drill fixes: bright spike, outage drawn as no data, viewport cellCenter, notices, rate, percentiles, queue hint',
+  { timeout: 120_000 },
+  async (t) => {
+    if (!existsSync(CHROMIUM) || !existsSync(dist)) {
+      t.skip(!existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : 'apps/web is not built');
+      return;
+    }
+    const sc = drillScenario();
+    const agent = await startFakeAgent({ source: sc.source });
+    t.after(() => agent.close());
+    const s = await launch({ width: 1400, height: 1000, colorScheme: 'dark' });
+    t.after(() => s.close());
+    const page = s.page;
+    /** One hook call in the page. */
+    const h = <K extends keyof Hook>(name: K, ...args: Parameters<Hook[K]>): Promise<ReturnType<Hook[K]>> =>
+      page.evaluate(
+        ({ n, a }) => {
+          const hook = (globalThis as unknown as Hooked).__blkheat as unknown as Record<string, (...x: unknown[]) => unknown>;
+          return (hook[n] as (...x: unknown[]) => unknown)(...a);
+        },
+        { n: name as string, a: args as unknown[] },
+      ) as Promise<ReturnType<Hook[K]>>;
+    const { quiet, busy } = sc;
+
+    await page.goto(`${agent.url}?live=60`);
+    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().connection === 'live', undefined, {
+      timeout: 20_000,
+    });
+    await idle(page);
+
+    // 1. Colours per disk by default: the quiet disk's scale tops out near its own busiest cell,
+    //    the busy disk's in the thousands; the legend says "per disk". The spike cell is bright.
+    const band: [number, number] = [bucketOfSeconds(0.016), bucketOfSeconds(0.04)];
+    const hot = await h('hottestCell', quiet.dev, ...band);
+    assert.ok(hot && hot.from >= sc.spike.from && hot.from < sc.spike.to, `a spike cell: ${JSON.stringify(hot)}`);
+    const own = await h('scale', quiet.dev);
+    const big = await h('scale', busy.dev);
+    assert.ok(own && big, 'scales');
+    assert.ok(!own.shared && own.max <= 100 && big.max >= 2000, `per-disk scales: ${quiet.name} ${own.max}, ${busy.name} ${big.max}`);
+    assert.equal(await page.locator('[data-testid=legend]').getAttribute('data-norm'), 'disk');
+    assert.equal(Number(await page.locator(`[data-testid="disk-scale-${quiet.name}"]`).getAttribute('data-max')), own.max);
+    const brightness = async (): Promise<number> => {
+      const c = await h('cellCenter', quiet.dev, hot.from, hot.bucket);
+      assert.ok(c, 'the spike cell is on screen');
+      const px = await h('pixelAt', quiet.dev, c.x, c.y);
+      assert.ok(px && px[3] > 0, 'the spike cell is drawn');
+      return px[0] + px[1] + px[2];
+    };
+    const perDisk = await brightness();
+    await screenshot(page, 'test-1-per-disk', 'web-fixes');
+    await page.click('[data-testid=norm-shared]');
+    await idle(page);
+    const shared = await h('scale', quiet.dev);
+    assert.ok(shared?.shared && shared.max === big.max, `shared scale ${JSON.stringify(shared)}`);
+    assert.equal((await h('state')).norm, 'shared');
+    await page.waitForFunction(() => (globalThis as unknown as { location: { search: string } }).location.search.includes('scale=shared'));
+    const dim = await brightness();
+    t.diagnostic(
+      `spike cell ${hot.count} I/Os: brightness ${perDisk} on its own scale (max ${own.max}), ${dim} shared (max ${shared.max})`,
+    );
+    assert.ok(perDisk > dim + 150, `the spike is brighter on its own scale (${perDisk}) than on the shared one (${dim})`);
+    await page.click('[data-testid=norm-disk]');
+    await idle(page);
+
+    // 2. The outage is "no data", idle seconds are not; the tooltip and the header say so.
+    const st = await h('state');
+    const gaps = await h('unrecorded', quiet.dev, st.view.from, st.view.to);
+    const want: number[] = [];
+    for (let x = sc.outage.from; x < sc.outage.to; x++) want.push(x);
+    assert.deepEqual(gaps, want, 'the outage seconds are drawn as not recorded');
+    assert.deepEqual(await h('unrecorded', busy.dev, st.view.from, st.view.to), want, 'on every disk');
+    assert.match(await page.locator('[data-testid=unrecorded]').innerText(), /no data for 8 s/);
+    const box = await page.locator(`[data-testid="heatmap-overlay-${quiet.name}"]`).boundingBox();
+    assert.ok(box);
+    const v = (await h('state')).view;
+    const mid = (sc.outage.from + sc.outage.to) / 2;
+    await page.mouse.move(box.x + ((mid - v.from) / (v.to - v.from)) * box.width, box.y + box.height / 2);
+    await page.locator('[data-testid=tooltip-gap]').waitFor({ state: 'visible', timeout: 5000 });
+    assert.equal(await page.locator('[data-testid=tooltip-gap]').innerText(), 'no data: agent not recording');
+    await screenshot(page, 'test-2-outage', 'web-fixes');
+    // A recorded second says how many I/Os, not "no data".
+    await page.mouse.move(box.x + box.width - 40, box.y + box.height / 2);
+    await page.locator('[data-testid=tooltip][data-recorded=true]').waitFor({ state: 'visible', timeout: 5000 });
+    await page.mouse.move(2, 2);
+
+    // 3. The rate divides by the seconds with data (not the outage, not the view span).
+    const { text, counts, range } = await page.evaluate((name) => {
+      const hk = (globalThis as unknown as Hooked).__blkheat;
+      const el = (
+        globalThis as unknown as { document: { querySelector(q: string): { textContent: string } | null } }
+      ).document.querySelector(`[data-testid="disk-stats-${name}"]`);
+      return { text: el?.textContent ?? '', counts: hk.counts(), range: hk.state().summaryRange };
+    }, quiet.name);
+    assert.ok(range);
+    const n = counts[quiet.dev]?.completed ?? 0;
+    const rate = Number(/· ([\d,]+)\/s/.exec(text)?.[1]?.replace(/,/g, ''));
+    const secondsWithData = range.to - range.from - want.filter((x) => x >= range.from && x < range.to).length;
+    t.diagnostic(`${quiet.name}: "${text}"; ${n} I/Os over ${secondsWithData} s with data`);
+    assert.ok(Math.abs(rate - n / secondsWithData) <= 1, `rate ${rate}/s, expected ${(n / secondsWithData).toFixed(1)}/s`);
+
+    // 4. The histogram's percentiles as text and in its label, equal to the hook's.
+    const pct = await h('percentiles', quiet.dev);
+    const qtext = await page.locator(`[data-testid="disk-quantiles-${quiet.name}"]`).innerText();
+    const label = (await page.locator(`[data-testid="histogram-${quiet.name}"]`).getAttribute('aria-label')) ?? '';
+    for (const q of ['p50', 'p90', 'p99', 'p99.9']) {
+      assert.ok(pct[q] !== undefined, q);
+      assert.match(qtext, new RegExp(`${q.replace('.', '\\.')} [\\d.]+ (ns|µs|ms|s)`), `${q} in "${qtext}"`);
+      assert.match(label, new RegExp(`${q.replace('.', '\\.')} [\\d.]+ (ns|µs|ms|s)`), `${q} in the histogram's label "${label}"`);
+    }
+
+    // 5. cellCenter after the page scrolled away: viewport coordinates a click can use.
+    await page.evaluate(() => {
+      const g = globalThis as unknown as { scrollTo(x: number, y: number): void; document: { body: { scrollHeight: number } } };
+      g.scrollTo(0, g.document.body.scrollHeight);
+    });
+    const cell = await h('hottestCell', quiet.dev, ...band);
+    assert.ok(cell);
+    const at = await h('cellCenter', quiet.dev, cell.from, cell.bucket);
+    const vp = page.viewportSize();
+    assert.ok(at && vp && at.x >= 0 && at.y >= 0 && at.x < vp.width && at.y < vp.height, `in the viewport: ${JSON.stringify(at)}`);
+    await page.mouse.click(at.x, at.y);
+    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.selection() !== undefined, undefined, { timeout: 5000 });
+    const sel = await h('selection');
+    assert.deepEqual(sel && [sel.dev, sel.from, sel.bucketLo], [quiet.dev, cell.from, cell.bucket], 'the click hit the cell');
+    assert.equal(await h('cellCenter', quiet.dev, cell.from, 0), undefined, 'a bucket below the drawn range is not on screen');
+
+    // 6. Queue view: the loop devices dispatch straight from the plug; the page says why it looks empty.
+    await page.click('[data-testid=kind-queue]');
+    await idle(page);
+    await page.locator(`[data-testid="queue-hint-${quiet.name}"]`).waitFor({ state: 'visible', timeout: 5000 });
+    assert.match(
+      await page.locator(`[data-testid="queue-hint-${quiet.name}"]`).innerText(),
+      /≤ 1 µs: requests went straight to the device/,
+    );
+    assert.equal(await page.locator(`[data-testid="queue-hint-${busy.name}"]`).count(), 0, `${busy.name} queues: no hint`);
+    await screenshot(page, 'test-3-queue', 'web-fixes');
+    await page.click('[data-testid=kind-device]');
+    await idle(page);
+
+    // 7. A snapshot's notice goes away with the snapshot.
+    const now = Math.floor(Date.now() / 1000);
+    const file = join(artifactsDir('web-fixes'), 'test-snapshot.json');
+    writeFileSync(file, JSON.stringify(sc.source.snapshot(now - 90, now - 10)));
+    await page.setInputFiles('[data-testid=import-input]', file);
+    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot', undefined, {
+      timeout: 10_000,
+    });
+    await idle(page);
+    assert.ok(
+      (await h('notices')).some((x) => /^Showing snapshot/.test(x.text)),
+      'the snapshot notice',
+    );
+    assert.deepEqual(await h('unrecorded', quiet.dev, now - 90, now - 10), [], 'a snapshot claims no outage (idle steps are left out)');
+    await page.click('[data-testid=close-snapshot]');
+    await idle(page);
+    assert.equal((await h('state')).mode, 'live');
+    assert.deepEqual(
+      (await h('notices')).filter((x) => /snapshot/i.test(x.text)),
+      [],
+      'no snapshot notice after back to live',
+    );
+    assert.equal(await page.locator('[data-testid=notice-info]').filter({ hasText: 'Showing snapshot' }).count(), 0);
+    assert.deepEqual(
+      s.errors.filter((e) => !/WebSocket|Failed to load resource/.test(e)),
+      [],
+    );
+  },
+);

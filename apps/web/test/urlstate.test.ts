@@ -1,0 +1,52 @@
+// URL state round-trips; junk never breaks the page.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decodeUrlState, DEFAULT_URL_STATE, encodeUrlState, type UrlState } from '../src/model/urlstate.ts';
+
+test('default state encodes to an empty query', () => {
+  assert.equal(encodeUrlState(DEFAULT_URL_STATE), '');
+  assert.deepEqual(decodeUrlState(''), { ...DEFAULT_URL_STATE, from: undefined, to: undefined, disks: undefined });
+});
+
+test('every field round-trips', () => {
+  const states: UrlState[] = [
+    { live: true, span: 900, classes: [], kind: 'device', colour: 'log', norm: 'disk', percentiles: true },
+    {
+      live: false,
+      span: 600,
+      from: 1_700_000_000,
+      to: 1_700_000_600,
+      disks: ['vda', 'loop0', '7:3'],
+      classes: ['Read', 'Sync-Write', 'Metadata-Read'],
+      kind: 'queue',
+      colour: 'linear',
+      norm: 'shared',
+      percentiles: false,
+    },
+    { live: true, span: 60, disks: [], classes: ['Flush'], kind: 'device', colour: 'linear', norm: 'shared', percentiles: true },
+  ];
+  for (const s of states) {
+    const q = encodeUrlState(s);
+    const back = decodeUrlState(`?${q}`);
+    assert.deepEqual(back, { ...s, from: s.from, to: s.to, disks: s.disks }, q);
+    assert.equal(encodeUrlState(back), q);
+  }
+  assert.match(encodeUrlState(states[1] as UrlState), /disks=vda,loop0,7:3/);
+  assert.match(encodeUrlState(states[1] as UrlState), /scale=shared/);
+});
+
+test('junk falls back to defaults, field by field', () => {
+  const s = decodeUrlState(
+    '?from=abc&to=1&live=-5&disks=<script>,ok&classes=1bad,Read&lat=evil&color=rainbow&pct=maybe&scale=huge&token=x',
+  );
+  assert.equal(s.live, true);
+  assert.equal(s.span, DEFAULT_URL_STATE.span);
+  assert.deepEqual(s.disks, ['ok']);
+  assert.deepEqual(s.classes, ['Read']);
+  assert.equal(s.kind, 'device');
+  assert.equal(s.colour, 'log');
+  assert.equal(s.norm, 'disk');
+  assert.equal(s.percentiles, true);
+  // A reversed range is not a range.
+  assert.equal(decodeUrlState('from=1700000600&to=1700000000').live, true);
+});

@@ -1,0 +1,101 @@
+/**
+ * Headless Debian chromium through playwright-core, with fixed flags (reproducible
+ * screenshots, no background traffic) and a fresh profile per launch; screenshots go to the
+ * artifacts directory CI keeps.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { BlkheatHook } from '../../apps/web/src/testhookApi.ts';
+
+export const CHROMIUM = process.env.BLKHEAT_CHROMIUM ?? '/usr/bin/chromium';
+
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--headless=new',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--hide-scrollbars',
+  '--font-render-hinting=none',
+];
+
+export function artifactsDir(...sub: string[]): string {
+  const dir = resolve(process.env.BLKHEAT_ARTIFACTS ?? join(import.meta.dirname, '../../artifacts'), ...sub);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+export interface BrowserSession {
+  readonly context: BrowserContext;
+  readonly page: Page;
+  /** Console errors and page errors seen so far. */
+  readonly errors: string[];
+  close(): Promise<void>;
+}
+
+/** A persistent context on a fresh profile directory (removed on close). */
+export async function launch(
+  opts: { width?: number; height?: number; colorScheme?: 'light' | 'dark'; downloads?: boolean } = {},
+): Promise<BrowserSession> {
+  const profile = mkdtempSync(join(tmpdir(), 'blkheat-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    args: CHROMIUM_ARGS,
+    headless: true,
+    viewport: { width: opts.width ?? 1400, height: opts.height ?? 1000 },
+    deviceScaleFactor: 1,
+    colorScheme: opts.colorScheme ?? 'dark',
+    acceptDownloads: opts.downloads ?? true,
+    timezoneId: 'UTC',
+    locale: 'en-US',
+  });
+  // tsx (esbuild keepNames) wraps named functions in callbacks we pass to page.evaluate in
+  // __name(...): give the page a no-op one. Init scripts come through CDP, so CSP allows them.
+  await context.addInitScript('globalThis.__name = globalThis.__name || ((f) => f);');
+  const page = context.pages()[0] ?? (await context.newPage());
+  const errors: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  return {
+    context,
+    page,
+    errors,
+    async close() {
+      await context.close().catch(() => undefined);
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A plain browser (for benchmarks that open several pages). */
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+}
+
+/**
+ * `globalThis` as seen from page.evaluate callbacks: use as
+ * `page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.counts())`. (Callbacks are
+ * serialized into the page, so they cannot call helpers defined here.)
+ */
+export interface Hooked {
+  readonly __blkheat: BlkheatHook;
+}
+
+/** Waits for the dashboard's idle hook. */
+export async function idle(page: Page, timeoutMs = 30_000): Promise<void> {
+  await page.waitForFunction(() => (globalThis as { __blkheat?: unknown }).__blkheat !== undefined, undefined, { timeout: timeoutMs });
+  await page.evaluate((t) => (globalThis as unknown as Hooked).__blkheat.idle(t), timeoutMs);
+}
+
+/** Full-page screenshot into the artifacts dir; returns its path. */
+export async function screenshot(page: Page, name: string, sub = 'screenshots'): Promise<string> {
+  const path = join(artifactsDir(sub), `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}

@@ -1,0 +1,187 @@
+/**
+ * Helpers for the dashboard's browser tests against the real agent: start the agent the way a
+ * user does, open the page in chromium, read the page through its test hook, drive gestures,
+ * run background I/O. Everything started here is stopped in t.after().
+ */
+import { type ChildProcess, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { bucketCount } from '@blkheat/shared-types';
+import { type AgentProcess, type CleanupContext, fuseUnavailable, startAgentProcess, startFio } from '@blkheat/testkit';
+import type { BlkheatHook } from '../../apps/web/src/testhookApi.ts';
+import { type BrowserSession, type Hooked, idle, launch, screenshot } from './browser.ts';
+
+export interface TestContextLike extends CleanupContext {
+  skip(message?: string): void;
+  diagnostic(message: string): void;
+}
+
+/** Skips unless root (BPF, loop devices) and, when asked, FUSE and fio are available. */
+export function canRun(t: TestContextLike, needs: { fuse?: boolean; fio?: boolean } = {}): boolean {
+  if (process.getuid?.() !== 0) {
+    t.skip('needs root: the agent loads BPF programs; tests create loop devices');
+    return false;
+  }
+  if (needs.fuse) {
+    const why = fuseUnavailable();
+    if (why) {
+      t.skip(`needs FUSE: ${why}`);
+      return false;
+    }
+  }
+  if (needs.fio && spawnSync('fio', ['--version']).status !== 0) {
+    t.skip('needs fio (apt-get install fio)');
+    return false;
+  }
+  return true;
+}
+
+/** The real agent (`blkheat serve`) on a free port with a temporary data directory. */
+export async function startAgent(t: CleanupContext, args: readonly string[] = []): Promise<AgentProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'blkheat-e2e-web-'));
+  const agent = await startAgentProcess({ dataDir, args });
+  t.after(async () => {
+    await agent.stop('SIGTERM', 15_000);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return agent;
+}
+
+/**
+ * Opens the dashboard served by `url` and waits until it is connected and idle. `onPage` runs
+ * before the page loads (e.g. to listen to its WebSocket traffic from the first message).
+ */
+export async function openDashboard(
+  t: CleanupContext,
+  url: string,
+  opts: { live?: boolean; onPage?: (page: Page) => void } = {},
+): Promise<BrowserSession> {
+  const s = await launch({ width: 1400, height: 1000, colorScheme: 'dark' });
+  t.after(() => s.close());
+  opts.onPage?.(s.page);
+  await s.page.goto(url);
+  if (opts.live !== false)
+    await waitFor(
+      s.page,
+      'the dashboard to connect',
+      () =>
+        H(s.page)
+          .state()
+          .then((st) => st.connection === 'live'),
+      30_000,
+    );
+  await idle(s.page);
+  return s;
+}
+
+/** The test hook, one accessor per call (each is one page.evaluate). */
+export function H(page: Page) {
+  const invoke = <R>(name: keyof BlkheatHook, ...args: unknown[]): Promise<R> =>
+    page.evaluate(
+      ({ n, a }) => {
+        const h = (globalThis as unknown as Hooked).__blkheat as unknown as Record<string, (...x: unknown[]) => unknown>;
+        return (h[n] as (...x: unknown[]) => unknown)(...a);
+      },
+      { n: name, a: args },
+    ) as Promise<R>;
+  return {
+    idle: () => idle(page),
+    state: () => invoke<ReturnType<BlkheatHook['state']>>('state'),
+    counts: () => invoke<ReturnType<BlkheatHook['counts']>>('counts'),
+    histogram: (dev: string) => invoke<number[]>('histogram', dev),
+    percentiles: (dev: string) => invoke<Record<string, number>>('percentiles', dev),
+    classCounts: () => invoke<Record<string, number>>('classCounts'),
+    hottestCell: (dev: string, minBucket?: number, maxBucket?: number) =>
+      invoke<ReturnType<BlkheatHook['hottestCell']>>('hottestCell', dev, minBucket ?? 0, maxBucket ?? 1e9),
+    /** Viewport coordinates of a cell's centre (the page scrolls it into view first); undefined when not drawn. */
+    cellCenter: (dev: string, ts: number, bucket: number) => invoke<ReturnType<BlkheatHook['cellCenter']>>('cellCenter', dev, ts, bucket),
+    scale: (dev: string) => invoke<ReturnType<BlkheatHook['scale']>>('scale', dev),
+    unrecorded: (dev: string, from: number, to: number) => invoke<number[]>('unrecorded', dev, from, to),
+    cellAt: (x: number, y: number) => invoke<ReturnType<BlkheatHook['cellAt']>>('cellAt', x, y),
+    pixelAt: (dev: string, x: number, y: number) => invoke<ReturnType<BlkheatHook['pixelAt']>>('pixelAt', dev, x, y),
+    selection: () => invoke<ReturnType<BlkheatHook['selection']>>('selection'),
+    samples: () => invoke<ReturnType<BlkheatHook['samples']>>('samples'),
+    notices: () => invoke<ReturnType<BlkheatHook['notices']>>('notices'),
+  };
+}
+
+/** Polls `ok` until it holds; fails naming what it waited for. */
+export async function waitFor(page: Page, what: string, ok: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    if (await ok()) return;
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await page.waitForTimeout(250);
+  }
+}
+
+/** Drags across a disk's heat map from one fraction of its width to another, at mid height. */
+export async function dragAcross(page: Page, diskName: string, from: number, to: number): Promise<void> {
+  const box = await page.locator(`[data-testid="heatmap-overlay-${diskName}"]`).boundingBox();
+  if (!box) throw new Error(`no heat map for ${diskName}`);
+  const y = box.y + box.height / 2;
+  await page.mouse.move(box.x + box.width * from, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * to, y, { steps: 12 });
+  await page.mouse.up();
+}
+
+/**
+ * fio in the background until the test ends (direct I/O: every request reaches the device).
+ * Returns the fio process (with `--thread` in `args` its pid is the one submitting the I/O).
+ */
+export function backgroundFio(t: CleanupContext, device: string, args: readonly string[]): ChildProcess {
+  // Raw fio options come last, so they override the job's defaults (fio keeps the last value).
+  return startFio({ filename: device, rw: 'read', runtimeS: 600, extra: args }, t).child;
+}
+
+/** One heat map column as drawn: its start second and its count over the asked buckets. */
+export interface DrawnColumn {
+  readonly ts: number;
+  /** Sum of the cells' counts, or null when the column is not on screen. */
+  readonly count: number | null;
+}
+
+/**
+ * What a disk's heat map shows, column by column, for the columns starting in [from, to),
+ * summed over buckets [lo, hi]: read through the hook's cellCenter → cellAt (the cell under
+ * each cell centre, scrolled into the viewport), so it sees exactly what a pointer would.
+ * Buckets outside the drawn latency range are not on screen and count as nothing.
+ */
+export async function heatmapColumns(
+  page: Page,
+  dev: string,
+  from: number,
+  to: number,
+  lo = 0,
+  hi = bucketCount() - 1,
+): Promise<DrawnColumn[]> {
+  return page.evaluate(
+    ({ dev, from, to, lo, hi }) => {
+      const h = (globalThis as unknown as Hooked).__blkheat;
+      const step = h.state().step ?? 1;
+      const out: { ts: number; count: number | null }[] = [];
+      for (let ts = Math.floor(from / step) * step; ts < to; ts += step) {
+        let count = 0;
+        let seen = false;
+        for (let b = lo; b <= hi; b++) {
+          const at = h.cellCenter(dev, ts, b);
+          if (!at) continue;
+          const cell = h.cellAt(at.x, at.y);
+          if (!cell || cell.dev !== dev) continue;
+          seen = true;
+          count += cell.count;
+        }
+        out.push({ ts, count: seen ? count : null });
+      }
+      return out;
+    },
+    { dev, from, to, lo, hi },
+  );
+}
+
+export async function shot(page: Page, name: string): Promise<string> {
+  return screenshot(page, name, 'dashboard');
+}
