@@ -91,11 +91,14 @@ struct {
  * kind of writer, so no cache line moves between the submitting and the completing CPU on
  * the way. */
 
-/* Written by block_bio_queue only, read for sampled I/Os: who submitted a bio. */
+/* Written by block_bio_queue only, read for sampled I/Os: who submitted a bio. 2-way: a new bio
+ * takes the older entry of its pair, so a bio in flight loses its entry only if the other way
+ * is in flight too (bios come from slabs: many more addresses than requests). */
 struct bh_submitter {
 	__u64 key; /* struct bio this entry belongs to (ptr_id) */
 	__u64 pid_tgid;
 	__u64 task;
+	__u64 ts;
 };
 
 struct {
@@ -485,9 +488,11 @@ static __always_inline bool emit_sample(struct bh_io *io, __u32 slot, bool outli
 		pid_tgid = io->bio_start->pid_tgid;
 		task = io->bio_start->task;
 	} else if (io->submitter_key) {
-		__u32 idx = rq_slot(io->submitter_key);
-		struct bh_submitter *sub = bpf_map_lookup_elem(&submitters, &idx);
-		if (sub && sub->key == io->submitter_key) {
+		__u32 a = rq_slot(io->submitter_key) & ~1u, b = a | 1;
+		struct bh_submitter *sa = bpf_map_lookup_elem(&submitters, &a);
+		struct bh_submitter *sb = bpf_map_lookup_elem(&submitters, &b);
+		struct bh_submitter *sub = sa && sa->key == io->submitter_key ? sa : sb && sb->key == io->submitter_key ? sb : NULL;
+		if (sub) {
 			pid_tgid = sub->pid_tgid;
 			task = sub->task;
 		}

@@ -185,13 +185,16 @@ static __always_inline void H(on_bio_queue)(struct bio *bio)
 		if (!samples_enabled)
 			return;
 		__u64 id = ptr_id(bio);
-		__u32 idx = rq_slot(id);
-		struct bh_submitter *s = bpf_map_lookup_elem(&submitters, &idx);
-		if (!s)
+		__u32 a = rq_slot(id) & ~1u, b = a | 1;
+		struct bh_submitter *sa = bpf_map_lookup_elem(&submitters, &a);
+		struct bh_submitter *sb = bpf_map_lookup_elem(&submitters, &b);
+		if (!sa || !sb)
 			return;
+		struct bh_submitter *s = sa->ts <= sb->ts ? sa : sb;
 		s->key = id;
 		s->pid_tgid = bpf_get_current_pid_tgid();
 		s->task = bpf_get_current_task();
+		s->ts = bpf_ktime_get_ns();
 		return;
 	}
 	__u64 key = ptr_id(bio);

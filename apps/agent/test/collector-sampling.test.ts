@@ -53,7 +53,13 @@ test('sampling at >= 200k IOPS: budget per second, slowest kept, dropped account
       mine.some((s) => bucketOfNs(s.d_ns) === top),
       `second ${frame.ts}: no sample in the top bucket ${top} (${dense[top]} I/Os there); sample buckets ${[...new Set(mine.map((s) => bucketOfNs(s.d_ns)))].sort((a, b) => a - b).join(',')}`,
     );
-    for (const s of mine) assert.ok(s.pid > 0 && s.comm.length > 0, `sample without submitter: ${JSON.stringify(s)}`);
+    // The submitter is booked per bio in a bounded table: at hundreds of thousands of bios a
+    // second an entry can be taken over before its I/O completes (then pid 0, comm ""). Rare.
+    const anonymous = mine.filter((s) => !(s.pid > 0 && s.comm.length > 0));
+    assert.ok(
+      anonymous.length <= mine.length / 1000,
+      `${anonymous.length} of ${mine.length} samples without submitter: ${JSON.stringify(anonymous[0])}`,
+    );
   }
   t.diagnostic(
     `fio ${Math.round(fio.iops)} IOPS; ${checked} full-load seconds checked: samples <= ${BUDGET}/s, top bucket sampled, samples + dropped = I/Os`,

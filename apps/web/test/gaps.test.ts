@@ -222,3 +222,14 @@ test('data manager: a snapshot (idle steps left out) shows no gaps; its rate is 
   assert.equal(sum?.covered, 30);
   assert.equal(sum?.unrecorded, 0);
 });
+
+test("a known range reaching back to the agent's oldest second makes everything before it unrecorded", () => {
+  const m = new HeatMatrix(ROWS, 1, 16, T0);
+  for (let c = T0; c <= T0 + 10; c++) m.ensure(c); // the window's columns, as the data manager lays them out
+  for (const s of [5, 6]) m.addFrame(idle(T0 + s), { dev: '7:0', kind: 'device' });
+  const everything = { from: -Infinity, to: T0 + 7 };
+  assert.deepEqual(columnRecording(m, T0 + 1, everything), { state: 'unrecorded' });
+  assert.deepEqual(columnRecording(m, T0 + 5, everything), { state: 'recorded' });
+  assert.deepEqual(columnRecording(m, T0 + 1, { from: T0 + 4, to: T0 + 7 }), { state: 'unknown' });
+  assert.deepEqual(unrecordedRuns(m, T0, T0 + 7, everything), [[T0, T0 + 5]]);
+});

