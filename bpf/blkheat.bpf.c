@@ -813,9 +813,12 @@ static long sweep_pair(__u32 pair, void *ctx)
 		return 0; /* a shared slot's counts mix requests: nothing can be concluded */
 	if (unseen > 64)
 		unseen = 64; /* never more than a handful; a bound for the verifier and for sanity */
-	/* The request that went unseen is idle now; its fields still name its queue and, unless
-	 * reused meanwhile, the op of the life that went unseen. */
-	struct request *rq = (struct request *)(a->key && !in_flight(a) ? a->key : b->key);
+	/* Which request of the pair went unseen: the only one booked here, else the one idle now
+	 * (the other is in flight). Its fields still name its queue and, unless reused meanwhile,
+	 * the op of the life that went unseen. A slot without a key must never be chosen while the
+	 * other has one: its NULL request would put the count on no disk ("0:0"). */
+	__u64 which = !b->key ? a->key : !a->key ? b->key : !in_flight(a) ? a->key : b->key;
+	struct request *rq = (struct request *)which;
 	__u32 cmd = 0;
 	BPF_CORE_READ_INTO(&cmd, rq, cmd_flags);
 	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
