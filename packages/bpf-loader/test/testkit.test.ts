@@ -66,3 +66,22 @@ test('createLoopDevice with a test context cleans up in t.after()', async (t) =>
   });
   assert.equal(existsSync(backingFile), false, 'gone after the inner test ended');
 });
+
+test('a loop device left by a killed process is detached by the next process that creates one', () => {
+  // A process killed outright (as a machine restart mid-run does) cannot clean up after itself.
+  const child = (code: string): string =>
+    execFileSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', cwd: import.meta.dirname }).trim();
+  let orphan = '';
+  try {
+    child(
+      "import { createLoopDevice } from '@blkheat/testkit'; process.stdout.write(createLoopDevice({ sizeMiB: 1 }).backingFile); process.kill(process.pid, 'SIGKILL');",
+    );
+  } catch (error) {
+    orphan = String((error as { stdout?: unknown }).stdout ?? '').trim();
+  }
+  assert.match(orphan, /blkheat-loop-\d+-/, 'the killed child said which file backs its device');
+  assert.notEqual(execFileSync('losetup', ['-j', orphan], { encoding: 'utf8' }).trim(), '', 'the device outlived its process');
+  child("import { createLoopDevice } from '@blkheat/testkit'; createLoopDevice({ sizeMiB: 1 }).close();");
+  assert.equal(execFileSync('losetup', ['-j', orphan], { encoding: 'utf8' }).trim(), '', 'detached by the next process');
+  assert.equal(existsSync(orphan), false, 'and its backing file deleted');
+});

@@ -2,10 +2,12 @@
  * Loop devices over sparse files (tmpfs by default) for tests that need real block I/O without
  * touching a real disk. Every device is detached and its backing file deleted on close(), on the
  * test's t.after() when a test context is given (so a failing test still cleans up), and as a
- * last resort when the process exits.
+ * last resort when the process exits. A process killed outright (SIGKILL, a machine restart
+ * mid-run) cleans up nothing: the next process to create a device detaches what such dead
+ * processes left attached.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, ftruncateSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
 /** The part of node:test's TestContext this module needs. */
@@ -63,11 +65,35 @@ function attachedTo(name: string): string | undefined {
   }
 }
 
+/** Backing files are named `blkheat-loop-<pid of the creating process>-…`. */
+const BACKING_PREFIX = 'blkheat-loop-';
+let orphansReaped = false;
+
+/** Detaches loop devices (and deletes their files) left attached by test processes that are gone. */
+function reapOrphans(): void {
+  if (orphansReaped) return;
+  orphansReaped = true;
+  for (const name of readdirSync('/sys/block').filter((n) => n.startsWith('loop'))) {
+    const file = attachedTo(name);
+    if (!file?.startsWith(BACKING_PREFIX, file.lastIndexOf('/') + 1)) continue;
+    const pid = Number(basename(file).slice(BACKING_PREFIX.length).split('-')[0]);
+    if (!Number.isInteger(pid) || pid === process.pid || existsSync(`/proc/${pid}`)) continue;
+    try {
+      execFileSync('losetup', ['-d', `/dev/${name}`], { stdio: 'ignore' });
+      rmSync(file, { force: true });
+      process.stderr.write(`createLoopDevice: detached /dev/${name}, left attached by process ${pid} that is gone\n`);
+    } catch {
+      // Not ours to fight over (busy, or detached meanwhile): the next run tries again.
+    }
+  }
+}
+
 export function createLoopDevice(options: LoopDeviceOptions): LoopDevice {
   const { sizeMiB, dir = '/dev/shm', t } = options;
   if (!Number.isInteger(sizeMiB) || sizeMiB <= 0)
     throw new RangeError(`createLoopDevice: sizeMiB must be a positive integer, got ${sizeMiB}`);
-  const backingFile = join(dir, `blkheat-loop-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.img`);
+  reapOrphans();
+  const backingFile = join(dir, `${BACKING_PREFIX}${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.img`);
   const sizeBytes = sizeMiB * 1024 * 1024;
   const fd = openSync(backingFile, 'wx', 0o600);
   try {
