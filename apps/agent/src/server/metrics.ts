@@ -43,6 +43,12 @@ class Exposition {
     this.lines.push(`# HELP ${name} ${help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${name} ${type}`);
   }
 
+  /** A family with one sample (none while the value is not known yet). */
+  single(name: string, type: 'counter' | 'gauge', help: string, value: number | null, labels: Labels = {}): void {
+    this.family(name, type, help);
+    if (value !== null) this.sample(name, labels, value);
+  }
+
   sample(name: string, labels: Labels, value: number): void {
     this.lines.push(`${name}${formatLabels(labels)} ${formatValue(value)}`);
   }
@@ -109,75 +115,79 @@ export function renderMetrics(ctx: AgentContext, stream: StreamStats): string {
   for (const s of series) out.sample('blkheat_ios_total', s.labels, s.cls.n);
 
   const w = ctx.totals.window;
-  out.family('blkheat_histogram_window_start_seconds', 'gauge', 'Unix time of the first second counted in the latency histograms.');
-  out.sample('blkheat_histogram_window_start_seconds', {}, w?.from ?? ctx.startedAt);
-  out.family(
+  out.single(
+    'blkheat_histogram_window_start_seconds',
+    'gauge',
+    'Unix time of the first second counted in the latency histograms.',
+    w?.from ?? ctx.startedAt,
+  );
+  out.single(
     'blkheat_histogram_window_end_seconds',
     'gauge',
     'Unix time of the end of the newest second counted in the latency histograms.',
+    w?.to ?? ctx.startedAt,
   );
-  out.sample('blkheat_histogram_window_end_seconds', {}, w?.to ?? ctx.startedAt);
 
   const cs = ctx.collectorStats();
   if (cs) {
-    out.family(
+    out.single(
       'blkheat_bpf_ns_per_io',
       'gauge',
       'BPF program run time per traced I/O, ns (needs kernel.bpf_stats_enabled, held by the agent).',
+      cs.bpfNsPerIo,
     );
-    if (cs.bpfNsPerIo !== null) out.sample('blkheat_bpf_ns_per_io', {}, cs.bpfNsPerIo);
-    out.family('blkheat_bpf_run_time_seconds_total', 'counter', 'BPF program run time of every blkheat program.');
-    out.sample('blkheat_bpf_run_time_seconds_total', {}, cs.bpfRunTimeNs / 1e9);
-    out.family('blkheat_collector_ios_total', 'counter', 'Completed I/Os counted by the collector.');
-    out.sample('blkheat_collector_ios_total', {}, cs.ios);
-    out.family('blkheat_samples_dropped_total', 'counter', 'I/Os with no sample record (sampling, per-second budget, ring buffer full).');
-    out.sample('blkheat_samples_dropped_total', {}, cs.samplesDropped);
-    out.family('blkheat_samples_lost_total', 'counter', 'Sample records lost for lack of ring-buffer space.');
-    out.sample('blkheat_samples_lost_total', {}, cs.samplesLost);
-    out.family(
+    out.single('blkheat_bpf_run_time_seconds_total', 'counter', 'BPF program run time of every blkheat program.', cs.bpfRunTimeNs / 1e9);
+    out.single('blkheat_collector_ios_total', 'counter', 'Completed I/Os counted by the collector.', cs.ios);
+    out.single(
+      'blkheat_samples_dropped_total',
+      'counter',
+      'I/Os with no sample record (sampling, per-second budget, ring buffer full).',
+      cs.samplesDropped,
+    );
+    out.single('blkheat_samples_lost_total', 'counter', 'Sample records lost for lack of ring-buffer space.', cs.samplesLost);
+    out.single(
       'blkheat_bpf_recursion_misses_total',
       'counter',
       'BPF program runs the kernel skipped because the program was already running on that CPU.',
+      cs.recursionMisses,
     );
-    out.sample('blkheat_bpf_recursion_misses_total', {}, cs.recursionMisses);
-    out.family(
+    out.single(
       'blkheat_collector_frame_lag_seconds',
       'gauge',
       'Seconds from the end of the newest second to the collector emitting its frame.',
+      cs.lastFrameLagS,
     );
-    if (cs.lastFrameLagS !== null) out.sample('blkheat_collector_frame_lag_seconds', {}, cs.lastFrameLagS);
     out.family(
       'blkheat_kernel_events_total',
       'counter',
       'Kernel-side events the BPF programs counted (requeues, partial completions, lost records, ...).',
     );
     for (const [event, n] of Object.entries(cs.kernel)) out.sample('blkheat_kernel_events_total', { event }, n);
-    out.family('blkheat_hooks_info', 'gauge', 'Which tracepoint flavour is attached.');
-    out.sample('blkheat_hooks_info', { hooks: cs.hooks }, 1);
+    out.single('blkheat_hooks_info', 'gauge', 'Which tracepoint flavour is attached.', 1, { hooks: cs.hooks });
   }
 
-  out.family(
+  out.single(
     'blkheat_frame_lag_seconds',
     'gauge',
     'Seconds from the end of the newest second to its frame being written to the client sockets.',
+    stream.lastFrameLagS,
   );
-  if (stream.lastFrameLagS !== null) out.sample('blkheat_frame_lag_seconds', {}, stream.lastFrameLagS);
-  out.family('blkheat_clients', 'gauge', 'Connected WebSocket clients.');
-  out.sample('blkheat_clients', {}, stream.clients);
-  out.family('blkheat_stream_frames_sent_total', 'counter', 'Live and backfill frames sent to WebSocket clients.');
-  out.sample('blkheat_stream_frames_sent_total', {}, stream.framesSent);
-  out.family('blkheat_stream_frames_skipped_total', 'counter', 'Live frames not sent to clients that did not read fast enough.');
-  out.sample('blkheat_stream_frames_skipped_total', {}, stream.framesSkipped);
-  out.family('blkheat_stream_lagging_total', 'counter', '"lagging" notices sent to slow clients.');
-  out.sample('blkheat_stream_lagging_total', {}, stream.laggingNotices);
-  out.family(
+  out.single('blkheat_clients', 'gauge', 'Connected WebSocket clients.', stream.clients);
+  out.single('blkheat_stream_frames_sent_total', 'counter', 'Live and backfill frames sent to WebSocket clients.', stream.framesSent);
+  out.single(
+    'blkheat_stream_frames_skipped_total',
+    'counter',
+    'Live frames not sent to clients that did not read fast enough.',
+    stream.framesSkipped,
+  );
+  out.single('blkheat_stream_lagging_total', 'counter', '"lagging" notices sent to slow clients.', stream.laggingNotices);
+  out.single(
     'blkheat_stream_slow_clients_closed_total',
     'counter',
     'Clients disconnected because their unsent data passed the hard limit.',
+    stream.slowClientsClosed,
   );
-  out.sample('blkheat_stream_slow_clients_closed_total', {}, stream.slowClientsClosed);
-  out.family('blkheat_stream_bytes_sent_total', 'counter', 'Bytes of WebSocket messages sent.');
-  out.sample('blkheat_stream_bytes_sent_total', {}, stream.bytesSent);
+  out.single('blkheat_stream_bytes_sent_total', 'counter', 'Bytes of WebSocket messages sent.', stream.bytesSent);
 
   const hs = ctx.history.stats();
   out.family('blkheat_history_bytes', 'gauge', 'Bytes of history segment files, per tier (step in seconds).');
@@ -187,20 +197,17 @@ export function renderMetrics(ctx: AgentContext, stream: StreamStats): string {
   out.family('blkheat_history_oldest_timestamp_seconds', 'gauge', 'Unix time of the oldest second history can answer for, per tier.');
   for (const t of hs.tiers)
     if (t.from !== undefined) out.sample('blkheat_history_oldest_timestamp_seconds', { step: String(t.step) }, t.from);
-  out.family('blkheat_samples_stored', 'gauge', 'Sampled I/O records held for drill-down.');
-  out.sample('blkheat_samples_stored', {}, ctx.samples.count);
+  out.single('blkheat_samples_stored', 'gauge', 'Sampled I/O records held for drill-down.', ctx.samples.count);
 
-  out.family('blkheat_build_info', 'gauge', 'Agent version and protocol version.');
-  out.sample('blkheat_build_info', { version: ctx.version, protocol: String(PROTOCOL_VERSION) }, 1);
+  out.single('blkheat_build_info', 'gauge', 'Agent version and protocol version.', 1, {
+    version: ctx.version,
+    protocol: String(PROTOCOL_VERSION),
+  });
   const mem = process.memoryUsage();
   const cpu = process.cpuUsage();
-  out.family('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.');
-  out.sample('process_resident_memory_bytes', {}, mem.rss);
-  out.family('process_heap_bytes', 'gauge', 'JavaScript heap in use, bytes.');
-  out.sample('process_heap_bytes', {}, mem.heapUsed);
-  out.family('process_cpu_seconds_total', 'counter', 'User and system CPU time spent, seconds.');
-  out.sample('process_cpu_seconds_total', {}, (cpu.user + cpu.system) / 1e6);
-  out.family('process_start_time_seconds', 'gauge', 'Start time of the process since the unix epoch, seconds.');
-  out.sample('process_start_time_seconds', {}, ctx.startedAt);
+  out.single('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.', mem.rss);
+  out.single('process_heap_bytes', 'gauge', 'JavaScript heap in use, bytes.', mem.heapUsed);
+  out.single('process_cpu_seconds_total', 'counter', 'User and system CPU time spent, seconds.', (cpu.user + cpu.system) / 1e6);
+  out.single('process_start_time_seconds', 'gauge', 'Start time of the process since the unix epoch, seconds.', ctx.startedAt);
   return out.text();
 }
