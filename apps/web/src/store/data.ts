@@ -501,28 +501,13 @@ export class DataManager {
     });
   }
 
-  private install(w: {
-    step: number;
-    requestedStep: number;
-    from: number;
-    to: number;
-    following: boolean;
-    frames: Frame[];
-    coveredTo: number;
-    knownFrom: number;
-    provisional: boolean;
-  }): void {
+  /** What a window is made of; the rest of DataWindow is derived from it. */
+  private install(
+    w: Pick<DataWindow, 'step' | 'requestedStep' | 'from' | 'to' | 'following' | 'frames' | 'coveredTo' | 'knownFrom' | 'provisional'>,
+  ): void {
     const cur: DataWindow = {
-      provisional: w.provisional,
+      ...w,
       id: ++this.windowId,
-      requestedStep: w.requestedStep,
-      step: w.step,
-      from: w.from,
-      to: w.to,
-      following: w.following,
-      frames: w.frames,
-      coveredTo: w.coveredTo,
-      knownFrom: w.knownFrom,
       filterKey: '',
       devs: [],
       matrices: new Map(),

@@ -28,48 +28,35 @@ export function Tooltip() {
   const left = h.clientX + 260 > window.innerWidth ? h.clientX - 256 : h.clientX + 14;
   const top = h.clientY + 150 > window.innerHeight ? h.clientY - 146 : h.clientY + 14;
   const rec = columnRecording(m, h.col, data.known(cur));
-  const time = (
-    <>
-      {formatClock(from)}
-      {cur.step > 1 ? ` – ${formatClock(from + cur.step)}` : ''}
-    </>
-  );
-  if (rec.state === 'unrecorded') {
-    return (
-      <div className="tooltip" role="tooltip" data-testid="tooltip" data-recorded="false" style={{ left, top }}>
-        <div className="tooltip-title">
-          {name} · {kind} latency
-        </div>
-        <dl>
-          <dt>time</dt>
-          <dd>{time}</dd>
-        </dl>
-        <div className="tooltip-gap" data-testid="tooltip-gap">
-          no data: agent not recording
-        </div>
-      </div>
-    );
-  }
+  const recorded = rec.state !== 'unrecorded';
   return (
-    <div className="tooltip" role="tooltip" data-testid="tooltip" data-recorded="true" style={{ left, top }}>
+    <div className="tooltip" role="tooltip" data-testid="tooltip" data-recorded={String(recorded)} style={{ left, top }}>
       <div className="tooltip-title">
         {name} · {kind} latency
       </div>
       <dl>
         <dt>time</dt>
-        <dd>{time}</dd>
-        <dt>latency</dt>
         <dd>
-          {formatLatency(lo)} – {Number.isFinite(hi) ? formatLatency(hi) : '∞'}
+          {formatClock(from)}
+          {cur.step > 1 ? ` – ${formatClock(from + cur.step)}` : ''}
         </dd>
-        <dt>I/Os</dt>
-        <dd data-testid="tooltip-count">{formatCount(count)}</dd>
-        <dt>share</dt>
-        <dd>
-          {total > 0 ? formatShare(count / total) : '–'} of {formatCount(total)} in {cur.step === 1 ? 'that second' : `those ${cur.step} s`}
-        </dd>
-        <dt>rank</dt>
-        <dd>{rank !== undefined ? `${formatShare(rank)} at or below` : '–'}</dd>
+        {recorded && (
+          <>
+            <dt>latency</dt>
+            <dd>
+              {formatLatency(lo)} – {Number.isFinite(hi) ? formatLatency(hi) : '∞'}
+            </dd>
+            <dt>I/Os</dt>
+            <dd data-testid="tooltip-count">{formatCount(count)}</dd>
+            <dt>share</dt>
+            <dd>
+              {total > 0 ? formatShare(count / total) : '–'} of {formatCount(total)} in{' '}
+              {cur.step === 1 ? 'that second' : `those ${cur.step} s`}
+            </dd>
+            <dt>rank</dt>
+            <dd>{rank !== undefined ? `${formatShare(rank)} at or below` : '–'}</dd>
+          </>
+        )}
         {rec.state === 'partial' && (
           <>
             <dt>no data</dt>
@@ -79,6 +66,11 @@ export function Tooltip() {
           </>
         )}
       </dl>
+      {!recorded && (
+        <div className="tooltip-gap" data-testid="tooltip-gap">
+          no data: agent not recording
+        </div>
+      )}
     </div>
   );
 }
