@@ -50,8 +50,7 @@ Napi::Function BtfWrap::Define(Napi::Env env) {
 }
 
 BtfWrap::BtfWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<BtfWrap>(info) {
-  if (info.Length() != 1 || !info[0].IsExternal())
-    ThrowUsage(info.Env(), "KernelBtf", EINVAL, "KernelBtf: use loadKernelBtf() to load BTF");
+  RequireNativeToken(info, "KernelBtf", "loadKernelBtf() to load BTF");
 }
 
 BtfWrap::~BtfWrap() {

@@ -159,4 +159,8 @@ void ThrowUsage(Napi::Env env, const std::string& op, int err, const std::string
   throw error;
 }
 
+void RequireNativeToken(const Napi::CallbackInfo& info, const std::string& cls, const std::string& how) {
+  if (info.Length() != 1 || !info[0].IsExternal()) ThrowUsage(info.Env(), cls, EINVAL, cls + ": use " + how);
+}
+
 }  // namespace blkheat

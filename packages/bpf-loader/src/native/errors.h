@@ -37,5 +37,8 @@ Napi::Value MakeBpfError(Napi::Env env, const Failure& failure);
 // An error found by the binding itself (bad argument, closed handle, wrong phase): the message
 // is `context: message`.
 [[noreturn]] void ThrowUsage(Napi::Env env, const std::string& op, int err, const std::string& message);
+// Guard of every wrapped class's constructor: only C++ (passing a NativeToken) creates them;
+// from JS, `new` throws "<cls>: use <how>".
+void RequireNativeToken(const Napi::CallbackInfo& info, const std::string& cls, const std::string& how);
 
 }  // namespace blkheat

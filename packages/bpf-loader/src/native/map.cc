@@ -74,8 +74,7 @@ Napi::Object MapWrap::Create(Napi::Env env, std::shared_ptr<ObjectState> state, 
 }
 
 MapWrap::MapWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<MapWrap>(info) {
-  if (info.Length() != 1 || !info[0].IsExternal())
-    ThrowUsage(info.Env(), "BpfMap", EINVAL, "BpfMap: use BpfObject.map() to get maps");
+  RequireNativeToken(info, "BpfMap", "BpfObject.map() to get maps");
 }
 
 int MapWrap::CheckedFd(Napi::Env env, const std::string& op) {

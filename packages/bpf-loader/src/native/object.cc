@@ -101,8 +101,7 @@ Napi::Function ObjectWrap::Define(Napi::Env env) {
 }
 
 ObjectWrap::ObjectWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ObjectWrap>(info) {
-  if (info.Length() != 1 || !info[0].IsExternal())
-    ThrowUsage(info.Env(), "BpfObject", EINVAL, "BpfObject: use openObject() to open BPF objects");
+  RequireNativeToken(info, "BpfObject", "openObject() to open BPF objects");
   state_ = std::make_shared<ObjectState>();
 }
 

@@ -37,8 +37,7 @@ Napi::Object ProgramWrap::Create(Napi::Env env, std::shared_ptr<ObjectState> sta
 }
 
 ProgramWrap::ProgramWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ProgramWrap>(info) {
-  if (info.Length() != 1 || !info[0].IsExternal())
-    ThrowUsage(info.Env(), "Program", EINVAL, "Program: use BpfObject.program() to get programs");
+  RequireNativeToken(info, "Program", "BpfObject.program() to get programs");
 }
 
 Napi::Value ProgramWrap::Name(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), name_); }
@@ -47,12 +46,17 @@ Napi::Value ProgramWrap::Fd(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), state_->closed ? -1 : bpf_program__fd(prog_));
 }
 
-Napi::Value ProgramWrap::Stats(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  const std::string op = "program.stats";
+int ProgramWrap::CheckedFd(Napi::Env env, const std::string& op) {
   state_->CheckLoaded(env, op, "program '" + name_ + "' (its object)");
   int fd = bpf_program__fd(prog_);
   if (fd < 0) ThrowUsage(env, op, EBADF, op + ": program '" + name_ + "' is not loaded");
+  return fd;
+}
+
+Napi::Value ProgramWrap::Stats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const std::string op = "program.stats";
+  int fd = CheckedFd(env, op);
   bpf_prog_info progInfo;
   std::memset(&progInfo, 0, sizeof(progInfo));
   __u32 len = sizeof(progInfo);
@@ -74,9 +78,7 @@ constexpr size_t kMaxRunContext = 64 * 1024;
 Napi::Value ProgramWrap::Run(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const std::string op = "program.run";
-  state_->CheckLoaded(env, op, "program '" + name_ + "' (its object)");
-  int fd = bpf_program__fd(prog_);
-  if (fd < 0) ThrowUsage(env, op, EBADF, op + ": program '" + name_ + "' is not loaded");
+  int fd = CheckedFd(env, op);
   const uint8_t* ctx = nullptr;
   size_t ctxLen = 0;
   if (info.Length() > 0 && !info[0].IsUndefined()) {
@@ -122,8 +124,7 @@ Napi::Object LinkWrap::Create(Napi::Env env, std::shared_ptr<ObjectState> state,
 }
 
 LinkWrap::LinkWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<LinkWrap>(info) {
-  if (info.Length() != 1 || !info[0].IsExternal())
-    ThrowUsage(info.Env(), "Link", EINVAL, "Link: use BpfObject.attach() to create links");
+  RequireNativeToken(info, "Link", "BpfObject.attach() to create links");
 }
 
 Napi::Value LinkWrap::Program(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), record_->program); }

@@ -21,6 +21,9 @@ class ProgramWrap : public Napi::ObjectWrap<ProgramWrap> {
   Napi::Value Stats(const Napi::CallbackInfo& info);
   Napi::Value Run(const Napi::CallbackInfo& info);
 
+  // The program's fd after checking the object is open and loaded (as MapWrap::CheckedFd).
+  int CheckedFd(Napi::Env env, const std::string& op);
+
   std::shared_ptr<ObjectState> state_;
   bpf_program* prog_ = nullptr;
   std::string name_;

@@ -190,8 +190,7 @@ Napi::Object RingBufferWrap::Create(Napi::Env env, std::shared_ptr<ObjectState> 
 }
 
 RingBufferWrap::RingBufferWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<RingBufferWrap>(info) {
-  if (info.Length() != 1 || !info[0].IsExternal())
-    ThrowUsage(info.Env(), "RingBuffer", EINVAL, "RingBuffer: use BpfObject.openRingBuffer() to create ring buffers");
+  RequireNativeToken(info, "RingBuffer", "BpfObject.openRingBuffer() to create ring buffers");
 }
 
 Napi::Value RingBufferWrap::Consume(const Napi::CallbackInfo& info) {

@@ -14,8 +14,7 @@ Napi::Function StatsWrap::Define(Napi::Env env) {
 }
 
 StatsWrap::StatsWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<StatsWrap>(info) {
-  if (info.Length() != 1 || !info[0].IsExternal())
-    ThrowUsage(info.Env(), "StatsHandle", EINVAL, "StatsHandle: use enableStats() to enable BPF statistics");
+  RequireNativeToken(info, "StatsHandle", "enableStats() to enable BPF statistics");
 }
 
 StatsWrap::~StatsWrap() {
