@@ -155,36 +155,10 @@ export function startApp(): void {
   client.start();
 
   useUi.subscribe((s, prev) => {
-    if (
-      s.view !== prev.view ||
-      s.kind !== prev.kind ||
-      s.classes !== prev.classes ||
-      s.diskChoice !== prev.diskChoice ||
-      s.plotWidth !== prev.plotWidth ||
-      s.mode !== prev.mode
-    ) {
-      data.refresh();
-    }
-    if (
-      s.dataVersion !== prev.dataVersion ||
-      s.view !== prev.view ||
-      s.percentiles !== prev.percentiles ||
-      s.theme !== prev.theme ||
-      s.norm !== prev.norm
-    ) {
-      scheduler.invalidateMatching();
-    }
-    if (
-      s.view !== prev.view ||
-      s.diskChoice !== prev.diskChoice ||
-      s.classes !== prev.classes ||
-      s.kind !== prev.kind ||
-      s.colour !== prev.colour ||
-      s.norm !== prev.norm ||
-      s.percentiles !== prev.percentiles
-    ) {
-      syncUrl(s);
-    }
+    const changed = (...keys: (keyof UiState)[]): boolean => keys.some((k) => s[k] !== prev[k]);
+    if (changed('view', 'kind', 'classes', 'diskChoice', 'plotWidth', 'mode')) data.refresh();
+    if (changed('dataVersion', 'view', 'percentiles', 'theme', 'norm')) scheduler.invalidateMatching();
+    if (changed('view', 'diskChoice', 'classes', 'kind', 'colour', 'norm', 'percentiles')) syncUrl(s);
   });
 
   // A paused view whose data the agent has not got yet: the first hello sets historyFrom.
