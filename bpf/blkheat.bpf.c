@@ -344,6 +344,15 @@ static __always_inline __u32 rq_slot(__u64 id)
 	return (__u32)((id * 0x9E3779B97F4A7C15ULL) >> (64 - BH_RQ_BITS));
 }
 
+/* The two entries of the submitter table a bio can be booked in (see struct bh_submitter). */
+static __always_inline bool submitter_ways(__u64 bio_id, struct bh_submitter **a, struct bh_submitter **b)
+{
+	__u32 ia = rq_slot(bio_id) & ~1u, ib = ia | 1;
+	*a = bpf_map_lookup_elem(&submitters, &ia);
+	*b = bpf_map_lookup_elem(&submitters, &ib);
+	return *a && *b;
+}
+
 static __always_inline struct bh_shell *shell_of(__u64 bio_id)
 {
 	__u32 idx = (__u32)((bio_id * 0x9E3779B97F4A7C15ULL) >> (64 - BH_SHELL_BITS));
@@ -488,10 +497,9 @@ static __always_inline bool emit_sample(struct bh_io *io, __u32 slot, bool outli
 		pid_tgid = io->bio_start->pid_tgid;
 		task = io->bio_start->task;
 	} else if (io->submitter_key) {
-		__u32 a = rq_slot(io->submitter_key) & ~1u, b = a | 1;
-		struct bh_submitter *sa = bpf_map_lookup_elem(&submitters, &a);
-		struct bh_submitter *sb = bpf_map_lookup_elem(&submitters, &b);
-		struct bh_submitter *sub = sa && sa->key == io->submitter_key ? sa : sb && sb->key == io->submitter_key ? sb : NULL;
+		struct bh_submitter *sa, *sb, *sub = NULL;
+		if (submitter_ways(io->submitter_key, &sa, &sb))
+			sub = sa->key == io->submitter_key ? sa : sb->key == io->submitter_key ? sb : NULL;
 		if (sub) {
 			pid_tgid = sub->pid_tgid;
 			task = sub->task;

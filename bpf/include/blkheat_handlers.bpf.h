@@ -185,10 +185,8 @@ static __always_inline void H(on_bio_queue)(struct bio *bio)
 		if (!samples_enabled)
 			return;
 		__u64 id = ptr_id(bio);
-		__u32 a = rq_slot(id) & ~1u, b = a | 1;
-		struct bh_submitter *sa = bpf_map_lookup_elem(&submitters, &a);
-		struct bh_submitter *sb = bpf_map_lookup_elem(&submitters, &b);
-		if (!sa || !sb)
+		struct bh_submitter *sa, *sb;
+		if (!submitter_ways(id, &sa, &sb))
 			return;
 		struct bh_submitter *s = sa->ts <= sb->ts ? sa : sb;
 		s->key = id;
