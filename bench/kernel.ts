@@ -1,16 +1,18 @@
 /**
  * bench/kernel: what tracing every block I/O costs, blkheat against a bpftrace tracepoint
- * biolatency one-liner, on the same fio workload (4k random reads, io_uring, QD32, on a loop
- * device over /dev/shm), in interleaved runs: untraced, blkheat, bpftrace, and the floor
- * (empty programs on the tracepoints blkheat attaches: the cost of attaching at all), in
- * rotating order.
+ * biolatency one-liner, on the same fio workloads on a loop device over /dev/shm:
+ *   randread  4k random reads, io_uring, QD32 (budget: ratio <= 0.35, IOPS kept >= 97 %)
+ *   mix       O_DSYNC writes, writes with fsync after each, and 64k discards (budget: ratio <= 0.5)
+ * in interleaved runs: untraced, blkheat, bpftrace, and the floor (empty programs on the
+ * tracepoints blkheat attaches: the cost of attaching at all), in rotating order. blkheat runs
+ * with everything on (samples, in-flight scan, untimed books).
  *
  * Prints per run and as medians: BPF ns per I/O (sum of run_time_ns of the tool's programs /
  * I/Os completed on all disks, from /proc/diskstats), IOPS, and IOPS kept relative to the
  * untraced run of the same round. Run-time statistics cost two clock reads per program run, so
  * throughput is measured in runs with them off and BPF time in separate runs with them on.
  *
- *   node --import tsx bench/kernel.ts [--pairs 5] [--seconds 8]
+ *   node --import tsx bench/kernel.ts [--pairs 5] [--seconds 8] [--workload randread|mix|both]
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -28,8 +30,11 @@ const BPFTRACE_BIOLATENCY =
   '@usecs = hist((nsecs - @start[args->dev, args->sector]) / 1000); delete(@start[args->dev, args->sector]); }';
 
 type Tool = 'none' | 'blkheat' | 'bpftrace' | 'floor';
+type Workload = 'randread' | 'mix';
+const BUDGET: Record<Workload, number> = { randread: 0.35, mix: 0.5 };
 
 interface Run {
+  readonly workload: Workload;
   readonly tool: Tool;
   /** Run with BPF run-time statistics on (for BPF ns per I/O) or off (for throughput). */
   readonly stats: boolean;
@@ -38,13 +43,24 @@ interface Run {
   readonly bpfNs: number | null;
 }
 
-const { values } = parseArgs({ options: { pairs: { type: 'string', default: '5' }, seconds: { type: 'string', default: '8' } } });
+const { values } = parseArgs({
+  options: {
+    pairs: { type: 'string', default: '5' },
+    seconds: { type: 'string', default: '8' },
+    workload: { type: 'string', default: 'both' },
+  },
+});
 const pairs = Number(values.pairs);
 const seconds = Number(values.seconds);
 if (!Number.isInteger(pairs) || pairs < 1 || !Number.isInteger(seconds) || seconds < 2) {
   console.error('bench/kernel: --pairs must be >= 1 and --seconds >= 2');
   process.exit(2);
 }
+if (!['randread', 'mix', 'both'].includes(values.workload)) {
+  console.error(`bench/kernel: --workload must be randread, mix or both, not '${values.workload}'`);
+  process.exit(2);
+}
+const workloads: Workload[] = values.workload === 'both' ? ['randread', 'mix'] : [values.workload as Workload];
 if (process.getuid?.() !== 0) {
   console.error('bench/kernel: run as root (it loads BPF programs and creates a loop device)');
   process.exit(1);
@@ -61,28 +77,30 @@ if (!existsSync(`${tracefs}/events/block`)) {
 const loop = createLoopDevice({ sizeMiB: 1024 });
 const runs: Run[] = [];
 try {
-  console.log(
-    `bench/kernel: fio randread 4k io_uring QD32 on ${loop.path} (tmpfs), ${seconds} s per run, ${pairs} rounds of none/blkheat/bpftrace with stats off, blkheat/bpftrace with stats on`,
-  );
-  for (let round = 0; round < pairs; round++) {
-    const order: [Tool, boolean][] = rotate(
-      [
-        ['none', false],
-        ['blkheat', false],
-        ['bpftrace', false],
-        ['floor', false],
-        ['blkheat', true],
-        ['bpftrace', true],
-      ],
-      round,
+  for (const workload of workloads) {
+    console.log(
+      `bench/kernel: ${workload === 'randread' ? 'fio randread 4k io_uring QD32' : 'fio O_DSYNC writes + fsync writes + 64k discards'} on ${loop.path} (tmpfs), ${seconds} s per run, ${pairs} rounds of none/blkheat/bpftrace/floor with stats off, blkheat/bpftrace with stats on`,
     );
-    for (const [tool, stats] of order) {
-      const run = await measure(tool, stats);
-      runs.push(run);
-      console.log(
-        `  round ${round + 1} ${tool.padEnd(8)} ${stats ? 'stats on ' : 'stats off'} ${fmt(run.iops / 1000, 1).padStart(7)} kIOPS` +
-          (run.bpfNs === null ? '' : `  ${fmt(run.bpfNs, 1).padStart(6)} BPF ns/I/O`),
+    for (let round = 0; round < pairs; round++) {
+      const order: [Tool, boolean][] = rotate(
+        [
+          ['none', false],
+          ['blkheat', false],
+          ['bpftrace', false],
+          ['floor', false],
+          ['blkheat', true],
+          ['bpftrace', true],
+        ],
+        round,
       );
+      for (const [tool, stats] of order) {
+        const run = await measure(workload, tool, stats);
+        runs.push(run);
+        console.log(
+          `  round ${round + 1} ${tool.padEnd(8)} ${stats ? 'stats on ' : 'stats off'} ${fmt(run.iops / 1000, 1).padStart(7)} kIOPS` +
+            (run.bpfNs === null ? '' : `  ${fmt(run.bpfNs, 1).padStart(6)} BPF ns/I/O`),
+        );
+      }
     }
   }
 } finally {
@@ -91,39 +109,69 @@ try {
   if (mountedTracefs) await runCommand('umount', [tracefs]).catch(() => undefined);
 }
 
-const medianOf = (tool: Tool, stats: boolean, pick: (r: Run) => number | null): number =>
-  median(
-    runs
-      .filter((r) => r.tool === tool && r.stats === stats)
-      .map(pick)
-      .filter((v): v is number => v !== null),
+for (const workload of workloads) {
+  const of = runs.filter((r) => r.workload === workload);
+  const medianOf = (tool: Tool, stats: boolean, pick: (r: Run) => number | null): number =>
+    median(
+      of
+        .filter((r) => r.tool === tool && r.stats === stats)
+        .map(pick)
+        .filter((v): v is number => v !== null),
+    );
+  const keptOf = (tool: Tool): number => {
+    const ratios: number[] = [];
+    const base = of.filter((r) => r.tool === 'none');
+    const traced = of.filter((r) => r.tool === tool && !r.stats);
+    for (let round = 0; round < pairs; round++) {
+      const b = base[round];
+      const t = traced[round];
+      if (b && t) ratios.push(t.iops / b.iops);
+    }
+    return median(ratios);
+  };
+  const blkheatNs = medianOf('blkheat', true, (r) => r.bpfNs);
+  const bpftraceNs = medianOf('bpftrace', true, (r) => r.bpfNs);
+  console.log('');
+  console.log(`bench/kernel results, ${workload} (medians)`);
+  console.log(`  untraced IOPS                 ${fmt(medianOf('none', false, (r) => r.iops) / 1000, 1)} k`);
+  console.log(`  blkheat BPF ns per I/O        ${fmt(blkheatNs, 1)}`);
+  console.log(`  bpftrace BPF ns per I/O       ${fmt(bpftraceNs, 1)}`);
+  console.log(`  ratio blkheat / bpftrace      ${fmt(blkheatNs / bpftraceNs, 3)}   (budget <= ${BUDGET[workload]})`);
+  console.log(
+    `  IOPS kept with blkheat        ${fmt(keptOf('blkheat') * 100, 1)} %` +
+      (workload === 'randread' ? `   (budget >= 97 %, median of ${pairs} interleaved pairs)` : ''),
   );
-const keptOf = (tool: Tool): number => {
-  const ratios: number[] = [];
-  const base = runs.filter((r) => r.tool === 'none');
-  const traced = runs.filter((r) => r.tool === tool && !r.stats);
-  for (let round = 0; round < pairs; round++) {
-    const b = base[round];
-    const t = traced[round];
-    if (b && t) ratios.push(t.iops / b.iops);
-  }
-  return median(ratios);
-};
-const blkheatNs = medianOf('blkheat', true, (r) => r.bpfNs);
-const bpftraceNs = medianOf('bpftrace', true, (r) => r.bpfNs);
-console.log('');
-console.log('bench/kernel results (medians)');
-console.log(`  untraced IOPS                 ${fmt(medianOf('none', false, (r) => r.iops) / 1000, 1)} k`);
-console.log(`  blkheat BPF ns per I/O        ${fmt(blkheatNs, 1)}`);
-console.log(`  bpftrace BPF ns per I/O       ${fmt(bpftraceNs, 1)}`);
-console.log(`  ratio blkheat / bpftrace      ${fmt(blkheatNs / bpftraceNs, 3)}   (budget <= 0.5)`);
-console.log(
-  `  IOPS kept with blkheat        ${fmt(keptOf('blkheat') * 100, 1)} %   (budget >= 97 %, median of ${pairs} interleaved pairs)`,
-);
-console.log(`  IOPS kept with bpftrace       ${fmt(keptOf('bpftrace') * 100, 1)} %`);
-console.log(`  IOPS kept with empty programs ${fmt(keptOf('floor') * 100, 1)} %   (the floor: attaching to blkheat's tracepoints at all)`);
+  console.log(`  IOPS kept with bpftrace       ${fmt(keptOf('bpftrace') * 100, 1)} %`);
+  console.log(
+    `  IOPS kept with empty programs ${fmt(keptOf('floor') * 100, 1)} %   (the floor: attaching to blkheat's tracepoints at all)`,
+  );
+}
 
-async function measure(tool: Tool, stats: boolean): Promise<Run> {
+/** fio's arguments for a workload. */
+function workloadJob(workload: Workload): Parameters<typeof runFio>[0] {
+  if (workload === 'randread') {
+    return { filename: loop.path, rw: 'randread', ioengine: 'io_uring', iodepth: 32, runtimeS: seconds, extra: ['--randrepeat=0'] };
+  }
+  const job = (name: string, rw: string, more: string[]): string[] => [
+    `--name=${name}`,
+    `--filename=${loop.path}`,
+    `--rw=${rw}`,
+    '--direct=1',
+    '--ioengine=psync',
+    `--runtime=${seconds}`,
+    '--time_based',
+    ...more,
+  ];
+  return {
+    filename: loop.path,
+    rw: 'randwrite',
+    sync: true,
+    runtimeS: seconds,
+    extra: [...job('fsync', 'randwrite', ['--bs=4k', '--fsync=1']), ...job('discard', 'randtrim', ['--bs=64k'])],
+  };
+}
+
+async function measure(workload: Workload, tool: Tool, stats: boolean): Promise<Run> {
   let collector: Collector | undefined;
   let bpftrace: ChildProcess | undefined;
   let floor: BpfObject | undefined;
@@ -142,14 +190,7 @@ async function measure(tool: Tool, stats: boolean): Promise<Run> {
     for (const p of floor.programs()) floor.attach(p.name);
   }
   const disksBefore = totalCompleted();
-  const fio = await runFio({
-    filename: loop.path,
-    rw: 'randread',
-    ioengine: 'io_uring',
-    iodepth: 32,
-    runtimeS: seconds,
-    extra: ['--randrepeat=0'],
-  });
+  const fio = await runFio(workloadJob(workload));
   const ios = totalCompleted() - disksBefore;
   let bpfNs: number | null = null;
   if (collector) {
@@ -162,7 +203,7 @@ async function measure(tool: Tool, stats: boolean): Promise<Run> {
   }
   floor?.close();
   await sleep(500);
-  return { tool, stats, iops: fio.iops, ios, bpfNs };
+  return { workload, tool, stats, iops: fio.iops, ios, bpfNs };
 }
 
 function totalCompleted(): number {

@@ -3,22 +3,20 @@
  * blkheat: per-second block I/O latency histograms and sampled per-I/O records.
  *
  * Request-based (blk-mq) disks: device time = issue -> complete, queue time = start -> issue,
- * where start is rq->start_time_ns and issue is rq->io_start_time_ns when the kernel keeps it
- * (QUEUE_FLAG_STATS) or our own issue timestamp otherwise. Bio-based disks (zram, dm, md,
- * bcache): block_bio_queue -> block_bio_complete.
+ * with start stamped at block_io_start and issue at block_rq_issue by our own clock (the
+ * kernel's fields share one cached clock inside a plug; they are the fallback). Bio-based disks
+ * (zram, dm, md, bcache): block_bio_queue -> block_bio_complete.
  *
  * Histograms live in a per-CPU hash keyed by (wall-clock second, disk, class): a second is
  * only ever written while it is current, so the agent reads and deletes closed seconds without
  * losing or double counting anything at the boundary (iterate-then-delete of a live map, as
  * biolatency does, loses the I/Os that land between the read and the delete).
  *
- * Exact counts despite the kernel: on 6.18 we measured about 1 in 10^4 completions for which
- * neither block_rq_complete nor block_io_done runs any BPF program (no recursion miss is
- * recorded) while /proc/diskstats counts the I/O. blkheat keeps books per request (issues and
- * requeues on the issue side, delivered completions per CPU on the completion side, so the hot
- * path moves no cache line between CPUs) and per empty flush write (the one request fsync
- * submits that never reaches a driver). The agent runs a sweeper once a second that balances
- * the books against the kernel's own request state and counts what completed unseen.
+ * Counting follows the kernel's own accounting rules (see H(rq_cls) and docs/accounting.md):
+ * each I/O /proc/diskstats counts is counted once, at its final block_rq_complete, in the
+ * second it completes. Completions no program saw (the kernel accounts a few that no block
+ * tracepoint shows) are measured by the agent against /proc/diskstats and shown as untimed;
+ * nothing here infers them.
  *
  * Every hook exists twice: tp_btf (typed BTF arguments, direct loads) and raw_tp (fallback,
  * BPF_CORE_READ). The agent enables one flavour at load time; where the tracepoint argument
@@ -38,11 +36,9 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u64 bounds_ns[BH_MAX_BOUNDS] = {};
 /* Histogram slot length (1 s). */
 const volatile __u64 slot_ns = 1000000000ULL;
-/* Bit number of QUEUE_FLAG_STATS in request_queue.queue_flags (an anonymous enum: the agent
- * resolves it from BTF); >= 64 = unknown, always timestamp issues ourselves. */
-const volatile __u32 queue_flag_stats_bit = 64;
-/* Ignore rq->io_start_time_ns and always use the in-flight map (tests exercise both paths). */
-const volatile bool force_inflight = false;
+/* Time from the kernel's own rq->start_time_ns / io_start_time_ns instead of our stamps
+ * (diagnostics, and how tests compare the two). */
+const volatile bool kernel_times = false;
 const volatile bool samples_enabled = true;
 /* Trace only the disks in disk_filter (the agent's --disk); false = every disk. */
 const volatile bool filter_disks = false;
@@ -84,106 +80,38 @@ struct {
 } bio_start SEC(".maps");
 
 #define BH_RQ_BITS 16
-/* Per-request side data lives in direct-mapped arrays indexed by a hash of the request
- * pointer. Requests come from each queue's fixed pool and are reused, so the slots in use are
- * few and hot. An array write is a few stores: no bucket walk, no lock, nothing to delete,
- * and a lost completion leaves nothing behind that could wedge a table. Each array has one
- * kind of writer, so no cache line moves between the submitting and the completing CPU on
- * the way. */
-
-/* Written by block_bio_queue only, read for sampled I/Os: who submitted a bio. 2-way: a new bio
- * takes the older entry of its pair, so a bio in flight loses its entry only if the other way
- * is in flight too (bios come from slabs: many more addresses than requests). */
-struct bh_submitter {
-	__u64 key; /* struct bio this entry belongs to (ptr_id) */
-	__u64 pid_tgid;
-	__u64 task;
-	__u64 ts;
-};
-
+/* Per-request timing lives in a direct-mapped array indexed by a hash of the request pointer.
+ * Requests come from each queue's fixed pool and are reused, so the slots in use are few and
+ * hot. An array write is a few stores: no bucket walk, no lock, nothing to delete, and a lost
+ * completion leaves nothing behind. The slot is written by block_io_start and block_rq_issue,
+ * both normally on the submitting CPU, and read once by block_rq_complete.
+ *
+ * Why our own clock and not rq->start_time_ns / io_start_time_ns alone: inside a plug the
+ * kernel stamps both from one cached clock (blk_time_get_ns), so queue time reads 0 for
+ * plugged I/O that did wait and device time includes the wait. The kernel's fields are the
+ * fallback when the slot was taken by another request (slot_taken). */
+#define BH_RQ_BITS 16
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1 << BH_RQ_BITS);
 	__type(key, __u32);
-	__type(value, struct bh_submitter);
-} submitters SEC(".maps");
+	__type(value, struct bh_rq_slot);
+} rq_slots SEC(".maps");
 
-/* Written at issue (and requeue): the issue side of the request's bookkeeping. */
-struct bh_issued {
-	__u64 key;      /* struct request this slot belongs to (ptr_id) */
-	__u64 issue_ns; /* our issue timestamp, only where the kernel keeps none (0 = none) */
-	__u32 issued;   /* issues to the driver, ever */
-	__u32 requeued; /* requeues, ever (a requeued request is issued again) */
-	__u32 shared;   /* two requests mapped to this slot: its counts cannot tell them apart */
-	__u32 pad;
-};
+/* What bh_inflight found: the summary, and the in-flight I/Os themselves. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bh_inflight_summary);
+} inflight_summary SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1 << BH_RQ_BITS);
+	__uint(max_entries, BH_INFLIGHT_MAX);
 	__type(key, __u32);
-	__type(value, struct bh_issued);
-} rq_issued SEC(".maps");
-
-/* Completions delivered, per pair of slots (a function of the request pointer alone, so the
- * completing CPU reads nothing the issuing CPU writes) and per CPU (each writes its own). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1 << (BH_RQ_BITS - 1));
-	__type(key, __u32);
-	__type(value, __u32);
-} rq_completed SEC(".maps");
-
-/* The sweeper's own books, per pair of slots: undelivered completions already counted. */
-struct bh_swept {
-	__u32 accounted;
-	__u32 last_issued;
-	__u32 idle;       /* at the last sweep the request was idle and the books balanced */
-	__u32 idle_sweeps; /* consecutive sweeps with nothing new: the slot is freed after a while */
-};
-
-/* A slot idle and balanced this many sweeps (seconds) in a row is given back, so requests of
- * removed disks do not hold slots forever. */
-#define BH_EVICT_AFTER 30
-/* How far back an undelivered completion is dated (the agent sweeps ~120 ms into a second). */
-#define BH_SWEEP_BACKDATE_NS 300000000ULL
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1 << (BH_RQ_BITS - 1));
-	__type(key, __u32);
-	__type(value, struct bh_swept);
-} rq_swept SEC(".maps");
-
-/* The empty write of a flush sequence (what fsync submits) is completed by the flush machinery
- * without ever reaching the driver, so it has no issue books; it is booked from its bio. */
-#define BH_SHELL_BITS 12
-#define BH_SHELL_PENDING 1
-#define BH_SHELL_DONE 2
-#define BH_SHELL_CLAIMED 3
-/* A pending empty flush write older than this is counted as completed unseen. It waits for one
- * flush (ms); if a slow flush outlives this, its delivered completion is then skipped (counted
- * once either way, only earlier). Short, so the count lands in the second it belongs to. */
-#define BH_SHELL_TIMEOUT_NS 300000000ULL
-
-struct bh_shell {
-	__u64 key;       /* its bio (ptr_id) */
-	__u64 booked_ns;
-	__u64 state;     /* BH_SHELL_*, claimed by compare-and-swap */
-	__u32 dev;
-	__u16 cls;
-	__u16 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1 << BH_SHELL_BITS);
-	__type(key, __u32);
-	__type(value, struct bh_shell);
-} shells SEC(".maps");
-
-/* Possible CPUs, for the sweeper to sum per-CPU counts (set by the agent). */
-const volatile __u32 nr_cpus = 1;
+	__type(value, struct bh_inflight_io);
+} inflight_list SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -339,69 +267,11 @@ static __always_inline void bump_counter(__u32 offset)
 		*(__u64 *)((char *)c + offset) += 1;
 }
 
-static __always_inline __u32 rq_slot(__u64 id)
+static __always_inline struct bh_rq_slot *rq_slot_of(__u64 id)
 {
-	return (__u32)((id * 0x9E3779B97F4A7C15ULL) >> (64 - BH_RQ_BITS));
+	__u32 idx = (__u32)((id * 0x9E3779B97F4A7C15ULL) >> (64 - BH_RQ_BITS));
+	return bpf_map_lookup_elem(&rq_slots, &idx);
 }
-
-/* The two entries of the submitter table a bio can be booked in (see struct bh_submitter). */
-static __always_inline bool submitter_ways(__u64 bio_id, struct bh_submitter **a, struct bh_submitter **b)
-{
-	__u32 ia = rq_slot(bio_id) & ~1u, ib = ia | 1;
-	*a = bpf_map_lookup_elem(&submitters, &ia);
-	*b = bpf_map_lookup_elem(&submitters, &ib);
-	return *a && *b;
-}
-
-static __always_inline struct bh_shell *shell_of(__u64 bio_id)
-{
-	__u32 idx = (__u32)((bio_id * 0x9E3779B97F4A7C15ULL) >> (64 - BH_SHELL_BITS));
-	return bpf_map_lookup_elem(&shells, &idx);
-}
-
-/* The pair of issue slots a request's books can be in, and the index of its completion count. */
-static __always_inline __u32 rq_pair(__u64 id)
-{
-	return rq_slot(id) >> 1;
-}
-
-/* The issue books of a request: 2-way associative, so two requests hashing to one place
- * both get books of their own. *idx is set to the slot. With `claim`, a request not there yet
- * takes a free slot of the pair (compare-and-swap: two CPUs cannot take the same); if both are
- * taken by others, the first is marked shared and used (its counts then mean nothing). */
-static __always_inline struct bh_issued *issued_slot(__u64 id, bool claim, __u32 *idx)
-{
-	__u32 a = rq_slot(id) & ~1u, b = a | 1;
-	struct bh_issued *sa = bpf_map_lookup_elem(&rq_issued, &a);
-	struct bh_issued *sb = bpf_map_lookup_elem(&rq_issued, &b);
-	if (!sa || !sb)
-		return NULL;
-	if (sa->key == id) {
-		*idx = a;
-		return sa;
-	}
-	if (sb->key == id) {
-		*idx = b;
-		return sb;
-	}
-	if (!claim)
-		return NULL;
-	if (!sa->key && __sync_val_compare_and_swap(&sa->key, 0, id) == 0) {
-		*idx = a;
-		return sa;
-	}
-	if (!sb->key && __sync_val_compare_and_swap(&sb->key, 0, id) == 0) {
-		*idx = b;
-		return sb;
-	}
-	if (!sa->shared)
-		bump_counter(offsetof(struct bh_counters, books_shared));
-	sa->shared = 1;
-	sa->key = id;
-	*idx = a;
-	return sa;
-}
-
 
 /* Dense bucket of a latency: the smallest k with ns <= bounds_ns[k]. The agent fills every
  * entry past the schema's last bound with U64_MAX, so the answer for a latency above them all
@@ -429,8 +299,9 @@ struct bh_io {
 	__s64 device_ns; /* -1 = unknown */
 	__s64 queue_ns;  /* -1 = unknown */
 	__u64 sector;
-	__u64 submitter_key;            /* first bio of the request, to find its submitter (0 = none) */
-	struct bh_bio_start *bio_start; /* bio-based: start record with the submitter */
+	__u64 pid_tgid;                 /* submitter (0 = unknown) */
+	__u64 task;
+	__u32 status;                   /* blk_status_t, 0 = success */
 	__u32 dev;
 	__u32 bytes;
 	__u16 cls;
@@ -492,19 +363,7 @@ static __always_inline bool emit_sample(struct bh_io *io, __u32 slot, bool outli
 	s->cgroup_id = 0;
 	__builtin_memset(s->comm, 0, sizeof(s->comm));
 
-	__u64 pid_tgid = 0, task = 0;
-	if (io->bio_start) {
-		pid_tgid = io->bio_start->pid_tgid;
-		task = io->bio_start->task;
-	} else if (io->submitter_key) {
-		struct bh_submitter *sa, *sb, *sub = NULL;
-		if (submitter_ways(io->submitter_key, &sa, &sb))
-			sub = sa->key == io->submitter_key ? sa : sb->key == io->submitter_key ? sb : NULL;
-		if (sub) {
-			pid_tgid = sub->pid_tgid;
-			task = sub->task;
-		}
-	}
+	__u64 pid_tgid = io->pid_tgid, task = io->task;
 	if (pid_tgid) {
 		s->pid = pid_tgid >> 32;
 		/* Only the submitter's pid and task pointer are stored per I/O (cheap); its comm and
@@ -564,7 +423,11 @@ static __always_inline void record_io(struct bh_io *io)
 		return;
 	}
 	h->count++;
-	bump_counter(offsetof(struct bh_counters, counted));
+	if (io->status) {
+		__u32 st = io->status < BH_NR_STATUS ? io->status : BH_NR_STATUS - 1;
+		h->errors[st]++;
+		bump_counter(offsetof(struct bh_counters, errors));
+	}
 	__u32 b = 0;
 	if (io->device_ns >= 0) {
 		b = bucket_of(io->device_ns);
@@ -591,28 +454,6 @@ static __always_inline void record_io(struct bh_io *io)
 	}
 	if (!take_budget(slot, outlier, cfg) || !emit_sample(io, slot, outlier))
 		h->dropped++;
-}
-
-/* Counts completions of a request whose completion tracepoints never ran. On some kernels
- * (seen on 6.18 under concurrent load, about 1 in 10^4 completions) block_rq_complete and
- * block_io_done are not delivered to any BPF program for a request that /proc/diskstats does
- * count. The sweeper finds them by balancing each request's books: issues - requeues -
- * delivered completions - (1 if in flight now). What is left completed unseen: count it,
- * latency unknown, so counts stay exact. */
-static __always_inline void count_unseen_completion(__u32 dev, __u16 cls)
-{
-	struct bh_io io = {};
-	/* The agent sweeps just after each second closes and before it harvests that second; the
-	 * completion happened since the previous sweep, most likely in the second that just closed:
-	 * count it there, not in the new one. */
-	io.now = bpf_ktime_get_ns() - BH_SWEEP_BACKDATE_NS;
-	io.dev = dev;
-	io.cls = cls;
-	io.device_ns = -1;
-	io.queue_ns = -1;
-	io.counted = true;
-	bump_counter(offsetof(struct bh_counters, completion_unseen));
-	record_io(&io);
 }
 
 /* ---- the two instantiations of the hook logic ---- */
@@ -656,7 +497,16 @@ int BPF_PROG(bh_rq_issue_btf_q, struct request_queue *q, struct request *rq)
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(bh_rq_complete_btf, struct request *rq, int error, unsigned int nr_bytes)
 {
-	on_rq_complete_btf(rq, nr_bytes);
+	on_rq_complete_btf(rq, error, nr_bytes);
+	return 0;
+}
+
+/* block_io_start exists since 6.5; older kernels time from block_rq_issue and the kernel's
+ * rq->start_time_ns (the agent leaves these unloaded there). */
+SEC("tp_btf/block_io_start")
+int BPF_PROG(bh_io_start_btf, struct request *rq)
+{
+	on_io_start_btf(rq);
 	return 0;
 }
 
@@ -707,7 +557,14 @@ int bh_rq_issue_raw(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/block_rq_complete")
 int bh_rq_complete_raw(struct bpf_raw_tracepoint_args *ctx)
 {
-	on_rq_complete_raw((struct request *)ctx->args[0], (unsigned int)ctx->args[2]);
+	on_rq_complete_raw((struct request *)ctx->args[0], (int)ctx->args[1], (unsigned int)ctx->args[2]);
+	return 0;
+}
+
+SEC("raw_tp/block_io_start")
+int bh_io_start_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	on_io_start_raw((struct request *)ctx->args[0]);
 	return 0;
 }
 
@@ -732,132 +589,71 @@ int bh_bio_complete_raw(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-/* ---- the sweeper, run by the agent once a second (BPF_PROG_TEST_RUN) ---- */
+/* ---- the in-flight scan, run by the agent once a second (BPF_PROG_TEST_RUN) ---- */
 
-struct sweep_sum {
-	__u32 pair;
-	__u32 completed;
+struct scan_ctx {
+	__u64 now;
+	__u32 found;
+	__u32 listed;
 };
 
-static long sum_completed(__u32 cpu, struct sweep_sum *sum)
+/* A slot whose request the kernel says is with the driver now (MQ_RQ_IN_FLIGHT) is an I/O in
+ * flight; its age comes from our own stamps. A request that completed is idle again (or started
+ * a new life, which rewrote the slot), so nothing has to be cleared at completion. */
+static long scan_slot(__u32 idx, struct scan_ctx *cx)
 {
-	__u32 *c = bpf_map_lookup_percpu_elem(&rq_completed, &sum->pair, cpu);
-	if (c)
-		sum->completed += *c;
-	return 0;
-}
-
-static long reset_completed(__u32 cpu, struct sweep_sum *sum)
-{
-	__u32 *c = bpf_map_lookup_percpu_elem(&rq_completed, &sum->pair, cpu);
-	if (c)
-		*c = 0;
-	return 0;
-}
-
-static __always_inline void clear_issued(struct bh_issued *is)
-{
-	is->key = 0;
-	is->issued = 0;
-	is->requeued = 0;
-	is->shared = 0;
-	is->issue_ns = 0;
-}
-
-/* 1 if the request of this slot is with the driver now; reads the kernel's own state. */
-static __always_inline __u32 in_flight(struct bh_issued *is)
-{
-	if (!is->key)
-		return 0;
-	struct request *rq = (struct request *)is->key;
-	int state = -1;
-	if (BPF_CORE_READ_INTO(&state, rq, state))
-		return 1; /* unreadable: assume busy, never a false "lost" */
-	return state != bpf_core_enum_value(enum mq_rq_state, MQ_RQ_IDLE);
-}
-
-/* Balances one pair of slots: issues - requeues - delivered completions - requests in flight.
- * Reads issues first, then the requests' states, then requeues and completions, so I/O moving
- * meanwhile can only make the balance come out low (never a false "lost"); a low balance is
- * just recomputed at the next sweep.
- * What is left over completed without a completion tracepoint: count it, latency unknown. */
-static long sweep_pair(__u32 pair, void *ctx)
-{
-	__u32 ia = pair << 1, ib = ia | 1;
-	struct bh_issued *a = bpf_map_lookup_elem(&rq_issued, &ia);
-	struct bh_issued *b = bpf_map_lookup_elem(&rq_issued, &ib);
-	struct bh_swept *sw = bpf_map_lookup_elem(&rq_swept, &pair);
-	if (!a || !b || !sw)
+	struct bh_rq_slot *sl = bpf_map_lookup_elem(&rq_slots, &idx);
+	if (!sl)
 		return 1;
-	if (!a->key && !b->key)
+	__u64 key = sl->key, issue = sl->issue_ns;
+	if (!key || !issue || issue > cx->now)
 		return 0;
-	__u32 issued = a->issued + b->issued;
-	if (issued == sw->last_issued && sw->idle) {
-		/* Nothing issued since the books last balanced with both requests idle. After a
-		 * while, give the pair back, so requests of removed disks do not hold it forever. */
-		if (++sw->idle_sweeps >= BH_EVICT_AFTER) {
-			clear_issued(a);
-			clear_issued(b);
-			struct sweep_sum r = { .pair = pair };
-			bpf_loop(nr_cpus, reset_completed, &r, 0);
-			sw->accounted = 0;
-			sw->last_issued = 0;
-			sw->idle = 0;
-			sw->idle_sweeps = 0;
-		}
+	struct request *rq = (struct request *)key;
+	int state = 0;
+	if (BPF_CORE_READ_INTO(&state, rq, state) || state != bpf_core_enum_value(enum mq_rq_state, MQ_RQ_IN_FLIGHT))
 		return 0;
-	}
-	sw->idle_sweeps = 0;
-	/* The request state before anything that lowers the balance (a requeue or a completion is
-	 * booked before the kernel marks the request idle): the balance can only come out low. */
-	__u32 busy = in_flight(a) + in_flight(b);
-	__u32 requeued = a->requeued + b->requeued;
-	struct sweep_sum sum = { .pair = pair };
-	bpf_loop(nr_cpus, sum_completed, &sum, 0);
-	__s64 unseen = (__s64)issued - requeued - sum.completed - busy - sw->accounted;
-	sw->last_issued = issued;
-	sw->idle = !busy && unseen <= 0;
-	if (unseen <= 0 || a->shared || b->shared)
-		return 0; /* a shared slot's counts mix requests: nothing can be concluded */
-	if (unseen > 64)
-		unseen = 64; /* never more than a handful; a bound for the verifier and for sanity */
-	/* Which request of the pair went unseen: the only one booked here, else the one idle now
-	 * (the other is in flight). Its fields still name its queue and, unless reused meanwhile,
-	 * the op of the life that went unseen. A slot without a key must never be chosen while the
-	 * other has one: its NULL request would put the count on no disk ("0:0"). */
-	__u64 which = !b->key ? a->key : !a->key ? b->key : !in_flight(a) ? a->key : b->key;
-	struct request *rq = (struct request *)which;
-	__u32 cmd = 0;
+	cx->found++;
+	__u32 at = cx->listed;
+	if (at >= BH_INFLIGHT_MAX)
+		return 0;
+	struct bh_inflight_io *out = bpf_map_lookup_elem(&inflight_list, &at);
+	if (!out)
+		return 0;
+	__u32 cmd = 0, rqf = 0, len = 0;
+	__u64 sector = 0;
 	BPF_CORE_READ_INTO(&cmd, rq, cmd_flags);
-	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
-	__u32 dev = disk ? ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor) : 0;
-	__u16 cls = cls_of(cmd);
-	for (int i = 0; i < 64 && i < unseen; i++)
-		count_unseen_completion(dev, cls);
-	sw->accounted += unseen;
-	return 0;
-}
-
-/* A pending empty flush write older than its timeout completed unseen: claim and count it. */
-static long sweep_shell(__u32 idx, __u64 *now)
-{
-	struct bh_shell *sh = bpf_map_lookup_elem(&shells, &idx);
-	if (!sh)
-		return 1;
-	if (sh->state != BH_SHELL_PENDING || *now - sh->booked_ns < BH_SHELL_TIMEOUT_NS)
-		return 0;
-	if (__sync_val_compare_and_swap(&sh->state, BH_SHELL_PENDING, BH_SHELL_CLAIMED) == BH_SHELL_PENDING) {
-		bump_counter(offsetof(struct bh_counters, shell_unseen));
-		count_unseen_completion(sh->dev, sh->cls);
-	}
+	BPF_CORE_READ_INTO(&rqf, rq, rq_flags);
+	BPF_CORE_READ_INTO(&len, rq, __data_len);
+	BPF_CORE_READ_INTO(&sector, rq, __sector);
+	out->start_ns = sl->start_ns ? sl->start_ns : issue;
+	out->issue_ns = issue;
+	out->sector = sector;
+	out->bytes = len;
+	out->cls = rq_cls_raw(cmd, rqf);
+	out->dev = rq_dev_raw(rq, rqf);
+	out->pid = 0;
+	__builtin_memset(out->comm, 0, sizeof(out->comm));
+	__u64 pid_tgid = sl->pid_tgid;
+	struct task_struct *t = (struct task_struct *)sl->task;
+	int tgid = 0;
+	if (pid_tgid && t && !bpf_probe_read_kernel(&tgid, sizeof(tgid), &t->tgid) && (__u32)tgid == (__u32)(pid_tgid >> 32) &&
+	    !bpf_probe_read_kernel(out->comm, sizeof(out->comm), &t->comm))
+		out->pid = pid_tgid >> 32;
+	cx->listed = at + 1;
 	return 0;
 }
 
 SEC("syscall")
-int bh_sweep(void *ctx)
+int bh_inflight(void *ctx)
 {
-	__u64 now = bpf_ktime_get_ns();
-	bpf_loop(1 << BH_SHELL_BITS, sweep_shell, &now, 0);
-	bpf_loop(1 << (BH_RQ_BITS - 1), sweep_pair, NULL, 0);
+	struct scan_ctx cx = { .now = bpf_ktime_get_ns() };
+	bpf_loop(1 << BH_RQ_BITS, scan_slot, &cx, 0);
+	__u32 zero = 0;
+	struct bh_inflight_summary *sum = bpf_map_lookup_elem(&inflight_summary, &zero);
+	if (sum) {
+		sum->now_ns = cx.now;
+		sum->found = cx.found;
+		sum->listed = cx.listed;
+	}
 	return 0;
 }

@@ -22,6 +22,13 @@
 #define BH_CLS_RAHEAD (1u << 12)
 #define BH_CLS_BACKGROUND (1u << 13)
 #define BH_CLS_PREFLUSH (1u << 14)
+/* Not in /proc/diskstats: passthrough commands (REQ_OP_DRV_IN/OUT: SG_IO, NVMe admin, virtio
+ * GET_ID) and requests the kernel does not account (iostats off). Kept apart from the totals
+ * that equal diskstats. Added in layout 2. */
+#define BH_CLS_NOSTAT (1u << 15)
+
+/* blk_status_t values counted per histogram (status >= BH_NR_STATUS goes in the last one). */
+#define BH_NR_STATUS 20
 
 /* Histogram key: one (time slot, disk, class). Slot = wall-clock second number. */
 struct bh_hist_key {
@@ -33,11 +40,13 @@ struct bh_hist_key {
 
 /* Histogram value (per CPU; the agent sums the CPUs). */
 struct bh_hist {
-	__u64 count;   /* completed I/Os (what /proc/diskstats counts) */
+	__u64 count;   /* completed I/Os (what /proc/diskstats counts, unless cls has BH_CLS_NOSTAT) */
 	__u64 dropped; /* I/Os without a sample record (not sampled, over budget, ring full) */
 	__u64 missed;  /* completions whose start was not seen (no latency known) */
+	__u64 requeues; /* requests of this disk and class sent back to the queue (layout 2) */
 	__u32 max_bucket_plus1; /* highest device bucket seen on this CPU this slot, + 1 (0 = none) */
 	__u32 pad;
+	__u64 errors[BH_NR_STATUS]; /* failed I/Os (counted in `count` too) by blk_status_t (layout 2) */
 	__u64 device[BH_NR_BUCKETS];
 	__u64 queue[BH_NR_BUCKETS];
 };
@@ -76,16 +85,45 @@ struct bh_budget {
 struct bh_counters {
 	__u64 requeues;
 	__u64 ring_lost;       /* sample records lost: ring buffer full */
-	__u64 inflight_full;   /* bio starts not stored: bio start map full */
-	__u64 issue_unknown;   /* completions with no issue time (issued before attach, collision) */
+	__u64 bio_start_full;  /* bio starts not stored: bio start map full */
+	__u64 kernel_times;    /* completions timed from the kernel's own request timestamps (our slot was taken) */
 	__u64 partial;         /* partial completions seen (not counted as I/Os) */
 	__u64 bio_unknown_dev; /* bio completions with no disk */
 	__u64 hist_lost;       /* I/Os not counted: no histogram entry could be created */
 	__u64 flush_seq_data;  /* first completions of flush-sequence data requests (counted at the end) */
-	__u64 counted;         /* I/Os counted into a histogram (cross-check of the harvest) */
-	__u64 completion_unseen; /* completions no tracepoint delivered, found by the sweeper */
-	__u64 books_shared;      /* request pairs whose books became shared (a third request hashed there) */
-	__u64 shell_unseen;      /* of completion_unseen: empty flush writes (never issued to the driver) */
+	__u64 errors;          /* completions with a non-zero status */
+	__u64 slot_taken;      /* a request's timing slot was taken by another request before it completed */
+};
+
+/* Per-request timing, direct-mapped by request pointer (see blkheat.bpf.c). One cache line. */
+struct bh_rq_slot {
+	__u64 key;      /* struct request (ptr_id); 0 = free */
+	__u64 start_ns; /* our clock at block_io_start (0 = not seen) */
+	__u64 issue_ns; /* our clock at the latest block_rq_issue of this life (0 = not issued) */
+	__u64 pid_tgid; /* submitter, captured in its own context at block_io_start */
+	__u64 task;
+	__u64 pad[3];
+};
+
+/* One I/O found in flight by bh_inflight, oldest first (layout 2). */
+#define BH_INFLIGHT_MAX 256
+struct bh_inflight_io {
+	__u64 start_ns; /* our clock at block_io_start, or the issue when the start was not seen */
+	__u64 issue_ns; /* 0 = not issued to the driver yet */
+	__u64 sector;
+	__u32 dev;
+	__u32 bytes;
+	__u32 pid;
+	__u16 cls;
+	__u16 pad;
+	char comm[BH_COMM_LEN];
+};
+
+/* Result header of bh_inflight (array map entry 0 of inflight_summary). */
+struct bh_inflight_summary {
+	__u64 now_ns;  /* our clock when the scan started */
+	__u32 found;   /* in-flight I/Os found (may exceed BH_INFLIGHT_MAX: only the first are listed) */
+	__u32 listed;  /* entries written to inflight_list */
 };
 
 /* Runtime settings the agent updates while running (array map, one entry). */

@@ -1,65 +1,152 @@
-// Count conservation, the collector's first promise: per disk, the completed I/Os in its
-// frames over a window equal the /proc/diskstats delta (reads + writes + discards + flushes)
-// exactly, with two loop devices and vda busy across many second boundaries.
+// Count conservation, the collector's first promise: per disk and op group, the I/Os in its
+// frames over a window (counted + untimed) equal the /proc/diskstats delta exactly, with two
+// loop devices and vda busy across many second boundaries. Plain O_DIRECT I/O is seen whole:
+// there untimed must be 0.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createLoopDevice, diskstatsDelta, completedRequests, runFio, runCommand } from '@blkheat/testkit';
-import { record, countsByDisk, quietBoundary } from './lib/collect.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { OP_GROUPS } from '@blkheat/shared-types';
+import { createLoopDevice, diskstatsDelta, runFio, runCommand, type CleanupContext, type DiskStatsDelta } from '@blkheat/testkit';
+import { record, groupCountsByDisk, quietBoundary, type Recording } from './lib/collect.js';
 
-for (const variant of [
-  { name: 'tp_btf hooks, kernel issue timestamps', options: {} },
-  { name: 'raw_tp hooks, own issue timestamps', options: { hooks: 'raw_tp', issueTimestamps: 'own' } },
-] as const) {
-  test(`count conservation over >= 10 intervals on two loop devices and vda (${variant.name})`, { timeout: 120_000 }, async (t) => {
-    const a = createLoopDevice({ sizeMiB: 256, t });
-    const b = createLoopDevice({ sizeMiB: 256, t });
-    const vdaDir = mkdtempSync('/var/tmp/blkheat-test-');
-    t.after(() => rmSync(vdaDir, { recursive: true, force: true }));
-    const rec = await record(t, variant.options);
-    const disks = [a.name, b.name, 'vda'];
+/** diskstats' own field for each op group. */
+function kernelGroups(d: DiskStatsDelta): Record<(typeof OP_GROUPS)[number], number> {
+  return { read: d.reads, write: d.writes, discard: d.discards, flush: d.flushes };
+}
 
-    const start = await quietBoundary(disks);
-    const runtimeS = 11;
-    await Promise.all([
-      // Mixed reads and writes with fsyncs (flushes) on one loop device.
-      runFio({ filename: a.path, rw: 'randrw', runtimeS, rateIops: 3000, fsync: 32 }),
-      // O_DSYNC writes (flush sequences) and discards on the other.
-      runFio({ filename: b.path, rw: 'randwrite', runtimeS, sync: true, rateIops: 500 }),
-      runFio({ filename: b.path, rw: 'randtrim', runtimeS, rateIops: 50, bs: '64k' }),
-      // vda through its filesystem: direct reads and writes of a file, fsync'd.
-      runFio({ filename: `${vdaDir}/f`, size: '32M', rw: 'randrw', runtimeS, rateIops: 400, fsync: 16 }),
-    ]);
-    await runCommand('sync', []);
-    const end = await quietBoundary(disks);
-    assert.ok(end.second - start.second >= 10, `window of ${end.second - start.second} s, want >= 10`);
-    await rec.waitForSecond(end.second - 1);
-
-    const counted = countsByDisk(rec.frames, start.second, end.second);
-    const stats = JSON.stringify(rec.collector.stats());
-    const delta = diskstatsDelta(start.stats, end.stats);
-    for (const name of disks) {
-      const d = delta.get(name);
-      assert.ok(d, `${name} missing from /proc/diskstats`);
-      const expected = completedRequests(d);
-      assert.ok(expected > (name === 'vda' ? 100 : 1000), `${name}: only ${expected} I/Os in the window; the workload did not run`);
+/** Asserts counted + untimed == diskstats per disk and group over [start, end); returns the untimed totals per disk. */
+function assertConserved(
+  t: CleanupContext & { diagnostic(m: string): void },
+  rec: Recording,
+  disks: readonly string[],
+  start: Awaited<ReturnType<typeof quietBoundary>>,
+  end: Awaited<ReturnType<typeof quietBoundary>>,
+  minIos: (name: string) => number,
+): Map<string, number> {
+  const byDisk = groupCountsByDisk(rec.frames, start.second, end.second);
+  const delta = diskstatsDelta(start.stats, end.stats);
+  const stats = JSON.stringify(rec.collector.stats().kernel);
+  const untimedByDisk = new Map<string, number>();
+  for (const name of disks) {
+    const d = delta.get(name);
+    assert.ok(d, `${name} missing from /proc/diskstats`);
+    const kernel = kernelGroups(d);
+    const total = OP_GROUPS.reduce((n, g) => n + kernel[g], 0);
+    assert.ok(total > minIos(name), `${name}: only ${total} I/Os in the window; the workload did not run`);
+    const ours = byDisk.get(d.dev);
+    let untimed = 0;
+    for (const g of OP_GROUPS) {
+      const counted = ours?.counted[g] ?? 0;
+      const u = ours?.untimed[g] ?? 0;
+      untimed += u;
       assert.equal(
-        counted.get(d.dev) ?? 0,
-        expected,
-        `${name} (${d.dev}): frames count ${counted.get(d.dev) ?? 0} I/Os, /proc/diskstats ${expected} (${JSON.stringify(d)}; collector ${stats})`,
+        counted + u,
+        kernel[g],
+        `${name} (${d.dev}) ${g}: frames count ${counted} + ${u} untimed, /proc/diskstats ${kernel[g]} (${JSON.stringify(d)}; kernel counters ${stats})`,
       );
     }
-    // Every I/O is put on a real disk: none on a device number /proc/diskstats does not know
-    // (a recovered completion whose request could not be told once landed on "0:0").
-    const known = new Set([...delta.values()].map((d) => d.dev));
-    for (const [dev, n] of counted) assert.ok(known.has(dev), `${n} I/Os counted on ${dev}, a device /proc/diskstats does not list`);
-    const k = rec.collector.stats().kernel;
-    t.diagnostic(
-      `completions the kernel did not deliver to BPF, recovered from blkheat's books: ${k.completionUnseen} (empty flush writes: ${k.shellUnseen})`,
-    );
-    // One frame per second, in order, no gaps, no duplicates.
-    const seconds = rec.frames.map((f) => f.ts);
-    for (let i = 1; i < seconds.length; i++)
-      assert.equal(seconds[i], (seconds[i - 1] as number) + 1, `frame seconds jump at ${seconds[i]}`);
-  });
+    untimedByDisk.set(name, untimed);
+    t.diagnostic(`${name}: ${total} I/Os, ${untimed} untimed (completions no probe saw, measured against /proc/diskstats)`);
+  }
+  // Every I/O is put on a real disk: none on a device number /proc/diskstats does not know.
+  const known = new Set([...delta.values()].map((d) => d.dev));
+  for (const dev of byDisk.keys()) assert.ok(known.has(dev), `I/Os counted on ${dev}, a device /proc/diskstats does not list`);
+  // One frame per second, in order, no gaps, no duplicates.
+  const seconds = rec.frames.map((f) => f.ts);
+  for (let i = 1; i < seconds.length; i++) assert.equal(seconds[i], (seconds[i - 1] as number) + 1, `frame seconds jump at ${seconds[i]}`);
+  return untimedByDisk;
 }
+
+for (const variant of [
+  { name: 'tp_btf hooks, own timestamps', options: {} },
+  { name: 'raw_tp hooks, kernel timestamps', options: { hooks: 'raw_tp', issueTimestamps: 'kernel' } },
+] as const) {
+  test(
+    `count conservation per op group over >= 10 intervals on two loop devices and vda, flush-heavy (${variant.name})`,
+    { timeout: 120_000 },
+    async (t) => {
+      const a = createLoopDevice({ sizeMiB: 256, t });
+      const b = createLoopDevice({ sizeMiB: 256, t });
+      const vdaDir = mkdtempSync('/var/tmp/blkheat-test-');
+      t.after(() => rmSync(vdaDir, { recursive: true, force: true }));
+      const rec = await record(t, variant.options);
+      const disks = [a.name, b.name, 'vda'];
+
+      const start = await quietBoundary(disks);
+      const runtimeS = 11;
+      await Promise.all([
+        // Mixed reads and writes with fsyncs (flushes) on one loop device.
+        runFio({ filename: a.path, rw: 'randrw', runtimeS, rateIops: 3000, fsync: 32 }),
+        // O_DSYNC writes (flush sequences) and discards on the other.
+        runFio({ filename: b.path, rw: 'randwrite', runtimeS, sync: true, rateIops: 500 }),
+        runFio({ filename: b.path, rw: 'randtrim', runtimeS, rateIops: 50, bs: '64k' }),
+        // vda through its filesystem: direct reads and writes of a file, fsync'd.
+        runFio({ filename: `${vdaDir}/f`, size: '32M', rw: 'randrw', runtimeS, rateIops: 400, fsync: 16 }),
+      ]);
+      await runCommand('sync', []);
+      const end = await quietBoundary(disks);
+      assert.ok(end.second - start.second >= 10, `window of ${end.second - start.second} s, want >= 10`);
+      await rec.waitForSecond(end.second);
+      assertConserved(t, rec, disks, start, end, (name) => (name === 'vda' ? 100 : 1000));
+    },
+  );
+}
+
+test('plain O_DIRECT I/O: counted exactly, none untimed', { timeout: 60_000 }, async (t) => {
+  const a = createLoopDevice({ sizeMiB: 256, t });
+  const rec = await record(t);
+  const start = await quietBoundary([a.name]);
+  await runFio({ filename: a.path, rw: 'randrw', runtimeS: 4, ioengine: 'io_uring', iodepth: 16 });
+  const end = await quietBoundary([a.name]);
+  await rec.waitForSecond(end.second);
+  const untimed = assertConserved(t, rec, [a.name], start, end, () => 10_000);
+  assert.equal(untimed.get(a.name), 0, 'O_DIRECT reads and writes with no flush: every completion is seen by a probe');
+});
+
+test('flush-heavy conservation holds 20 windows in a row (fsync, O_DSYNC, FUA/PREFLUSH, discards)', { timeout: 400_000 }, async (t) => {
+  const a = createLoopDevice({ sizeMiB: 128, t });
+  const rec = await record(t);
+  const began = Date.now();
+  let untimedTotal = 0;
+  for (let run = 1; run <= 20; run++) {
+    const start = await quietBoundary([a.name]);
+    await Promise.all([
+      runFio({ filename: a.path, rw: 'randwrite', runtimeS: 2, fsync: 2, numjobs: 2 }),
+      runFio({ filename: a.path, rw: 'randwrite', runtimeS: 2, sync: true }),
+      runFio({ filename: a.path, rw: 'randtrim', runtimeS: 2, bs: '64k', rateIops: 200 }),
+    ]);
+    const end = await quietBoundary([a.name]);
+    await rec.waitForSecond(end.second);
+    const untimed = assertConserved(t, rec, [a.name], start, end, () => 1000);
+    untimedTotal += untimed.get(a.name) ?? 0;
+  }
+  t.diagnostic(
+    `20 flush-heavy windows conserved exactly in ${((Date.now() - began) / 1000).toFixed(0)} s; ${untimedTotal} untimed I/Os in all`,
+  );
+});
+
+test(
+  'passthrough commands (cat /sys/block/vda/serial: REQ_OP_DRV_IN) are shown apart, outside the conserved totals',
+  { timeout: 60_000 },
+  async (t) => {
+    const rec = await record(t, { disks: ['vda'] });
+    const start = await quietBoundary(['vda']);
+    const reads = 50;
+    for (let i = 0; i < reads; i++) readFileSync('/sys/block/vda/serial');
+    const end = await quietBoundary(['vda']);
+    await rec.waitForSecond(end.second);
+    let passthrough = 0;
+    for (const f of rec.frames) {
+      if (f.ts < start.second || f.ts >= end.second) continue;
+      for (const d of f.disks)
+        for (const c of d.cls)
+          if (c.pt) {
+            assert.equal(c.c, 'DrvIn', `a passthrough class other than DrvIn: ${c.c}`);
+            passthrough += c.n;
+          }
+    }
+    assert.ok(passthrough >= reads, `${passthrough} passthrough I/Os for ${reads} reads of the serial number`);
+    // Conservation holds without them: diskstats does not count passthrough commands.
+    assertConserved(t, rec, ['vda'], start, end, () => -1);
+  },
+);

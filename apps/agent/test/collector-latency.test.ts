@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { classOp, lowerBoundSeconds, upperBoundSeconds, denseTotal } from '@blkheat/shared-types';
-import { createDelayedLoopDevice, fuseUnavailable, runDd } from '@blkheat/testkit';
+import { createDelayedLoopDevice, createLoopDevice, fuseUnavailable, runDd, runFio } from '@blkheat/testkit';
 import { record, classTotals } from './lib/collect.js';
 
 const fuseMissing = fuseUnavailable();
@@ -45,5 +45,42 @@ test(
         `${d.name} (${delayMs} ms): only ${(share * 100).toFixed(1)}% of ${total} reads in buckets overlapping [${delayMs}, ${1.25 * delayMs}) ms`,
       );
     }
+  },
+);
+
+test(
+  'plugged submissions that waited do not read 0 queue time (own clock), unlike the kernel’s cached plug clock',
+  { timeout: 120_000 },
+  async (t) => {
+    const loop = createLoopDevice({ sizeMiB: 256, t });
+    const shareAtZero: Record<'own' | 'kernel', number> = { own: NaN, kernel: NaN };
+    for (const stamps of ['own', 'kernel'] as const) {
+      const rec = await record(t, { disks: [loop.name], issueTimestamps: stamps });
+      const from = Math.floor(Date.now() / 1000) + 1;
+      await new Promise((r) => setTimeout(r, from * 1000 - Date.now() + 5));
+      // io_uring submits 32 reads per call inside one plug: each waits for the ones after it.
+      await runFio({
+        filename: loop.path,
+        rw: 'randread',
+        ioengine: 'io_uring',
+        iodepth: 32,
+        runtimeS: 3,
+        extra: ['--iodepth_batch_submit=32', '--iodepth_batch_complete_min=32'],
+      });
+      const to = Math.floor(Date.now() / 1000);
+      await rec.waitForSecond(to);
+      const read = classTotals(rec.frames, loop.dev, from, to).get('Read');
+      assert.ok(read && read.n > 10_000, `too few reads recorded (${read?.n})`);
+      shareAtZero[stamps] = (read.q[0] as number) / denseTotal(read.q);
+      await rec.collector.close();
+    }
+    t.diagnostic(
+      `queue time in the lowest bucket (<= 0.95 µs): own clock ${(shareAtZero.own * 100).toFixed(1)} %, kernel fields ${(shareAtZero.kernel * 100).toFixed(1)} %`,
+    );
+    assert.ok(
+      shareAtZero.own < 0.5,
+      `${(shareAtZero.own * 100).toFixed(1)} % of plugged reads show no queue time with blkheat's own clock`,
+    );
+    assert.ok(shareAtZero.own < shareAtZero.kernel, 'the own clock sees no more queueing than the cached plug clock');
   },
 );

@@ -6,15 +6,19 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { sparseTotal } from '@blkheat/shared-types';
-import { ClassNamer } from '../src/collector/classes.js';
+import { ClassNamer, statusName } from '../src/collector/classes.js';
 import { DeviceRegistry } from '../src/collector/devices.js';
 import { buildFrame } from '../src/collector/frame-builder.js';
 import {
   addPerCpuHist,
   CLS_FLAG_BITS,
+  CLS_NOSTAT,
   decodeSample,
   devString,
   emptyHistValue,
+  HIST_DEVICE_OFFSET,
+  HIST_ERRORS_OFFSET,
+  HIST_REQUEUES_OFFSET,
   HIST_VALUE_SIZE,
   NR_BUCKETS,
   parseDevString,
@@ -42,6 +46,20 @@ test('class codes become biolatency -F names, ops resolved from the kernel enum'
   assert.equal(namer.name(77), 'Op77');
 });
 
+test('class codes map to the /proc/diskstats op groups; passthrough and unaccounted I/O to none', () => {
+  const namer = new ClassNamer(REQ_OPS);
+  assert.equal(namer.group(0 | CLS_FLAG_BITS.ReadAhead), 'read');
+  assert.equal(namer.group(1 | CLS_FLAG_BITS.Sync), 'write');
+  assert.equal(namer.group(2 | CLS_FLAG_BITS.Preflush), 'flush');
+  assert.equal(namer.group(3), 'discard');
+  assert.equal(namer.group(9), 'write', 'WriteZeroes is odd: op_is_write');
+  assert.equal(namer.group(34 | CLS_NOSTAT), undefined, 'DrvIn is passthrough');
+  assert.equal(namer.notCounted(34 | CLS_NOSTAT), true);
+  assert.equal(namer.group(0 | CLS_NOSTAT), undefined, 'a read on a queue with iostats off');
+  assert.equal(statusName(10), 'IOERR');
+  assert.equal(statusName(17), 'STATUS17', 'renumbered across kernels: not named');
+});
+
 test('per-CPU histogram values are summed over CPUs; samples decode field by field', () => {
   const cpus = 3;
   const buf = Buffer.alloc(HIST_VALUE_SIZE * cpus);
@@ -50,14 +68,21 @@ test('per-CPU histogram values are summed over CPUs; samples decode field by fie
     buf.writeBigUInt64LE(BigInt(10 + c), base); // count
     buf.writeBigUInt64LE(2n, base + 8); // dropped
     buf.writeBigUInt64LE(1n, base + 16); // missed
-    buf.writeBigUInt64LE(BigInt(c + 1), base + 32 + 40 * 8); // device[40]
-    buf.writeBigUInt64LE(5n, base + 32 + NR_BUCKETS * 8 + 3 * 8); // queue[3]
+    buf.writeBigUInt64LE(BigInt(c), base + HIST_REQUEUES_OFFSET); // requeues
+    buf.writeBigUInt64LE(4n, base + HIST_ERRORS_OFFSET + 10 * 8); // errors[BLK_STS_IOERR]
+    buf.writeBigUInt64LE(BigInt(c + 1), base + HIST_DEVICE_OFFSET + 40 * 8); // device[40]
+    buf.writeBigUInt64LE(5n, base + HIST_DEVICE_OFFSET + NR_BUCKETS * 8 + 3 * 8); // queue[3]
   }
   const v = emptyHistValue();
   addPerCpuHist(v, buf, 0, HIST_VALUE_SIZE, cpus);
   assert.equal(v.count, 33);
   assert.equal(v.dropped, 6);
   assert.equal(v.missed, 3);
+  assert.equal(v.requeues, 3);
+  assert.deepEqual(
+    [...v.errors.entries()].filter(([, n]) => n > 0),
+    [[10, 12]],
+  );
   assert.equal(v.device[40], 6);
   assert.equal(v.queue[3], 15);
 

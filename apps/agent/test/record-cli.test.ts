@@ -7,9 +7,10 @@ import { z } from 'zod';
 import { classOp } from '@blkheat/shared-types';
 import { createLoopDevice, runDd, sleep } from '@blkheat/testkit';
 
+const count = z.number().int().min(0);
 const bucketTriple = z.tuple([z.number().min(0), z.number().positive().nullable(), z.number().int().positive()]);
 const recordLineSchema = z.strictObject({
-  v: z.literal(1),
+  v: z.literal(2),
   ts: z.number().int(),
   interval_s: z.number().int().positive(),
   dropped: z.number().int().min(0),
@@ -19,8 +20,34 @@ const recordLineSchema = z.strictObject({
       name: z.string(),
       dropped: z.number().int().min(0),
       missed: z.number().int().min(0),
+      requeues: z.number().int().min(0),
+      untimed: z.strictObject({ read: count.optional(), write: count.optional(), discard: count.optional(), flush: count.optional() }),
+      inflight: z
+        .strictObject({
+          n: count,
+          oldest_ns: count,
+          ios: z.array(
+            z.strictObject({
+              c: z.string(),
+              pid: count,
+              comm: z.string(),
+              sector: count.nullable(),
+              bytes: count,
+              age_ns: count,
+              dev_age_ns: count.nullable(),
+            }),
+          ),
+        })
+        .optional(),
       classes: z.array(
-        z.strictObject({ class: z.string(), count: z.number().int().min(0), device: z.array(bucketTriple), queue: z.array(bucketTriple) }),
+        z.strictObject({
+          class: z.string(),
+          count: z.number().int().min(0),
+          errors: z.record(z.string(), count).optional(),
+          passthrough: z.literal(true).optional(),
+          device: z.array(bucketTriple),
+          queue: z.array(bucketTriple),
+        }),
       ),
     }),
   ),
@@ -130,7 +157,7 @@ test('least privilege: record runs as nobody with only CAP_BPF and CAP_PERFMON',
     });
   });
   assert.equal(r.code, 0, `record with CAP_BPF + CAP_PERFMON failed: ${r.stderr}`);
-  assert.equal(recordLineSchema.parse(JSON.parse(r.stdout)).v, 1);
+  assert.equal(recordLineSchema.parse(JSON.parse(r.stdout)).v, 2);
 });
 
 test(
@@ -186,9 +213,11 @@ test(
 
 test('record text output: per disk and class, histogram rows with count, p50 and p99', { timeout: 60_000 }, async (t) => {
   const loop = createLoopDevice({ sizeMiB: 64, t });
-  const run = cli(['record', '-c', '1', '-Q', '-d', loop.name], { timeoutMs: 30_000 });
+  let recording = true;
+  const run = cli(['record', '-c', '1', '-Q', '-d', loop.name], { timeoutMs: 30_000 }).finally(() => (recording = false));
+  // Reads until record has printed its interval, however long it takes to attach.
   const load = (async () => {
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; recording; i = (i + 1) % 100) {
       await runDd({ if: loop.path, of: '/dev/null', bs: '4k', count: 100, iflag: 'direct', skip: i * 100 });
       await sleep(300);
     }

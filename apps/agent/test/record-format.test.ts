@@ -47,7 +47,7 @@ test('intervals are wall-clock aligned, whole, and carry their samples', () => {
 test('NDJSON line: version, interval, per class [lower_us, upper_us, count] buckets, samples', () => {
   const names = new Map([['7:0', 'loop0']]);
   const line = recordLine(frame(1795290000, 3), names, 1, [sample(1795290000)]);
-  assert.equal(line.v, 1);
+  assert.equal(line.v, 2);
   assert.equal(line.disks[0]?.name, 'loop0');
   assert.equal(line.dropped, 2);
   const [lo, hi] = boundsMicros(b5ms);
@@ -55,6 +55,42 @@ test('NDJSON line: version, interval, per class [lower_us, upper_us, count] buck
   assert.equal(line.samples?.length, 1);
   assert.deepEqual(triples([105, 1])[0]?.[1], null, 'overflow has no upper bound');
   assert.equal(recordLine(frame(1795290000, 3), names, 1).samples, undefined, 'no samples unless asked');
+});
+
+test('format 2: untimed, requeues, in flight, errors by status and passthrough classes, in NDJSON and text', () => {
+  const f: Frame = {
+    ts: 1795290000,
+    step: 1,
+    disks: [
+      {
+        dev: '7:0',
+        cls: [
+          { c: 'DrvIn', n: 2, d: [b5ms, 2], q: [], pt: true },
+          { c: 'Read', n: 5, d: [b5ms, 5], q: [], e: { IOERR: 3 } },
+        ],
+        requeues: 4,
+        untimed: { write: 1 },
+        inflight: {
+          n: 1,
+          oldest_ns: 20e9,
+          ios: [{ c: 'Read', pid: 7, comm: 'dd', sector: 8, bytes: 4096, age_ns: 20e9, dev_age_ns: 19e9 }],
+        },
+      },
+    ],
+  };
+  const names = new Map([['7:0', 'loop0']]);
+  const line = recordLine(f, names, 1);
+  const disk = line.disks[0];
+  assert.deepEqual(disk?.untimed, { write: 1 });
+  assert.equal(disk?.requeues, 4);
+  assert.equal(disk?.inflight?.ios[0]?.comm, 'dd');
+  assert.deepEqual(disk?.classes[0]?.passthrough, true);
+  assert.deepEqual(disk?.classes[1]?.errors, { IOERR: 3 });
+  assert.equal(disk?.classes[1]?.passthrough, undefined);
+  const text = formatIntervalText(f, names, 1, { queued: false });
+  assert.match(text, /untimed 1 write, 4 requeued, 1 in flight, oldest 20s/);
+  assert.match(text, /DrvIn \(passthrough, not in diskstats\)/);
+  assert.match(text, /Read \(failed: 3 IOERR\)/);
 });
 
 test('text histograms fold to a readable height and label bounds', () => {

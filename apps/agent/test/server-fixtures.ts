@@ -38,7 +38,7 @@ export class ScriptedCollector implements Collector {
       samplesLost: 0,
       recursionMisses: 0,
       hooks: 'tp_btf',
-      kernel: { ...(Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0])) as Record<CounterName, number>), counted: this.ios },
+      kernel: Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0])) as Record<CounterName, number>,
       lastFrameLagS: 0.01,
     };
   }

@@ -102,7 +102,7 @@ test('REST: every bad parameter is a 400 naming it', async (t) => {
   assert.equal(post.status, 405);
 });
 
-test('snapshot: a valid snapshot v1 of the range, as an attachment', async (t) => {
+test('snapshot: a valid snapshot (current version) of the range, as an attachment', async (t) => {
   const a = await startTestAgent(t);
   const start = nowS() - 120;
   const frames = randomFrames(43, start, 100, { idle: 0.3 });

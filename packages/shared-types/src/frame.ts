@@ -27,6 +27,48 @@ export interface ClassSeries {
   readonly d: SparseHist;
   /** Queue latency (request start -> issue). Sum <= n; empty for bio-based disks. */
   readonly q: SparseHist;
+  /**
+   * Failed I/Os (included in `n`, with their latencies) by block status name, e.g. {"IOERR": 3}.
+   * Added in 2.
+   */
+  readonly e?: Readonly<Record<string, number>>;
+  /**
+   * True for I/O that /proc/diskstats does not count: passthrough commands (SG_IO, NVMe admin,
+   * virtio GET_ID: class names "DrvIn"/"DrvOut") and requests of queues with iostats off.
+   * Such classes are outside the totals that equal diskstats. Added in 2.
+   */
+  readonly pt?: true;
+}
+
+/** The diskstats op groups, for untimed I/Os. */
+export type OpGroup = 'read' | 'write' | 'discard' | 'flush';
+export const OP_GROUPS: readonly OpGroup[] = ['read', 'write', 'discard', 'flush'];
+
+/** One I/O in flight at the end of a step. */
+export interface InflightIo {
+  readonly c: string;
+  /** Submitting process (0 / "" when unknown). */
+  readonly pid: number;
+  readonly comm: string;
+  readonly sector: number | null;
+  readonly bytes: number;
+  /** Time since the request was made, ns. */
+  readonly age_ns: number;
+  /** Time since it was issued to the driver, ns (null: not issued yet). */
+  readonly dev_age_ns: number | null;
+}
+
+/** In-flight I/Os listed per disk and frame (the oldest); the count `n` covers them all. */
+export const INFLIGHT_LISTED = 8;
+
+/** I/Os in flight on one disk when the step was closed. Added in 2. */
+export interface InflightState {
+  /** I/Os with the driver. */
+  readonly n: number;
+  /** Age of the oldest of them, ns. */
+  readonly oldest_ns: number;
+  /** The oldest few, oldest first. */
+  readonly ios: readonly InflightIo[];
 }
 
 /** One disk over one step. */
@@ -35,12 +77,18 @@ export interface DiskFrame {
   readonly cls: readonly ClassSeries[];
   /** I/Os of this step with no sample record (not sampled, over budget, or ring buffer full). */
   readonly dropped?: number;
-  /**
-   * I/Os with no latency: their start was not seen (started before the probes were attached),
-   * or the kernel never delivered their completion to the probes and blkheat's per-request books
-   * found it (such I/Os are in `n`, so counts stay exact).
-   */
+  /** I/Os in `n` with no latency: their start was not seen (started before the probes were attached). */
   readonly missed?: number;
+  /** Requests sent back to the queue by the driver (each is issued again). Added in 2. */
+  readonly requeues?: number;
+  /**
+   * Untimed I/Os: I/Os /proc/diskstats counted that no blkheat probe saw, by op group, measured
+   * against the kernel's own counters (docs/accounting.md). Not in `cls`; counts of the disk are
+   * Σ n of classes without `pt` + Σ untimed. Added in 2.
+   */
+  readonly untimed?: Readonly<Partial<Record<OpGroup, number>>>;
+  /** What was in flight when the step closed (for coarser steps: the step's worst second). Added in 2. */
+  readonly inflight?: InflightState;
 }
 
 /** All disks over one step starting at `ts`. */

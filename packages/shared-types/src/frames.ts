@@ -8,7 +8,7 @@
  * frames) produce deep-equal results.
  */
 import { type BucketSchema, BUCKET_SCHEMA, bucketCount } from './buckets.js';
-import type { ClassSeries, DiskFrame, Frame } from './frame.js';
+import type { ClassSeries, DiskFrame, Frame, InflightState, OpGroup } from './frame.js';
 import { addSparseInto, toSparse } from './histogram.js';
 
 /** Which disks ("MAJ:MIN") and classes to keep; an absent list keeps everything. */
@@ -65,12 +65,35 @@ interface ClassAcc {
   n: number;
   d: Float64Array;
   q: Float64Array;
+  e: Map<string, number> | undefined;
+  pt: boolean;
 }
 
 interface DiskAcc {
   readonly classes: Map<string, ClassAcc>;
   dropped: number | undefined;
   missed: number | undefined;
+  requeues: number | undefined;
+  untimed: Map<OpGroup, number> | undefined;
+  inflight: InflightState | undefined;
+}
+
+/** The worse of two in-flight states: the one whose oldest I/O is older (a coarse step shows its worst second). */
+function worseInflight(a: InflightState | undefined, b: InflightState): InflightState {
+  if (!a) return b;
+  if (b.oldest_ns !== a.oldest_ns) return b.oldest_ns > a.oldest_ns ? b : a;
+  return b.n > a.n ? b : a;
+}
+
+/**
+ * Conserved I/Os of a disk in a frame: what /proc/diskstats counts, i.e. the classes it counts
+ * (not `pt`) plus the untimed I/Os.
+ */
+export function conservedCount(disk: DiskFrame): number {
+  let n = 0;
+  for (const c of disk.cls) if (!c.pt) n += c.n;
+  if (disk.untimed) for (const v of Object.values(disk.untimed)) n += v ?? 0;
+  return n;
 }
 
 /**
@@ -93,20 +116,38 @@ export class FrameAccumulator {
     for (const disk of frame.disks) {
       let acc = this.disks.get(disk.dev);
       if (!acc) {
-        acc = { classes: new Map(), dropped: undefined, missed: undefined };
+        acc = { classes: new Map(), dropped: undefined, missed: undefined, requeues: undefined, untimed: undefined, inflight: undefined };
         this.disks.set(disk.dev, acc);
       }
       if (disk.dropped !== undefined) acc.dropped = (acc.dropped ?? 0) + disk.dropped;
       if (disk.missed !== undefined) acc.missed = (acc.missed ?? 0) + disk.missed;
+      if (disk.requeues !== undefined) acc.requeues = (acc.requeues ?? 0) + disk.requeues;
+      if (disk.untimed) {
+        acc.untimed ??= new Map();
+        for (const [g, v] of Object.entries(disk.untimed) as [OpGroup, number | undefined][])
+          if (v !== undefined) acc.untimed.set(g, (acc.untimed.get(g) ?? 0) + v);
+      }
+      if (disk.inflight) acc.inflight = worseInflight(acc.inflight, disk.inflight);
       for (const cls of disk.cls) {
         let c = acc.classes.get(cls.c);
         if (!c) {
-          c = { n: 0, d: new Float64Array(bucketCount(this.schema)), q: new Float64Array(bucketCount(this.schema)) };
+          c = {
+            n: 0,
+            d: new Float64Array(bucketCount(this.schema)),
+            q: new Float64Array(bucketCount(this.schema)),
+            e: undefined,
+            pt: false,
+          };
           acc.classes.set(cls.c, c);
         }
         c.n += cls.n;
         addSparseInto(c.d, cls.d);
         addSparseInto(c.q, cls.q);
+        if (cls.pt) c.pt = true;
+        if (cls.e) {
+          c.e ??= new Map();
+          for (const [status, v] of Object.entries(cls.e)) c.e.set(status, (c.e.get(status) ?? 0) + v);
+        }
       }
     }
   }
@@ -120,11 +161,21 @@ export class FrameAccumulator {
       const names = [...acc.classes.keys()].sort();
       const cls: ClassSeries[] = names.map((c) => {
         const v = acc.classes.get(c) as ClassAcc;
-        return { c, n: v.n, d: toSparse(v.d), q: toSparse(v.q) };
+        return {
+          c,
+          n: v.n,
+          d: toSparse(v.d),
+          q: toSparse(v.q),
+          ...(v.e ? { e: Object.fromEntries([...v.e.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) } : {}),
+          ...(v.pt ? { pt: true as const } : {}),
+        };
       });
-      const disk: { dev: string; cls: ClassSeries[]; dropped?: number; missed?: number } = { dev, cls };
+      const disk: { -readonly [K in keyof DiskFrame]: DiskFrame[K] } = { dev, cls };
       if (acc.dropped !== undefined) disk.dropped = acc.dropped;
       if (acc.missed !== undefined) disk.missed = acc.missed;
+      if (acc.requeues !== undefined) disk.requeues = acc.requeues;
+      if (acc.untimed) disk.untimed = Object.fromEntries([...acc.untimed.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
+      if (acc.inflight) disk.inflight = acc.inflight;
       disks.push(disk);
     }
     return { ts, step, disks };

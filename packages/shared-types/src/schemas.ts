@@ -5,11 +5,12 @@
  */
 import { z } from 'zod';
 import { BUCKET_SCHEMA, bucketCount, sameSchema } from './buckets.js';
+import { INFLIGHT_LISTED } from './frame.js';
 import { sparseProblem } from './histogram.js';
 import type { ClientMessage } from './protocol.js';
 import { MAX_FRAMES_PER_ANSWER, MAX_SAMPLES_PER_ANSWER } from './protocol.js';
 import type { Snapshot } from './snapshot.js';
-import { SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from './snapshot.js';
+import { SNAPSHOT_FORMAT, SNAPSHOT_VERSIONS_READ } from './snapshot.js';
 
 /** Longest span one request may cover (31 days), in seconds. */
 export const MAX_SPAN_SECONDS = 31 * 86400;
@@ -111,13 +112,38 @@ export const sparseHistSchema = z
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
-export const classSeriesSchema = z.strictObject({ c: classNameSchema, n: count, d: sparseHistSchema, q: sparseHistSchema });
+/** Block status names (blk_status_t without the BLK_STS_ prefix), or "STATUS<n>" for ones this build does not know. */
+const statusNameSchema = z.string().regex(/^[A-Z][A-Z0-9_]{0,31}$/, 'a block status name like IOERR');
+
+export const classSeriesSchema = z.strictObject({
+  c: classNameSchema,
+  n: count,
+  d: sparseHistSchema,
+  q: sparseHistSchema,
+  e: z.record(statusNameSchema, count).optional(),
+  pt: z.literal(true).optional(),
+});
+
+const inflightIoSchema = z.strictObject({
+  c: classNameSchema,
+  pid: count,
+  comm: z.string().max(16),
+  sector: count.nullable(),
+  bytes: count,
+  age_ns: count,
+  dev_age_ns: count.nullable(),
+});
 
 export const diskFrameSchema = z.strictObject({
   dev: devSchema,
   cls: z.array(classSeriesSchema).max(SNAPSHOT_LIMITS.classesPerDisk),
   dropped: count.optional(),
   missed: count.optional(),
+  requeues: count.optional(),
+  untimed: z
+    .strictObject({ read: count.optional(), write: count.optional(), discard: count.optional(), flush: count.optional() })
+    .optional(),
+  inflight: z.strictObject({ n: count, oldest_ns: count, ios: z.array(inflightIoSchema).max(INFLIGHT_LISTED) }).optional(),
 });
 
 export const frameSchema = z.strictObject({
@@ -158,7 +184,10 @@ export const bucketSchemaSchema = z.strictObject({
 export const snapshotSchema = z
   .strictObject({
     format: z.literal(SNAPSHOT_FORMAT),
-    version: z.literal(SNAPSHOT_VERSION),
+    version: z
+      .number()
+      .int()
+      .refine((v) => SNAPSHOT_VERSIONS_READ.includes(v)),
     createdAt: z.string().max(64),
     agent: z.string().max(64),
     host: z.strictObject({ hostname: z.string().max(255), kernel: z.string().max(255) }),
@@ -202,10 +231,10 @@ export function parseSnapshot(text: string): ParseResult<Snapshot> {
     return { ok: false, message: `not a blkheat snapshot (expected "format": "${SNAPSHOT_FORMAT}")`, field: 'format' };
   }
   const version = (raw as { version?: unknown }).version;
-  if (version !== SNAPSHOT_VERSION) {
+  if (typeof version !== 'number' || !SNAPSHOT_VERSIONS_READ.includes(version)) {
     return {
       ok: false,
-      message: `snapshot version ${String(version)} is not supported (this build reads version ${SNAPSHOT_VERSION})`,
+      message: `snapshot version ${String(version)} is not supported (this build reads versions ${SNAPSHOT_VERSIONS_READ.join(' and ')})`,
       field: 'version',
     };
   }

@@ -6,6 +6,10 @@ configurable delay, so a loop device over it has an I/O latency a test controls.
 
   MOUNTPOINT/disk.img   the image (data lives in BACKING_FILE, e.g. on /dev/shm)
   MOUNTPOINT/delay_ms   read it for the current delay; write a number to change it at once
+  MOUNTPOINT/fail       write "START END" (bytes): reads overlapping [START, END) fail with EIO;
+                        write "clear" to stop
+  MOUNTPOINT/hold       write "arm": the next read of the image waits until "release" is
+                        written (at most 120 s); read it for "armed", "holding" or "idle"
 
 Mounted with direct_io so every read reaches this daemon (no page cache in between), and
 multi-threaded so concurrent I/Os each see the delay rather than queueing behind each other.
@@ -22,6 +26,9 @@ from fusepy import FUSE, FuseOSError, Operations
 
 IMAGE = "/disk.img"
 CONTROL = "/delay_ms"
+FAIL = "/fail"
+HOLD = "/hold"
+CONTROLS = (CONTROL, FAIL, HOLD)
 
 
 class DelayFS(Operations):
@@ -32,6 +39,9 @@ class DelayFS(Operations):
         self.delay_s = delay_ms / 1000.0
         self.lock = threading.Lock()
         self.now = time.time()
+        self.fail_ranges = []
+        self.hold_state = "idle"
+        self.released = threading.Event()
 
     def _sleep(self):
         delay = self.delay_s
@@ -44,15 +54,15 @@ class DelayFS(Operations):
             return dict(base, st_mode=stat.S_IFDIR | 0o755, st_nlink=2)
         if path == IMAGE:
             return dict(base, st_mode=stat.S_IFREG | 0o600, st_nlink=1, st_size=self.size)
-        if path == CONTROL:
+        if path in CONTROLS:
             return dict(base, st_mode=stat.S_IFREG | 0o600, st_nlink=1, st_size=64)
         raise FuseOSError(errno.ENOENT)
 
     def readdir(self, path, fh):
-        return [".", "..", IMAGE[1:], CONTROL[1:]]
+        return [".", "..", IMAGE[1:]] + [c[1:] for c in CONTROLS]
 
     def open(self, path, flags):
-        if path not in (IMAGE, CONTROL):
+        if path != IMAGE and path not in CONTROLS:
             raise FuseOSError(errno.ENOENT)
         return 0
 
@@ -60,6 +70,21 @@ class DelayFS(Operations):
         if path == CONTROL:
             text = ("%g\n" % (self.delay_s * 1000.0)).encode()
             return text[offset:offset + size]
+        if path == HOLD:
+            return (self.hold_state + "\n").encode()[offset:offset + size]
+        if path == FAIL:
+            return b""
+        with self.lock:
+            failing = any(offset < end and offset + size > start for start, end in self.fail_ranges)
+            hold = self.hold_state == "armed"
+            if hold:
+                self.hold_state = "holding"
+        if failing:
+            raise FuseOSError(errno.EIO)
+        if hold:
+            self.released.wait(120)
+            with self.lock:
+                self.hold_state = "idle"
         self._sleep()
         return os.pread(self.fd, size, offset)
 
@@ -72,6 +97,29 @@ class DelayFS(Operations):
             if value < 0 or value > 60000:
                 raise FuseOSError(errno.EINVAL)
             self.delay_s = value / 1000.0
+            return len(data)
+        if path == FAIL:
+            words = data.decode().split()
+            with self.lock:
+                if words == ["clear"]:
+                    self.fail_ranges = []
+                elif len(words) == 2 and all(w.isdigit() for w in words) and int(words[0]) < int(words[1]):
+                    self.fail_ranges.append((int(words[0]), int(words[1])))
+                else:
+                    raise FuseOSError(errno.EINVAL)
+            return len(data)
+        if path == HOLD:
+            word = data.decode().strip()
+            with self.lock:
+                if word == "arm":
+                    self.released.clear()
+                    self.hold_state = "armed"
+                elif word == "release":
+                    self.released.set()
+                    if self.hold_state == "armed":
+                        self.hold_state = "idle"
+                else:
+                    raise FuseOSError(errno.EINVAL)
             return len(data)
         self._sleep()
         return os.pwrite(self.fd, data, offset)

@@ -27,6 +27,15 @@ export interface DelayedLoopDevice {
   readonly mountpoint: string;
   /** Changes the delay of every following read and write. */
   setDelay(ms: number): void;
+  /** Reads overlapping bytes [start, end) of the device fail with EIO from now on. */
+  failReads(start: number, end: number): void;
+  /** Reads succeed again. */
+  clearFailures(): void;
+  /** The next read of the device waits until release() (at most 120 s). */
+  holdNextRead(): void;
+  /** "armed", "holding" (a read is waiting) or "idle". */
+  holdState(): string;
+  release(): void;
   close(): void;
 }
 
@@ -59,6 +68,8 @@ export async function createDelayedLoopDevice(options: DelayedLoopOptions): Prom
 
   let loopPath: string | undefined;
   const teardown = (): void => {
+    // A held read would keep the loop device busy: let it go first.
+    if (isMounted(mountpoint)) tryWrite(join(mountpoint, 'hold'), 'release\n');
     if (loopPath) tryRun('losetup', ['-d', loopPath]);
     if (isMounted(mountpoint)) tryRun('umount', ['-l', mountpoint]);
     if (daemon.exitCode === null) daemon.kill('SIGKILL');
@@ -83,6 +94,21 @@ export async function createDelayedLoopDevice(options: DelayedLoopOptions): Prom
     mountpoint,
     setDelay(ms: number) {
       writeFileSync(join(mountpoint, 'delay_ms'), `${ms}\n`);
+    },
+    failReads(start: number, end: number) {
+      writeFileSync(join(mountpoint, 'fail'), `${start} ${end}\n`);
+    },
+    clearFailures() {
+      writeFileSync(join(mountpoint, 'fail'), 'clear\n');
+    },
+    holdNextRead() {
+      writeFileSync(join(mountpoint, 'hold'), 'arm\n');
+    },
+    holdState() {
+      return readFileSync(join(mountpoint, 'hold'), 'utf8').trim();
+    },
+    release() {
+      writeFileSync(join(mountpoint, 'hold'), 'release\n');
     },
     close() {
       if (closed) return;
@@ -111,6 +137,14 @@ function isMounted(path: string): boolean {
 async function waitFor(ok: () => boolean, timeoutMs: number): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!ok() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+}
+
+function tryWrite(path: string, text: string): void {
+  try {
+    writeFileSync(path, text);
+  } catch {
+    // Best effort during teardown.
+  }
 }
 
 function tryRun(cmd: string, args: string[]): void {

@@ -30,7 +30,8 @@ Options:
       --samples-budget N  sampled records per second kept in the kernel (default ${DEFAULT_SAMPLE_BUDGET})
       --partitions        report partitions as their own disks (default: rolled up into the disk)
       --hooks KIND        tracepoint flavour: auto (default), tp_btf or raw_tp
-      --issue-timestamps  kernel (default) or own: where issue times come from (diagnostics)
+      --issue-timestamps  own (default) or kernel: stamp starts and issues with blkheat's clock,
+                          or read the kernel's request fields (diagnostics)
       --btf PATH          kernel BTF to use instead of /sys/kernel/btf/vmlinux (kernels
                           without built-in BTF, e.g. a file from BTFHub)
   -v, --verbose           print what is loaded and attached, and libbpf's log
@@ -86,9 +87,9 @@ export function parseRecordArgs(argv: string[]): RecordArgs | 'help' {
   const hooks = v.hooks ?? 'auto';
   if (hooks !== 'auto' && hooks !== 'tp_btf' && hooks !== 'raw_tp')
     throw new UsageError(`--hooks must be auto, tp_btf or raw_tp, not '${hooks}'`);
-  const issueTimestamps = v['issue-timestamps'] ?? 'kernel';
+  const issueTimestamps = v['issue-timestamps'] ?? 'own';
   if (issueTimestamps !== 'kernel' && issueTimestamps !== 'own')
-    throw new UsageError(`--issue-timestamps must be kernel or own, not '${issueTimestamps}'`);
+    throw new UsageError(`--issue-timestamps must be own or kernel, not '${issueTimestamps}'`);
   if (v.samples && !v.json) throw new UsageError('--samples needs --json (text output has no room for per-I/O records)');
   return {
     intervalS: intInRange('--interval', v.interval, 1, 3600, 1),

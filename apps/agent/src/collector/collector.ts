@@ -1,7 +1,8 @@
 /**
  * The block I/O collector: loads and attaches blkheat's kernel programs, and once per second
  * (just after each wall-clock second closes) harvests that second's histograms from the
- * kernel, drains the sampled I/O records, and emits one Frame per second, in order, no gaps.
+ * kernel, drains the sampled I/O records, measures the untimed I/Os against /proc/diskstats,
+ * scans what is in flight, and emits one Frame per second, in order, no gaps.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -17,20 +18,27 @@ import {
   type RingBuffer,
   type StatsHandle,
 } from '@blkheat/bpf-loader';
-import { upperBoundsNs, type DiskInfo, type Frame, type IoSample } from '@blkheat/shared-types';
+import { upperBoundsNs, type DiskInfo, type Frame, type InflightState, type IoSample, type OpGroup } from '@blkheat/shared-types';
 import { ClassNamer } from './classes.js';
 import { monotonicNs, slotOf, wallMicros, wallOffsetNs } from './clock.js';
 import { DeviceRegistry } from './devices.js';
+import { INFLIGHT_PROGRAM, InflightScanner } from './inflight.js';
+import { UntimedMeter, zeroGroups, type GroupCounts } from './untimed.js';
 import { buildFrame, type SlotEntry } from './frame-builder.js';
 import { readKernelFacts, type KernelFacts } from './kernel-facts.js';
 import {
   addPerCpuHist,
   BUDGET_SLOTS,
+  BUDGET_SIZE,
   COUNTERS_SIZE,
+  INFLIGHT_SUMMARY_SIZE,
+  RQ_SLOT_SIZE,
+  SETTINGS_SIZE,
   decodeCounters,
   decodeHistKey,
   decodeSample,
   devString,
+  parseDevString,
   emptyHistValue,
   encodeBudget,
   encodeSettings,
@@ -46,8 +54,6 @@ import {
 import { DEFAULT_SAMPLE_BUDGET, SampleBudget } from './sampling.js';
 import type { Collector, CollectorListener, CollectorOptions, CollectorStats } from './types.js';
 
-/** Load-only program the agent runs itself (BPF_PROG_TEST_RUN): counts completions no tracepoint delivered. */
-const SWEEPER = 'bh_sweep';
 /** How long after a second closes it is harvested: every program that saw an I/O of that second has long finished. */
 const HARVEST_DELAY_MS = 120;
 /** Samples are drained this often so the ring buffer never fills at the default budget. */
@@ -104,7 +110,10 @@ class BlockCollector implements Collector {
   private tickTimer: NodeJS.Timeout | undefined;
   private drainTimer: NodeJS.Timeout | undefined;
   private closed = false;
-  private sweeping = true;
+  private inflight: InflightScanner | undefined;
+  private untimed!: UntimedMeter;
+  /** Untimed I/Os found but not yet put in a frame (found when no second closed). */
+  private untimedPending = new Map<number, Partial<GroupCounts>>();
   private readonly seenDevs = new Set<number>();
   private readonly pendingSamples = new Map<number, IoSample[]>();
   private readonly sampleCountBySlot = new Map<number, number>();
@@ -123,6 +132,8 @@ class BlockCollector implements Collector {
     this.namer = new ClassNamer(facts.reqOps);
     this.only = this.resolveDiskFilter();
     this.cpus = possibleCpus();
+    this.devices.rescan();
+    this.untimed = new UntimedMeter(undefined, this.options.partitions ? (dev) => this.devices.devsOfDisk(dev).slice(1) : undefined);
     this.loaded = await this.loadAndAttach(facts);
     const { object } = this.loaded;
     this.hists = object.map('hists');
@@ -131,6 +142,8 @@ class BlockCollector implements Collector {
     this.budgetMap = object.map('budget');
     this.countersMap = object.map('counters');
     this.checkLayout();
+    if (facts.hasInflightScan) this.inflight = new InflightScanner(object);
+    else this.log('kernel too old for the in-flight scan (no bpf_loop): I/Os in flight are not reported');
 
     if (this.options.bpfStats !== false) {
       try {
@@ -236,7 +249,9 @@ class BlockCollector implements Collector {
         throw new CollectorError(`disk '${name}' does not exist (disks here: ${this.devices.listWholeDisks().join(', ') || 'none'})`);
       }
       const id = this.devices.resolve(dev);
-      devs.add(this.options.partitions ? dev : id.wholeDev);
+      if (!this.options.partitions) devs.add(id.wholeDev);
+      // With partitions a whole disk names itself and its partitions, each shown on its own.
+      else for (const d of id.isPartition ? [dev] : this.devices.devsOfDisk(dev)) devs.add(d);
     }
     return devs;
   }
@@ -267,17 +282,14 @@ class BlockCollector implements Collector {
     });
     try {
       const programs = selectPrograms(flavour, facts);
-      const selected = new Set(facts.hasSweeper ? [...programs, SWEEPER] : programs);
-      this.sweeping = facts.hasSweeper;
-      if (!facts.hasSweeper) this.log('kernel too old for the completion sweeper: undelivered completions are not recovered');
+      const selected = new Set(facts.hasInflightScan ? [...programs, INFLIGHT_PROGRAM] : programs);
       for (const p of object.programs()) object.setAutoload(p.name, selected.has(p.name));
 
       object.setGlobal('bounds_ns', boundsBuffer());
-      object.setGlobal('queue_flag_stats_bit', u32(facts.queueFlagStatsBit ?? 64));
-      object.setGlobal('force_inflight', Buffer.from([this.options.issueTimestamps === 'own' ? 1 : 0]));
+      // Without block_io_start there are no start stamps of ours: the kernel's fields it is.
+      object.setGlobal('kernel_times', Buffer.from([this.options.issueTimestamps === 'kernel' || !facts.hasIoStart ? 1 : 0]));
       object.setGlobal('samples_enabled', Buffer.from([this.budget ? 1 : 0]));
       object.setGlobal('rq_arg_idx', u32(facts.rqLayout === 'queue-first' ? 1 : 0));
-      object.setGlobal('nr_cpus', u32(this.cpus));
       object.setGlobal('filter_disks', Buffer.from([this.only ? 1 : 0]));
       await object.load();
       const links: Link[] = [];
@@ -305,6 +317,10 @@ class BlockCollector implements Collector {
     };
     expect(this.hists, HIST_KEY_SIZE, HIST_VALUE_SIZE);
     expect(this.countersMap, 4, COUNTERS_SIZE);
+    expect(this.settingsMap, 4, SETTINGS_SIZE);
+    expect(this.budgetMap, 4, BUDGET_SIZE);
+    expect(this.loaded.object.map('rq_slots'), 4, RQ_SLOT_SIZE);
+    expect(this.loaded.object.map('inflight_summary'), 4, INFLIGHT_SUMMARY_SIZE);
     if (this.budget) {
       const ring = this.loaded.object.maps().find((m) => m.name === 'samples');
       if (!ring) throw new CollectorError('kernel object has no samples ring buffer');
@@ -329,9 +345,16 @@ class BlockCollector implements Collector {
 
   /** Harvests and emits every second before `current`. */
   private tick(current: number): void {
-    this.sweep();
     this.drainSamples();
-    const bySlot = this.harvest(current);
+    // diskstats first, then every count of ours: see untimed.ts for why the order matters.
+    const kernelCounts = this.untimed.snapshot();
+    const { bySlot, open } = this.harvest(current);
+    for (const [dev, found] of this.untimed.measure(kernelCounts, open, this.measuredDisks())) {
+      const pending = this.untimedPending.get(dev) ?? {};
+      for (const [g, n] of Object.entries(found) as [OpGroup, number][]) pending[g] = (pending[g] ?? 0) + n;
+      this.untimedPending.set(dev, pending);
+    }
+    const inflight = this.scanInflight();
     let lastCount = this.lastIos;
     for (let slot = this.nextSlot; slot < current; slot++) {
       let entries = bySlot.get(slot) ?? [];
@@ -341,14 +364,20 @@ class BlockCollector implements Collector {
         entries = entries.concat(this.lateEntries);
         this.lateEntries = [];
       }
+      // Untimed I/Os and the in-flight state were measured now: they go with the newest second.
+      const newest = slot === current - 1;
       const frame = buildFrame(
         slot,
         entries,
         this.devices,
         this.namer,
         { partitions: this.options.partitions === true, ...(this.only ? { only: this.only } : {}) },
-        this.overBudgetBySlot.get(slot),
+        {
+          extraDropped: this.overBudgetBySlot.get(slot),
+          ...(newest ? { untimed: this.untimedPending, inflight } : {}),
+        },
       );
+      if (newest) this.untimedPending = new Map();
       let count = 0;
       for (const e of entries) {
         count += e.value.count;
@@ -372,16 +401,35 @@ class BlockCollector implements Collector {
     if (++this.tickCount % RESCAN_EVERY_TICKS === 0 || this.knownDisks.length === 0) this.rescanDevices();
   }
 
-  /** Reads and deletes every histogram entry of a closed second (slot < current). */
-  private harvest(current: number): Map<number, SlotEntry[]> {
+  /**
+   * Reads and deletes every histogram entry of a closed second (slot < current), and reads
+   * (without deleting) the counts of the seconds still open, per shown disk and op group. Every
+   * closed entry read is counted in the untimed books here, emitted or not.
+   */
+  private harvest(current: number): { bySlot: Map<number, SlotEntry[]>; open: Map<number, GroupCounts> } {
     const stride = this.hists.valueBufferSize / this.cpus;
     const bySlot = new Map<number, SlotEntry[]>();
+    const open = new Map<number, GroupCounts>();
     const closedKeys: Buffer[] = [];
-    const take = (keyBuf: Buffer, valueBuf: Buffer, valueOffset: number): void => {
+    // get_next_key + lookup walk the hash under RCU without taking bucket locks (a batch lookup
+    // would lock buckets and size its buffer for the whole map: tens of MB per second).
+    for (const keyBuf of this.hists.keys()) {
+      const valueBuf = this.hists.lookup(keyBuf);
+      if (!valueBuf) continue;
       const key = decodeHistKey(keyBuf);
-      if (key.slot >= current) return;
       const value: HistValue = emptyHistValue();
-      addPerCpuHist(value, valueBuf, valueOffset, stride, this.cpus);
+      addPerCpuHist(value, valueBuf, 0, stride, this.cpus);
+      const group = this.namer.group(key.cls);
+      const shown = this.shownDev(key.dev);
+      if (key.slot >= current) {
+        if (group && shown !== undefined && value.count > 0) {
+          let counts = open.get(shown);
+          if (!counts) open.set(shown, (counts = zeroGroups()));
+          counts[group] += value.count;
+        }
+        continue;
+      }
+      if (group && shown !== undefined && value.count > 0) this.untimed.addCounted(shown, group, value.count);
       const entry: SlotEntry = { dev: key.dev, cls: key.cls, value };
       if (key.slot < this.nextSlot) this.lateEntries.push(entry);
       else {
@@ -390,29 +438,40 @@ class BlockCollector implements Collector {
         else bySlot.set(key.slot, [entry]);
       }
       closedKeys.push(keyBuf);
-    };
-    // get_next_key + lookup walk the hash under RCU without taking bucket locks (a batch lookup
-    // would lock buckets and size its buffer for the whole map: tens of MB per second).
-    for (const keyBuf of this.hists.keys()) {
-      if (decodeHistKey(keyBuf).slot >= current) continue;
-      const value = this.hists.lookup(keyBuf);
-      if (value) take(keyBuf, value, 0);
     }
     // Closed seconds are never written again, so deleting after reading loses nothing.
     for (const keyBuf of closedKeys) this.hists.delete(keyBuf);
-    return bySlot;
+    return { bySlot, open };
   }
 
-  /** Counts completions the kernel finished without delivering a completion tracepoint. */
-  private sweep(): void {
-    if (!this.sweeping) return;
+  /** The disk an I/O of kernel dev_t `dev` is shown on (whole disk, or itself with --partitions); undefined if filtered out. */
+  private shownDev(dev: number): number | undefined {
+    const shown = this.options.partitions ? dev : this.devices.resolve(dev).wholeDev;
+    return this.only && !this.only.has(shown) ? undefined : shown;
+  }
+
+  /** Disks whose untimed I/Os are measured: request-based ones (bio-based disks are timed per bio, see docs/accounting.md). */
+  private *measuredDisks(): Iterable<number> {
+    for (const d of this.knownDisks) {
+      if (d.kind !== 'request' || !d.present) continue;
+      const dev = parseDevString(d.dev);
+      if (dev === undefined) continue;
+      const devs = this.options.partitions ? this.devices.devsOfDisk(dev) : [dev];
+      for (const x of devs) if (!this.only || this.only.has(x)) yield x;
+    }
+  }
+
+  private scanInflight(): Map<number, InflightState> | undefined {
+    if (!this.inflight) return undefined;
     try {
-      this.loaded.object.program(SWEEPER).run();
+      return this.inflight.scan(
+        (dev) => this.shownDev(dev),
+        (cls) => this.namer.name(cls),
+      ).byDisk;
     } catch (err) {
-      this.sweeping = false;
-      this.warn(
-        `the completion sweeper cannot run (${errorText(err)}); I/Os whose completion the kernel does not trace are counted only when their request is reused`,
-      );
+      this.inflight = undefined;
+      this.warn(`the in-flight scan failed and is off until restart: ${errorText(err)}`);
+      return undefined;
     }
   }
 
@@ -552,6 +611,7 @@ export function selectPrograms(flavour: Flavour, facts: KernelFacts): string[] {
   const sfx = flavour === 'tp_btf' ? 'btf' : 'raw';
   const q = (layout: KernelFacts['rqLayout']): string => (flavour === 'tp_btf' && layout === 'queue-first' ? '_q' : '');
   const programs = [
+    ...(facts.hasIoStart ? [`bh_io_start_${sfx}`] : []),
     `bh_rq_issue_${sfx}${q(facts.rqLayout)}`,
     `bh_rq_complete_${sfx}`,
     `bh_rq_requeue_${sfx}${q(facts.rqLayout)}`,

@@ -3,8 +3,17 @@
  * Frame: disks by name, partitions rolled up into their disk unless asked otherwise, classes by
  * name, histograms sparse. Kernel bucket k is the shared schema's dense bucket k.
  */
-import { bucketCount, compareDev, toSparse, type ClassSeries, type DiskFrame, type Frame } from '@blkheat/shared-types';
-import type { ClassNamer } from './classes.js';
+import {
+  bucketCount,
+  compareDev,
+  toSparse,
+  type ClassSeries,
+  type DiskFrame,
+  type Frame,
+  type InflightState,
+  type OpGroup,
+} from '@blkheat/shared-types';
+import { statusName, type ClassNamer } from './classes.js';
 import type { DeviceRegistry } from './devices.js';
 import { type HistValue, NR_BUCKETS } from './layout.js';
 
@@ -21,10 +30,21 @@ export interface FrameOptions {
   readonly only?: ReadonlySet<number>;
 }
 
+/** What a second carries besides its histogram entries; keyed by shown disk dev_t. */
+export interface FrameExtras {
+  /** Records over the sample budget, dropped by the agent. */
+  readonly extraDropped?: ReadonlyMap<number, number> | undefined;
+  /** Untimed I/Os found (see untimed.ts). */
+  readonly untimed?: ReadonlyMap<number, Readonly<Partial<Record<OpGroup, number>>>> | undefined;
+  readonly inflight?: ReadonlyMap<number, InflightState> | undefined;
+}
+
 interface ClassAcc {
   n: number;
   readonly d: Float64Array;
   readonly q: Float64Array;
+  readonly e: Map<string, number>;
+  readonly pt: boolean;
 }
 
 interface DiskAcc {
@@ -33,6 +53,9 @@ interface DiskAcc {
   readonly classes: Map<string, ClassAcc>;
   dropped: number;
   missed: number;
+  requeues: number;
+  untimed: Readonly<Partial<Record<OpGroup, number>>> | undefined;
+  inflight: InflightState | undefined;
 }
 
 const BUCKETS = bucketCount();
@@ -43,7 +66,7 @@ export function buildFrame(
   devices: DeviceRegistry,
   namer: ClassNamer,
   options: FrameOptions,
-  extraDropped: ReadonlyMap<number, number> = new Map(),
+  extras: FrameExtras = {},
 ): Frame {
   const disks = new Map<number, DiskAcc>();
   const diskFor = (dev: number): DiskAcc | undefined => {
@@ -53,7 +76,16 @@ export function buildFrame(
     let acc = disks.get(key);
     if (!acc) {
       const shown = key === dev ? id : devices.resolve(key);
-      acc = { dev: shown.dev, name: shown.name, classes: new Map(), dropped: 0, missed: 0 };
+      acc = {
+        dev: shown.dev,
+        name: shown.name,
+        classes: new Map(),
+        dropped: 0,
+        missed: 0,
+        requeues: 0,
+        untimed: undefined,
+        inflight: undefined,
+      };
       disks.set(key, acc);
     }
     return acc;
@@ -64,33 +96,56 @@ export function buildFrame(
     if (!disk) continue;
     disk.dropped += e.value.dropped;
     disk.missed += e.value.missed;
+    disk.requeues += e.value.requeues;
     if (e.value.count === 0 && sum(e.value.device) === 0) continue;
     const name = namer.name(e.cls);
     let cls = disk.classes.get(name);
     if (!cls) {
-      cls = { n: 0, d: new Float64Array(BUCKETS), q: new Float64Array(BUCKETS) };
+      cls = { n: 0, d: new Float64Array(BUCKETS), q: new Float64Array(BUCKETS), e: new Map(), pt: namer.notCounted(e.cls) };
       disk.classes.set(name, cls);
     }
     cls.n += e.value.count;
     foldInto(cls.d, e.value.device);
     foldInto(cls.q, e.value.queue);
+    e.value.errors.forEach((v, status) => {
+      if (v > 0) cls.e.set(statusName(status), (cls.e.get(statusName(status)) ?? 0) + v);
+    });
   }
-  for (const [dev, n] of extraDropped) {
+  for (const [dev, n] of extras.extraDropped ?? []) {
     const disk = diskFor(dev);
     if (disk) disk.dropped += n;
+  }
+  for (const [dev, found] of extras.untimed ?? []) {
+    const disk = diskFor(dev);
+    if (disk) disk.untimed = found;
+  }
+  for (const [dev, state] of extras.inflight ?? []) {
+    const disk = diskFor(dev);
+    if (disk) disk.inflight = state;
   }
 
   const out: DiskFrame[] = [];
   for (const disk of [...disks.values()].sort((a, b) => compareDev(a.dev, b.dev))) {
     const cls: ClassSeries[] = [...disk.classes.entries()]
       .sort(([a], [b]) => a.localeCompare(b))
-      .map(([c, acc]) => ({ c, n: acc.n, d: toSparse(acc.d), q: toSparse(acc.q) }));
-    if (cls.length === 0 && disk.dropped === 0 && disk.missed === 0) continue;
+      .map(([c, acc]) => ({
+        c,
+        n: acc.n,
+        d: toSparse(acc.d),
+        q: toSparse(acc.q),
+        ...(acc.e.size > 0 ? { e: Object.fromEntries([...acc.e.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) } : {}),
+        ...(acc.pt ? { pt: true as const } : {}),
+      }));
+    const untimed = disk.untimed && Object.values(disk.untimed).some((v) => (v ?? 0) > 0) ? disk.untimed : undefined;
+    if (cls.length === 0 && disk.dropped === 0 && disk.missed === 0 && disk.requeues === 0 && !untimed && !disk.inflight) continue;
     out.push({
       dev: disk.dev,
       cls,
       ...(disk.dropped > 0 ? { dropped: disk.dropped } : {}),
       ...(disk.missed > 0 ? { missed: disk.missed } : {}),
+      ...(disk.requeues > 0 ? { requeues: disk.requeues } : {}),
+      ...(untimed ? { untimed } : {}),
+      ...(disk.inflight ? { inflight: disk.inflight } : {}),
     });
   }
   return { ts: slot, step: 1, disks: out };

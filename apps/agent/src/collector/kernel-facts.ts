@@ -14,8 +14,10 @@ export interface KernelFacts {
   /** Argument layout of block_rq_issue / block_rq_requeue / block_bio_queue. */
   readonly rqLayout: ArgLayout;
   readonly bioQueueLayout: ArgLayout;
-  /** The completion sweeper can load: "syscall" programs with bpf_loop and per-CPU lookups (5.19+). */
-  readonly hasSweeper: boolean;
+  /** The in-flight scan can load: "syscall" programs with bpf_loop (5.17+). */
+  readonly hasInflightScan: boolean;
+  /** block_io_start exists (6.5+): requests are stamped at their start by our clock, with their submitter. */
+  readonly hasIoStart: boolean;
 }
 
 export class KernelSupportError extends Error {}
@@ -33,8 +35,8 @@ export function readKernelFacts(btf: KernelBtf): KernelFacts {
     queueFlagStatsBit: btf.enumeratorValue('QUEUE_FLAG_STATS'),
     rqLayout: layoutOf(btf, 'btf_trace_block_rq_issue'),
     bioQueueLayout: layoutOf(btf, 'btf_trace_block_bio_queue'),
-    hasSweeper:
-      btf.enumeratorValue('BPF_FUNC_map_lookup_percpu_elem') !== undefined && btf.enumeratorValue('BPF_PROG_TYPE_SYSCALL') !== undefined,
+    hasInflightScan: btf.enumeratorValue('BPF_FUNC_loop') !== undefined && btf.enumeratorValue('BPF_PROG_TYPE_SYSCALL') !== undefined,
+    hasIoStart: btf.funcProtoParams('btf_trace_block_io_start') !== undefined,
   };
 }
 

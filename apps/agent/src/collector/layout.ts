@@ -20,6 +20,10 @@ export const CLS_FLAG_BITS = Object.freeze({
   Background: 1 << 13,
   Preflush: 1 << 14,
 });
+/** The kernel does not count this I/O in /proc/diskstats (passthrough, or iostats off). */
+export const CLS_NOSTAT = 1 << 15;
+/** blk_status_t values counted per histogram; higher ones are counted in the last. */
+export const NR_STATUS = 20;
 
 export const SAMPLE_OUTLIER = 1 << 0;
 export const SAMPLE_QUEUE_KNOWN = 1 << 1;
@@ -27,9 +31,20 @@ export const SAMPLE_SUBMITTER_KNOWN = 1 << 2;
 
 /** struct bh_hist_key { u32 slot; u32 dev; u16 cls; u16 pad; } */
 export const HIST_KEY_SIZE = 12;
-/** struct bh_hist: 3 u64 counters, u32 max bucket + pad, then device[] and queue[] u64 arrays. */
-const HIST_HEADER = 32;
+/** struct bh_hist: 4 u64 counters, u32 max bucket + pad, errors[] by status, then device[] and queue[] u64 arrays. */
+export const HIST_REQUEUES_OFFSET = 24;
+export const HIST_ERRORS_OFFSET = 40;
+/** Where device[] starts; queue[] follows it. */
+export const HIST_DEVICE_OFFSET = HIST_ERRORS_OFFSET + NR_STATUS * 8;
+const HIST_HEADER = HIST_DEVICE_OFFSET;
 export const HIST_VALUE_SIZE = HIST_HEADER + 2 * NR_BUCKETS * 8;
+/** struct bh_rq_slot: one cache line. */
+export const RQ_SLOT_SIZE = 64;
+/** struct bh_inflight_summary { u64 now_ns; u32 found, listed; } */
+export const INFLIGHT_SUMMARY_SIZE = 16;
+/** struct bh_inflight_io */
+export const INFLIGHT_IO_SIZE = 56;
+export const INFLIGHT_MAX = 256;
 /** struct bh_sample */
 export const SAMPLE_SIZE = 80;
 /** struct bh_budget { u64 slot, outliers, fair; } */
@@ -40,16 +55,14 @@ export const SETTINGS_SIZE = 24;
 export const COUNTER_NAMES = [
   'requeues',
   'ringLost',
-  'inflightFull',
-  'issueUnknown',
+  'bioStartFull',
+  'kernelTimes',
   'partial',
   'bioUnknownDev',
   'histLost',
   'flushSeqData',
-  'counted',
-  'completionUnseen',
-  'booksShared',
-  'shellUnseen',
+  'errors',
+  'slotTaken',
 ] as const;
 export type CounterName = (typeof COUNTER_NAMES)[number];
 export const COUNTERS_SIZE = COUNTER_NAMES.length * 8;
@@ -77,12 +90,23 @@ export interface HistValue {
   count: number;
   dropped: number;
   missed: number;
+  requeues: number;
+  /** Failed I/Os by blk_status_t (index = status). */
+  readonly errors: Float64Array;
   readonly device: Float64Array;
   readonly queue: Float64Array;
 }
 
 export function emptyHistValue(): HistValue {
-  return { count: 0, dropped: 0, missed: 0, device: new Float64Array(NR_BUCKETS), queue: new Float64Array(NR_BUCKETS) };
+  return {
+    count: 0,
+    dropped: 0,
+    missed: 0,
+    requeues: 0,
+    errors: new Float64Array(NR_STATUS),
+    device: new Float64Array(NR_BUCKETS),
+    queue: new Float64Array(NR_BUCKETS),
+  };
 }
 
 /**
@@ -95,6 +119,11 @@ export function addPerCpuHist(into: HistValue, buf: Buffer, offset: number, stri
     into.count += readU64(buf, base);
     into.dropped += readU64(buf, base + 8);
     into.missed += readU64(buf, base + 16);
+    into.requeues += readU64(buf, base + HIST_REQUEUES_OFFSET);
+    for (let st = 1; st < NR_STATUS; st++) {
+      const e = readU64(buf, base + HIST_ERRORS_OFFSET + st * 8);
+      if (e !== 0) into.errors[st] = (into.errors[st] as number) + e;
+    }
     const dev = base + HIST_HEADER;
     const que = dev + NR_BUCKETS * 8;
     for (let b = 0; b < NR_BUCKETS; b++) {
@@ -163,6 +192,44 @@ export function encodeSettings(s: Settings): Buffer {
   buf.writeUInt32LE(s.fairBudget >>> 0, 12);
   buf.writeUInt32LE(s.outlierBudget >>> 0, 16);
   return buf;
+}
+
+/** One I/O the in-flight scan found with the driver. */
+export interface RawInflight {
+  readonly startNs: bigint;
+  /** 0n: not issued to the driver yet. */
+  readonly issueNs: bigint;
+  readonly sector: number | null;
+  readonly dev: number;
+  readonly bytes: number;
+  readonly pid: number;
+  readonly cls: number;
+  readonly comm: string;
+}
+
+export function decodeInflight(buf: Buffer, offset = 0): RawInflight {
+  const comm = buf.subarray(offset + 40, offset + 40 + COMM_LEN);
+  const nul = comm.indexOf(0);
+  return {
+    startNs: buf.readBigUInt64LE(offset),
+    issueNs: buf.readBigUInt64LE(offset + 8),
+    sector: buf.readUInt32LE(offset + 20) >= 0x200000 ? null : readU64(buf, offset + 16),
+    dev: buf.readUInt32LE(offset + 24),
+    bytes: buf.readUInt32LE(offset + 28),
+    pid: buf.readUInt32LE(offset + 32),
+    cls: buf.readUInt16LE(offset + 36),
+    comm: comm.subarray(0, nul < 0 ? COMM_LEN : nul).toString('utf8'),
+  };
+}
+
+export interface InflightSummary {
+  readonly nowNs: bigint;
+  readonly found: number;
+  readonly listed: number;
+}
+
+export function decodeInflightSummary(buf: Buffer): InflightSummary {
+  return { nowNs: buf.readBigUInt64LE(0), found: buf.readUInt32LE(8), listed: buf.readUInt32LE(12) };
 }
 
 /** Sums a per-CPU bh_counters value. */

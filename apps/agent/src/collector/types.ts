@@ -59,9 +59,10 @@ export interface CollectorOptions {
   /** Report partitions as their own disks instead of rolling them up into the whole disk. */
   readonly partitions?: boolean;
   /**
-   * Issue timestamps: "kernel" (default) reads rq->io_start_time_ns where the kernel keeps it and
-   * timestamps issues itself elsewhere; "own" always timestamps issues itself (diagnostics, and
-   * how the tests exercise the path kernels without QUEUE_FLAG_STATS take).
+   * Timestamps: "own" (default) stamps each request's start (block_io_start) and issue
+   * (block_rq_issue) with blkheat's clock; "kernel" reads rq->start_time_ns and
+   * io_start_time_ns instead, which inside a plug share one cached clock (queue time 0).
+   * Diagnostics, and how the tests compare the two.
    */
   readonly issueTimestamps?: 'kernel' | 'own';
   /** Kernel BTF file to use instead of /sys/kernel/btf/vmlinux (kernels without built-in BTF). */

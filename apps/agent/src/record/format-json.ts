@@ -1,10 +1,10 @@
 /**
- * `blkheat record --json`: one JSON object per interval per line (NDJSON), format version 1.
+ * `blkheat record --json`: one JSON object per interval per line (NDJSON), format version 2.
  * Documented in docs/record-json.md.
  */
-import { boundsMicros, type Frame, type IoSample, type SparseHist } from '@blkheat/shared-types';
+import { boundsMicros, type Frame, type InflightState, type IoSample, type OpGroup, type SparseHist } from '@blkheat/shared-types';
 
-export const RECORD_JSON_VERSION = 1;
+export const RECORD_JSON_VERSION = 2;
 
 /** [lower_us, upper_us, count]; upper_us is null for the overflow bucket (no upper bound). */
 export type BucketTriple = [number, number | null, number];
@@ -18,7 +18,22 @@ export interface RecordLine {
     name: string;
     dropped: number;
     missed: number;
-    classes: { class: string; count: number; device: BucketTriple[]; queue: BucketTriple[] }[];
+    /** Added in 2. */
+    requeues: number;
+    /** Added in 2: I/Os diskstats counted that no probe saw, by op group. */
+    untimed: Partial<Record<OpGroup, number>>;
+    /** Added in 2: what was in flight when the interval closed (absent: nothing). */
+    inflight?: InflightState;
+    classes: {
+      class: string;
+      count: number;
+      /** Added in 2: failed I/Os by block status. */
+      errors?: Record<string, number>;
+      /** Added in 2: true for I/O /proc/diskstats does not count (passthrough). */
+      passthrough?: true;
+      device: BucketTriple[];
+      queue: BucketTriple[];
+    }[];
   }[];
   dropped: number;
   samples?: IoSample[];
@@ -33,7 +48,17 @@ export function recordLine(frame: Frame, names: ReadonlyMap<string, string>, int
       name: names.get(d.dev) ?? d.dev,
       dropped: d.dropped ?? 0,
       missed: d.missed ?? 0,
-      classes: d.cls.map((c) => ({ class: c.c, count: c.n, device: triples(c.d), queue: triples(c.q) })),
+      requeues: d.requeues ?? 0,
+      untimed: { ...d.untimed },
+      ...(d.inflight ? { inflight: d.inflight } : {}),
+      classes: d.cls.map((c) => ({
+        class: c.c,
+        count: c.n,
+        ...(c.e ? { errors: { ...c.e } } : {}),
+        ...(c.pt ? { passthrough: true as const } : {}),
+        device: triples(c.d),
+        queue: triples(c.q),
+      })),
     };
   });
   const line: RecordLine = { v: RECORD_JSON_VERSION, ts: frame.ts, interval_s: intervalS, disks, dropped };

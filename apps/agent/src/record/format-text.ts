@@ -23,13 +23,27 @@ export function formatIntervalText(frame: Frame, names: ReadonlyMap<string, stri
   }
   for (const disk of frame.disks) {
     const name = names.get(disk.dev) ?? disk.dev;
-    const extra = [disk.dropped ? `${disk.dropped} not sampled` : '', disk.missed ? `${disk.missed} with unknown start` : '']
+    const untimed = Object.entries(disk.untimed ?? {})
+      .filter(([, n]) => (n ?? 0) > 0)
+      .map(([g, n]) => `${n} ${g}`)
+      .join(' ');
+    const extra = [
+      disk.dropped ? `${disk.dropped} not sampled` : '',
+      disk.missed ? `${disk.missed} with unknown start` : '',
+      untimed ? `untimed ${untimed}` : '',
+      disk.requeues ? `${disk.requeues} requeued` : '',
+      disk.inflight ? `${disk.inflight.n} in flight, oldest ${formatLatency(disk.inflight.oldest_ns / 1e9)}` : '',
+    ]
       .filter(Boolean)
       .join(', ');
     lines.push('', `disk = ${name} (${disk.dev})${extra ? `  [${extra}]` : ''}`);
     for (const cls of disk.cls) {
-      lines.push(...histogramBlock(`${cls.c}`, 'device', cls.n, cls.d, options));
-      if (options.queued && cls.q.length > 0) lines.push(...histogramBlock(`${cls.c}`, 'queue', cls.n, cls.q, options));
+      const errors = Object.entries(cls.e ?? {})
+        .map(([status, n]) => `${n} ${status}`)
+        .join(' ');
+      const label = `${cls.c}${cls.pt ? ' (passthrough, not in diskstats)' : ''}${errors ? ` (failed: ${errors})` : ''}`;
+      lines.push(...histogramBlock(label, 'device', cls.n, cls.d, options));
+      if (options.queued && cls.q.length > 0) lines.push(...histogramBlock(label, 'queue', cls.n, cls.q, options));
     }
   }
   return lines.join('\n') + '\n';

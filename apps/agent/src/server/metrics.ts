@@ -111,8 +111,36 @@ export function renderMetrics(ctx: AgentContext, stream: StreamStats): string {
     'Block I/O queue latency (request start to issue), request-based disks, since the agent started.',
   );
   for (const s of series) if (s.kind !== 'bio') histogram(out, 'blkheat_queue_latency_seconds', s.labels, s.cls.q);
-  out.family('blkheat_ios_total', 'counter', 'Completed I/Os per disk and op class (matches /proc/diskstats), since the agent started.');
-  for (const s of series) out.sample('blkheat_ios_total', s.labels, s.cls.n);
+  out.family(
+    'blkheat_ios_total',
+    'counter',
+    'Completed I/Os per disk and op class since the agent started; passthrough="true" for I/O /proc/diskstats does not count.',
+  );
+  for (const s of series) out.sample('blkheat_ios_total', { ...s.labels, passthrough: s.cls.pt ? 'true' : 'false' }, s.cls.n);
+  out.family('blkheat_io_errors_total', 'counter', 'Failed I/Os (included in blkheat_ios_total) per disk, op class and block status.');
+  for (const s of series)
+    for (const [status, n] of Object.entries(s.cls.e ?? {})) out.sample('blkheat_io_errors_total', { ...s.labels, status }, n);
+  out.family(
+    'blkheat_untimed_ios_total',
+    'counter',
+    'I/Os /proc/diskstats counted that no blkheat probe saw, per disk and op group (docs/accounting.md), since the agent started.',
+  );
+  out.family('blkheat_requeues_total', 'counter', 'Requests sent back to the queue by the driver, per disk, since the agent started.');
+  for (const d of totals.disks) {
+    const disk = disks.get(d.dev)?.name ?? d.dev;
+    for (const [group, n] of Object.entries(d.untimed ?? {})) out.sample('blkheat_untimed_ios_total', { disk, dev: d.dev, group }, n ?? 0);
+    if (d.requeues) out.sample('blkheat_requeues_total', { disk, dev: d.dev }, d.requeues);
+  }
+  // In flight now: from the newest frame (a total's in-flight state is the worst second, not now).
+  const newest = ctx.totals.newest();
+  out.family('blkheat_inflight_ios', 'gauge', 'I/Os with the driver when the newest second closed, per disk.');
+  out.family('blkheat_inflight_oldest_seconds', 'gauge', 'Age of the oldest I/O with the driver when the newest second closed, per disk.');
+  for (const d of newest?.disks ?? []) {
+    if (!d.inflight) continue;
+    const labels = { disk: disks.get(d.dev)?.name ?? d.dev, dev: d.dev };
+    out.sample('blkheat_inflight_ios', labels, d.inflight.n);
+    out.sample('blkheat_inflight_oldest_seconds', labels, d.inflight.oldest_ns / 1e9);
+  }
 
   const w = ctx.totals.window;
   out.single(

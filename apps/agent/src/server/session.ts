@@ -167,6 +167,17 @@ export class ClientSession {
         if (!more) this.backfilling = false;
         continue;
       }
+      if (this.cursor < newest && this.notBefore !== undefined) {
+        // A client that asked for a backfill, behind by seconds that were never recorded (it
+        // reconnected to a restarted agent before its first new second): say so with an empty
+        // backfill page. As a jump straight to the live second it would read as a hole.
+        const page = backfillPage(history, this.cursor, newest, this.filter, MAX_FRAMES_PER_ANSWER, BACKFILL_PAGE_BYTES);
+        if (page.frames.length === 0) {
+          this.sendRaw(`{"t":"backfill","from":${page.from},"to":${page.to},"frames":[],"more":${page.to < newest}}`, 0);
+          this.cursor = page.to;
+          continue;
+        }
+      }
       if (end - this.cursor > CATCH_UP_FRAMES) {
         const skipped = newest - this.cursor;
         this.sendJson({ t: 'lagging', skipped, resumeFrom: this.cursor });

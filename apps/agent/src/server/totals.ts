@@ -10,8 +10,10 @@ export class LatencyTotals {
   private readonly acc = new FrameAccumulator();
   private start: number | undefined;
   private end: number | undefined;
+  private last: Frame | undefined;
 
   add(frame: Frame): void {
+    this.last = frame;
     if (this.start === undefined) this.start = frame.ts;
     this.end = frame.ts + frame.step;
     this.acc.add(frame);
@@ -20,6 +22,11 @@ export class LatencyTotals {
   /** [from, to) covered, in unix seconds; undefined before the first frame. */
   get window(): { from: number; to: number } | undefined {
     return this.start === undefined || this.end === undefined ? undefined : { from: this.start, to: this.end };
+  }
+
+  /** The newest frame added (what is in flight now is in it). */
+  newest(): Frame | undefined {
+    return this.last;
   }
 
   /** Everything so far as one frame (canonical order: disks by device number, classes by name). */

@@ -2,7 +2,16 @@
  * Test helpers around a real collector on the real kernel: gather its frames and samples,
  * wait for a given second, find quiet second boundaries for exact diskstats comparisons.
  */
-import { addSparseInto, denseHist, type Frame, type IoSample } from '@blkheat/shared-types';
+import {
+  addSparseInto,
+  classOp,
+  conservedCount,
+  denseHist,
+  OP_GROUPS,
+  type Frame,
+  type IoSample,
+  type OpGroup,
+} from '@blkheat/shared-types';
 import { readDiskstats, completedRequests, sleep, type CleanupContext, type DiskStats } from '@blkheat/testkit';
 import { createCollector, type Collector, type CollectorOptions } from '../../src/collector/index.js';
 
@@ -49,12 +58,12 @@ export async function record(t: CleanupContext, options: CollectorOptions = {}):
   };
 }
 
-/** Completed I/Os per disk dev over frames with from <= ts < to. */
+/** Completed I/Os per disk dev over frames with from <= ts < to, as /proc/diskstats counts them (timed + untimed). */
 export function countsByDisk(frames: readonly Frame[], from: number, to: number): Map<string, number> {
   const out = new Map<string, number>();
   for (const f of frames) {
     if (f.ts < from || f.ts >= to) continue;
-    for (const d of f.disks) out.set(d.dev, (out.get(d.dev) ?? 0) + d.cls.reduce((n, c) => n + c.n, 0));
+    for (const d of f.disks) out.set(d.dev, (out.get(d.dev) ?? 0) + conservedCount(d));
   }
   return out;
 }
@@ -111,4 +120,33 @@ export async function quietBoundary(names: readonly string[], marginMs = 4, atte
     if (quiet) return { second: boundary / 1000, stats: after };
   }
   throw new Error(`no quiet second boundary on ${names.join(', ')} in ${attempts} s`);
+}
+
+/**
+ * Per disk and /proc/diskstats op group, over frames with from <= ts < to: the I/Os counted in
+ * classes diskstats counts (not `pt`), and the untimed ones. By class name, which is enough for
+ * the ops tests make (Read, Write, Flush, Discard); the agent itself groups by op value.
+ */
+export function groupCountsByDisk(
+  frames: readonly Frame[],
+  from: number,
+  to: number,
+): Map<string, { counted: Record<OpGroup, number>; untimed: Record<OpGroup, number> }> {
+  const out = new Map<string, { counted: Record<OpGroup, number>; untimed: Record<OpGroup, number> }>();
+  const zero = (): Record<OpGroup, number> => ({ read: 0, write: 0, discard: 0, flush: 0 });
+  for (const f of frames) {
+    if (f.ts < from || f.ts >= to) continue;
+    for (const d of f.disks) {
+      let acc = out.get(d.dev);
+      if (!acc) out.set(d.dev, (acc = { counted: zero(), untimed: zero() }));
+      for (const c of d.cls) {
+        if (c.pt) continue;
+        const op = classOp(c.c);
+        const g: OpGroup = op === 'Read' ? 'read' : op === 'Flush' ? 'flush' : op === 'Discard' ? 'discard' : 'write';
+        acc.counted[g] += c.n;
+      }
+      for (const g of OP_GROUPS) acc.untimed[g] += d.untimed?.[g] ?? 0;
+    }
+  }
+  return out;
 }

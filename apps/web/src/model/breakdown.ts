@@ -4,7 +4,15 @@
  * not from heat map matrices, because matrices are already class-filtered and a breakdown must
  * show every class so the user can pick one.
  */
-import { type BucketSchema, BUCKET_SCHEMA, addSparseInto, bucketCount, type Frame, type LatencyKind } from '@blkheat/shared-types';
+import {
+  type BucketSchema,
+  BUCKET_SCHEMA,
+  addSparseInto,
+  bucketCount,
+  conservedCount,
+  type Frame,
+  type LatencyKind,
+} from '@blkheat/shared-types';
 import { quantilesOf, type QuantileValue } from './percentiles.js';
 
 export interface ClassSummary {
@@ -20,7 +28,14 @@ export interface ClassSummary {
 
 export interface DiskSummary {
   readonly dev: string;
+  /** I/Os /proc/diskstats counts: timed ones of counted classes plus untimed ones (see conservedCount). */
   readonly n: number;
+  /** Of n: I/Os the kernel counted that no probe saw (protocol 2). */
+  readonly untimed: number;
+  /** Failed I/Os (in their classes' counts). */
+  readonly failed: number;
+  /** Passthrough commands (not in n). */
+  readonly passthrough: number;
   /** Sum of the device-latency histogram (≤ n: I/Os whose start was not seen have no latency). */
   readonly timed: number;
   readonly dropped: number;
@@ -64,16 +79,21 @@ export function classBreakdown(
 
 /** Per-disk totals of frames in [from, to). */
 export function diskSummaries(frames: readonly Frame[], from: number, to: number): Map<string, DiskSummary> {
-  const acc = new Map<string, { n: number; timed: number; dropped: number; missed: number; byClass: Record<string, number> }>();
+  type Acc = { -readonly [K in Exclude<keyof DiskSummary, 'dev' | 'byClass'>]: number } & { byClass: Record<string, number> };
+  const acc = new Map<string, Acc>();
   for (const f of frames) {
     if (!inRange(f, from, to)) continue;
     for (const disk of f.disks) {
       let a = acc.get(disk.dev);
-      if (!a) acc.set(disk.dev, (a = { n: 0, timed: 0, dropped: 0, missed: 0, byClass: {} }));
+      if (!a) acc.set(disk.dev, (a = { n: 0, untimed: 0, failed: 0, passthrough: 0, timed: 0, dropped: 0, missed: 0, byClass: {} }));
       a.dropped += disk.dropped ?? 0;
       a.missed += disk.missed ?? 0;
+      const n = conservedCount(disk);
+      a.n += n;
+      a.untimed += n - disk.cls.reduce((x, c) => x + (c.pt ? 0 : c.n), 0);
       for (const cls of disk.cls) {
-        a.n += cls.n;
+        if (cls.pt) a.passthrough += cls.n;
+        for (const e of Object.values(cls.e ?? {})) a.failed += e;
         for (let k = 1; k < cls.d.length; k += 2) a.timed += cls.d[k] as number;
         a.byClass[cls.c] = (a.byClass[cls.c] ?? 0) + cls.n;
       }

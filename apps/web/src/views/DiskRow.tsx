@@ -286,12 +286,15 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
           {p99 ? ` · p99 ${formatLatency(p99.seconds)}` : ''}
           {ds && ds.dropped > 0 ? ` · ${formatCount(ds.dropped)} not sampled` : ''}
           {ds && ds.missed > 0 ? ` · ${formatCount(ds.missed)} start unseen (${formatShare(ds.missed / Math.max(1, ds.n))})` : ''}
+          {ds && ds.untimed > 0 ? ` · ${formatCount(ds.untimed)} untimed` : ''}
+          {ds && ds.failed > 0 ? ` · ${formatCount(ds.failed)} failed` : ''}
+          {ds && ds.passthrough > 0 ? ` · ${formatCount(ds.passthrough)} passthrough` : ''}
         </span>
         {straight && (
           <span
             className="tag tag-info"
             data-testid={`queue-hint-${disk.name}`}
-            title="Requests dispatched straight from the submitting task's plug get their start and issue times from one cached clock, so their queue latency is 0 ns: nothing waited in the block layer. Device latency shows where the time went."
+            title="Every request went from its start to the driver within 1 µs: nothing waited in the block layer. Device latency shows where the time went."
           >
             all queue latency ≤ 1 µs: requests went straight to the device
           </span>

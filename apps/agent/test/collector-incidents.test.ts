@@ -1,0 +1,135 @@
+// What no completion-only tool can show: an I/O stuck with the driver is reported while it is
+// stuck (count, age growing every second, who submitted it), and failed I/Os are counted by
+// status in their class, with conservation intact. Both on loop devices over a FUSE file
+// whose daemon holds one read, or fails reads of a byte range with EIO.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { classOp, denseTotal, lowerBoundSeconds, upperBoundSeconds, type InflightState } from '@blkheat/shared-types';
+import { createDelayedLoopDevice, diskstatsDelta, fuseUnavailable, runCommand, sleep } from '@blkheat/testkit';
+import { classTotals, groupCountsByDisk, quietBoundary, record } from './lib/collect.js';
+
+const fuseMissing = fuseUnavailable();
+const skip = fuseMissing ? `SKIPPED LOUDLY: ${fuseMissing}` : false;
+const HOLD_S = 20;
+
+test(
+  `a read held ${HOLD_S} s is reported in flight within 2 s, ageing, with its submitter; then lands in the ~${HOLD_S} s bucket`,
+  { timeout: 120_000, skip },
+  async (t) => {
+    const d = await createDelayedLoopDevice({ delayMs: 0, sizeMiB: 32, t });
+    const rec = await record(t, { disks: [d.name] });
+    await sleep(1500);
+    d.holdNextRead();
+    const sector = 4096;
+    const started = Date.now();
+    const dd = spawn('dd', [`if=${d.path}`, 'of=/dev/null', 'bs=4k', 'count=1', `skip=${sector / 8}`, 'iflag=direct'], { stdio: 'ignore' });
+    t.after(() => {
+      d.release();
+      dd.kill('SIGKILL');
+    });
+    const exited = new Promise<number | null>((r) => dd.once('close', r));
+
+    // Every frame after the read began: the disk's in-flight state.
+    const seen: { ts: number; state: InflightState }[] = [];
+    const firstSecond = Math.floor(started / 1000);
+    const collect = (): void => {
+      seen.length = 0;
+      for (const f of rec.frames) {
+        if (f.ts < firstSecond) continue;
+        const disk = f.disks.find((x) => x.dev === d.dev);
+        if (disk?.inflight) seen.push({ ts: f.ts, state: disk.inflight });
+      }
+    };
+    while (Date.now() - started < 2000 + 1000 && seen.length === 0) {
+      await sleep(100);
+      collect();
+    }
+    assert.ok(seen.length > 0, `no frame reported the held read in flight within ${Date.now() - started} ms of its start`);
+    const reportedAfterMs = (seen[0] as { ts: number }).ts * 1000 + 1000 + 120 - started;
+    t.diagnostic(`held read first reported in flight with the frame of second ${seen[0]?.ts} (~${reportedAfterMs} ms after it began)`);
+    assert.ok(reportedAfterMs <= 2200, `reported ${reportedAfterMs} ms after the read began, want within 2 s`);
+    const first = (seen[0] as { state: InflightState }).state;
+    const io = first.ios[0];
+    assert.ok(io, 'the in-flight state lists no I/O');
+    assert.equal(io.pid, dd.pid, `in-flight I/O submitted by pid ${io.pid}, dd is ${dd.pid}`);
+    assert.equal(io.comm, 'dd');
+    assert.equal(io.sector, sector);
+    assert.equal(io.bytes, 4096);
+    assert.equal(classOp(io.c), 'Read', `held I/O of class ${io.c}`);
+
+    // Let it stay stuck a while: its age grows by about a second each second.
+    await sleep(5000);
+    collect();
+    const ages = seen.map((s) => s.state.oldest_ns / 1e9);
+    t.diagnostic(`oldest in-flight age per second: ${ages.map((a) => a.toFixed(2)).join(', ')} s`);
+    assert.ok(ages.length >= 5, `only ${ages.length} frames with the read in flight`);
+    for (let i = 1; i < ages.length; i++) {
+      const step = (ages[i] as number) - (ages[i - 1] as number);
+      assert.ok(step > 0.8 && step < 1.2, `age went from ${ages[i - 1]} s to ${ages[i]} s in one second`);
+    }
+
+    await sleep(HOLD_S * 1000 - (Date.now() - started));
+    d.release();
+    assert.equal(await exited, 0, 'dd failed');
+    const done = Math.floor(Date.now() / 1000);
+    await rec.waitForSecond(done + 1);
+    const read = classTotals(rec.frames, d.dev, firstSecond).get('Sync-Read'); // O_DIRECT: REQ_SYNC
+    assert.ok(read, 'the held read was never counted');
+    let slowest = -1;
+    read.d.forEach((n, b) => {
+      if (n > 0) slowest = b;
+    });
+    t.diagnostic(
+      `held read's bucket: [${lowerBoundSeconds(slowest).toFixed(2)}, ${upperBoundSeconds(slowest).toFixed(2)}) s of ${denseTotal(read.d)} reads`,
+    );
+    assert.ok(
+      lowerBoundSeconds(slowest) <= HOLD_S && upperBoundSeconds(slowest) >= HOLD_S - 1,
+      `slowest read in [${lowerBoundSeconds(slowest)}, ${upperBoundSeconds(slowest)}) s, want around ${HOLD_S} s`,
+    );
+    // Once completed it is no longer in flight.
+    const last = rec.frames.at(-1)?.disks.find((x) => x.dev === d.dev);
+    assert.equal(last?.inflight, undefined, 'the read is still reported in flight after it completed');
+  },
+);
+
+test('reads failing with EIO are counted by status in their class, and conservation holds', { timeout: 60_000, skip }, async (t) => {
+  const d = await createDelayedLoopDevice({ delayMs: 0, sizeMiB: 32, t });
+  const rec = await record(t, { disks: [d.name] });
+  const failFrom = 8 << 20;
+  const failTo = 9 << 20;
+  d.failReads(failFrom, failTo);
+  const start = await quietBoundary([d.name]);
+  // 64 good reads, then 16 in the failing megabyte (dd stops at the first error: one per run).
+  await runCommand('dd', [`if=${d.path}`, 'of=/dev/null', 'bs=4k', 'count=64', 'iflag=direct']);
+  let failures = 0;
+  for (let i = 0; i < 16; i++) {
+    await runCommand('dd', [`if=${d.path}`, 'of=/dev/null', 'bs=4k', 'count=1', `skip=${failFrom / 4096 + i}`, 'iflag=direct']).catch(
+      () => failures++,
+    );
+  }
+  assert.equal(failures, 16, 'dd did not fail on the failing range: the FUSE daemon is not failing reads');
+  const end = await quietBoundary([d.name]);
+  await rec.waitForSecond(end.second);
+  let failed = 0;
+  for (const f of rec.frames) {
+    if (f.ts < start.second || f.ts >= end.second) continue;
+    for (const disk of f.disks) {
+      if (disk.dev !== d.dev) continue;
+      for (const c of disk.cls) {
+        for (const [status, n] of Object.entries(c.e ?? {})) {
+          assert.equal(classOp(c.c), 'Read', `${n} ${status} failures in class ${c.c}`);
+          assert.equal(status, 'IOERR');
+          failed += n;
+        }
+      }
+    }
+  }
+  t.diagnostic(`${failed} failed reads counted (IOERR) for 16 failed dd reads`);
+  // The loop driver may retry a failed read once in smaller pieces; every attempt is a failed request.
+  assert.ok(failed >= 16, `${failed} failed reads counted, dd saw 16 failures`);
+  const delta = diskstatsDelta(start.stats, end.stats).get(d.name);
+  const ours = groupCountsByDisk(rec.frames, start.second, end.second).get(d.dev);
+  assert.ok(delta && ours);
+  assert.equal(ours.counted.read + ours.untimed.read, delta.reads, 'failed reads are counted as diskstats counts them');
+});
