@@ -3,9 +3,9 @@
  * blkheat: per-second block I/O latency histograms and sampled per-I/O records.
  *
  * Request-based (blk-mq) disks: device time = issue -> complete, queue time = start -> issue,
- * with start stamped at block_io_start and issue at block_rq_issue by our own clock (the
- * kernel's fields share one cached clock inside a plug; they are the fallback). Bio-based disks
- * (zram, dm, md, bcache): block_bio_queue -> block_bio_complete.
+ * from the kernel's rq->start_time_ns / io_start_time_ns, and our own issue stamp where the
+ * kernel's is missing or shares the plug's cached clock with the start. Bio-based disks (zram,
+ * dm, md, bcache): block_bio_queue -> block_bio_complete.
  *
  * Histograms live in a per-CPU hash keyed by (wall-clock second, disk, class): a second is
  * only ever written while it is current, so the agent reads and deletes closed seconds without
@@ -80,16 +80,13 @@ struct {
 } bio_start SEC(".maps");
 
 #define BH_RQ_BITS 16
-/* Per-request timing lives in a direct-mapped array indexed by a hash of the request pointer.
- * Requests come from each queue's fixed pool and are reused, so the slots in use are few and
- * hot. An array write is a few stores: no bucket walk, no lock, nothing to delete, and a lost
- * completion leaves nothing behind. The slot is written by block_io_start and block_rq_issue,
- * both normally on the submitting CPU, and read once by block_rq_complete.
- *
- * Why our own clock and not rq->start_time_ns / io_start_time_ns alone: inside a plug the
- * kernel stamps both from one cached clock (blk_time_get_ns), so queue time reads 0 for
- * plugged I/O that did wait and device time includes the wait. The kernel's fields are the
- * fallback when the slot was taken by another request (slot_taken). */
+/* Per-request state lives in a direct-mapped array indexed by a hash of the request pointer:
+ * our issue stamp and the issuing task, written at block_rq_issue. Requests come from each
+ * queue's fixed pool and are reused, so the slots in use are few and hot. An array write is a
+ * few stores: no bucket walk, no lock, nothing to delete, and a lost completion leaves nothing
+ * behind. The completion reads the slot only where the kernel's own stamps do not serve (a
+ * plug's cached clock, or no QUEUE_FLAG_STATS) and for sampled I/Os; the in-flight scan walks
+ * it to find requests with the driver. */
 #define BH_RQ_BITS 16
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -299,14 +296,45 @@ struct bh_io {
 	__s64 device_ns; /* -1 = unknown */
 	__s64 queue_ns;  /* -1 = unknown */
 	__u64 sector;
-	__u64 pid_tgid;                 /* submitter (0 = unknown) */
+	__u64 pid_tgid;                 /* submitter (0 = unknown), bio-based disks */
 	__u64 task;
+	__u64 rq_id;                    /* request-based disks: the request, whose slot names the submitter */
 	__u32 status;                   /* blk_status_t, 0 = success */
 	__u32 dev;
 	__u32 bytes;
 	__u16 cls;
 	bool counted; /* false: only note a completion whose start was missed */
 };
+
+/* Size class of an I/O: the smallest s with bytes <= 2^s (4 KiB -> 12, 1 MiB -> 20); 0 for none. */
+static __always_inline __u8 size_log2(__u32 bytes)
+{
+	if (!bytes)
+		return 0;
+	__u32 v = bytes - 1;
+	__u8 s = 0;
+	if (v >> 16) {
+		v >>= 16;
+		s += 16;
+	}
+	if (v >> 8) {
+		v >>= 8;
+		s += 8;
+	}
+	if (v >> 4) {
+		v >>= 4;
+		s += 4;
+	}
+	if (v >> 2) {
+		v >>= 2;
+		s += 2;
+	}
+	if (v >> 1) {
+		v >>= 1;
+		s += 1;
+	}
+	return s + v;
+}
 
 static __always_inline struct bh_hist *hist_for(struct bh_hist_key *key)
 {
@@ -364,6 +392,13 @@ static __always_inline bool emit_sample(struct bh_io *io, __u32 slot, bool outli
 	__builtin_memset(s->comm, 0, sizeof(s->comm));
 
 	__u64 pid_tgid = io->pid_tgid, task = io->task;
+	if (io->rq_id) {
+		struct bh_rq_slot *sl = rq_slot_of(io->rq_id);
+		if (sl && sl->key == io->rq_id) {
+			pid_tgid = sl->pid_tgid;
+			task = sl->task;
+		}
+	}
 	if (pid_tgid) {
 		s->pid = pid_tgid >> 32;
 		/* Only the submitter's pid and task pointer are stored per I/O (cheap); its comm and
@@ -412,7 +447,7 @@ static __always_inline void record_io(struct bh_io *io)
 	if (!cfg)
 		return;
 	__u32 slot = slot_of(io->now, cfg->wall_offset_ns);
-	struct bh_hist_key key = { .slot = slot, .dev = io->dev, .cls = io->cls };
+	struct bh_hist_key key = { .slot = slot, .dev = io->dev, .cls = io->cls, .size_log2 = size_log2(io->bytes) };
 	struct bh_hist *h = hist_for(&key);
 	if (!h) {
 		bump_counter(offsetof(struct bh_counters, hist_lost));
@@ -501,15 +536,6 @@ int BPF_PROG(bh_rq_complete_btf, struct request *rq, int error, unsigned int nr_
 	return 0;
 }
 
-/* block_io_start exists since 6.5; older kernels time from block_rq_issue and the kernel's
- * rq->start_time_ns (the agent leaves these unloaded there). */
-SEC("tp_btf/block_io_start")
-int BPF_PROG(bh_io_start_btf, struct request *rq)
-{
-	on_io_start_btf(rq);
-	return 0;
-}
-
 SEC("tp_btf/block_rq_requeue")
 int BPF_PROG(bh_rq_requeue_btf, struct request *rq)
 {
@@ -561,12 +587,6 @@ int bh_rq_complete_raw(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-SEC("raw_tp/block_io_start")
-int bh_io_start_raw(struct bpf_raw_tracepoint_args *ctx)
-{
-	on_io_start_raw((struct request *)ctx->args[0]);
-	return 0;
-}
 
 SEC("raw_tp/block_rq_requeue")
 int bh_rq_requeue_raw(struct bpf_raw_tracepoint_args *ctx)
@@ -625,7 +645,9 @@ static long scan_slot(__u32 idx, struct scan_ctx *cx)
 	BPF_CORE_READ_INTO(&rqf, rq, rq_flags);
 	BPF_CORE_READ_INTO(&len, rq, __data_len);
 	BPF_CORE_READ_INTO(&sector, rq, __sector);
-	out->start_ns = sl->start_ns ? sl->start_ns : issue;
+	__u64 start = 0;
+	BPF_CORE_READ_INTO(&start, rq, start_time_ns);
+	out->start_ns = start && start <= issue ? start : issue;
 	out->issue_ns = issue;
 	out->sector = sector;
 	out->bytes = len;

@@ -30,12 +30,15 @@
 /* blk_status_t values counted per histogram (status >= BH_NR_STATUS goes in the last one). */
 #define BH_NR_STATUS 20
 
-/* Histogram key: one (time slot, disk, class). Slot = wall-clock second number. */
+/* Histogram key: one (time slot, disk, class, I/O size). Slot = wall-clock second number. The
+ * size in the key makes each entry's latency histogram the size x latency joint, at no cost per
+ * I/O beyond computing the size class. */
 struct bh_hist_key {
 	__u32 slot;
 	__u32 dev; /* kernel dev_t: major << 20 | minor */
 	__u16 cls;
-	__u16 pad;
+	__u8 size_log2; /* smallest s with bytes <= 2^s; 0 = no data (flushes). Layout 2. */
+	__u8 pad;
 };
 
 /* Histogram value (per CPU; the agent sums the CPUs). */
@@ -95,21 +98,20 @@ struct bh_counters {
 	__u64 slot_taken;      /* a request's timing slot was taken by another request before it completed */
 };
 
-/* Per-request timing, direct-mapped by request pointer (see blkheat.bpf.c). One cache line. */
+/* Per-request state, direct-mapped by request pointer (see blkheat.bpf.c). One cache line. */
 struct bh_rq_slot {
 	__u64 key;      /* struct request (ptr_id); 0 = free */
-	__u64 start_ns; /* our clock at block_io_start (0 = not seen) */
-	__u64 issue_ns; /* our clock at the latest block_rq_issue of this life (0 = not issued) */
-	__u64 pid_tgid; /* submitter, captured in its own context at block_io_start */
+	__u64 issue_ns; /* our clock at the latest block_rq_issue of this request */
+	__u64 pid_tgid; /* the task that issued it (the submitter, for direct and plugged dispatch) */
 	__u64 task;
-	__u64 pad[3];
+	__u64 pad[4];
 };
 
 /* One I/O found in flight by bh_inflight, oldest first (layout 2). */
 #define BH_INFLIGHT_MAX 256
 struct bh_inflight_io {
-	__u64 start_ns; /* our clock at block_io_start, or the issue when the start was not seen */
-	__u64 issue_ns; /* 0 = not issued to the driver yet */
+	__u64 start_ns; /* the request's start (rq->start_time_ns), or its issue when it has none */
+	__u64 issue_ns; /* our clock at its issue to the driver */
 	__u64 sector;
 	__u32 dev;
 	__u32 bytes;

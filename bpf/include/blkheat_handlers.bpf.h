@@ -52,30 +52,10 @@ static __always_inline __u16 H(rq_cls)(__u32 cmd, __u32 rqf)
 	return cls;
 }
 
-/* block_io_start: a request is made from a bio (blk_mq_bio_to_request) or a passthrough command
- * is queued, in the submitting task. Stamps the start with our clock and who submitted it. */
-static __always_inline void H(on_io_start)(struct request *rq)
-{
-	__u64 id = ptr_id(rq);
-	struct bh_rq_slot *sl = rq_slot_of(id);
-	if (!sl)
-		return;
-	if (sl->key != id) {
-		/* A request of another life still in flight here would lose its timing: rare (64 Ki
-		 * slots, a few hundred requests per queue), counted, and timed from the kernel's own
-		 * fields at its completion instead. */
-		if (sl->key && sl->issue_ns)
-			bump_counter(offsetof(struct bh_counters, slot_taken));
-		sl->key = id;
-	}
-	sl->start_ns = bpf_ktime_get_ns();
-	sl->issue_ns = 0;
-	sl->pid_tgid = bpf_get_current_pid_tgid();
-	sl->task = bpf_get_current_task();
-}
-
-/* block_rq_issue: the driver gets the request (again, after a requeue). The flush request of a
- * flush sequence has no block_io_start: it takes its slot here. */
+/* block_rq_issue: the driver gets the request (again, after a requeue). Stamps the issue with
+ * our clock and notes the issuing task: the submitter itself for direct and plugged dispatch
+ * (blk_mq_submit_bio(), blk_finish_plug()); with an I/O scheduler, possibly another task that ran
+ * the queue. Everything is written on this CPU; the completion reads it only when it must. */
 static __always_inline void H(on_rq_issue)(struct request *rq)
 {
 	__u64 id = ptr_id(rq);
@@ -83,12 +63,23 @@ static __always_inline void H(on_rq_issue)(struct request *rq)
 	if (!sl)
 		return;
 	if (sl->key != id) {
+		/* A request still in flight here would lose its slot: rare (64 Ki slots, a few hundred
+		 * requests per queue), counted, and timed from the kernel's own fields instead. */
+		if (sl->key)
+			bump_counter(offsetof(struct bh_counters, slot_taken));
 		sl->key = id;
-		sl->start_ns = 0;
-		sl->pid_tgid = 0;
-		sl->task = 0;
 	}
 	sl->issue_ns = bpf_ktime_get_ns();
+	sl->pid_tgid = bpf_get_current_pid_tgid();
+	sl->task = bpf_get_current_task();
+}
+
+/* Bytes of a request at its final completion: the size it was issued with where the kernel keeps
+ * it (stats_sectors, RQF_STATS), else what is left to complete (all of it, unless the request
+ * completed in parts). */
+static __always_inline __u32 H(rq_bytes)(struct request *rq, __u32 rqf, __u32 data_len)
+{
+	return (rqf & rqf_stats()) ? ((__u32)READ(rq, stats_sectors) << 9) : data_len;
 }
 
 /* block_rq_requeue: the request goes back to the queue and will be issued again. */
@@ -103,8 +94,10 @@ static __always_inline void H(on_rq_requeue)(struct request *rq)
 	struct bh_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
 	if (!cfg)
 		return;
-	struct bh_hist_key key = { .slot = slot_of(bpf_ktime_get_ns(), cfg->wall_offset_ns), .dev = dev,
-				   .cls = H(rq_cls)(READ(rq, cmd_flags), rqf) };
+	struct bh_hist_key key = { .slot = slot_of(bpf_ktime_get_ns(), cfg->wall_offset_ns),
+				   .dev = dev,
+				   .cls = H(rq_cls)(READ(rq, cmd_flags), rqf),
+				   .size_log2 = size_log2(H(rq_bytes)(rq, rqf, READ(rq, __data_len))) };
 	struct bh_hist *h = hist_for(&key);
 	if (h)
 		h->requeues++;
@@ -137,23 +130,22 @@ static __always_inline void H(on_rq_complete)(struct request *rq, int error, uns
 	io.queue_ns = -1;
 	io.counted = true;
 
-	__u64 start = 0, issue = 0, id = ptr_id(rq);
-	struct bh_rq_slot *sl = rq_slot_of(id);
-	bool ours = sl && sl->key == id;
-	if (ours) {
-		start = sl->start_ns;
-		issue = sl->issue_ns;
-		io.pid_tgid = sl->pid_tgid;
-		io.task = sl->task;
-	}
-	if (!ours || kernel_times) {
-		/* Our slot was taken (or the request began before we attached): the kernel's own
-		 * stamps, where it keeps them. */
-		if (!kernel_times)
+	/* The kernel's own stamps first: the request's lines are hot here, while our slot's line
+	 * was written on the issuing CPU (a cache miss to read). They are exact unless both came
+	 * from one cached plug clock (equal: blk_time_get_ns() inside a plug) or the queue keeps no
+	 * issue stamp (no QUEUE_FLAG_STATS): only then our issue stamp is read. Inside a plug the
+	 * start is the plug's clock, taken at its first request: queue time is then an upper bound,
+	 * never a false 0. */
+	__u64 start = READ(rq, start_time_ns);
+	__u64 issue = (rqf & rqf_stats()) ? READ(rq, io_start_time_ns) : 0;
+	/* The submitter in the request's slot is read only for sampled I/Os (emit_sample). */
+	io.rq_id = ptr_id(rq);
+	if (!kernel_times && (!issue || issue == start)) {
+		struct bh_rq_slot *sl = rq_slot_of(io.rq_id);
+		if (sl && sl->key == io.rq_id && sl->issue_ns >= start)
+			issue = sl->issue_ns;
+		else
 			bump_counter(offsetof(struct bh_counters, kernel_times));
-		start = READ(rq, start_time_ns);
-		if (rqf & rqf_stats())
-			issue = READ(rq, io_start_time_ns);
 	}
 	if (issue && io.now >= issue) {
 		io.device_ns = io.now - issue;
@@ -164,10 +156,9 @@ static __always_inline void H(on_rq_complete)(struct request *rq, int error, uns
 		 * flush, and its whole time is its device time. */
 		io.device_ns = io.now - start;
 	}
-	if (samples_enabled) {
+	io.bytes = H(rq_bytes)(rq, rqf, data_len);
+	if (samples_enabled)
 		io.sector = READ(rq, __sector);
-		io.bytes = (rqf & rqf_stats()) ? ((__u32)READ(rq, stats_sectors) << 9) : data_len;
-	}
 	record_io(&io);
 }
 

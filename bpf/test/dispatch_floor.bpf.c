@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The cost floor of tracing block I/O at all: empty programs on the tracepoints blkheat uses
- * for a blk-mq I/O (block_bio_queue, block_io_start, block_rq_issue, block_rq_complete). bench/kernel.ts runs it beside blkheat and bpftrace, so "IOPS kept" and
+ * for a blk-mq I/O (block_rq_issue, block_rq_complete; block_bio_queue is attached only while
+ * a bio-based disk is traced). bench/kernel.ts runs it beside blkheat and bpftrace, so "IOPS kept" and
  * "BPF ns per I/O" can be read against what merely attaching costs on the machine.
  */
 #include "vmlinux.h"
@@ -9,12 +10,6 @@
 #include <bpf/bpf_tracing.h>
 
 char LICENSE[] SEC("license") = "GPL";
-
-SEC("tp_btf/block_bio_queue")
-int BPF_PROG(floor_bio_queue, struct bio *bio)
-{
-	return 0;
-}
 
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(floor_rq_issue, struct request *rq)
@@ -24,12 +19,6 @@ int BPF_PROG(floor_rq_issue, struct request *rq)
 
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(floor_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
-{
-	return 0;
-}
-
-SEC("tp_btf/block_io_start")
-int BPF_PROG(floor_io_start, struct request *rq)
 {
 	return 0;
 }

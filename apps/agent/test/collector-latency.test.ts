@@ -2,7 +2,15 @@
 // of each disk's read I/Os must land in buckets overlapping [D, 1.25 D).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classOp, lowerBoundSeconds, upperBoundSeconds, denseTotal } from '@blkheat/shared-types';
+import {
+  addSparseInto,
+  classOp,
+  denseHist,
+  denseTotal,
+  lowerBoundSeconds,
+  quantileSeconds,
+  upperBoundSeconds,
+} from '@blkheat/shared-types';
 import { createDelayedLoopDevice, createLoopDevice, fuseUnavailable, runDd, runFio } from '@blkheat/testkit';
 import { record, classTotals } from './lib/collect.js';
 
@@ -82,5 +90,55 @@ test(
       `${(shareAtZero.own * 100).toFixed(1)} % of plugged reads show no queue time with blkheat's own clock`,
     );
     assert.ok(shareAtZero.own < shareAtZero.kernel, 'the own clock sees no more queueing than the cached plug clock');
+  },
+);
+
+test(
+  'sizes: 4 KiB and 512 KiB reads land in their size classes with fio’s own counts, and size × latency tells them apart',
+  { timeout: 60_000 },
+  async (t) => {
+    const loop = createLoopDevice({ sizeMiB: 256, t });
+    const rec = await record(t, { disks: [loop.name] });
+    const from = Math.floor(Date.now() / 1000) + 1;
+    await new Promise((r) => setTimeout(r, from * 1000 - Date.now() + 5));
+    // 512 KiB, not 1 MiB: a loop device takes at most 128 segments, so fio's 1 MiB buffers would
+    // reach the disk as two requests each, and the counts would differ from fio's for a good reason.
+    const [small, big] = await Promise.all([
+      runFio({ filename: loop.path, rw: 'randread', bs: '4k', numberIos: 20_000 }),
+      runFio({ filename: loop.path, rw: 'randread', bs: '512k', numberIos: 2_000 }),
+    ]);
+    const to = Math.floor(Date.now() / 1000) + 1;
+    await rec.waitForSecond(to);
+    const bySize = new Map<number, { n: number; d: Float64Array }>();
+    for (const f of rec.frames) {
+      if (f.ts < from || f.ts > to) continue;
+      for (const d of f.disks) {
+        if (d.dev !== loop.dev) continue;
+        for (const c of d.cls) {
+          if (classOp(c.c) !== 'Read') continue;
+          assert.equal(
+            (c.sz ?? []).reduce((n, z) => n + z.n, 0),
+            c.n,
+            `${c.c}: size classes sum to ${(c.sz ?? []).reduce((n, z) => n + z.n, 0)}, not ${c.n}`,
+          );
+          for (const z of c.sz ?? []) {
+            let acc = bySize.get(z.s);
+            if (!acc) bySize.set(z.s, (acc = { n: 0, d: denseHist() }));
+            acc.n += z.n;
+            addSparseInto(acc.d, z.d);
+          }
+        }
+      }
+    }
+    t.diagnostic(
+      `reads by size class: ${[...bySize].map(([s, v]) => `2^${s} B: ${v.n}`).join(', ')}; fio: ${small.ios} × 4k, ${big.ios} × 512k`,
+    );
+    assert.equal(bySize.get(12)?.n, small.ios, '4 KiB reads (size class 12)');
+    assert.equal(bySize.get(19)?.n, big.ios, '512 KiB reads (size class 19)');
+    const p50 = (d: Float64Array): number => quantileSeconds(d, 0.5) ?? NaN;
+    const small50 = p50((bySize.get(12) as { d: Float64Array }).d);
+    const big50 = p50((bySize.get(19) as { d: Float64Array }).d);
+    t.diagnostic(`p50 device latency: 4 KiB ${(small50 * 1e6).toFixed(1)} µs, 512 KiB ${(big50 * 1e6).toFixed(1)} µs`);
+    assert.ok(big50 > small50, 'the 512 KiB reads are not slower than the 4 KiB ones in the size x latency joint');
   },
 );

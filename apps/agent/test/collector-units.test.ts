@@ -207,12 +207,12 @@ test('frames roll partitions up into their disk unless asked, and keep counts ex
     return v;
   };
   const entries = [
-    { dev: (254 << 20) | 0, cls: 0, value: value(5, 40) },
-    { dev: (254 << 20) | 1, cls: 0, value: value(3, 41) },
-    { dev: (254 << 20) | 1, cls: 1 | CLS_FLAG_BITS.Sync, value: value(2, 50) },
-    { dev: (7 << 20) | 3, cls: 0, value: value(1, 45) },
+    { dev: (254 << 20) | 0, cls: 0, size: 12, value: value(5, 40) },
+    { dev: (254 << 20) | 1, cls: 0, size: 20, value: value(3, 41) },
+    { dev: (254 << 20) | 1, cls: 1 | CLS_FLAG_BITS.Sync, size: 12, value: value(2, 50) },
+    { dev: (7 << 20) | 3, cls: 0, size: 12, value: value(1, 45) },
     // Beyond the schema's overflow bucket: folded into overflow, never lost.
-    { dev: (7 << 20) | 3, cls: 0, value: value(1, NR_BUCKETS - 1) },
+    { dev: (7 << 20) | 3, cls: 0, size: 12, value: value(1, NR_BUCKETS - 1) },
   ];
   const rolled = buildFrame(1795290000, entries, reg, namer, { partitions: false });
   assert.deepEqual(
@@ -229,6 +229,11 @@ test('frames roll partitions up into their disk unless asked, and keep counts ex
     ],
   );
   assert.equal(rolled.disks[1]?.dropped, 4 + 2 + 1);
+  // Sizes: the 4 KiB and 1 MiB reads of 254:0 (partition rolled up) stay apart, with their latencies.
+  assert.deepEqual(rolled.disks[1]?.cls[0]?.sz, [
+    { s: 12, n: 5, d: [40, 5] },
+    { s: 20, n: 3, d: [41, 3] },
+  ]);
   const split = buildFrame(1795290000, entries, reg, namer, { partitions: true });
   assert.deepEqual(
     split.disks.map((d) => d.dev),

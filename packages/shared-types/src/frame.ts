@@ -38,6 +38,19 @@ export interface ClassSeries {
    * Such classes are outside the totals that equal diskstats. Added in 2.
    */
   readonly pt?: true;
+  /**
+   * By I/O size (added in 2): `s` is the size class, the smallest s with bytes <= 2^s (4 KiB: 12,
+   * 1 MiB: 20; 0 for I/O with no data, e.g. flushes), with its count and device latency: the
+   * size histogram and the size x latency joint. Σ n over sizes = n.
+   */
+  readonly sz?: readonly SizeSeries[];
+}
+
+/** One size class of a class series. */
+export interface SizeSeries {
+  readonly s: number;
+  readonly n: number;
+  readonly d: SparseHist;
 }
 
 /** The diskstats op groups, for untimed I/Os. */

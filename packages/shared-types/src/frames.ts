@@ -67,6 +67,7 @@ interface ClassAcc {
   q: Float64Array;
   e: Map<string, number> | undefined;
   pt: boolean;
+  sz: Map<number, { n: number; d: Float64Array }> | undefined;
 }
 
 interface DiskAcc {
@@ -137,6 +138,7 @@ export class FrameAccumulator {
             q: new Float64Array(bucketCount(this.schema)),
             e: undefined,
             pt: false,
+            sz: undefined,
           };
           acc.classes.set(cls.c, c);
         }
@@ -144,6 +146,15 @@ export class FrameAccumulator {
         addSparseInto(c.d, cls.d);
         addSparseInto(c.q, cls.q);
         if (cls.pt) c.pt = true;
+        if (cls.sz) {
+          c.sz ??= new Map();
+          for (const z of cls.sz) {
+            let acc = c.sz.get(z.s);
+            if (!acc) c.sz.set(z.s, (acc = { n: 0, d: new Float64Array(bucketCount(this.schema)) }));
+            acc.n += z.n;
+            addSparseInto(acc.d, z.d);
+          }
+        }
         if (cls.e) {
           c.e ??= new Map();
           for (const [status, v] of Object.entries(cls.e)) c.e.set(status, (c.e.get(status) ?? 0) + v);
@@ -168,6 +179,7 @@ export class FrameAccumulator {
           q: toSparse(v.q),
           ...(v.e ? { e: Object.fromEntries([...v.e.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) } : {}),
           ...(v.pt ? { pt: true as const } : {}),
+          ...(v.sz ? { sz: [...v.sz.entries()].sort(([a], [b]) => a - b).map(([s, z]) => ({ s, n: z.n, d: toSparse(z.d) })) } : {}),
         };
       });
       const disk: { -readonly [K in keyof DiskFrame]: DiskFrame[K] } = { dev, cls };

@@ -122,6 +122,10 @@ export const classSeriesSchema = z.strictObject({
   q: sparseHistSchema,
   e: z.record(statusNameSchema, count).optional(),
   pt: z.literal(true).optional(),
+  sz: z
+    .array(z.strictObject({ s: z.number().int().min(0).max(32), n: count, d: sparseHistSchema }))
+    .max(33)
+    .optional(),
 });
 
 const inflightIoSchema = z.strictObject({

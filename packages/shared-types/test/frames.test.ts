@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { coarsenFrames, compareDev, filterFrame, FrameAccumulator, mergeFrames } from '../src/frames.js';
+import { coarsenFrames, compareDev, conservedCount, filterFrame, FrameAccumulator, mergeFrames } from '../src/frames.js';
 import { sparseProblem, sparseTotal } from '../src/histogram.js';
 import type { ClassSeries, DiskFrame, Frame } from '../src/frame.js';
 import { frameSchema } from '../src/schemas.js';
@@ -139,4 +139,53 @@ test('FrameAccumulator reset starts over and counts frames', () => {
 
 test('compareDev orders device numbers numerically', () => {
   assert.deepEqual(['8:10', '253:0', '8:2', '7:0'].sort(compareDev), ['7:0', '8:2', '8:10', '253:0']);
+});
+
+test('protocol 2 fields merge exactly: errors, passthrough, sizes, requeues and untimed add; in flight keeps the worst second', () => {
+  const second = (ts: number, k: number): Frame => ({
+    ts,
+    step: 1,
+    disks: [
+      {
+        dev: '7:0',
+        cls: [
+          { c: 'DrvIn', n: 1, d: [40, 1], q: [], pt: true, sz: [{ s: 9, n: 1, d: [40, 1] }] },
+          {
+            c: 'Read',
+            n: 3 * k,
+            d: [30, 2 * k, 50, k],
+            q: [],
+            e: { IOERR: k },
+            sz: [
+              { s: 12, n: 2 * k, d: [30, 2 * k] },
+              { s: 20, n: k, d: [50, k] },
+            ],
+          },
+        ],
+        requeues: k,
+        untimed: { write: k },
+        inflight: { n: k, oldest_ns: k * 1e9, ios: [] },
+      },
+    ],
+  });
+  const merged = mergeFrames([second(1795290000, 1), second(1795290001, 3), second(1795290002, 2)], 1795290000, 3);
+  const disk = merged.disks[0] as DiskFrame;
+  assert.equal(frameSchema.safeParse(merged).success, true, 'a merged frame is a valid frame');
+  assert.deepEqual(disk.cls[0], { c: 'DrvIn', n: 3, d: [40, 3], q: [], pt: true, sz: [{ s: 9, n: 3, d: [40, 3] }] });
+  assert.deepEqual(disk.cls[1], {
+    c: 'Read',
+    n: 18,
+    d: [30, 12, 50, 6],
+    q: [],
+    e: { IOERR: 6 },
+    sz: [
+      { s: 12, n: 12, d: [30, 12] },
+      { s: 20, n: 6, d: [50, 6] },
+    ],
+  });
+  assert.equal(disk.requeues, 6);
+  assert.deepEqual(disk.untimed, { write: 6 });
+  assert.deepEqual(disk.inflight, { n: 3, oldest_ns: 3e9, ios: [] }, 'the oldest in-flight state of the three seconds');
+  // Conserved: passthrough out, untimed in.
+  assert.equal(conservedCount(disk), 18 + 6);
 });

@@ -30,8 +30,8 @@ Options:
       --samples-budget N  sampled records per second kept in the kernel (default ${DEFAULT_SAMPLE_BUDGET})
       --partitions        report partitions as their own disks (default: rolled up into the disk)
       --hooks KIND        tracepoint flavour: auto (default), tp_btf or raw_tp
-      --issue-timestamps  own (default) or kernel: stamp starts and issues with blkheat's clock,
-                          or read the kernel's request fields (diagnostics)
+      --issue-timestamps  own (default) or kernel: blkheat's own issue stamp where the kernel's
+                          come from a plug's cached clock, or the kernel's only (diagnostics)
       --btf PATH          kernel BTF to use instead of /sys/kernel/btf/vmlinux (kernels
                           without built-in BTF, e.g. a file from BTFHub)
   -v, --verbose           print what is loaded and attached, and libbpf's log

@@ -86,7 +86,10 @@ interface Loaded {
   readonly object: BpfObject;
   readonly links: Link[];
   readonly flavour: Flavour;
+  /** Every program loaded for the hooks (for run-time statistics), attached or not. */
   readonly programs: string[];
+  /** The bio-based disks' programs: attached once such a disk is there to trace (see syncBioHooks). */
+  readonly bioPrograms: string[];
 }
 
 class BlockCollector implements Collector {
@@ -110,6 +113,7 @@ class BlockCollector implements Collector {
   private tickTimer: NodeJS.Timeout | undefined;
   private drainTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private bioAttached = false;
   private inflight: InflightScanner | undefined;
   private untimed!: UntimedMeter;
   /** Untimed I/Os found but not yet put in a frame (found when no second closed). */
@@ -164,6 +168,7 @@ class BlockCollector implements Collector {
     }
     this.devices.rescan();
     this.knownDisks = this.devices.list(this.seenDevs);
+    this.syncBioHooks();
     this.scheduleTick();
   }
 
@@ -281,26 +286,26 @@ class BlockCollector implements Collector {
       ...(this.options.onLog ? { onLog: (_level: string, line: string) => this.log(line.trimEnd()) } : {}),
     });
     try {
-      const programs = selectPrograms(flavour, facts);
+      const { request, bio } = selectPrograms(flavour, facts);
+      const programs = [...request, ...bio];
       const selected = new Set(facts.hasInflightScan ? [...programs, INFLIGHT_PROGRAM] : programs);
       for (const p of object.programs()) object.setAutoload(p.name, selected.has(p.name));
 
       object.setGlobal('bounds_ns', boundsBuffer());
-      // Without block_io_start there are no start stamps of ours: the kernel's fields it is.
-      object.setGlobal('kernel_times', Buffer.from([this.options.issueTimestamps === 'kernel' || !facts.hasIoStart ? 1 : 0]));
+      object.setGlobal('kernel_times', Buffer.from([this.options.issueTimestamps === 'kernel' ? 1 : 0]));
       object.setGlobal('samples_enabled', Buffer.from([this.budget ? 1 : 0]));
       object.setGlobal('rq_arg_idx', u32(facts.rqLayout === 'queue-first' ? 1 : 0));
       object.setGlobal('filter_disks', Buffer.from([this.only ? 1 : 0]));
       await object.load();
       const links: Link[] = [];
       try {
-        for (const name of programs) links.push(object.attach(name));
+        for (const name of request) links.push(object.attach(name));
       } catch (err) {
         for (const link of links) link.close();
         throw err;
       }
-      this.log(`attached ${programs.length} ${flavour} programs: ${programs.join(', ')}`);
-      return { object, links, flavour, programs };
+      this.log(`attached ${request.length} ${flavour} programs: ${request.join(', ')}`);
+      return { object, links, flavour, programs, bioPrograms: bio };
     } catch (err) {
       object.close();
       throw err;
@@ -430,7 +435,7 @@ class BlockCollector implements Collector {
         continue;
       }
       if (group && shown !== undefined && value.count > 0) this.untimed.addCounted(shown, group, value.count);
-      const entry: SlotEntry = { dev: key.dev, cls: key.cls, value };
+      const entry: SlotEntry = { dev: key.dev, cls: key.cls, size: key.size, value };
       if (key.slot < this.nextSlot) this.lateEntries.push(entry);
       else {
         const list = bySlot.get(key.slot);
@@ -562,6 +567,33 @@ class BlockCollector implements Collector {
       this.knownDisks = disks;
       for (const l of this.listeners) l.disks?.(disks);
     }
+    this.syncBioHooks();
+  }
+
+  /**
+   * Attaches the bio-based disks' programs once a traced bio-based disk (zram, dm, md, bcache)
+   * has a size. Until then no program runs for each bio of the blk-mq disks: block_bio_queue
+   * fires for every bio, and a program there costs every I/O of every disk. A disk sized after
+   * start is traced from the next rescan (within RESCAN_EVERY_TICKS s); its I/O before that is
+   * not timed.
+   */
+  private syncBioHooks(): void {
+    if (this.bioAttached || this.closed) return;
+    const wanted = this.knownDisks.find(
+      (d) => d.kind === 'bio' && d.present && (d.sizeBytes ?? 0) > 0 && (!this.only || this.only.has(parseDevString(d.dev) ?? -1)),
+    );
+    if (!wanted) return;
+    const links: Link[] = [];
+    try {
+      for (const name of this.loaded.bioPrograms) links.push(this.loaded.object.attach(name));
+    } catch (err) {
+      for (const link of links) link.close();
+      this.warn(`cannot trace bio-based disks such as ${wanted.name}: ${errorText(err)}`);
+      return;
+    }
+    this.loaded.links.push(...links);
+    this.bioAttached = true;
+    this.log(`attached ${links.length} bio programs for bio-based disks (${wanted.name}): ${this.loaded.bioPrograms.join(', ')}`);
   }
 
   // ---- kernel settings ----
@@ -606,19 +638,14 @@ class BlockCollector implements Collector {
   }
 }
 
-/** The programs to attach for a hook flavour on this kernel. */
-export function selectPrograms(flavour: Flavour, facts: KernelFacts): string[] {
+/** The programs for a hook flavour on this kernel: request-based disks' (always attached) and bio-based disks'. */
+export function selectPrograms(flavour: Flavour, facts: KernelFacts): { request: string[]; bio: string[] } {
   const sfx = flavour === 'tp_btf' ? 'btf' : 'raw';
   const q = (layout: KernelFacts['rqLayout']): string => (flavour === 'tp_btf' && layout === 'queue-first' ? '_q' : '');
-  const programs = [
-    ...(facts.hasIoStart ? [`bh_io_start_${sfx}`] : []),
-    `bh_rq_issue_${sfx}${q(facts.rqLayout)}`,
-    `bh_rq_complete_${sfx}`,
-    `bh_rq_requeue_${sfx}${q(facts.rqLayout)}`,
-    `bh_bio_queue_${sfx}${q(facts.bioQueueLayout)}`,
-    `bh_bio_complete_${sfx}`,
-  ];
-  return programs;
+  return {
+    request: [`bh_rq_issue_${sfx}${q(facts.rqLayout)}`, `bh_rq_complete_${sfx}`, `bh_rq_requeue_${sfx}${q(facts.rqLayout)}`],
+    bio: [`bh_bio_queue_${sfx}${q(facts.bioQueueLayout)}`, `bh_bio_complete_${sfx}`],
+  };
 }
 
 function boundsBuffer(): Buffer {

@@ -20,6 +20,8 @@ import { type HistValue, NR_BUCKETS } from './layout.js';
 export interface SlotEntry {
   readonly dev: number;
   readonly cls: number;
+  /** Size class (smallest s with bytes <= 2^s; 0 = no data). */
+  readonly size: number;
   readonly value: HistValue;
 }
 
@@ -45,6 +47,8 @@ interface ClassAcc {
   readonly q: Float64Array;
   readonly e: Map<string, number>;
   readonly pt: boolean;
+  /** Per size class: count and device latency (the size x latency joint). */
+  readonly sizes: Map<number, { n: number; readonly d: Float64Array }>;
 }
 
 interface DiskAcc {
@@ -101,12 +105,23 @@ export function buildFrame(
     const name = namer.name(e.cls);
     let cls = disk.classes.get(name);
     if (!cls) {
-      cls = { n: 0, d: new Float64Array(BUCKETS), q: new Float64Array(BUCKETS), e: new Map(), pt: namer.notCounted(e.cls) };
+      cls = {
+        n: 0,
+        d: new Float64Array(BUCKETS),
+        q: new Float64Array(BUCKETS),
+        e: new Map(),
+        pt: namer.notCounted(e.cls),
+        sizes: new Map(),
+      };
       disk.classes.set(name, cls);
     }
     cls.n += e.value.count;
     foldInto(cls.d, e.value.device);
     foldInto(cls.q, e.value.queue);
+    let size = cls.sizes.get(e.size);
+    if (!size) cls.sizes.set(e.size, (size = { n: 0, d: new Float64Array(BUCKETS) }));
+    size.n += e.value.count;
+    foldInto(size.d, e.value.device);
     e.value.errors.forEach((v, status) => {
       if (v > 0) cls.e.set(statusName(status), (cls.e.get(statusName(status)) ?? 0) + v);
     });
@@ -135,6 +150,7 @@ export function buildFrame(
         q: toSparse(acc.q),
         ...(acc.e.size > 0 ? { e: Object.fromEntries([...acc.e.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) } : {}),
         ...(acc.pt ? { pt: true as const } : {}),
+        sz: [...acc.sizes.entries()].sort(([a], [b]) => a - b).map(([s, v]) => ({ s, n: v.n, d: toSparse(v.d) })),
       }));
     const untimed = disk.untimed && Object.values(disk.untimed).some((v) => (v ?? 0) > 0) ? disk.untimed : undefined;
     if (cls.length === 0 && disk.dropped === 0 && disk.missed === 0 && disk.requeues === 0 && !untimed && !disk.inflight) continue;

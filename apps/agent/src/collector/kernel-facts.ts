@@ -16,8 +16,6 @@ export interface KernelFacts {
   readonly bioQueueLayout: ArgLayout;
   /** The in-flight scan can load: "syscall" programs with bpf_loop (5.17+). */
   readonly hasInflightScan: boolean;
-  /** block_io_start exists (6.5+): requests are stamped at their start by our clock, with their submitter. */
-  readonly hasIoStart: boolean;
 }
 
 export class KernelSupportError extends Error {}
@@ -36,7 +34,6 @@ export function readKernelFacts(btf: KernelBtf): KernelFacts {
     rqLayout: layoutOf(btf, 'btf_trace_block_rq_issue'),
     bioQueueLayout: layoutOf(btf, 'btf_trace_block_bio_queue'),
     hasInflightScan: btf.enumeratorValue('BPF_FUNC_loop') !== undefined && btf.enumeratorValue('BPF_PROG_TYPE_SYSCALL') !== undefined,
-    hasIoStart: btf.funcProtoParams('btf_trace_block_io_start') !== undefined,
   };
 }
 

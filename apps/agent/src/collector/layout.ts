@@ -29,7 +29,7 @@ export const SAMPLE_OUTLIER = 1 << 0;
 export const SAMPLE_QUEUE_KNOWN = 1 << 1;
 export const SAMPLE_SUBMITTER_KNOWN = 1 << 2;
 
-/** struct bh_hist_key { u32 slot; u32 dev; u16 cls; u16 pad; } */
+/** struct bh_hist_key { u32 slot; u32 dev; u16 cls; u8 size_log2; u8 pad; } */
 export const HIST_KEY_SIZE = 12;
 /** struct bh_hist: 4 u64 counters, u32 max bucket + pad, errors[] by status, then device[] and queue[] u64 arrays. */
 export const HIST_REQUEUES_OFFSET = 24;
@@ -71,18 +71,17 @@ export interface HistKey {
   readonly slot: number;
   readonly dev: number;
   readonly cls: number;
+  /** Size class: the smallest s with bytes <= 2^s; 0 = no data. */
+  readonly size: number;
 }
 
 export function decodeHistKey(buf: Buffer, offset = 0): HistKey {
-  return { slot: buf.readUInt32LE(offset), dev: buf.readUInt32LE(offset + 4), cls: buf.readUInt16LE(offset + 8) };
-}
-
-export function encodeHistKey(key: HistKey): Buffer {
-  const buf = Buffer.alloc(HIST_KEY_SIZE);
-  buf.writeUInt32LE(key.slot, 0);
-  buf.writeUInt32LE(key.dev, 4);
-  buf.writeUInt16LE(key.cls, 8);
-  return buf;
+  return {
+    slot: buf.readUInt32LE(offset),
+    dev: buf.readUInt32LE(offset + 4),
+    cls: buf.readUInt16LE(offset + 8),
+    size: buf.readUInt8(offset + 10),
+  };
 }
 
 /** One histogram entry summed over CPUs. */

@@ -59,10 +59,10 @@ export interface CollectorOptions {
   /** Report partitions as their own disks instead of rolling them up into the whole disk. */
   readonly partitions?: boolean;
   /**
-   * Timestamps: "own" (default) stamps each request's start (block_io_start) and issue
-   * (block_rq_issue) with blkheat's clock; "kernel" reads rq->start_time_ns and
-   * io_start_time_ns instead, which inside a plug share one cached clock (queue time 0).
-   * Diagnostics, and how the tests compare the two.
+   * Timestamps: "own" (default) reads the kernel's rq->start_time_ns / io_start_time_ns and uses
+   * blkheat's own issue stamp (block_rq_issue) where the kernel's two come from one cached plug
+   * clock or the queue keeps no issue stamp; "kernel" uses the kernel's stamps only
+   * (diagnostics, and how the tests compare the two). See docs/accounting.md.
    */
   readonly issueTimestamps?: 'kernel' | 'own';
   /** Kernel BTF file to use instead of /sys/kernel/btf/vmlinux (kernels without built-in BTF). */

@@ -31,6 +31,8 @@ export interface RecordLine {
       errors?: Record<string, number>;
       /** Added in 2: true for I/O /proc/diskstats does not count (passthrough). */
       passthrough?: true;
+      /** Added in 2: by I/O size, `max_bytes` = 2^s (0: no data), with the device latency of each. */
+      sizes?: { max_bytes: number; count: number; device: BucketTriple[] }[];
       device: BucketTriple[];
       queue: BucketTriple[];
     }[];
@@ -56,6 +58,7 @@ export function recordLine(frame: Frame, names: ReadonlyMap<string, string>, int
         count: c.n,
         ...(c.e ? { errors: { ...c.e } } : {}),
         ...(c.pt ? { passthrough: true as const } : {}),
+        ...(c.sz ? { sizes: c.sz.map((z) => ({ max_bytes: z.s === 0 ? 0 : 2 ** z.s, count: z.n, device: triples(z.d) })) } : {}),
         device: triples(c.d),
         queue: triples(c.q),
       })),
