@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { denseTotal, classOp } from '@blkheat/shared-types';
-import { runCommand, runDd, sleep } from '@blkheat/testkit';
+import { readDiskstats, runCommand, runDd, sleep } from '@blkheat/testkit';
 import { record, classTotals } from './lib/collect.js';
 
 async function zramDevice(): Promise<string | undefined> {
@@ -33,8 +33,10 @@ test('zram I/O appears under its own disk, bio-based, with bio-level latency', {
   const rec = await record(t);
   const from = Math.floor(Date.now() / 1000) + 1;
   await sleep(from * 1000 - Date.now() + 5);
+  const before = readDiskstats().get(name);
   await runDd({ if: '/dev/urandom', of: `/dev/${name}`, bs: '4k', count: 300, oflag: 'direct' });
   await runDd({ if: `/dev/${name}`, of: '/dev/null', bs: '4k', count: 300, iflag: 'direct' });
+  const after = readDiskstats().get(name);
   const to = Math.floor(Date.now() / 1000) + 1;
   await rec.waitForSecond(to);
 
@@ -53,4 +55,8 @@ test('zram I/O appears under its own disk, bio-based, with bio-level latency', {
   }
   assert.equal(reads, 300, `reads on ${name}: ${JSON.stringify([...totals.keys()])}`);
   assert.equal(writes, 300, `writes on ${name}`);
+  // Counted the way the kernel accounts them (zram: bio_start_io_acct() per read and write bio).
+  assert.ok(before && after, `${name} missing from /proc/diskstats`);
+  assert.equal(reads, after.reads - before.reads, 'reads: frames vs /proc/diskstats');
+  assert.equal(writes, after.writes - before.writes, 'writes: frames vs /proc/diskstats');
 });

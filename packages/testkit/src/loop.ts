@@ -22,6 +22,8 @@ export interface LoopDeviceOptions {
   readonly dir?: string;
   /** Test context: the device is closed in t.after(), even when the test fails. */
   readonly t?: CleanupContext;
+  /** Scan for partitions (losetup -P), so a partition table written to it makes partitions. */
+  readonly partscan?: boolean;
 }
 
 export interface LoopDevice {
@@ -89,7 +91,7 @@ function reapOrphans(): void {
 }
 
 export function createLoopDevice(options: LoopDeviceOptions): LoopDevice {
-  const { sizeMiB, dir = '/dev/shm', t } = options;
+  const { sizeMiB, dir = '/dev/shm', t, partscan = false } = options;
   if (!Number.isInteger(sizeMiB) || sizeMiB <= 0)
     throw new RangeError(`createLoopDevice: sizeMiB must be a positive integer, got ${sizeMiB}`);
   reapOrphans();
@@ -104,7 +106,10 @@ export function createLoopDevice(options: LoopDeviceOptions): LoopDevice {
 
   let path: string;
   try {
-    path = execFileSync('losetup', ['-f', '--show', backingFile], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+    path = execFileSync('losetup', [...(partscan ? ['-P'] : []), '-f', '--show', backingFile], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }).trim();
   } catch (error) {
     rmSync(backingFile, { force: true });
     throw new Error(`createLoopDevice: losetup -f --show ${backingFile} failed (root needed)`, { cause: error });

@@ -39,6 +39,7 @@ import {
   decodeSample,
   devString,
   parseDevString,
+  perCpuCount,
   emptyHistValue,
   encodeBudget,
   encodeSettings,
@@ -422,18 +423,19 @@ class BlockCollector implements Collector {
       const valueBuf = this.hists.lookup(keyBuf);
       if (!valueBuf) continue;
       const key = decodeHistKey(keyBuf);
-      const value: HistValue = emptyHistValue();
-      addPerCpuHist(value, valueBuf, 0, stride, this.cpus);
       const group = this.namer.group(key.cls);
       const shown = this.shownDev(key.dev);
       if (key.slot >= current) {
-        if (group && shown !== undefined && value.count > 0) {
+        const n = group && shown !== undefined ? perCpuCount(valueBuf, stride, this.cpus) : 0;
+        if (group && shown !== undefined && n > 0) {
           let counts = open.get(shown);
           if (!counts) open.set(shown, (counts = zeroGroups()));
-          counts[group] += value.count;
+          counts[group] += n;
         }
         continue;
       }
+      const value: HistValue = emptyHistValue();
+      addPerCpuHist(value, valueBuf, 0, stride, this.cpus);
       if (group && shown !== undefined && value.count > 0) this.untimed.addCounted(shown, group, value.count);
       const entry: SlotEntry = { dev: key.dev, cls: key.cls, size: key.size, value };
       if (key.slot < this.nextSlot) this.lateEntries.push(entry);

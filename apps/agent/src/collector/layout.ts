@@ -134,6 +134,13 @@ export function addPerCpuHist(into: HistValue, buf: Buffer, offset: number, stri
   }
 }
 
+/** The I/O count alone of a per-CPU histogram value (the seconds still open need no more). */
+export function perCpuCount(buf: Buffer, stride: number, cpus: number): number {
+  let n = 0;
+  for (let c = 0; c < cpus; c++) n += readU64(buf, c * stride);
+  return n;
+}
+
 export interface RawSample {
   readonly tsNs: bigint;
   /** null where the request has no sector (flushes carry sector_t -1). */
