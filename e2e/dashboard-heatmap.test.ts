@@ -5,7 +5,7 @@
 // whose latency lies inside that cell. A screenshot per step goes to artifacts/dashboard/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addSparseInto, bucketOfSeconds, denseHist, type Frame, upperBoundsNs } from '@blkheat/shared-types';
+import { addSparseInto, bucketOfSeconds, conservedCount, denseHist, type Frame, upperBoundsNs } from '@blkheat/shared-types';
 import { createDelayedLoopDevice } from '@blkheat/testkit';
 import { backgroundFio, canRun, dragAcross, H, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
 
@@ -90,10 +90,8 @@ test('dashboard: heat map, drag-zoom and drill-down on a 5 ms FUSE-delayed loop 
   for (const f of answer.frames) {
     for (const d of f.disks) {
       if (d.dev !== disk.dev) continue;
-      for (const c of d.cls) {
-        addSparseInto(truth, c.d);
-        completed += c.n;
-      }
+      completed += conservedCount(d); // what the page counts: as /proc/diskstats does
+      for (const c of d.cls) addSparseInto(truth, c.d);
     }
   }
   const shown = await h.histogram(disk.dev);

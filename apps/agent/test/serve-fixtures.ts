@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAgentProcess, WsTestClient, type AgentProcess, type CleanupContext } from '@blkheat/testkit';
-import type { Frame, HelloMessage, ServerMessage } from '@blkheat/shared-types';
+import { conservedCount, type Frame, type HelloMessage, type ServerMessage } from '@blkheat/shared-types';
 
 export type TestContextLike = CleanupContext & { skip(message?: string): void; diagnostic(message: string): void };
 
@@ -73,9 +73,10 @@ export async function readFrames(
 }
 
 /** Completed I/Os of one disk in a frame. */
+/** I/Os of a disk in a frame as /proc/diskstats counts them: timed (not passthrough) + untimed. */
 export function diskCount(frame: Frame, dev: string): number {
   let n = 0;
-  for (const d of frame.disks) if (d.dev === dev) for (const c of d.cls) n += c.n;
+  for (const d of frame.disks) if (d.dev === dev) n += conservedCount(d);
   return n;
 }
 
