@@ -86,14 +86,20 @@ function worseInflight(a: InflightState | undefined, b: InflightState): Inflight
   return b.n > a.n ? b : a;
 }
 
+/** Untimed I/Os of a disk in a frame, all op groups. */
+export function untimedCount(disk: DiskFrame): number {
+  let n = 0;
+  if (disk.untimed) for (const v of Object.values(disk.untimed)) n += v ?? 0;
+  return n;
+}
+
 /**
  * Conserved I/Os of a disk in a frame: what /proc/diskstats counts, i.e. the classes it counts
  * (not `pt`) plus the untimed I/Os.
  */
 export function conservedCount(disk: DiskFrame): number {
-  let n = 0;
+  let n = untimedCount(disk);
   for (const c of disk.cls) if (!c.pt) n += c.n;
-  if (disk.untimed) for (const v of Object.values(disk.untimed)) n += v ?? 0;
   return n;
 }
 

@@ -12,6 +12,7 @@ import {
   conservedCount,
   type Frame,
   type LatencyKind,
+  untimedCount,
 } from '@blkheat/shared-types';
 import { quantilesOf, type QuantileValue } from './percentiles.js';
 
@@ -88,9 +89,8 @@ export function diskSummaries(frames: readonly Frame[], from: number, to: number
       if (!a) acc.set(disk.dev, (a = { n: 0, untimed: 0, failed: 0, passthrough: 0, timed: 0, dropped: 0, missed: 0, byClass: {} }));
       a.dropped += disk.dropped ?? 0;
       a.missed += disk.missed ?? 0;
-      const n = conservedCount(disk);
-      a.n += n;
-      a.untimed += n - disk.cls.reduce((x, c) => x + (c.pt ? 0 : c.n), 0);
+      a.n += conservedCount(disk);
+      a.untimed += untimedCount(disk);
       for (const cls of disk.cls) {
         if (cls.pt) a.passthrough += cls.n;
         for (const e of Object.values(cls.e ?? {})) a.failed += e;
