@@ -40,6 +40,7 @@ import {
   devString,
   parseDevString,
   perCpuCount,
+  u32,
   emptyHistValue,
   encodeBudget,
   encodeSettings,
@@ -137,7 +138,6 @@ class BlockCollector implements Collector {
     this.namer = new ClassNamer(facts.reqOps);
     this.only = this.resolveDiskFilter();
     this.cpus = possibleCpus();
-    this.devices.rescan();
     this.untimed = new UntimedMeter(undefined, this.options.partitions ? (dev) => this.devices.devsOfDisk(dev).slice(1) : undefined);
     this.loaded = await this.loadAndAttach(facts);
     const { object } = this.loaded;
@@ -656,12 +656,6 @@ function boundsBuffer(): Buffer {
     throw new CollectorError(`bucket schema has ${bounds.length} bounds; the kernel side holds ${MAX_BOUNDS - 1}`);
   const buf = Buffer.alloc(MAX_BOUNDS * 8, 0xff); // past the last bound: U64_MAX
   bounds.forEach((b, i) => buf.writeBigUInt64LE(b, i * 8));
-  return buf;
-}
-
-function u32(v: number): Buffer {
-  const buf = Buffer.alloc(4);
-  buf.writeUInt32LE(v >>> 0);
   return buf;
 }
 

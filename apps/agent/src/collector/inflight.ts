@@ -6,7 +6,7 @@
  */
 import { INFLIGHT_LISTED, type InflightIo, type InflightState } from '@blkheat/shared-types';
 import type { BpfMap, BpfObject } from '@blkheat/bpf-loader';
-import { decodeInflight, decodeInflightSummary, INFLIGHT_IO_SIZE, INFLIGHT_MAX, type RawInflight } from './layout.js';
+import { decodeInflight, decodeInflightSummary, INFLIGHT_IO_SIZE, INFLIGHT_MAX, u32, type RawInflight } from './layout.js';
 
 export const INFLIGHT_PROGRAM = 'bh_inflight';
 
@@ -69,10 +69,4 @@ export class InflightScanner {
     }
     return { byDisk, found: summary.found };
   }
-}
-
-function u32(v: number): Buffer {
-  const buf = Buffer.alloc(4);
-  buf.writeUInt32LE(v >>> 0);
-  return buf;
 }

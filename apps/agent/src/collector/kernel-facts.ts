@@ -1,6 +1,6 @@
 /**
  * What the running kernel offers, read from its BTF (never from its version number): op
- * values, the QUEUE_FLAG_STATS bit, which block tracepoints exist and their argument layouts.
+ * values, which block tracepoints exist and their argument layouts.
  */
 import type { KernelBtf } from '@blkheat/bpf-loader';
 
@@ -9,8 +9,6 @@ export type ArgLayout = 'single' | 'queue-first';
 export interface KernelFacts {
   /** enum req_op (or req_opf on older kernels): enumerator name -> value. */
   readonly reqOps: ReadonlyMap<string, number>;
-  /** Bit of QUEUE_FLAG_STATS in request_queue.queue_flags, or undefined if unknown. */
-  readonly queueFlagStatsBit: number | undefined;
   /** Argument layout of block_rq_issue / block_rq_requeue / block_bio_queue. */
   readonly rqLayout: ArgLayout;
   readonly bioQueueLayout: ArgLayout;
@@ -30,7 +28,6 @@ export function readKernelFacts(btf: KernelBtf): KernelFacts {
   }
   return {
     reqOps,
-    queueFlagStatsBit: btf.enumeratorValue('QUEUE_FLAG_STATS'),
     rqLayout: layoutOf(btf, 'btf_trace_block_rq_issue'),
     bioQueueLayout: layoutOf(btf, 'btf_trace_block_bio_queue'),
     hasInflightScan: btf.enumeratorValue('BPF_FUNC_loop') !== undefined && btf.enumeratorValue('BPF_PROG_TYPE_SYSCALL') !== undefined,

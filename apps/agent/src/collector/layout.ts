@@ -249,6 +249,13 @@ export function decodeCounters(buf: Buffer, stride: number, cpus: number): Recor
   return out;
 }
 
+/** A u32 map key or value (array indexes, dev_t filter keys). */
+export function u32(v: number): Buffer {
+  const buf = Buffer.alloc(4);
+  buf.writeUInt32LE(v >>> 0);
+  return buf;
+}
+
 /** Kernel dev_t (major << 20 | minor) as "MAJ:MIN". */
 export function devString(dev: number): string {
   return `${dev >>> 20}:${dev & 0xfffff}`;
