@@ -299,6 +299,7 @@ struct bh_io {
 	__u64 pid_tgid;                 /* submitter (0 = unknown), bio-based disks */
 	__u64 task;
 	__u64 rq_id;                    /* request-based disks: the request, whose slot names the submitter */
+	__u64 cgroup;                   /* charged cgroup (bh_hist_key.cgroup) */
 	__u32 status;                   /* blk_status_t, 0 = success */
 	__u32 dev;
 	__u32 bytes;
@@ -379,7 +380,7 @@ static __always_inline bool emit_sample(struct bh_io *io, __u32 slot, bool outli
 	s->cls = io->cls;
 	s->flags = (outlier ? BH_SAMPLE_OUTLIER : 0) | (io->queue_ns >= 0 ? BH_SAMPLE_QUEUE_KNOWN : 0);
 	s->pid = 0;
-	s->cgroup_id = 0;
+	s->cgroup_id = io->cgroup;
 	__builtin_memset(s->comm, 0, sizeof(s->comm));
 
 	__u64 pid_tgid = io->pid_tgid, task = io->task;
@@ -400,8 +401,6 @@ static __always_inline bool emit_sample(struct bh_io *io, __u32 slot, bool outli
 		if (t && !bpf_probe_read_kernel(&tgid, sizeof(tgid), &t->tgid) && (__u32)tgid == s->pid &&
 		    !bpf_probe_read_kernel(s->comm, sizeof(s->comm), &t->comm)) {
 			s->flags |= BH_SAMPLE_SUBMITTER_KNOWN;
-			if (bpf_core_field_exists(struct task_struct, cgroups))
-				s->cgroup_id = BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
 		} else {
 			__builtin_memset(s->comm, 0, sizeof(s->comm));
 		}
@@ -438,7 +437,9 @@ static __always_inline void record_io(struct bh_io *io)
 	if (!cfg)
 		return;
 	__u32 slot = slot_of(io->now, cfg->wall_offset_ns);
-	struct bh_hist_key key = { .slot = slot, .dev = io->dev, .cls = io->cls, .size_log2 = size_log2(io->bytes) };
+	struct bh_hist_key key = {
+		.slot = slot, .dev = io->dev, .cls = io->cls, .size_log2 = size_log2(io->bytes), .cgroup = io->cgroup
+	};
 	struct bh_hist *h = hist_for(&key);
 	if (!h) {
 		bump_counter(offsetof(struct bh_counters, hist_lost));

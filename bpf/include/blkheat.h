@@ -30,15 +30,20 @@
 /* blk_status_t values counted per histogram (status >= BH_NR_STATUS goes in the last one). */
 #define BH_NR_STATUS 20
 
-/* Histogram key: one (time slot, disk, class, I/O size). Slot = wall-clock second number. The
- * size in the key makes each entry's latency histogram the size x latency joint, at no cost per
- * I/O beyond computing the size class. */
+/* Histogram key: one (time slot, disk, class, I/O size, cgroup). Slot = wall-clock second
+ * number. The size and cgroup in the key make each entry's latency histogram the size x latency
+ * and cgroup x latency joints, at no cost per I/O beyond reading them: one map lookup either way. */
 struct bh_hist_key {
 	__u32 slot;
 	__u32 dev; /* kernel dev_t: major << 20 | minor */
 	__u16 cls;
 	__u8 size_log2; /* smallest s with bytes <= 2^s; 0 = no data (flushes). Layout 2. */
 	__u8 pad;
+	__u32 pad2;
+	/* The cgroup the I/O is charged to: the kernfs id of the bio's blkcg cgroup (blkio v1 or
+	 * cgroup2 io, whichever hierarchy holds the controller), so writeback is charged to whoever
+	 * dirtied the pages; 0 = none (no bio, e.g. flushes; no blk-cgroup). Layout 3. */
+	__u64 cgroup;
 };
 
 /* Histogram value (per CPU; the agent sums the CPUs). */
@@ -65,7 +70,7 @@ struct bh_sample {
 	__u64 sector;
 	__u64 queue_ns;
 	__u64 device_ns;
-	__u64 cgroup_id;
+	__u64 cgroup_id; /* the charged cgroup (bh_hist_key.cgroup; layout 2 and before: the submitter's cgroup2) */
 	__u32 dev;
 	__u32 bytes;
 	__u32 pid;       /* submitter's tgid */

@@ -36,6 +36,17 @@ static __always_inline __u32 H(rq_dev)(struct request *rq, __u32 rqf)
 	return H(disk_dev)(rq);
 }
 
+/* The cgroup a bio is charged to (see bh_hist_key.cgroup); 0 = none. */
+static __always_inline __u64 H(bio_cgroup)(struct bio *bio)
+{
+	if (!bpf_core_field_exists(struct bio, bi_blkg) || !bio)
+		return 0;
+	struct blkcg_gq *blkg = READ(bio, bi_blkg);
+	if (!blkg)
+		return 0;
+	return READ(blkg, blkcg, css.cgroup, kn, id);
+}
+
 /* Class code of a finished request: the op and its flags, and BH_CLS_NOSTAT where the kernel does
  * not count it in /proc/diskstats. blk_account_io_done() counts a request when it has
  * RQF_IO_STAT and not RQF_FLUSH_SEQ; the flush request of a flush sequence (REQ_OP_FLUSH, never
@@ -97,7 +108,8 @@ static __always_inline void H(on_rq_requeue)(struct request *rq)
 	struct bh_hist_key key = { .slot = slot_of(bpf_ktime_get_ns(), cfg->wall_offset_ns),
 				   .dev = dev,
 				   .cls = H(rq_cls)(READ(rq, cmd_flags), rqf),
-				   .size_log2 = size_log2(H(rq_bytes)(rq, rqf, READ(rq, __data_len))) };
+				   .size_log2 = size_log2(H(rq_bytes)(rq, rqf, READ(rq, __data_len))),
+				   .cgroup = H(bio_cgroup)(READ(rq, bio)) };
 	struct bh_hist *h = hist_for(&key);
 	if (h)
 		h->requeues++;
@@ -159,6 +171,9 @@ static __always_inline void H(on_rq_complete)(struct request *rq, int error, uns
 	io.bytes = H(rq_bytes)(rq, rqf, data_len);
 	if (samples_enabled)
 		io.sector = READ(rq, __sector);
+	/* The request's first bio names its cgroup (merged bios of one request share a blkcg:
+	 * blk_mq's merge checks refuse bios of another). */
+	io.cgroup = H(bio_cgroup)(READ(rq, bio));
 	record_io(&io);
 }
 
@@ -218,6 +233,7 @@ static __always_inline void H(on_bio_complete)(struct request_queue *q, struct b
 	io.pid_tgid = st->pid_tgid;
 	io.task = st->task;
 	io.status = READ(bio, bi_status);
+	io.cgroup = H(bio_cgroup)(bio);
 	record_io(&io);
 	bpf_map_delete_elem(&bio_start, &key);
 }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { sparseTotal } from '@blkheat/shared-types';
+import { bucketCount, sparseTotal } from '@blkheat/shared-types';
 import { ClassNamer, statusName } from '../src/collector/classes.js';
 import { DeviceRegistry } from '../src/collector/devices.js';
 import { buildFrame } from '../src/collector/frame-builder.js';
@@ -104,7 +104,7 @@ test('per-CPU histogram values are summed over CPUs; samples decode field by fie
     sector: 2048,
     queueNs: 500,
     deviceNs: 5_000_000,
-    cgroupId: 42,
+    cgroupId: 42n,
     dev: (7 << 20) | 3,
     bytes: 4096,
     pid: 4242,
@@ -207,12 +207,12 @@ test('frames roll partitions up into their disk unless asked, and keep counts ex
     return v;
   };
   const entries = [
-    { dev: (254 << 20) | 0, cls: 0, size: 12, value: value(5, 40) },
-    { dev: (254 << 20) | 1, cls: 0, size: 20, value: value(3, 41) },
-    { dev: (254 << 20) | 1, cls: 1 | CLS_FLAG_BITS.Sync, size: 12, value: value(2, 50) },
-    { dev: (7 << 20) | 3, cls: 0, size: 12, value: value(1, 45) },
+    { dev: (254 << 20) | 0, cls: 0, size: 12, cgroup: '/a', value: value(5, 40) },
+    { dev: (254 << 20) | 1, cls: 0, size: 20, cgroup: '/b', value: value(3, 41) },
+    { dev: (254 << 20) | 1, cls: 1 | CLS_FLAG_BITS.Sync, size: 12, cgroup: '/a', value: value(2, 50) },
+    { dev: (7 << 20) | 3, cls: 0, size: 12, cgroup: '/', value: value(1, 45) },
     // Beyond the schema's overflow bucket: folded into overflow, never lost.
-    { dev: (7 << 20) | 3, cls: 0, size: 12, value: value(1, NR_BUCKETS - 1) },
+    { dev: (7 << 20) | 3, cls: 0, size: 12, cgroup: '/', value: value(1, NR_BUCKETS - 1) },
   ];
   const rolled = buildFrame(1795290000, entries, reg, namer, { partitions: false });
   assert.deepEqual(
@@ -234,6 +234,12 @@ test('frames roll partitions up into their disk unless asked, and keep counts ex
     { s: 12, n: 5, d: [40, 5] },
     { s: 20, n: 3, d: [41, 3] },
   ]);
+  // Cgroups: across classes and partitions of the disk, busiest first, with their latencies.
+  assert.deepEqual(rolled.disks[1]?.cg, [
+    { g: '/a', n: 7, d: [40, 5, 50, 2] },
+    { g: '/b', n: 3, d: [41, 3] },
+  ]);
+  assert.deepEqual(rolled.disks[0]?.cg, [{ g: '/', n: 2, d: [45, 1, bucketCount() - 1, 1] }]);
   const split = buildFrame(1795290000, entries, reg, namer, { partitions: true });
   assert.deepEqual(
     split.disks.map((d) => d.dev),

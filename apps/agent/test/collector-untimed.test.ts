@@ -97,6 +97,44 @@ test('with partitions shown on their own, the whole disk is measured without the
   assert.equal(found.get(PART), undefined);
 });
 
+test('a partition I/O completing between the reads of the disk line and the partition line is no reset and no untimed I/O', () => {
+  const src = scripted(
+    new Map([
+      [DISK, counts({ write: 100 })],
+      [PART, counts({ write: 80 })],
+    ]),
+  );
+  const meter = new UntimedMeter(src.read, (dev) => (dev === DISK ? [PART] : []));
+  // /proc/diskstats prints the disk's line first: a partition write completing in between is in
+  // the partition's line only, so the disk's own count (line minus partitions) dips by one.
+  src.set(
+    new Map([
+      [DISK, counts({ write: 110 })],
+      [PART, counts({ write: 91 })],
+    ]),
+  );
+  meter.addCounted(PART, 'write', 11);
+  assert.equal(meter.measure(meter.snapshot(), new Map(), [DISK, PART]).size, 0);
+  // The next reading is consistent again: the dip found nothing, and must leave nothing behind.
+  src.set(
+    new Map([
+      [DISK, counts({ write: 111 })],
+      [PART, counts({ write: 91 })],
+    ]),
+  );
+  assert.equal(meter.measure(meter.snapshot(), new Map(), [DISK, PART]).size, 0);
+  assert.deepEqual(meter.total(DISK), zeroGroups());
+  // A partition made again (its line restarts) does start the disk's books anew.
+  src.set(
+    new Map([
+      [DISK, counts({ write: 115 })],
+      [PART, counts({ write: 3 })],
+    ]),
+  );
+  meter.addCounted(PART, 'write', 3);
+  assert.equal(meter.measure(meter.snapshot(), new Map(), [DISK, PART]).get(DISK), undefined);
+});
+
 test('/proc/diskstats is read per op group, by dev_t', () => {
   const stats = readDiskstats();
   assert.ok(stats.size > 0, '/proc/diskstats lists no device');

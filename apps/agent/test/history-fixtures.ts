@@ -17,7 +17,11 @@ function hist(r: () => number, density: number): number[] {
 }
 
 /** A frame with a random subset of disks and classes; `idle` chance of no I/O at all. */
-export function randomFrame(r: () => number, ts: number, opts: { idle?: number; density?: number; devs?: readonly string[] } = {}): Frame {
+export function randomFrame(
+  r: () => number,
+  ts: number,
+  opts: { idle?: number; density?: number; devs?: readonly string[]; cgroups?: boolean } = {},
+): Frame {
   if (r() < (opts.idle ?? 0.1)) return { ts, step: 1, disks: [] };
   const disks: DiskFrame[] = [];
   for (const dev of opts.devs ?? DEVS) {
@@ -30,7 +34,12 @@ export function randomFrame(r: () => number, ts: number, opts: { idle?: number; 
       const n = Math.max(sparseTotal(d), sparseTotal(q));
       if (n > 0) cls.push({ c, n, d, q });
     }
-    if (cls.length > 0) disks.push({ dev, cls, dropped: Math.floor(r() * 3) });
+    // One cgroup per class (no draws from r: older seeds keep their frames), busiest first.
+    const cg = cls
+      .filter((c) => c.n > 0)
+      .map((c) => ({ g: `/${c.c.toLowerCase()}.slice`, n: c.n, d: c.d }))
+      .sort((a, b) => b.n - a.n || (a.g < b.g ? -1 : 1));
+    if (cls.length > 0) disks.push({ dev, cls, dropped: Math.floor(r() * 3), ...(opts.cgroups ? { cg } : {}) });
   }
   return { ts, step: 1, disks };
 }

@@ -10,7 +10,7 @@ import { createLoopDevice, runDd, sleep } from '@blkheat/testkit';
 const count = z.number().int().min(0);
 const bucketTriple = z.tuple([z.number().min(0), z.number().positive().nullable(), z.number().int().positive()]);
 const recordLineSchema = z.strictObject({
-  v: z.literal(2),
+  v: z.literal(3),
   ts: z.number().int(),
   interval_s: z.number().int().positive(),
   dropped: z.number().int().min(0),
@@ -39,6 +39,7 @@ const recordLineSchema = z.strictObject({
           ),
         })
         .optional(),
+      cgroups: z.array(z.strictObject({ cgroup: z.string().min(1), count, device: z.array(bucketTriple) })),
       classes: z.array(
         z.strictObject({
           class: z.string(),
@@ -158,7 +159,7 @@ test('least privilege: record runs as nobody with only CAP_BPF and CAP_PERFMON',
     });
   });
   assert.equal(r.code, 0, `record with CAP_BPF + CAP_PERFMON failed: ${r.stderr}`);
-  assert.equal(recordLineSchema.parse(JSON.parse(r.stdout)).v, 2);
+  assert.equal(recordLineSchema.parse(JSON.parse(r.stdout)).v, 3);
 });
 
 test(

@@ -105,7 +105,7 @@ test('REST: every bad parameter is a 400 naming it', async (t) => {
 test('snapshot: a valid snapshot (current version) of the range, as an attachment', async (t) => {
   const a = await startTestAgent(t);
   const start = nowS() - 120;
-  const frames = randomFrames(43, start, 100, { idle: 0.3 });
+  const frames = randomFrames(43, start, 100, { idle: 0.3, cgroups: true });
   for (const f of frames) a.collector.emit(f);
   const r = rng(44);
   a.collector.emitSamples(Array.from({ length: 50 }, (_, i) => randomSample(r, (start + 10) * 1e6 + i * 100_000)));
@@ -128,7 +128,7 @@ test('snapshot: a valid snapshot (current version) of the range, as an attachmen
 test('/metrics parses strictly and its buckets equal the histograms of the same window', async (t) => {
   const a = await startTestAgent(t);
   const start = nowS() - 300;
-  const frames = randomFrames(45, start, 200);
+  const frames = randomFrames(45, start, 200, { cgroups: true });
   for (const f of frames) a.collector.emit(f);
   const res = await fetch(`${a.base}/metrics`);
   assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
@@ -180,6 +180,14 @@ test('/metrics parses strictly and its buckets equal the histograms of the same 
     n?.samples.reduce((x, s) => x + s.value, 0),
     frames.reduce((x, f) => x + f.disks.reduce((y, d) => y + d.cls.reduce((z, c) => z + c.n, 0), 0), 0),
   );
+  // Per cgroup: the window's counts by cgroup path, exactly.
+  const byCgroup = new Map<string, number>();
+  for (const s of families.get('blkheat_cgroup_ios_total')?.samples ?? [])
+    byCgroup.set(`${s.labels.dev} ${s.labels.cgroup}`, (byCgroup.get(`${s.labels.dev} ${s.labels.cgroup}`) ?? 0) + s.value);
+  const expected = new Map<string, number>();
+  for (const d of total.disks) for (const g of d.cg ?? []) expected.set(`${d.dev} ${g.g}`, g.n);
+  assert.ok(expected.size >= 8, `${expected.size} disk x cgroup series`);
+  assert.deepEqual(byCgroup, expected);
   for (const name of [
     'blkheat_bpf_ns_per_io',
     'blkheat_clients',

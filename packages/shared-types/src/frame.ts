@@ -84,6 +84,27 @@ export interface InflightState {
   readonly ios: readonly InflightIo[];
 }
 
+/** Block I/O charged to one cgroup on one disk over one step. Added in 3. */
+export interface CgroupSeries {
+  /**
+   * The cgroup's path in the hierarchy that holds the io controller (cgroup v1 "blkio" or cgroup2
+   * "io"), "/" for its root; CGROUP_NONE for I/O charged to no cgroup (requests without a bio,
+   * e.g. flushes); "cgroup#ID" for one removed before it could be named; CGROUP_OTHER for all
+   * past the CGROUPS_LISTED busiest.
+   */
+  readonly g: string;
+  /** Completed I/Os of classes /proc/diskstats counts (not `pt`): Σ n over cgroups = Σ n of those classes. */
+  readonly n: number;
+  /** Their device latency. */
+  readonly d: SparseHist;
+}
+
+/** Cgroup names that are not paths. */
+export const CGROUP_NONE = '(none)';
+export const CGROUP_OTHER = '(other)';
+/** Most cgroups listed per disk and frame (busiest first); the rest are summed as CGROUP_OTHER. */
+export const CGROUPS_LISTED = 64;
+
 /** One disk over one step. */
 export interface DiskFrame {
   readonly dev: string;
@@ -102,6 +123,8 @@ export interface DiskFrame {
   readonly untimed?: Readonly<Partial<Record<OpGroup, number>>>;
   /** What was in flight when the step closed (for coarser steps: the step's worst second). Added in 2. */
   readonly inflight?: InflightState;
+  /** By cgroup the I/O was charged to (the bio's blkcg), busiest first. Added in 3. */
+  readonly cg?: readonly CgroupSeries[];
 }
 
 /** All disks over one step starting at `ts`. */
@@ -129,7 +152,10 @@ export interface IoSample {
   /** Submitting process, captured at submission (0 / "" when unknown). */
   readonly pid: number;
   readonly comm: string;
+  /** Kernfs id of the cgroup the I/O was charged to (since 3: the bio's blkcg; before: the submitter's cgroup2). */
   readonly cgroup: number;
+  /** That cgroup's path, as in DiskFrame.cg (added in 3). */
+  readonly cg?: string;
   /** Kept because it was among the slowest of its second (not by random sampling). */
   readonly outlier: boolean;
 }

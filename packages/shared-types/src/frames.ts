@@ -8,8 +8,17 @@
  * frames) produce deep-equal results.
  */
 import { type BucketSchema, BUCKET_SCHEMA, bucketCount } from './buckets.js';
-import type { ClassSeries, DiskFrame, Frame, InflightState, OpGroup } from './frame.js';
-import { addSparseInto, toSparse } from './histogram.js';
+import {
+  CGROUP_OTHER,
+  CGROUPS_LISTED,
+  type CgroupSeries,
+  type ClassSeries,
+  type DiskFrame,
+  type Frame,
+  type InflightState,
+  type OpGroup,
+} from './frame.js';
+import { addSparseInto, toSparse, type SparseHist } from './histogram.js';
 
 /** Which disks ("MAJ:MIN") and classes to keep; an absent list keeps everything. */
 export interface FrameFilter {
@@ -25,8 +34,8 @@ export function isPassThroughFilter(filter: FrameFilter): boolean {
 /**
  * The frame restricted to the filter's disks and classes. A disk left with no class is
  * dropped; the frame itself is always returned (an empty `disks` still says "this step was
- * recorded and had nothing of interest"). Per-disk `dropped`/`missed` are kept as they are:
- * they are not attributed to classes.
+ * recorded and had nothing of interest"). Per-disk `dropped`/`missed`/`untimed`/`cg` are kept as
+ * they are: they are not attributed to classes.
  */
 export function filterFrame(frame: Frame, filter: FrameFilter): Frame {
   if (isPassThroughFilter(filter)) return frame;
@@ -77,6 +86,43 @@ interface DiskAcc {
   requeues: number | undefined;
   untimed: Map<OpGroup, number> | undefined;
   inflight: InflightState | undefined;
+  cg: Map<string, CgroupAcc> | undefined;
+}
+
+/** One cgroup's count and dense device latency, while frames are summed. */
+export interface CgroupAcc {
+  n: number;
+  readonly d: Float64Array;
+}
+
+/** Adds `n` I/Os and a device histogram (dense or sparse) to cgroup `g` of `into`. */
+export function addCgroup(into: Map<string, CgroupAcc>, g: string, n: number, buckets: number, d: Float64Array | SparseHist): void {
+  let acc = into.get(g);
+  if (!acc) into.set(g, (acc = { n: 0, d: new Float64Array(buckets) }));
+  acc.n += n;
+  if (d instanceof Float64Array) for (let b = 0; b < d.length && b < buckets; b++) acc.d[b] = (acc.d[b] as number) + (d[b] as number);
+  else addSparseInto(acc.d, d);
+}
+
+/**
+ * The cgroup series of a disk: the CGROUPS_LISTED busiest by count (ties by name), the rest summed
+ * into CGROUP_OTHER, so Σ n is kept exactly however many cgroups there were.
+ */
+export function cgroupSeries(accs: ReadonlyMap<string, CgroupAcc>): CgroupSeries[] {
+  const sorted = [...accs.entries()].filter(([, v]) => v.n > 0).sort(([ga, a], [gb, b]) => b.n - a.n || (ga < gb ? -1 : ga > gb ? 1 : 0));
+  const listed = sorted.slice(0, CGROUPS_LISTED - 1);
+  const rest = sorted.slice(CGROUPS_LISTED - 1);
+  if (rest.length === 1) listed.push(rest[0] as [string, CgroupAcc]);
+  const out: CgroupSeries[] = listed.map(([g, v]) => ({ g, n: v.n, d: toSparse(v.d) }));
+  if (rest.length > 1) {
+    const other = { n: 0, d: new Float64Array((rest[0] as [string, CgroupAcc])[1].d.length) };
+    for (const [, v] of rest) {
+      other.n += v.n;
+      for (let b = 0; b < v.d.length; b++) other.d[b] = (other.d[b] as number) + (v.d[b] as number);
+    }
+    out.push({ g: CGROUP_OTHER, n: other.n, d: toSparse(other.d) });
+  }
+  return out;
 }
 
 /** The worse of two in-flight states: the one whose oldest I/O is older (a coarse step shows its worst second). */
@@ -123,7 +169,15 @@ export class FrameAccumulator {
     for (const disk of frame.disks) {
       let acc = this.disks.get(disk.dev);
       if (!acc) {
-        acc = { classes: new Map(), dropped: undefined, missed: undefined, requeues: undefined, untimed: undefined, inflight: undefined };
+        acc = {
+          classes: new Map(),
+          dropped: undefined,
+          missed: undefined,
+          requeues: undefined,
+          untimed: undefined,
+          inflight: undefined,
+          cg: undefined,
+        };
         this.disks.set(disk.dev, acc);
       }
       if (disk.dropped !== undefined) acc.dropped = (acc.dropped ?? 0) + disk.dropped;
@@ -135,6 +189,10 @@ export class FrameAccumulator {
           if (v !== undefined) acc.untimed.set(g, (acc.untimed.get(g) ?? 0) + v);
       }
       if (disk.inflight) acc.inflight = worseInflight(acc.inflight, disk.inflight);
+      if (disk.cg) {
+        acc.cg ??= new Map();
+        for (const g of disk.cg) addCgroup(acc.cg, g.g, g.n, bucketCount(this.schema), g.d);
+      }
       for (const cls of disk.cls) {
         let c = acc.classes.get(cls.c);
         if (!c) {
@@ -194,6 +252,7 @@ export class FrameAccumulator {
       if (acc.requeues !== undefined) disk.requeues = acc.requeues;
       if (acc.untimed) disk.untimed = Object.fromEntries([...acc.untimed.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
       if (acc.inflight) disk.inflight = acc.inflight;
+      if (acc.cg) disk.cg = cgroupSeries(acc.cg);
       disks.push(disk);
     }
     return { ts, step, disks };

@@ -7,7 +7,7 @@
 import type { BucketSchema } from './buckets.js';
 import type { DiskInfo, Frame, IoSample, LatencyKind } from './frame.js';
 
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 /** Largest client message the agent accepts, in bytes. */
 export const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024;

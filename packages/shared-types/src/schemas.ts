@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { BUCKET_SCHEMA, bucketCount, sameSchema } from './buckets.js';
-import { INFLIGHT_LISTED } from './frame.js';
+import { CGROUPS_LISTED, INFLIGHT_LISTED } from './frame.js';
 import { sparseProblem } from './histogram.js';
 import type { ClientMessage } from './protocol.js';
 import { MAX_FRAMES_PER_ANSWER, MAX_SAMPLES_PER_ANSWER } from './protocol.js';
@@ -148,6 +148,10 @@ export const diskFrameSchema = z.strictObject({
     .strictObject({ read: count.optional(), write: count.optional(), discard: count.optional(), flush: count.optional() })
     .optional(),
   inflight: z.strictObject({ n: count, oldest_ns: count, ios: z.array(inflightIoSchema).max(INFLIGHT_LISTED) }).optional(),
+  cg: z
+    .array(z.strictObject({ g: z.string().min(1).max(4096), n: count, d: sparseHistSchema }))
+    .max(CGROUPS_LISTED)
+    .optional(),
 });
 
 export const frameSchema = z.strictObject({
@@ -176,6 +180,7 @@ export const ioSampleSchema = z.strictObject({
   pid: count,
   comm: z.string().max(16),
   cgroup: count,
+  cg: z.string().min(1).max(4096).optional(),
   outlier: z.boolean(),
 });
 

@@ -3,17 +3,17 @@
  * it at /api/v1/snapshot, the dashboard exports and imports it. See docs/snapshot.md.
  *
  * Version 1 (added in blkheat 0.1.0). Version 2 (blkheat 0.2.0): frames may carry the fields
- * added in protocol 2 (errors, passthrough, requeues, untimed, in flight); version 1 files
- * still import.
+ * added in protocol 2 (errors, passthrough, requeues, untimed, in flight). Version 3: frames may
+ * carry per-cgroup series (`cg`, protocol 3). Older files still import.
  */
 import type { BucketSchema } from './buckets.js';
 import type { DiskInfo, Frame, IoSample } from './frame.js';
 import type { HostInfo } from './protocol.js';
 
 export const SNAPSHOT_FORMAT = 'blkheat-snapshot';
-export const SNAPSHOT_VERSION = 2;
+export const SNAPSHOT_VERSION = 3;
 /** Versions this build imports. */
-export const SNAPSHOT_VERSIONS_READ: readonly number[] = [1, 2];
+export const SNAPSHOT_VERSIONS_READ: readonly number[] = [1, 2, 3];
 
 /** Import refuses files larger than this (bytes). */
 export const MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024;

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { coarsenFrames, compareDev, conservedCount, filterFrame, FrameAccumulator, mergeFrames } from '../src/frames.js';
 import { sparseProblem, sparseTotal } from '../src/histogram.js';
-import type { ClassSeries, DiskFrame, Frame } from '../src/frame.js';
+import { CGROUP_NONE, CGROUP_OTHER, CGROUPS_LISTED, type ClassSeries, type DiskFrame, type Frame } from '../src/frame.js';
 import { frameSchema } from '../src/schemas.js';
 import { randomSparseHist, seededRandom as rng } from '@blkheat/testkit';
 
@@ -188,4 +188,48 @@ test('protocol 2 fields merge exactly: errors, passthrough, sizes, requeues and 
   assert.deepEqual(disk.inflight, { n: 3, oldest_ns: 3e9, ios: [] }, 'the oldest in-flight state of the three seconds');
   // Conserved: passthrough out, untimed in.
   assert.equal(conservedCount(disk), 18 + 6);
+});
+
+test('protocol 3 cgroups merge exactly, and past CGROUPS_LISTED the rest are summed as (other) with Σ n kept', () => {
+  const frame = (ts: number, cgroups: [string, number][]): Frame => ({
+    ts,
+    step: 1,
+    disks: [{ dev: '7:0', cls: [], cg: cgroups.map(([g, n]) => ({ g, n, d: [40, n] })) }],
+  });
+  const merged = mergeFrames(
+    [
+      frame(1795290000, [
+        ['/a', 5],
+        ['/b', 1],
+      ]),
+      frame(1795290001, [
+        ['/b', 7],
+        [CGROUP_NONE, 2],
+      ]),
+    ],
+    1795290000,
+    2,
+  );
+  assert.deepEqual(merged.disks[0]?.cg, [
+    { g: '/b', n: 8, d: [40, 8] },
+    { g: '/a', n: 5, d: [40, 5] },
+    { g: CGROUP_NONE, n: 2, d: [40, 2] },
+  ]);
+  // Many cgroups over the step (e.g. short-lived containers): bounded, nothing lost.
+  const many = Array.from({ length: CGROUPS_LISTED + 10 }, (_, i): [string, number] => [`/c${i}`, i + 1]);
+  const capped = mergeFrames([frame(1795290000, many.slice(0, 40)), frame(1795290001, many.slice(40))], 1795290000, 2);
+  const cg = capped.disks[0]?.cg ?? [];
+  assert.equal(cg.length, CGROUPS_LISTED);
+  assert.equal(cg.at(-1)?.g, CGROUP_OTHER);
+  assert.equal(cg[0]?.g, `/c${CGROUPS_LISTED + 9}`, 'busiest first');
+  const total = many.reduce((n, [, v]) => n + v, 0);
+  assert.equal(
+    cg.reduce((n, g) => n + g.n, 0),
+    total,
+  );
+  assert.equal(
+    cg.reduce((n, g) => n + sparseTotal(g.d), 0),
+    total,
+  );
+  assert.equal(frameSchema.safeParse(capped).success, true);
 });

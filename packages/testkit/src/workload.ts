@@ -58,6 +58,8 @@ export interface FioJob {
   /** Rate limit in IOPS per job. */
   readonly rateIops?: number;
   readonly readonly?: boolean;
+  /** Run fio inside this cgroup (a directory of a mounted cgroup hierarchy, v1 or v2). */
+  readonly cgroupDir?: string;
   readonly extra?: readonly string[];
 }
 
@@ -92,9 +94,16 @@ export function fioArgs(job: FioJob): string[] {
   return args;
 }
 
+/** The command that runs fio for a job: fio itself, or a shell that joins the job's cgroup first. */
+function fioCommand(job: FioJob): [string, string[]] {
+  if (job.cgroupDir === undefined) return ['fio', fioArgs(job)];
+  return ['sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec fio "$@"', job.cgroupDir, ...fioArgs(job)]];
+}
+
 /** Runs a fio job to the end and returns what it did. */
 export async function runFio(job: FioJob): Promise<FioResult> {
-  const { stdout } = await runCommand('fio', fioArgs(job), { timeoutMs: ((job.runtimeS ?? 60) + 60) * 1000 });
+  const [command, args] = fioCommand(job);
+  const { stdout } = await runCommand(command, args, { timeoutMs: ((job.runtimeS ?? 60) + 60) * 1000 });
   const json = JSON.parse(stdout.slice(stdout.indexOf('{'))) as { jobs: { read: FioDir; write: FioDir; trim: FioDir }[] };
   let iops = 0;
   let ios = 0;
@@ -122,7 +131,8 @@ export interface BackgroundFio {
 
 /** Starts a fio job in the background (load while a test does something else); stopped in t.after(). */
 export function startFio(job: FioJob, t?: CleanupContext): BackgroundFio {
-  const child = spawn('fio', fioArgs(job), { stdio: ['ignore', 'ignore', 'pipe'] });
+  const [command, args] = fioCommand(job);
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const done = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {

@@ -19,6 +19,7 @@ import {
   type StatsHandle,
 } from '@blkheat/bpf-loader';
 import { upperBoundsNs, type DiskInfo, type Frame, type InflightState, type IoSample, type OpGroup } from '@blkheat/shared-types';
+import { CgroupNamer } from './cgroups.js';
 import { ClassNamer } from './classes.js';
 import { monotonicNs, slotOf, wallMicros, wallOffsetNs } from './clock.js';
 import { DeviceRegistry } from './devices.js';
@@ -99,6 +100,7 @@ class BlockCollector implements Collector {
   private readonly listeners = new Set<CollectorListener>();
   private readonly budget: SampleBudget | undefined;
   private namer!: ClassNamer;
+  private readonly cgroups = CgroupNamer.forThisMachine();
   private loaded!: Loaded;
   private hists!: BpfMap;
   private settingsMap!: BpfMap;
@@ -437,7 +439,7 @@ class BlockCollector implements Collector {
       const value: HistValue = emptyHistValue();
       addPerCpuHist(value, valueBuf, 0, stride, this.cpus);
       if (group && shown !== undefined && value.count > 0) this.untimed.addCounted(shown, group, value.count);
-      const entry: SlotEntry = { dev: key.dev, cls: key.cls, size: key.size, value };
+      const entry: SlotEntry = { dev: key.dev, cls: key.cls, size: key.size, cgroup: this.cgroups.name(key.cgroup), value };
       if (key.slot < this.nextSlot) this.lateEntries.push(entry);
       else {
         const list = bySlot.get(key.slot);
@@ -521,7 +523,8 @@ class BlockCollector implements Collector {
         d_ns: raw.deviceNs,
         pid: raw.pid,
         comm: raw.comm,
-        cgroup: raw.cgroupId,
+        cgroup: Number(raw.cgroupId),
+        cg: this.cgroups.name(raw.cgroupId),
         outlier: (raw.flags & SAMPLE_OUTLIER) !== 0,
       };
       const list = this.pendingSamples.get(slot);

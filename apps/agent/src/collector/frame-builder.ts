@@ -4,8 +4,11 @@
  * name, histograms sparse. Kernel bucket k is the shared schema's dense bucket k.
  */
 import {
+  addCgroup,
   bucketCount,
+  cgroupSeries,
   compareDev,
+  type CgroupAcc,
   toSparse,
   type ClassSeries,
   type DiskFrame,
@@ -22,6 +25,8 @@ export interface SlotEntry {
   readonly cls: number;
   /** Size class (smallest s with bytes <= 2^s; 0 = no data). */
   readonly size: number;
+  /** Path of the cgroup charged (see cgroups.ts). */
+  readonly cgroup: string;
   readonly value: HistValue;
 }
 
@@ -60,6 +65,8 @@ interface DiskAcc {
   requeues: number;
   untimed: Readonly<Partial<Record<OpGroup, number>>> | undefined;
   inflight: InflightState | undefined;
+  /** By cgroup: I/Os of classes diskstats counts, and their device latency. */
+  readonly cgroups: Map<string, CgroupAcc>;
 }
 
 const BUCKETS = bucketCount();
@@ -89,6 +96,7 @@ export function buildFrame(
         requeues: 0,
         untimed: undefined,
         inflight: undefined,
+        cgroups: new Map(),
       };
       disks.set(key, acc);
     }
@@ -122,6 +130,7 @@ export function buildFrame(
     if (!size) cls.sizes.set(e.size, (size = { n: 0, d: new Float64Array(BUCKETS) }));
     size.n += e.value.count;
     foldInto(size.d, e.value.device);
+    if (!cls.pt && e.value.count > 0) addCgroup(disk.cgroups, e.cgroup, e.value.count, BUCKETS, folded(e.value.device));
     e.value.errors.forEach((v, status) => {
       if (v > 0) cls.e.set(statusName(status), (cls.e.get(statusName(status)) ?? 0) + v);
     });
@@ -162,6 +171,7 @@ export function buildFrame(
       ...(disk.requeues > 0 ? { requeues: disk.requeues } : {}),
       ...(untimed ? { untimed } : {}),
       ...(disk.inflight ? { inflight: disk.inflight } : {}),
+      ...(disk.cgroups.size > 0 ? { cg: cgroupSeries(disk.cgroups) } : {}),
     });
   }
   return { ts: slot, step: 1, disks: out };
@@ -176,6 +186,12 @@ function foldInto(dst: Float64Array, src: Float64Array): void {
     const i = b < last ? b : last;
     dst[i] = (dst[i] as number) + v;
   }
+}
+
+function folded(src: Float64Array): Float64Array {
+  const dst = new Float64Array(BUCKETS);
+  foldInto(dst, src);
+  return dst;
 }
 
 function sum(a: Float64Array): number {

@@ -29,8 +29,8 @@ export const SAMPLE_OUTLIER = 1 << 0;
 export const SAMPLE_QUEUE_KNOWN = 1 << 1;
 export const SAMPLE_SUBMITTER_KNOWN = 1 << 2;
 
-/** struct bh_hist_key { u32 slot; u32 dev; u16 cls; u8 size_log2; u8 pad; } */
-export const HIST_KEY_SIZE = 12;
+/** struct bh_hist_key { u32 slot; u32 dev; u16 cls; u8 size_log2; u8 pad; u32 pad2; u64 cgroup; } */
+export const HIST_KEY_SIZE = 24;
 /** struct bh_hist: 4 u64 counters, u32 max bucket + pad, errors[] by status, then device[] and queue[] u64 arrays. */
 export const HIST_REQUEUES_OFFSET = 24;
 export const HIST_ERRORS_OFFSET = 40;
@@ -73,6 +73,8 @@ export interface HistKey {
   readonly cls: number;
   /** Size class: the smallest s with bytes <= 2^s; 0 = no data. */
   readonly size: number;
+  /** Kernfs id of the charged cgroup (its directory's inode number); 0n = none. */
+  readonly cgroup: bigint;
 }
 
 export function decodeHistKey(buf: Buffer, offset = 0): HistKey {
@@ -81,6 +83,7 @@ export function decodeHistKey(buf: Buffer, offset = 0): HistKey {
     dev: buf.readUInt32LE(offset + 4),
     cls: buf.readUInt16LE(offset + 8),
     size: buf.readUInt8(offset + 10),
+    cgroup: buf.readBigUInt64LE(offset + 16),
   };
 }
 
@@ -147,7 +150,8 @@ export interface RawSample {
   readonly sector: number | null;
   readonly queueNs: number;
   readonly deviceNs: number;
-  readonly cgroupId: number;
+  /** The charged cgroup's kernfs id (see HistKey.cgroup). */
+  readonly cgroupId: bigint;
   readonly dev: number;
   readonly bytes: number;
   readonly pid: number;
@@ -167,7 +171,7 @@ export function decodeSample(buf: Buffer): RawSample {
     sector: buf.readUInt32LE(12) >= 0x200000 ? null : readU64(buf, 8), // >= 2^53: the "no sector" sentinel
     queueNs: readU64(buf, 16),
     deviceNs: readU64(buf, 24),
-    cgroupId: readU64(buf, 32),
+    cgroupId: buf.readBigUInt64LE(32),
     dev: buf.readUInt32LE(40),
     bytes: buf.readUInt32LE(44),
     pid: buf.readUInt32LE(48),

@@ -48,8 +48,8 @@ export function readDiskstats(path = '/proc/diskstats'): Map<number, GroupCounts
 interface DiskBooks {
   /** diskstats at our start (0 for a disk that appeared later), moved on when the disk was reset. */
   base: GroupCounts;
-  /** diskstats last read. */
-  last: GroupCounts;
+  /** The raw diskstats lines last read: the device's own and, in partitions mode, its partitions'. */
+  lastRaw: Map<number, GroupCounts> | undefined;
   /** Our counts of closed (harvested) seconds, since start. */
   counted: GroupCounts;
   /** Untimed I/Os found so far. */
@@ -102,15 +102,16 @@ export class UntimedMeter {
     for (const dev of disks) {
       const kernel = this.kernelCounts(snapshot, dev);
       if (!kernel) continue;
-      const b = this.booksOf(dev, kernel);
+      const b = this.booksOf(dev, snapshot);
       const live = open.get(dev);
+      // Only a raw line going back (or partitions coming and going) means the device was made
+      // again. A whole disk's own count (its line minus its partitions') may dip for a moment
+      // when an I/O completes between the reads of the two lines: that is no reset, only a low
+      // estimate, which the running maximum ignores.
+      const remade = this.remade(b, snapshot, dev);
       for (const g of OP_GROUPS) {
         const ours = b.counted[g] + (live?.[g] ?? 0);
-        if (kernel[g] < b.last[g]) {
-          // The device was removed and made again (its counters restarted): start its books anew.
-          b.base[g] = kernel[g] - ours - b.untimed[g];
-        }
-        b.last[g] = kernel[g];
+        if (remade) b.base[g] = kernel[g] - ours - b.untimed[g];
         const estimate = kernel[g] - b.base[g] - ours;
         if (estimate > b.untimed[g]) {
           const delta = estimate - b.untimed[g];
@@ -142,14 +143,39 @@ export class UntimedMeter {
     return rest;
   }
 
-  private booksOf(dev: number, kernelNow: GroupCounts | undefined): DiskBooks {
+  private booksOf(dev: number, snapshot: ReadonlyMap<number, GroupCounts> | undefined): DiskBooks {
     let b = this.books.get(dev);
     if (!b) {
       // A disk known at start begins at its counters then; one made since began at zero.
       const start = this.atStart.has(dev) ? (this.kernelCounts(this.atStart, dev) ?? zeroGroups()) : zeroGroups();
-      b = { base: { ...start }, last: { ...(kernelNow ?? start) }, counted: zeroGroups(), untimed: zeroGroups() };
+      const seen = snapshot ?? (this.atStart.has(dev) ? this.atStart : undefined);
+      b = { base: { ...start }, lastRaw: seen && this.rawLines(seen, dev), counted: zeroGroups(), untimed: zeroGroups() };
       this.books.set(dev, b);
     }
     return b;
+  }
+
+  /** The raw lines a shown disk's count is made of: its own, and its partitions' in partitions mode. */
+  private rawLines(snapshot: ReadonlyMap<number, GroupCounts>, dev: number): Map<number, GroupCounts> {
+    const out = new Map<number, GroupCounts>();
+    for (const d of [dev, ...(this.partsOf?.(dev) ?? [])]) {
+      const s = snapshot.get(d);
+      if (s) out.set(d, { ...s });
+    }
+    return out;
+  }
+
+  /** True when the device (or one of its partitions) was made again since the last read; moves the books' raw lines on. */
+  private remade(b: DiskBooks, snapshot: ReadonlyMap<number, GroupCounts>, dev: number): boolean {
+    const now = this.rawLines(snapshot, dev);
+    const last = b.lastRaw;
+    b.lastRaw = now;
+    if (!last) return false; // first sight of a disk made since start: its books began at zero
+    let remade = now.size !== last.size;
+    for (const [d, s] of now) {
+      const before = last.get(d);
+      if (!before || OP_GROUPS.some((g) => s[g] < before[g])) remade = true;
+    }
+    return remade;
   }
 }

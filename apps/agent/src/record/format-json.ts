@@ -1,10 +1,10 @@
 /**
- * `blkheat record --json`: one JSON object per interval per line (NDJSON), format version 2.
+ * `blkheat record --json`: one JSON object per interval per line (NDJSON), format version 3.
  * Documented in docs/record-json.md.
  */
 import { boundsMicros, type Frame, type InflightState, type IoSample, type OpGroup, type SparseHist } from '@blkheat/shared-types';
 
-export const RECORD_JSON_VERSION = 2;
+export const RECORD_JSON_VERSION = 3;
 
 /** [lower_us, upper_us, count]; upper_us is null for the overflow bucket (no upper bound). */
 export type BucketTriple = [number, number | null, number];
@@ -24,6 +24,8 @@ export interface RecordLine {
     untimed: Partial<Record<OpGroup, number>>;
     /** Added in 2: what was in flight when the interval closed (absent: nothing). */
     inflight?: InflightState;
+    /** Added in 3: by the cgroup the I/O was charged to (path), busiest first. */
+    cgroups: { cgroup: string; count: number; device: BucketTriple[] }[];
     classes: {
       class: string;
       count: number;
@@ -53,6 +55,7 @@ export function recordLine(frame: Frame, names: ReadonlyMap<string, string>, int
       requeues: d.requeues ?? 0,
       untimed: { ...d.untimed },
       ...(d.inflight ? { inflight: d.inflight } : {}),
+      cgroups: (d.cg ?? []).map((g) => ({ cgroup: g.g, count: g.n, device: triples(g.d) })),
       classes: d.cls.map((c) => ({
         class: c.c,
         count: c.n,

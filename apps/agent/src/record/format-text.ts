@@ -45,18 +45,13 @@ export function formatIntervalText(frame: Frame, names: ReadonlyMap<string, stri
       lines.push(...histogramBlock(label, 'device', cls.n, cls.d, options));
       if (options.queued && cls.q.length > 0) lines.push(...histogramBlock(label, 'queue', cls.n, cls.q, options));
     }
+    for (const g of disk.cg ?? []) lines.push(`  cgroup ${g.g}  ${percentiles(g.n, g.d)}`);
   }
   return lines.join('\n') + '\n';
 }
 
 function histogramBlock(cls: string, kind: string, count: number, sparse: SparseHist, options: TextOptions): string[] {
-  const dense = denseHist();
-  addSparseInto(dense, sparse);
-  const p50 = quantileSeconds(dense, 0.5);
-  const p99 = quantileSeconds(dense, 0.99);
-  const head =
-    `  ${cls}  ${kind} latency  count ${count}` +
-    (p50 !== undefined ? `  p50 ${formatLatency(p50)}  p99 ${formatLatency(p99 ?? p50)}` : '');
+  const head = `  ${cls}  ${kind} latency  ${percentiles(count, sparse)}`;
   const rows = foldedRows(sparse, options.maxRows ?? 24);
   if (rows.length === 0) return [head];
   const width = options.barWidth ?? 40;
@@ -68,6 +63,15 @@ function histogramBlock(cls: string, kind: string, count: number, sparse: Sparse
     out.push(`  ${range.padStart(19)}  ${String(r.count).padStart(9)}  |${bar}|`);
   }
   return out;
+}
+
+/** "count N  p50 X  p99 Y" of a histogram (percentiles left out when it is empty). */
+function percentiles(count: number, sparse: SparseHist): string {
+  const dense = denseHist();
+  addSparseInto(dense, sparse);
+  const p50 = quantileSeconds(dense, 0.5);
+  const p99 = quantileSeconds(dense, 0.99);
+  return `count ${count}` + (p50 !== undefined ? `  p50 ${formatLatency(p50)}  p99 ${formatLatency(p99 ?? p50)}` : '');
 }
 
 export interface HistRow {

@@ -11,6 +11,8 @@
  */
 import {
   BUCKET_SCHEMA,
+  CGROUP_OTHER,
+  CGROUPS_LISTED,
   PROTOCOL_VERSION,
   overflowIndex,
   upperBoundSeconds,
@@ -131,6 +133,14 @@ export function renderMetrics(ctx: AgentContext, stream: StreamStats): string {
     for (const [group, n] of Object.entries(d.untimed ?? {})) out.sample('blkheat_untimed_ios_total', { disk, dev: d.dev, group }, n ?? 0);
     if (d.requeues) out.sample('blkheat_requeues_total', { disk, dev: d.dev }, d.requeues);
   }
+  out.family(
+    'blkheat_cgroup_ios_total',
+    'counter',
+    `Completed I/Os counted in /proc/diskstats per disk and the cgroup they were charged to (the ${CGROUPS_LISTED - 1} busiest since start by name, the rest as "${CGROUP_OTHER}"), since the agent started.`,
+  );
+  for (const d of totals.disks)
+    for (const g of d.cg ?? [])
+      out.sample('blkheat_cgroup_ios_total', { disk: disks.get(d.dev)?.name ?? d.dev, dev: d.dev, cgroup: g.g }, g.n);
   // In flight now: from the newest frame (a total's in-flight state is the worst second, not now).
   const newest = ctx.totals.newest();
   out.family('blkheat_inflight_ios', 'gauge', 'I/Os with the driver when the newest second closed, per disk.');
