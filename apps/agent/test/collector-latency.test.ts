@@ -2,6 +2,7 @@
 // of each disk's read I/Os must land in buckets overlapping [D, 1.25 D).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
 import {
   addSparseInto,
   classOp,
@@ -140,5 +141,54 @@ test(
     const big50 = p50((bySize.get(19) as { d: Float64Array }).d);
     t.diagnostic(`p50 device latency: 4 KiB ${(small50 * 1e6).toFixed(1)} µs, 512 KiB ${(big50 * 1e6).toFixed(1)} µs`);
     assert.ok(big50 > small50, 'the 512 KiB reads are not slower than the 4 KiB ones in the size x latency joint');
+  },
+);
+
+test(
+  'queue time under a scheduler: with more I/O outstanding than the driver takes, queue and device times follow Little’s law',
+  { timeout: 120_000, skip: fuseMissing ? `SKIPPED LOUDLY: ${fuseMissing}` : false },
+  async (t) => {
+    // A loop device serves one read at a time (its worker reads the backing file in order), here
+    // a FUSE file whose reads take 2 ms, so it completes X ≈ 500 reads/s. Its driver takes
+    // `tags` requests (loop's hw_queue_depth); with mq-deadline and nr_requests raised, fio keeps
+    // OUTSTANDING reads allocated, and the rest wait in the scheduler. Little's law, from the
+    // recorded histograms alone: X × mean device time ≈ tags, X × (mean queue + device) ≈ OUTSTANDING.
+    const OUTSTANDING = 512;
+    const d = await createDelayedLoopDevice({ delayMs: 2, sizeMiB: 64, t });
+    const queue = `/sys/block/${d.name}/queue`;
+    writeFileSync(`${queue}/scheduler`, 'mq-deadline');
+    writeFileSync(`${queue}/nr_requests`, String(2 * OUTSTANDING));
+    const tags = Number(readFileSync(`/sys/block/${d.name}/mq/0/nr_tags`, 'utf8'));
+    assert.ok(tags > 0 && tags < OUTSTANDING, `driver depth ${tags}`);
+    const rec = await record(t, { disks: [d.name] });
+    const fio = runFio({ filename: d.path, rw: 'randread', ioengine: 'io_uring', iodepth: OUTSTANDING, runtimeS: 14 });
+    // Measure the steady state: after the queue filled, before fio stops.
+    const from = Math.floor(Date.now() / 1000) + 5;
+    const to = from + 7;
+    await fio;
+    await rec.waitForSecond(to);
+    let n = 0;
+    let deviceS = 0;
+    let queueS = 0;
+    for (const [cls, acc] of classTotals(rec.frames, d.dev, from, to)) {
+      if (classOp(cls) !== 'Read') continue;
+      n += acc.n;
+      // Each bucket at its geometric middle: at 4 buckets per octave, within 10 % of any latency in it.
+      // (The overflow bucket, unbounded above, at its lower bound.)
+      const mid = (k: number): number =>
+        Number.isFinite(upperBoundSeconds(k)) ? Math.sqrt(lowerBoundSeconds(k) * upperBoundSeconds(k)) : lowerBoundSeconds(k);
+      acc.d.forEach((c, k) => (deviceS += c > 0 ? c * mid(k) : 0));
+      acc.q.forEach((c, k) => (queueS += c > 0 ? c * mid(k) : 0));
+    }
+    const x = n / (to - from);
+    const wd = deviceS / n;
+    const wq = queueS / n;
+    t.diagnostic(
+      `${n} reads in ${to - from} s (X = ${x.toFixed(0)}/s); mean device ${(wd * 1e3).toFixed(0)} ms, queue ${(wq * 1e3).toFixed(0)} ms; ` +
+        `X·Wd = ${(x * wd).toFixed(0)} (driver depth ${tags}), X·(Wq+Wd) = ${(x * (wq + wd)).toFixed(0)} (outstanding ${OUTSTANDING})`,
+    );
+    assert.ok(n > 1000, `only ${n} reads measured`);
+    assert.ok(Math.abs((x * wd) / tags - 1) < 0.2, `X·Wd = ${(x * wd).toFixed(0)}, expected ≈ ${tags}`);
+    assert.ok(Math.abs((x * (wq + wd)) / OUTSTANDING - 1) < 0.2, `X·(Wq+Wd) = ${(x * (wq + wd)).toFixed(0)}, expected ≈ ${OUTSTANDING}`);
   },
 );
