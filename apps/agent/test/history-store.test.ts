@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { coarsenFrames, type Frame } from '@blkheat/shared-types';
@@ -190,4 +190,64 @@ test('the byte budget is kept by deleting the oldest segments of the largest tie
   assert.equal(store.stats().bytes, onDisk, 'stats() agrees with the files');
   assert.ok(logs.some((l) => l.includes('budget')));
   assert.equal(store.newestTs, frames[frames.length - 1]?.ts, 'the newest data is always kept');
+});
+
+test('leftovers of interrupted segment creations (empty file, torn magic or header, *.seg.new) are removed at start, and those segments are written anew', (t) => {
+  const dir = tempDir(t);
+  const logs: string[] = [];
+  // Where the first frames' segments go: an empty file (what an exclusive create that failed on
+  // a full disk used to leave, refusing every later create), a torn header, and a temp file.
+  const fine = join(dir, `t1-${BASE}.seg`);
+  const ten = join(dir, `t10-${BASE - (BASE % 7200)}.seg`);
+  writeFileSync(fine, '');
+  writeFileSync(ten, Buffer.concat([Buffer.from('BLKHIST1', 'latin1'), Buffer.from([40, 0, 0])]));
+  writeFileSync(join(dir, `t60-${BASE - (BASE % 43200)}.seg.new`), 'BLK');
+  // Not ours: left alone.
+  writeFileSync(join(dir, `t1-${BASE - 600}.seg`), 'something else entirely');
+  const store = open(dir, () => BASE + 30, { log: (l) => logs.push(l) });
+  t.after(() => store.close());
+  assert.deepEqual(readdirSync(dir).sort(), [`t1-${BASE - 600}.seg`], `the leftovers are gone: ${logs.join(' | ')}`);
+  const frames = randomFrames(3, BASE, 20, { idle: 0 });
+  for (const f of frames) assert.equal(store.append(f), true);
+  assert.equal(store.health().fault, undefined);
+  assert.deepEqual(readAll(store, 1), frames);
+  assert.ok(statSync(fine).size > 0 && statSync(ten).size > 0);
+  assert.ok(logs.some((l) => l.includes('empty')) && logs.some((l) => l.includes('torn')) && logs.some((l) => l.includes('.seg.new')));
+});
+
+test('a history that cannot be written reports the fault with the file, counts what it lost, and recovers by itself', (t) => {
+  const dir = tempDir(t);
+  const c = clock(BASE);
+  const logs: string[] = [];
+  const store = open(dir, c.now, { log: (l) => logs.push(l) });
+  t.after(() => store.close());
+  const frames = randomFrames(4, BASE, 40, { idle: 0 });
+  for (const f of frames.slice(0, 10)) store.append(f);
+  // The files become unwritable (say, a remount read-only): a segment can neither be appended
+  // to nor created. Simulated by replacing the directory with a file of the same name.
+  const seg = join(dir, `t1-${BASE}.seg`);
+  const kept = readFileSync(seg);
+  rmSync(dir, { recursive: true, force: true });
+  writeFileSync(dir, 'not a directory');
+  // The open segment's descriptor still writes (a deleted file); the next segment cannot be made.
+  c.set(BASE + 600);
+  const late = randomFrames(5, BASE + 600, 5, { idle: 0 });
+  for (const f of late) assert.equal(store.append(f), false, 'not recorded');
+  const h = store.health();
+  assert.ok(h.fault, 'a fault is reported');
+  assert.ok(h.fault.message.includes(`t1-${BASE + 600}.seg`), `names the file: ${h.fault.message}`);
+  assert.equal(h.secondsNotRecorded, 5);
+  assert.ok(h.writeErrors >= 5);
+  assert.equal(logs.filter((l) => l.includes('cannot write')).length, 1, 'logged once, not every second');
+  // The directory comes back: the next second is recorded, and the fault is over.
+  rmSync(dir, { force: true });
+  mkdirSync(dir);
+  writeFileSync(seg, kept);
+  const next = randomFrames(6, BASE + 605, 1, { idle: 0 })[0] as Frame;
+  assert.equal(store.append(next), true);
+  assert.equal(store.health().fault, undefined);
+  assert.ok(
+    logs.some((l) => l.includes('writing again') && l.includes('5 s were not recorded')),
+    logs.join(' | '),
+  );
 });

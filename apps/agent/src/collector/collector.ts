@@ -127,6 +127,8 @@ class BlockCollector implements Collector {
   private readonly sampleCountBySlot = new Map<number, number>();
   private readonly overBudgetBySlot = new Map<number, Map<number, number>>();
   private lateEntries: SlotEntry[] = [];
+  /** Closed-second keys read and emitted whose delete failed (hex): skipped, never counted twice. */
+  private readonly harvestedKeys = new Set<string>();
   private totals = { ios: 0, samplesDropped: 0, lastFrameLagS: null as number | null };
   private knownDisks: readonly DiskInfo[] = [];
 
@@ -357,12 +359,23 @@ class BlockCollector implements Collector {
     // diskstats first, then every count of ours: see untimed.ts for why the order matters.
     const kernelCounts = this.untimed.snapshot();
     const { bySlot, open } = this.harvest(current);
-    for (const [dev, found] of this.untimed.measure(kernelCounts, open, this.measuredDisks())) {
-      const pending = this.untimedPending.get(dev) ?? {};
-      for (const [g, n] of Object.entries(found) as [OpGroup, number][]) pending[g] = (pending[g] ?? 0) + n;
-      this.untimedPending.set(dev, pending);
+    // From here on the closed seconds' kernel entries are deleted: nothing below may lose them.
+    // A step that fails is reported and skipped; the seconds are emitted all the same.
+    try {
+      for (const [dev, found] of this.untimed.measure(kernelCounts, open, this.measuredDisks())) {
+        const pending = this.untimedPending.get(dev) ?? {};
+        for (const [g, n] of Object.entries(found) as [OpGroup, number][]) pending[g] = (pending[g] ?? 0) + n;
+        this.untimedPending.set(dev, pending);
+      }
+    } catch (err) {
+      this.warn(`measuring untimed I/Os failed (found next second instead): ${errorText(err)}`);
     }
-    const inflight = this.scanInflight();
+    let inflight: Map<number, InflightState> | undefined;
+    try {
+      inflight = this.scanInflight();
+    } catch (err) {
+      this.warn(`in-flight scan failed: ${errorText(err)}`);
+    }
     let lastCount = this.lastIos;
     for (let slot = this.nextSlot; slot < current; slot++) {
       let entries = bySlot.get(slot) ?? [];
@@ -374,17 +387,25 @@ class BlockCollector implements Collector {
       }
       // Untimed I/Os and the in-flight state were measured now: they go with the newest second.
       const newest = slot === current - 1;
-      const frame = buildFrame(
-        slot,
-        entries,
-        this.devices,
-        this.namer,
-        { partitions: this.options.partitions === true, ...(this.only ? { only: this.only } : {}) },
-        {
-          extraDropped: this.overBudgetBySlot.get(slot),
-          ...(newest ? { untimed: this.untimedPending, inflight } : {}),
-        },
-      );
+      let frame: Frame;
+      try {
+        frame = buildFrame(
+          slot,
+          entries,
+          this.devices,
+          this.namer,
+          { partitions: this.options.partitions === true, ...(this.only ? { only: this.only } : {}) },
+          {
+            extraDropped: this.overBudgetBySlot.get(slot),
+            ...(newest ? { untimed: this.untimedPending, inflight } : {}),
+          },
+        );
+      } catch (err) {
+        // Its entries are kept and counted in the next second emitted, never lost.
+        this.warn(`building the frame of second ${slot} failed (its I/Os go into the next second): ${errorText(err)}`);
+        this.lateEntries.push(...entries);
+        continue;
+      }
       if (newest) this.untimedPending = new Map();
       let count = 0;
       for (const e of entries) {
@@ -422,6 +443,15 @@ class BlockCollector implements Collector {
     // get_next_key + lookup walk the hash under RCU without taking bucket locks (a batch lookup
     // would lock buckets and size its buffer for the whole map: tens of MB per second).
     for (const keyBuf of this.hists.keys()) {
+      if (this.harvestedKeys.size > 0 && this.harvestedKeys.has(keyBuf.toString('hex'))) {
+        try {
+          this.hists.delete(keyBuf);
+          this.harvestedKeys.delete(keyBuf.toString('hex'));
+        } catch {
+          // Still there: still skipped.
+        }
+        continue;
+      }
       const valueBuf = this.hists.lookup(keyBuf);
       if (!valueBuf) continue;
       const key = decodeHistKey(keyBuf);
@@ -448,8 +478,16 @@ class BlockCollector implements Collector {
       }
       closedKeys.push(keyBuf);
     }
-    // Closed seconds are never written again, so deleting after reading loses nothing.
-    for (const keyBuf of closedKeys) this.hists.delete(keyBuf);
+    // Closed seconds are never written again, so deleting after reading loses nothing. A key
+    // that cannot be deleted is remembered and skipped when read again: never counted twice.
+    for (const keyBuf of closedKeys) {
+      try {
+        this.hists.delete(keyBuf);
+      } catch (err) {
+        this.harvestedKeys.add(keyBuf.toString('hex'));
+        this.warn(`deleting a harvested histogram entry failed (it will not be counted again): ${errorText(err)}`);
+      }
+    }
     return { bySlot, open };
   }
 

@@ -12,7 +12,7 @@
  * (length within the file and sane, CRC, ts inside the span and strictly increasing) and the
  * file is truncated at the first bad one. Everything before it is kept.
  */
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { BUCKET_SCHEMA, sameSchema, type BucketSchema } from '@blkheat/shared-types';
 
@@ -43,6 +43,36 @@ export interface RecoveryReport {
 
 export class IncompatibleSegmentError extends Error {}
 
+/** A file of ours whose creation was cut short (empty, or its header torn): nothing in it to keep. */
+export class TornSegmentError extends IncompatibleSegmentError {}
+
+/** A failed file operation of the history, naming the file; `code` is the errno name (ENOSPC, EACCES, …). */
+export class HistoryIoError extends Error {
+  constructor(
+    readonly code: string,
+    readonly path: string,
+    operation: string,
+    cause: unknown,
+  ) {
+    super(`${code} ${operation} ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+
+  /** Out of space (the filesystem, or the user's quota): making room can cure it. */
+  get noSpace(): boolean {
+    return this.code === 'ENOSPC' || this.code === 'EDQUOT';
+  }
+}
+
+/** Runs a file operation, turning its error into a HistoryIoError that names the file. */
+function fileOp<T>(operation: string, path: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof HistoryIoError) throw e;
+    throw new HistoryIoError((e as NodeJS.ErrnoException).code ?? 'EIO', path, operation, e);
+  }
+}
+
 function encodeRecord(ts: number, payload: Buffer): Buffer {
   const rec = Buffer.allocUnsafe(RECORD_HEADER_BYTES + payload.length);
   rec.writeUInt32LE(payload.length, 0);
@@ -72,12 +102,29 @@ export class Segment {
     this.size = size;
   }
 
-  /** Creates a new, empty segment file (fails if it exists). */
+  /**
+   * Creates a new, empty segment file. The header is written to a temporary file that is then
+   * renamed into place, so a failed or interrupted creation (disk full, kill -9) never leaves a
+   * headerless file at `path`: whatever is there (such a leftover from an older version) is
+   * replaced. A failure removes the temporary file and names the file.
+   */
   static create(path: string, step: number, start: number, span: number): Segment {
     const header: SegmentHeader = { format: SEGMENT_FORMAT, version: SEGMENT_VERSION, step, start, span, schema: BUCKET_SCHEMA };
-    const fd = openSync(path, 'wx+', 0o600);
     const head = Buffer.concat([SEGMENT_MAGIC, encodeRecord(0, Buffer.from(JSON.stringify(header)))]);
-    writeSync(fd, head, 0, head.length, 0);
+    const tmp = `${path}.new`;
+    const fd = fileOp('creating', tmp, () => openSync(tmp, 'w+', 0o600));
+    try {
+      fileOp('writing the header of', tmp, () => writeAll(fd, head, 0));
+      fileOp('renaming into place', path, () => renameSync(tmp, path));
+    } catch (e) {
+      closeSync(fd);
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // Never created, or already renamed.
+      }
+      throw e;
+    }
     return new Segment(path, header, fd, head.length);
   }
 
@@ -93,12 +140,15 @@ export class Segment {
       // Record by record through one reusable buffer: opening a large history does not need
       // memory in proportion to its files.
       const reader = new RecordReader(fd, fileSize);
+      if (fileSize === 0) throw new TornSegmentError(`${path}: empty (its creation was cut short)`);
       const magic = reader.bytes(0, SEGMENT_MAGIC.length);
       if (!magic || !magic.equals(SEGMENT_MAGIC)) {
+        if (!magic && SEGMENT_MAGIC.subarray(0, fileSize).equals(reader.bytes(0, fileSize) ?? Buffer.alloc(0)))
+          throw new TornSegmentError(`${path}: torn magic (its creation was cut short)`);
         throw new IncompatibleSegmentError(`${path}: not a blkheat history segment (bad magic)`);
       }
       const first = reader.record(SEGMENT_MAGIC.length);
-      if (typeof first === 'string') throw new IncompatibleSegmentError(`${path}: unreadable segment header (${first})`);
+      if (typeof first === 'string') throw new TornSegmentError(`${path}: torn segment header (${first})`);
       const header = parseHeader(first.payload);
       if (!header) throw new IncompatibleSegmentError(`${path}: segment header of another format version or bucket schema`);
 
@@ -166,8 +216,18 @@ export class Segment {
     if (last !== undefined && ts <= last) throw new RangeError(`ts ${ts} not after the last record (${last})`);
     const rec = encodeRecord(ts, payload);
     // One positional write per record: a crash can only tear this record, never an earlier one.
-    let done = 0;
-    while (done < rec.length) done += writeSync(fd, rec, done, rec.length - done, this.size + done);
+    try {
+      fileOp('writing', this.path, () => writeAll(fd, rec, this.size));
+    } catch (e) {
+      // A partly written record (disk full mid-write) is cut off at once, so the file ends
+      // with whole records; the next append writes at the same offset anyway.
+      try {
+        ftruncateSync(fd, this.size);
+      } catch {
+        // Nothing more to do: the next open cuts a torn tail.
+      }
+      throw e;
+    }
     this.index(ts, this.size, payload.length);
     this.size += rec.length;
     this.dirty = true;
@@ -215,9 +275,13 @@ export class Segment {
    */
   close(): void {
     if (this.fd !== undefined) {
-      if (this.dirty) fsyncSync(this.fd);
-      closeSync(this.fd);
+      const fd = this.fd;
       this.fd = undefined;
+      try {
+        if (this.dirty) fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
     }
   }
 
@@ -225,7 +289,7 @@ export class Segment {
   remove(): void {
     this.dirty = false;
     this.close();
-    unlinkSync(this.path);
+    fileOp('deleting', this.path, () => unlinkSync(this.path));
   }
 
   private index(ts: number, offset: number, length: number): void {
@@ -238,6 +302,12 @@ export class Segment {
     if (this.fd === undefined) throw new Error(`${this.path}: segment is closed`);
     return this.fd;
   }
+}
+
+/** Writes all of `buf` at `pos` (positional writes may be short). */
+function writeAll(fd: number, buf: Buffer, pos: number): void {
+  let done = 0;
+  while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done, pos + done);
 }
 
 /** First index whose value is >= x (values ascending). */

@@ -6,10 +6,10 @@
  * synchronous is what lets the server hand a client "everything up to second N from history,
  * then live from N + 1" without any frame slipping in between.
  */
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Frame } from '@blkheat/shared-types';
-import { IncompatibleSegmentError, Segment } from './segment.js';
+import { HistoryIoError, IncompatibleSegmentError, Segment, TornSegmentError } from './segment.js';
 import { SEGMENT_FILE_RE, Tier, type RawFrame, type TierSpec } from './tier.js';
 
 export interface HistoryOptions {
@@ -21,7 +21,28 @@ export interface HistoryOptions {
   readonly maxBytes: number;
   /** Clock in unix seconds (tests inject one). */
   readonly now?: () => number;
+  /** Segment spans of the 1 s, 10 s and 60 s tiers (default SEGMENT_SPANS; tests shorten them). */
+  readonly segmentSpans?: readonly [number, number, number];
   readonly log?: (line: string) => void;
+}
+
+/** What is wrong with writing history, while it is wrong. */
+export interface HistoryFault {
+  /** errno name (ENOSPC, EACCES, EROFS, …). */
+  readonly code: string;
+  /** The failed operation and the file, e.g. "ENOSPC writing /var/lib/blkheat/history/t1-1795290000.seg: …". */
+  readonly message: string;
+  /** Unix second of the first failure of this fault. */
+  readonly since: number;
+}
+
+/** The writer's health: faults are counted, and shown while they last. */
+export interface HistoryHealth {
+  readonly fault: HistoryFault | undefined;
+  /** Appends that failed in at least one tier, since start. */
+  readonly writeErrors: number;
+  /** Seconds the 1 s tier could not record, since start (they show as no data). */
+  readonly secondsNotRecorded: number;
 }
 
 export interface HistoryStats {
@@ -32,17 +53,37 @@ export interface HistoryStats {
 /** Seconds the 1 s tier keeps at least (DESIGN: 1 s resolution for >= 1 h). */
 export const FINE_RETENTION_S = 3600;
 
+/** Seconds per segment file of the 1 s, 10 s and 60 s tiers. */
+export const SEGMENT_SPANS: readonly [number, number, number] = [600, 7200, 43200];
+
 /** The tiers for a --history window. */
-export function tierSpecs(historySeconds: number): TierSpec[] {
+export function tierSpecs(historySeconds: number, spans: readonly [number, number, number] = SEGMENT_SPANS): TierSpec[] {
   return [
-    { step: 1, retention: Math.min(historySeconds, FINE_RETENTION_S), span: 600 },
-    { step: 10, retention: historySeconds, span: 7200 },
-    { step: 60, retention: historySeconds, span: 43200 },
+    { step: 1, retention: Math.min(historySeconds, FINE_RETENTION_S), span: spans[0] },
+    { step: 10, retention: historySeconds, span: spans[1] },
+    { step: 60, retention: historySeconds, span: spans[2] },
   ];
+}
+
+/**
+ * Segment spans from BLKHEAT_SEGMENT_SPANS ("FINE,TEN,SIXTY" seconds): a test hook, so that
+ * tests reach segment boundaries in seconds rather than minutes. Each must be a positive
+ * multiple of its tier's step; anything else is refused.
+ */
+export function segmentSpansFromEnv(value: string | undefined): readonly [number, number, number] | undefined {
+  if (value === undefined || value === '') return undefined;
+  const spans = value.split(',').map(Number);
+  const steps = [1, 10, 60];
+  if (spans.length !== 3 || spans.some((s, i) => !Number.isInteger(s) || s <= 0 || s % (steps[i] as number) !== 0 || s > 86400)) {
+    throw new RangeError(`BLKHEAT_SEGMENT_SPANS="${value}": expected three spans in seconds, multiples of 1, 10 and 60`);
+  }
+  return [spans[0] as number, spans[1] as number, spans[2] as number];
 }
 
 /** How often (in appended frames) retention and the byte budget are enforced. */
 const PRUNE_EVERY = 60;
+/** While a fault lasts, it is logged again at most this often (seconds). */
+const FAULT_LOG_EVERY_S = 60;
 
 export class HistoryStore {
   private readonly tiers: Tier[];
@@ -50,6 +91,12 @@ export class HistoryStore {
   private readonly log: (line: string) => void;
   private appends = 0;
   private closed = false;
+  private fault: HistoryFault | undefined;
+  private faultLoggedAt = 0;
+  private writeErrors = 0;
+  private secondsNotRecorded = 0;
+  /** Seconds not recorded during the current fault. */
+  private faultSeconds = 0;
 
   private constructor(
     private readonly options: HistoryOptions,
@@ -67,12 +114,19 @@ export class HistoryStore {
    */
   static open(options: HistoryOptions): HistoryStore {
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
-    const specs = tierSpecs(options.historySeconds);
-    const tiers = specs.map((s) => new Tier(s, options.dir));
+    const specs = tierSpecs(options.historySeconds, options.segmentSpans);
+    const tiers: Tier[] = [];
     const store = new HistoryStore(options, tiers);
+    for (const s of specs) tiers.push(new Tier(s, options.dir, () => store.makeRoom()));
     const byStep = new Map(tiers.map((t) => [t.step, t]));
     const found = new Map<number, Segment[]>();
     for (const name of readdirSync(options.dir).sort()) {
+      if (name.endsWith('.seg.new')) {
+        // A segment whose creation was cut short (see Segment.create): nothing in it.
+        store.log(`history: removing ${join(options.dir, name)}, left by an interrupted segment creation`);
+        unlinkSync(join(options.dir, name));
+        continue;
+      }
       const m = SEGMENT_FILE_RE.exec(name);
       if (!m) continue;
       const step = Number(m[1]);
@@ -95,7 +149,10 @@ export class HistoryStore {
         list.push(segment);
         found.set(step, list);
       } catch (e) {
-        if (e instanceof IncompatibleSegmentError) store.log(`history: ignoring ${e.message}`);
+        if (e instanceof TornSegmentError) {
+          store.log(`history: removing ${e.message}`);
+          unlinkSync(join(options.dir, name));
+        } else if (e instanceof IncompatibleSegmentError) store.log(`history: ignoring ${e.message}`);
         else throw e;
       }
     }
@@ -154,13 +211,75 @@ export class HistoryStore {
       this.log(`history: refusing frame ${frame.ts}: not after the newest recorded second ${newest}`);
       return false;
     }
-    try {
-      for (const t of this.tiers) t.add(frame, t.step === 1 ? json : undefined);
-    } catch (e) {
-      this.log(`history: could not record frame ${frame.ts}: ${e instanceof Error ? e.message : String(e)}`);
-      return false;
+    // Each tier on its own: one that cannot write does not stop the others.
+    let failure: unknown;
+    let fineFailed = false;
+    for (const t of this.tiers) {
+      try {
+        t.add(frame, t.step === 1 ? json : undefined);
+      } catch (e) {
+        failure ??= e;
+        if (t.step === 1) fineFailed = true;
+      }
     }
-    if (++this.appends % PRUNE_EVERY === 0) this.enforceBounds();
+    if (failure !== undefined) this.noteFailure(failure, fineFailed);
+    else this.noteSuccess();
+    if (++this.appends % PRUNE_EVERY === 0) {
+      try {
+        this.enforceBounds();
+      } catch (e) {
+        this.noteFailure(e, false);
+      }
+    }
+    return !fineFailed;
+  }
+
+  /** The writer's health (see HistoryHealth). */
+  health(): HistoryHealth {
+    return { fault: this.fault, writeErrors: this.writeErrors, secondsNotRecorded: this.secondsNotRecorded };
+  }
+
+  private noteFailure(e: unknown, secondLost: boolean): void {
+    this.writeErrors++;
+    if (secondLost) {
+      this.secondsNotRecorded++;
+      this.faultSeconds++;
+    }
+    const code = e instanceof HistoryIoError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'EIO');
+    const message = e instanceof Error ? e.message : String(e);
+    const now = this.now();
+    if (!this.fault || this.fault.code !== code) {
+      this.fault = { code, message, since: this.fault?.since ?? now };
+      this.faultLoggedAt = now;
+      this.log(`history: cannot write: ${message}; the live view goes on, and the seconds not recorded show as no data`);
+    } else if (now - this.faultLoggedAt >= FAULT_LOG_EVERY_S) {
+      this.fault = { ...this.fault, message };
+      this.faultLoggedAt = now;
+      this.log(
+        `history: still failing since ${new Date(this.fault.since * 1000).toISOString()} (${this.faultSeconds} s not recorded): ${message}`,
+      );
+    }
+  }
+
+  private noteSuccess(): void {
+    if (!this.fault) return;
+    this.log(
+      `history: writing again after a ${this.fault.code} fault since ${new Date(this.fault.since * 1000).toISOString()}; ${this.faultSeconds} s were not recorded`,
+    );
+    this.fault = undefined;
+    this.faultSeconds = 0;
+  }
+
+  /**
+   * The disk is full: deletes the oldest segment of the largest tier (as the byte budget
+   * would), so the newest seconds are kept rather than the oldest. False when nothing but the
+   * segments being written is left.
+   */
+  private makeRoom(): boolean {
+    const largest = [...this.tiers].sort((a, b) => b.bytes - a.bytes).find((t) => t.oldestDroppable !== undefined);
+    if (!largest) return false;
+    const freed = largest.dropOldest();
+    this.log(`history: disk full: deleted the oldest ${largest.step} s segment (${freed} bytes) to keep recording`);
     return true;
   }
 
@@ -211,7 +330,13 @@ export class HistoryStore {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const t of this.tiers) t.close();
+    for (const t of this.tiers) {
+      try {
+        t.close();
+      } catch (e) {
+        this.log(`history: closing: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
   }
 
   private get fine(): Tier {

@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import { alignDown, FrameAccumulator, type Frame } from '@blkheat/shared-types';
-import { Segment } from './segment.js';
+import { HistoryIoError, Segment } from './segment.js';
 
 export interface TierSpec {
   /** Seconds per frame. */
@@ -36,9 +36,14 @@ export class Tier {
   private readonly acc: FrameAccumulator | undefined;
   private accStart: number | undefined;
 
+  /**
+   * @param makeRoom called when a write finds the disk full: frees space (older history) and
+   *   returns true if it freed any, and the write is tried again.
+   */
   constructor(
     readonly spec: TierSpec,
     private readonly dir: string,
+    private readonly makeRoom: () => boolean = () => false,
   ) {
     if (spec.span % spec.step !== 0) throw new RangeError(`segment span ${spec.span} is not a multiple of step ${spec.step}`);
     this.acc = spec.step > 1 ? new FrameAccumulator() : undefined;
@@ -153,25 +158,54 @@ export class Tier {
     return bytes;
   }
 
-  close(): void {
-    for (const s of this.segments) s.close();
+  /** Start of the oldest segment that dropOldest() would delete (undefined: none). */
+  get oldestDroppable(): number | undefined {
+    return this.segments.length > 1 ? this.segments[0]?.start : undefined;
   }
 
+  /** Closes every file; a failure to close one (say, fsync on a full disk) is thrown after all were tried. */
+  close(): void {
+    let failure: unknown;
+    for (const s of this.segments) {
+      try {
+        s.close();
+      } catch (e) {
+        failure ??= e;
+      }
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  /** Writes the open bucket. It is let go whether or not the write succeeds: a bucket that
+   * could not be written must not absorb the next bucket's seconds. */
   private flushOpen(): void {
     if (!this.acc || this.accStart === undefined) return;
     const frame = this.acc.toFrame(this.accStart, this.step);
-    this.write(frame.ts, JSON.stringify(frame));
     this.acc.reset();
     this.accStart = undefined;
+    this.write(frame.ts, JSON.stringify(frame));
   }
 
+  /** Writes one record, making room (older history) and trying again while the disk is full. */
   private write(ts: number, json: string): void {
+    const payload = Buffer.from(json, 'utf8');
+    for (;;) {
+      try {
+        this.writeOnce(ts, payload);
+        return;
+      } catch (e) {
+        if (!(e instanceof HistoryIoError && e.noSpace) || !this.makeRoom()) throw e;
+      }
+    }
+  }
+
+  private writeOnce(ts: number, payload: Buffer): void {
     let seg = this.segments[this.segments.length - 1];
     if (!seg || ts >= seg.end) {
       const start = alignDown(ts, this.spec.span);
       seg = Segment.create(join(this.dir, segmentFileName(this.step, start)), this.step, start, this.spec.span);
       this.segments.push(seg);
     }
-    seg.append(ts, Buffer.from(json, 'utf8'));
+    seg.append(ts, payload);
   }
 }

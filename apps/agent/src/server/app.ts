@@ -83,8 +83,20 @@ export function createApp(options: AppOptions): express.Express {
     const now = Date.now() / 1000;
     const lag = newest === undefined ? null : now - (newest + 1);
     const running = ctx.collectorStats() !== undefined;
-    const ok = running && lag !== null && lag < (options.staleAfterS ?? 5);
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'degraded', collector: running, newestFrame: newest ?? null, lagSeconds: lag });
+    const fault = ctx.history.health().fault;
+    const reasons: string[] = [];
+    if (!running) reasons.push('collector: not running');
+    if (lag === null) reasons.push('history: no second recorded yet');
+    else if (lag >= (options.staleAfterS ?? 5)) reasons.push(`history: newest second recorded ${Math.round(lag)} s ago`);
+    if (fault) reasons.push(`history: ${fault.message} (since ${new Date(fault.since * 1000).toISOString()}; the live view goes on)`);
+    const ok = reasons.length === 0;
+    res.status(ok ? 200 : 503).json({
+      status: ok ? 'ok' : 'degraded',
+      collector: running,
+      newestFrame: newest ?? null,
+      lagSeconds: lag,
+      ...(ok ? {} : { reasons }),
+    });
   });
 
   // Everything below is data: token required when configured.

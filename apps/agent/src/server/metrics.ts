@@ -235,6 +235,25 @@ export function renderMetrics(ctx: AgentContext, stream: StreamStats): string {
   out.family('blkheat_history_oldest_timestamp_seconds', 'gauge', 'Unix time of the oldest second history can answer for, per tier.');
   for (const t of hs.tiers)
     if (t.from !== undefined) out.sample('blkheat_history_oldest_timestamp_seconds', { step: String(t.step) }, t.from);
+  const health = ctx.history.health();
+  out.single(
+    'blkheat_history_write_errors_total',
+    'counter',
+    'History appends that failed in at least one tier (disk full, unwritable files).',
+    health.writeErrors,
+  );
+  out.single(
+    'blkheat_history_seconds_not_recorded_total',
+    'counter',
+    'Seconds sent live that history could not record (they read back as no data).',
+    health.secondsNotRecorded,
+  );
+  out.single(
+    'blkheat_history_failing',
+    'gauge',
+    '1 while history cannot be written (the reason is on /healthz and in the log).',
+    health.fault ? 1 : 0,
+  );
   out.single('blkheat_samples_stored', 'gauge', 'Sampled I/O records held for drill-down.', ctx.samples.count);
 
   out.single('blkheat_build_info', 'gauge', 'Agent version and protocol version.', 1, {

@@ -1,6 +1,8 @@
 /**
- * The agent as a service: wires collector -> history -> WebSocket hub, and owns the order of
- * start-up and shut-down.
+ * The agent as a service: wires collector -> WebSocket hub and history, and owns the order of
+ * start-up and shut-down. Live delivery never depends on history: a second that history cannot
+ * record still goes to the clients and the totals; history's faults are counted and shown
+ * (HistoryHealth: /healthz, /metrics, the log).
  *
  * Start: dashboard files read, data directory locked, history opened (torn tails cut),
  * socket bound, probes loaded and attached, data directory given to --user, privileges
@@ -15,7 +17,7 @@ import { join } from 'node:path';
 import type { DiskInfo, Frame, HostInfo } from '@blkheat/shared-types';
 import type { Collector, CollectorOptions } from '../collector/types.js';
 import { SampleStore } from '../history/samples.js';
-import { HistoryStore } from '../history/store.js';
+import { HistoryStore, segmentSpansFromEnv } from '../history/store.js';
 import type { AgentContext } from '../server/context.js';
 import { listen, type AgentServer } from '../server/http.js';
 import { StreamHub } from '../server/hub.js';
@@ -23,6 +25,7 @@ import { TokenChecker } from '../server/security.js';
 import { StaticSite } from '../server/static.js';
 import { LatencyTotals } from '../server/totals.js';
 import { AGENT_VERSION } from '../version.js';
+import { checkDataDirWritable } from './datadir.js';
 import { DataDirLock } from './lock.js';
 import type { ServeOptions } from './options.js';
 import { chownTree, dropPrivileges, resolveUser, type TargetUser } from './privileges.js';
@@ -56,8 +59,11 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
   const site = StaticSite.load(options.webRoot);
   if (!site) log(`serve: no dashboard build in ${options.webRoot}: the page will say how to build it (the API works)`);
   const user = options.user === undefined ? undefined : resolveUser(options.user);
+  const segmentSpans = segmentSpansFromEnv(process.env.BLKHEAT_SEGMENT_SPANS);
 
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  // Before anything is written there: refuse a directory the user we become cannot write.
+  checkDataDirWritable(options.dataDir, user, log);
   const lock = DataDirLock.acquire(options.dataDir);
   const cleanups: (() => void | Promise<void>)[] = [() => lock.release()];
   const unwind = async (): Promise<void> => {
@@ -76,6 +82,7 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
       dir: join(options.dataDir, 'history'),
       historySeconds: options.historySeconds,
       maxBytes: options.maxHistoryBytes,
+      ...(segmentSpans ? { segmentSpans } : {}),
       log,
     });
     cleanups.push(() => history.close());
@@ -121,15 +128,19 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
     };
     // Registered in the same tick createCollector resolved in: no frame can be missed.
     disks = running.disks();
+    let lastLiveTs = -1;
     const unlisten = running.listen({
       // Listeners run inside the collector's tick: nothing thrown here may reach it.
-      frame: (frame: Frame) =>
-        guard('frame', () => {
-          const json = JSON.stringify(frame);
-          if (!history.append(frame, json)) return;
-          totals.add(frame);
-          hub.broadcastFrame(frame);
-        }),
+      frame: (frame: Frame) => {
+        // A second is sent once, in order (the collector never goes back; this keeps it so).
+        if (frame.ts <= lastLiveTs) return;
+        lastLiveTs = frame.ts;
+        // History first, so that a client being backfilled gets this second from it; but
+        // whatever history does (disk full, files gone), the second still goes live.
+        guard('frame (history)', () => history.append(frame, JSON.stringify(frame)));
+        guard('frame (totals)', () => totals.add(frame));
+        guard('frame (live)', () => hub.broadcastFrame(frame));
+      },
       samples: (batch) => guard('samples', () => samples.add(batch)),
       disks: (list) =>
         guard('disks', () => {

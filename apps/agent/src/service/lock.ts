@@ -12,19 +12,28 @@ export class DataDirLock {
   static acquire(dir: string): DataDirLock {
     const path = join(dir, 'agent.pid');
     for (let attempt = 0; attempt < 2; attempt++) {
+      let fd: number;
       try {
-        const fd = openSync(path, 'wx', 0o644);
-        writeSync(fd, `${process.pid}\n`);
-        closeSync(fd);
-        return new DataDirLock(path);
+        fd = openSync(path, 'wx', 0o644);
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw lockError(path, 'creating', e);
         const pid = Number(readFileSync(path, 'utf8').trim());
         if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
           throw new Error(`another blkheat agent (pid ${pid}) is using ${dir}; stop it or pass another --data-dir`);
         }
         unlinkSync(path); // stale: its owner is gone
+        continue;
       }
+      try {
+        writeSync(fd, `${process.pid}\n`);
+      } catch (e) {
+        // A lock without a pid would read as stale to the next agent: leave none.
+        closeSync(fd);
+        unlinkSync(path);
+        throw lockError(path, 'writing', e);
+      }
+      closeSync(fd);
+      return new DataDirLock(path);
     }
     throw new Error(`could not lock ${dir}`);
   }
@@ -36,6 +45,12 @@ export class DataDirLock {
       // already gone
     }
   }
+}
+
+function lockError(path: string, operation: string, e: unknown): Error {
+  const code = (e as NodeJS.ErrnoException).code ?? 'EIO';
+  const hint = code === 'ENOSPC' || code === 'EDQUOT' ? ': its filesystem is full; free some space or pass another --data-dir' : '';
+  return new Error(`${code} ${operation} the lock file ${path}${hint} (${e instanceof Error ? e.message : String(e)})`, { cause: e });
 }
 
 function alive(pid: number): boolean {
