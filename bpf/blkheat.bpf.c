@@ -110,6 +110,14 @@ struct {
 	__type(value, struct bh_inflight_io);
 } inflight_list SEC(".maps");
 
+/* Per disk: all in-flight I/Os counted and the oldest start, however many are listed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct bh_inflight_disk);
+} inflight_disks SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 2 * 1024 * 1024);
@@ -625,26 +633,40 @@ static long scan_slot(__u32 idx, struct scan_ctx *cx)
 	if (BPF_CORE_READ_INTO(&state, rq, state) || state != bpf_core_enum_value(enum mq_rq_state, MQ_RQ_IN_FLIGHT))
 		return 0;
 	cx->found++;
+	__u32 cmd = 0, rqf = 0, len = 0;
+	__u64 sector = 0, start = 0;
+	BPF_CORE_READ_INTO(&rqf, rq, rq_flags);
+	BPF_CORE_READ_INTO(&start, rq, start_time_ns);
+	__u32 dev = rq_dev_raw(rq, rqf);
+	__u64 began = start && start <= issue ? start : issue;
+	/* Counted per disk whether or not it is listed: the count and the oldest age stay exact
+	 * however many I/Os are in flight. */
+	struct bh_inflight_disk *disk = bpf_map_lookup_elem(&inflight_disks, &dev);
+	if (!disk) {
+		struct bh_inflight_disk none = {};
+		bpf_map_update_elem(&inflight_disks, &dev, &none, BPF_NOEXIST);
+		disk = bpf_map_lookup_elem(&inflight_disks, &dev);
+	}
+	if (disk) {
+		disk->count++;
+		if (!disk->oldest_start_ns || began < disk->oldest_start_ns)
+			disk->oldest_start_ns = began;
+	}
 	__u32 at = cx->listed;
 	if (at >= BH_INFLIGHT_MAX)
 		return 0;
 	struct bh_inflight_io *out = bpf_map_lookup_elem(&inflight_list, &at);
 	if (!out)
 		return 0;
-	__u32 cmd = 0, rqf = 0, len = 0;
-	__u64 sector = 0;
 	BPF_CORE_READ_INTO(&cmd, rq, cmd_flags);
-	BPF_CORE_READ_INTO(&rqf, rq, rq_flags);
 	BPF_CORE_READ_INTO(&len, rq, __data_len);
 	BPF_CORE_READ_INTO(&sector, rq, __sector);
-	__u64 start = 0;
-	BPF_CORE_READ_INTO(&start, rq, start_time_ns);
-	out->start_ns = start && start <= issue ? start : issue;
+	out->start_ns = began;
 	out->issue_ns = issue;
 	out->sector = sector;
 	out->bytes = len;
 	out->cls = rq_cls_raw(cmd, rqf);
-	out->dev = rq_dev_raw(rq, rqf);
+	out->dev = dev;
 	out->pid = 0;
 	__builtin_memset(out->comm, 0, sizeof(out->comm));
 	__u64 pid_tgid = sl->pid_tgid;

@@ -126,6 +126,13 @@ struct bh_inflight_io {
 	char comm[BH_COMM_LEN];
 };
 
+/* Per disk (dev_t key of map inflight_disks): every in-flight I/O counted, listed or not, and the
+ * start of the oldest. The agent empties the map before each scan. Layout 3. */
+struct bh_inflight_disk {
+	__u64 count;
+	__u64 oldest_start_ns;
+};
+
 /* Result header of bh_inflight (array map entry 0 of inflight_summary). */
 struct bh_inflight_summary {
 	__u64 now_ns;  /* our clock when the scan started */

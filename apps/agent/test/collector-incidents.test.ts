@@ -5,8 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { classOp, denseTotal, lowerBoundSeconds, upperBoundSeconds, type InflightState } from '@blkheat/shared-types';
-import { createDelayedLoopDevice, diskstatsDelta, fuseUnavailable, runCommand, sleep } from '@blkheat/testkit';
+import { createDelayedLoopDevice, diskstatsDelta, fuseUnavailable, runCommand, sleep, startFio } from '@blkheat/testkit';
 import { classTotals, groupCountsByDisk, quietBoundary, record } from './lib/collect.js';
 
 const fuseMissing = fuseUnavailable();
@@ -131,3 +132,38 @@ test('reads failing with EIO are counted by status in their class, and conservat
   assert.ok(delta && ours);
   assert.equal(ours.counted.read + ours.untimed.read, delta.reads, 'failed reads are counted as diskstats counts them');
 });
+
+test(
+  'more I/Os in flight than the kernel lists (256): each disk’s count and oldest age stay exact',
+  { timeout: 90_000, skip },
+  async (t) => {
+    // Three loop devices over 5 ms FUSE files, each kept saturated: the driver holds as many
+    // requests as it has tags (loop: 128 each), 384 in all, more than the 256 listed.
+    const disks = await Promise.all([0, 1, 2].map(() => createDelayedLoopDevice({ delayMs: 5, sizeMiB: 64, t })));
+    const tags = disks.map((d) => Number(readFileSync(`/sys/block/${d.name}/mq/0/nr_tags`, 'utf8')));
+    const rec = await record(t, { disks: disks.map((d) => d.name) });
+    const fio = disks.map((d) => startFio({ filename: d.path, rw: 'randread', ioengine: 'io_uring', iodepth: 200, runtimeS: 12 }, t));
+    await sleep(6000);
+    const from = Math.floor(Date.now() / 1000) - 2;
+    await rec.waitForSecond(from + 3);
+    for (const f of fio) await f.stop();
+    const seen = rec.frames.filter((f) => f.ts >= from && f.ts < from + 3);
+    assert.ok(seen.length >= 2, `frames of the saturated seconds: ${seen.length}`);
+    for (const f of seen) {
+      let total = 0;
+      disks.forEach((d, i) => {
+        const state = f.disks.find((x) => x.dev === d.dev)?.inflight;
+        const want = tags[i] as number;
+        t.diagnostic(
+          `${f.ts} ${d.name}: ${state?.n} in flight (driver depth ${want}), oldest ${((state?.oldest_ns ?? 0) / 1e6).toFixed(0)} ms, ${state?.ios.length} listed`,
+        );
+        // With the driver: all its tags but the few between a completion and the next dispatch.
+        assert.ok(state && state.n >= 0.9 * want && state.n <= want, `${d.name}: ${state?.n} in flight, driver depth ${want}`);
+        // Served one at a time at 5 ms each, the oldest of `want` waits about want × 5 ms.
+        assert.ok(state.oldest_ns > want * 5e6 * 0.5, `${d.name}: oldest ${state.oldest_ns} ns`);
+        total += state.n;
+      });
+      assert.ok(total > 256, `${total} in flight in all: more than the kernel lists`);
+    }
+  },
+);

@@ -1,12 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { coarsenFrames, type Frame } from '@blkheat/shared-types';
 import { HistoryStore, tierSpecs } from '../src/history/store.js';
 import { parseAll } from '../src/history/query.js';
 import { randomFrames } from './history-fixtures.js';
+import { mountTmpfs } from '@blkheat/testkit';
 
 function tempDir(t: { after(fn: () => void): void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'blkheat-history-'));
@@ -251,3 +253,56 @@ test('a history that cannot be written reports the fault with the file, counts w
     logs.join(' | '),
   );
 });
+
+test(
+  'disk full: the oldest segment is deleted to record the newest second, once per fault episode; then the fault is reported',
+  { skip: process.getuid?.() === 0 ? false : 'SKIPPED LOUDLY: needs root to mount a tmpfs' },
+  (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'blkheat-fullhist-'));
+    const unmount = mountTmpfs(dir, 2);
+    t.after(() => {
+      unmount();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const c = clock(BASE);
+    const logs: string[] = [];
+    const store = HistoryStore.open({
+      dir,
+      historySeconds: 24 * 3600,
+      maxBytes: 1 << 30,
+      now: c.now,
+      segmentSpans: [20, 40, 120],
+      log: (l) => logs.push(l),
+    });
+    t.after(() => store.close());
+    const frames = randomFrames(9, BASE, 200, { idle: 0, density: 0.2 });
+    for (const f of frames.slice(0, 100)) {
+      c.set(f.ts + 1);
+      assert.equal(store.append(f), true);
+    }
+    const firstOf = (): string => JSON.stringify(store.stats().tiers.map((x) => x.from));
+    const oldest = firstOf();
+    // Something else takes every free byte, once.
+    const filler = join(dir, 'filler');
+    spawnSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=4k', 'status=none']);
+    const next = frames[100] as Frame;
+    c.set(next.ts + 1);
+    assert.equal(store.append(next), true, 'the newest second is recorded');
+    assert.notEqual(firstOf(), oldest, 'by deleting the oldest history of a tier');
+    assert.ok(
+      logs.some((l) => l.includes('disk full: deleted the oldest')),
+      logs.join(' | '),
+    );
+    // The space is taken again at once: in the same episode nothing more is deleted, the fault shows.
+    spawnSync('dd', ['if=/dev/zero', `of=${filler}-2`, 'bs=4k', 'status=none']);
+    const before = firstOf();
+    let lost = 0;
+    for (const f of frames.slice(101, 131)) {
+      c.set(f.ts + 1);
+      if (!store.append(f)) lost++;
+    }
+    assert.equal(firstOf(), before, 'no more history deleted in the same fault episode');
+    assert.ok(lost > 0 && store.health().fault?.code === 'ENOSPC', `lost ${lost}; fault ${JSON.stringify(store.health().fault)}`);
+    assert.equal(store.health().secondsNotRecorded, lost);
+  },
+);

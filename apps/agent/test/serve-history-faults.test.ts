@@ -7,11 +7,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Frame, ServerMessage } from '@blkheat/shared-types';
-import { AGENT_CLI, createLoopDevice, startAgentProcess, startFio, type AgentProcess, type WsTestClient } from '@blkheat/testkit';
+import type { AgentStatus, Frame, ServerMessage } from '@blkheat/shared-types';
+import {
+  AGENT_CLI,
+  createLoopDevice,
+  holdFilesystemFull,
+  mountTmpfs,
+  startAgentProcess,
+  startFio,
+  type AgentProcess,
+  type WsTestClient,
+} from '@blkheat/testkit';
 import { gapOrDuplicate, needsRootAndFio, sleep, subscriber, type TestContextLike } from './serve-fixtures.js';
 
 /** Segment spans of the 1 s, 10 s and 60 s tiers for these tests: a boundary every 20 s / 40 s. */
@@ -22,42 +31,18 @@ const FAULT_S = 10;
 /** A tmpfs of `sizeMiB` mounted on a fresh directory, unmounted after the test. */
 function smallTmpfs(t: TestContextLike, sizeMiB: number): string {
   const dir = mkdtempSync(join(tmpdir(), 'blkheat-fullfs-'));
-  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeMiB}m,mode=0755`, 'tmpfs', dir]);
-  assert.equal(r.status, 0, `mount tmpfs: ${r.stderr}`);
+  const unmount = mountTmpfs(dir, sizeMiB);
   t.after(() => {
-    spawnSync('umount', ['-l', dir]);
+    unmount();
     rmSync(dir, { recursive: true, force: true });
   });
   return dir;
 }
 
-/**
- * Keeps the filesystem of `dir` full, as a runaway writer would: whatever space appears (the
- * agent deleting old history to make room) is taken again within 100 ms. Stop it to free
- * everything it took.
- */
-function keepFull(dir: string): { stop: () => void } {
-  let n = 0;
-  const files: string[] = [];
-  const grab = (): void => {
-    const f = join(dir, `filler-${n++}`);
-    files.push(f);
-    // dd stops at ENOSPC (exit 1); what it wrote stays.
-    spawnSync('dd', ['if=/dev/zero', `of=${f}`, 'bs=4k', 'status=none']);
-  };
-  grab();
-  const timer = setInterval(grab, 100);
-  return {
-    stop: () => {
-      clearInterval(timer);
-      for (const f of files) if (existsSync(f)) unlinkSync(f);
-    },
-  };
-}
-
 /** Every live frame's second, as the client receives them, until stopped. */
-function collectLive(client: WsTestClient): { seconds: number[]; stop: () => Promise<void> } {
+function collectLive(client: WsTestClient): { seconds: number[]; statuses: AgentStatus[]; stop: () => Promise<void> } {
   const seconds: number[] = [];
+  const statuses: AgentStatus[] = [];
   let running = true;
   const loop = (async () => {
     while (running) {
@@ -69,11 +54,13 @@ function collectLive(client: WsTestClient): { seconds: number[]; stop: () => Pro
       }
       if (m.t === 'frame') seconds.push(m.frame.ts);
       else if (m.t === 'backfill') seconds.push(...m.frames.map((f) => f.ts));
+      else if (m.t === 'status') statuses.push(m.status);
       else if (m.t === 'lagging') throw new Error(`client told it lags: ${JSON.stringify(m)}`);
     }
   })();
   return {
     seconds,
+    statuses,
     stop: async () => {
       running = false;
       await loop;
@@ -126,8 +113,8 @@ for (const { name, boundaryOf, fillBeforeMs } of [
 
     const boundary = boundaryOf(Math.floor(Date.now() / 1000));
     await until(boundary, -fillBeforeMs);
-    const filler = keepFull(fs);
-    t.after(() => filler.stop());
+    const filler = holdFilesystemFull(fs);
+    t.after(() => filler.release());
     const faultFrom = Math.floor(Date.now() / 1000);
     // The agent first deletes its older segments to make room (they are taken again at once),
     // then has nothing left to delete: from then on /healthz must name the fault.
@@ -138,7 +125,7 @@ for (const { name, boundaryOf, fillBeforeMs } of [
       if (h.status === 503) during = h;
       await sleep(250);
     }
-    filler.stop();
+    filler.release();
     const freedAt = Date.now() / 1000;
     await sleep(4000);
     await live.stop();
@@ -152,6 +139,13 @@ for (const { name, boundaryOf, fillBeforeMs } of [
       seen.body.reasons?.some((r) => r.startsWith('history:') && r.includes('ENOSPC') && r.includes(dataDir)),
       `/healthz names the fault and the file: ${JSON.stringify(seen.body.reasons)}`,
     );
+    // The dashboard was told: a status naming the fault, then one without it.
+    const faults = live.statuses.filter((st) => st.historyFault);
+    assert.ok(
+      faults.some((st) => st.historyFault?.message.includes('ENOSPC')),
+      `status messages: ${JSON.stringify(live.statuses)}`,
+    );
+    assert.equal(live.statuses.at(-1)?.historyFault, undefined, 'the last status says the fault is over');
     // Every second of the fault was delivered live, once, in order.
     const seconds = live.seconds.filter((s) => s >= faultFrom - 2 && s <= Math.floor(freedAt) + 2);
     assert.equal(gapOrDuplicate(seconds), undefined, `live seconds: ${seconds.join(',')}`);

@@ -57,6 +57,8 @@ test('hello describes the agent, then a subscriber gets each new second once, in
   assert.equal(hello.step, 1);
   assert.deepEqual(hello.disks, TEST_DISKS);
   assert.ok(Math.abs(hello.now - nowS()) <= 2);
+  assert.ok(hello.status && hello.status.startedAt <= hello.now, `status: ${JSON.stringify(hello.status)}`);
+  assert.equal(hello.status.historyFault, undefined, 'no history fault');
 
   c.sendJson({ t: 'subscribe' });
   const frames = randomFrames(31, nowS() - 20, 10);

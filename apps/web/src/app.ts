@@ -133,6 +133,9 @@ export function startApp(): void {
         }
         data.setAgentDisks(disks);
       },
+      onStatus(status) {
+        useUi.setState({ agentStatus: status });
+      },
       onNotice(message) {
         notify('info', message);
       },

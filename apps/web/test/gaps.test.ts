@@ -233,3 +233,51 @@ test("a known range reaching back to the agent's oldest second makes everything 
   assert.deepEqual(columnRecording(m, T0 + 1, { from: T0 + 4, to: T0 + 7 }), { state: 'unknown' });
   assert.deepEqual(unrecordedRuns(m, T0, T0 + 7, everything), [[T0, T0 + 5]]);
 });
+
+test('data manager: the live view of a young agent draws the seconds before its first one as no data, and fetches nothing for them', async () => {
+  // The agent started at T0 (its oldest second: historyFrom) and has run 60 s; the live view
+  // shows the last 5 minutes, 4 of them before the agent existed.
+  const start = T0;
+  const frames: Frame[] = [];
+  for (let s = 0; s < 60; s++) frames.push(s % 2 === 0 ? io(start + s) : idle(start + s));
+  useUi.setState({
+    agent: { version: 'test', host: { hostname: 'h', kernel: 'k' }, tiers: [1, 10, 60], historyFrom: start },
+  });
+  try {
+    const dm = new DataManager();
+    let asked = 0;
+    // Connected, as far as the data manager can tell: a fetch would be counted (and fail).
+    dm.setClient({
+      connected: true,
+      hello: undefined,
+      request: (): Promise<never> => {
+        asked++;
+        return Promise.reject(new Error('no agent here'));
+      },
+    });
+    useUi.setState({
+      view: liveView(start + 60, 300),
+      plotWidth: 1200,
+      disks: [{ dev: '7:0', name: 'loop0', kind: 'request', present: true }],
+    });
+    // What the client does with the first backfill page: the frames, then what they cover.
+    dm.onFrames(frames);
+    dm.onCovered(start, start + 60);
+    dm.refresh();
+    await new Promise((r) => setTimeout(r, 0));
+    const cur = dm.current;
+    assert.ok(cur, 'a data window');
+    assert.equal(cur.step, 1);
+    const m = cur.matrices.get('7:0');
+    assert.ok(m);
+    const view = liveView(dm.edge(), 300);
+    assert.ok(cur.from <= view.from, `the window (from ${cur.from - start}) holds the whole view (from ${view.from - start})`);
+    assert.deepEqual(unrecordedRuns(m, view.from, view.to, dm.known()), [[view.from, start]], 'before the first second: no data');
+    assert.deepEqual(columnRecording(m, start - 1, dm.known()), { state: 'unrecorded' });
+    assert.deepEqual(columnRecording(m, start + 1, dm.known()), { state: 'recorded' }, 'an idle second stays a quiet one');
+    assert.equal(dm.freshSummary()?.unrecorded, start - view.from);
+    assert.equal(asked, 0, 'nothing fetched for seconds before the agent’s oldest');
+  } finally {
+    useUi.setState({ agent: undefined });
+  }
+});

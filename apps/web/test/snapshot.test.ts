@@ -1,7 +1,7 @@
 // Snapshot export → import round-trips identical; hostile files give a message, never a throw.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_SNAPSHOT_BYTES } from '@blkheat/shared-types';
+import { MAX_SNAPSHOT_BYTES, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
 import {
   checkSnapshotSize,
   exportSnapshotText,
@@ -11,6 +11,7 @@ import {
   snapshotFromFrames,
 } from '../src/model/snapshot.ts';
 import { matchSamples, selectionQuery } from '../src/model/samples.ts';
+import { SnapshotAssembler, snapshotParts } from '../src/model/snapshotParts.ts';
 import { syntheticSource } from './fixtures/synthetic.ts';
 
 const T0 = 1_700_000_000;
@@ -82,6 +83,46 @@ test('hostile and malformed files produce a clear message', () => {
   assert.match(checkSnapshotSize(MAX_SNAPSHOT_BYTES + 1) ?? '', /larger than/);
   assert.match(checkSnapshotSize(0) ?? '', /empty/);
   assert.equal(checkSnapshotSize(1000), undefined);
+});
+
+test('a snapshot whose frames all lie outside its range, or whose range is too long, is refused with a message that says so', () => {
+  const good = syntheticSource().snapshot(T0, T0 + 30);
+  assert.ok(good.frames.length > 0);
+  // Every frame a day after the range: it would import as an empty snapshot.
+  const shifted = { ...good, frames: good.frames.map((f) => ({ ...f, ts: f.ts + 86400 })) };
+  const outside = importSnapshotText(JSON.stringify(shifted));
+  assert.equal(outside.ok, false);
+  if (!outside.ok) {
+    assert.match(outside.message, new RegExp(`none of its ${good.frames.length} frames lies inside its range`));
+    assert.match(outside.message, /2023-11-14 22:13:20 UTC – 2023-11-14 22:13:50 UTC/, 'names the range');
+  }
+  // Some frames outside is no reason to refuse (the dashboard shows the range); none at all is an empty snapshot.
+  const partly = importSnapshotText(JSON.stringify({ ...good, frames: [...good.frames, { ...good.frames[0]!, ts: T0 + 86400 }] }));
+  assert.ok(partly.ok, partly.ok ? '' : partly.message);
+  const empty = importSnapshotText(JSON.stringify({ ...good, frames: [] }));
+  assert.ok(empty.ok, empty.ok ? '' : empty.message);
+  // The range limit is the request span limit, one second over refused, at it accepted.
+  const at = importSnapshotText(JSON.stringify({ ...good, range: { ...good.range, to: T0 + MAX_SPAN_SECONDS } }));
+  assert.ok(at.ok, at.ok ? '' : at.message);
+  const over = importSnapshotText(JSON.stringify({ ...good, range: { ...good.range, to: T0 + MAX_SPAN_SECONDS + 86400 } }));
+  assert.equal(over.ok, false);
+  if (!over.ok) assert.match(over.message, /range: the snapshot covers 32 days; a snapshot covers at most 31 days/);
+});
+
+test('a snapshot cut into parts (worker → page) comes back identical, in parts of bounded size', () => {
+  const snap = syntheticSource({ samplesPerClass: 2 }).snapshot(T0, T0 + 600, 'parts');
+  const parts = [...snapshotParts(snap, 2000)];
+  assert.equal(parts[0]?.t, 'head');
+  const frameParts = parts.filter((p) => p.t === 'frames');
+  const sampleParts = parts.filter((p) => p.t === 'samples');
+  assert.ok(frameParts.length > 5 && sampleParts.length > 5, `cut into many parts (${frameParts.length} + ${sampleParts.length})`);
+  // No part much bigger than the budget: ~2000 values is well under 100 kB of JSON.
+  for (const p of parts) assert.ok(JSON.stringify(p).length < 100_000, `a part of ${JSON.stringify(p).length} bytes`);
+  const back = new SnapshotAssembler();
+  assert.equal(back.result(), undefined, 'nothing before the head');
+  for (const p of parts) back.add(structuredClone(p));
+  assert.deepEqual(back.result(), snap);
+  assert.equal(exportSnapshotText(back.result()!), exportSnapshotText(snap), 'same bytes on export');
 });
 
 test('samples of a cell: every match lies in the cell; nothing outside matches', () => {

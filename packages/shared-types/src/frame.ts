@@ -80,7 +80,10 @@ export interface InflightState {
   readonly n: number;
   /** Age of the oldest of them, ns. */
   readonly oldest_ns: number;
-  /** The oldest few, oldest first. */
+  /**
+   * The oldest few, oldest first, of those the agent lists (at most 256 machine-wide: with more in
+   * flight, `n` and `oldest_ns` stay exact but these may not be the very oldest).
+   */
   readonly ios: readonly InflightIo[];
 }
 

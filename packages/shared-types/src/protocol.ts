@@ -40,6 +40,26 @@ export interface HelloMessage {
   readonly historyFrom: number;
   /** History tiers' steps in seconds, finest first (e.g. [1, 10, 60]). */
   readonly tiers: readonly number[];
+  /** The agent's status at connection time; `status` messages follow when it changes. Added in 3. */
+  readonly status?: AgentStatus;
+}
+
+/** What the dashboard shows about the agent itself. Added in 3. */
+export interface AgentStatus {
+  /** Unix second this agent run started: it recorded nothing before (earlier runs may have). */
+  readonly startedAt: number;
+  /**
+   * Present while history cannot be written: why (naming the file, e.g. "ENOSPC writing
+   * /var/lib/blkheat/history/t1-….seg: …") and since when (unix seconds). Live frames keep
+   * coming; the seconds not recorded read back as no data.
+   */
+  readonly historyFault?: { readonly message: string; readonly since: number };
+}
+
+/** The agent's status changed (a history fault began or ended). Added in 3. */
+export interface StatusMessage {
+  readonly t: 'status';
+  readonly status: AgentStatus;
 }
 
 export interface FrameMessage {
@@ -95,7 +115,15 @@ export interface ErrorMessage {
 }
 
 export type ServerMessage =
-  HelloMessage | FrameMessage | BackfillMessage | RangeAnswer | SamplesAnswer | DisksMessage | LaggingMessage | ErrorMessage;
+  | HelloMessage
+  | FrameMessage
+  | BackfillMessage
+  | RangeAnswer
+  | SamplesAnswer
+  | DisksMessage
+  | LaggingMessage
+  | ErrorMessage
+  | StatusMessage;
 
 // ---- client -> agent ----
 

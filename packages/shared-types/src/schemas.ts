@@ -216,6 +216,25 @@ export const snapshotSchema = z
       });
     }
     if (s.range.to <= s.range.from) ctx.addIssue({ code: 'custom', path: ['range', 'to'], message: '"to" must be after "from"' });
+    if (s.range.to - s.range.from > MAX_SPAN_SECONDS) {
+      // The agent never exports more (a request's span is capped the same way).
+      ctx.addIssue({
+        code: 'custom',
+        path: ['range'],
+        message: `the snapshot covers ${daysText(s.range.to - s.range.from)}; a snapshot covers at most ${daysText(MAX_SPAN_SECONDS)}`,
+      });
+    }
+    const inside = s.frames.some((f) => f.ts >= s.range.from && f.ts < s.range.to);
+    if (s.frames.length > 0 && !inside) {
+      // It would import as an empty snapshot, hiding that its data is somewhere else.
+      const first = (s.frames[0] as { ts: number }).ts;
+      const last = (s.frames[s.frames.length - 1] as { ts: number }).ts;
+      ctx.addIssue({
+        code: 'custom',
+        path: ['frames'],
+        message: `none of its ${s.frames.length} frames lies inside its range ${isoText(s.range.from)} – ${isoText(s.range.to)} (they are from ${isoText(first)} – ${isoText(last + 1)})`,
+      });
+    }
     let prev = -Infinity;
     for (let i = 0; i < s.frames.length; i++) {
       const f = s.frames[i] as { ts: number };
@@ -226,6 +245,17 @@ export const snapshotSchema = z
       prev = f.ts;
     }
   });
+
+/** "40.5 days" (one decimal at most). */
+function daysText(seconds: number): string {
+  return `${+(seconds / 86400).toFixed(1)} days`;
+}
+
+/** "2024-01-02 03:04:05 UTC", or the raw number for a time Date cannot show. */
+function isoText(unixSeconds: number): string {
+  const d = new Date(unixSeconds * 1000);
+  return Number.isNaN(d.getTime()) ? String(unixSeconds) : `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
 
 /** Parses and validates a snapshot file's text. Never throws. */
 export function parseSnapshot(text: string): ParseResult<Snapshot> {

@@ -7,3 +7,5 @@ export * from './promtext.js';
 export * from './fuse.js';
 export * from './workload.js';
 export * from './synthetic.js';
+export * from './conservation.js';
+export * from './faults.js';

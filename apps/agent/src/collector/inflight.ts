@@ -1,12 +1,22 @@
 /**
  * I/Os in flight, once a second: the kernel program bh_inflight walks blkheat's per-request
- * slots and lists every request the kernel says is with the driver (MQ_RQ_IN_FLIGHT). Here the
- * list becomes, per shown disk, the count, the oldest age and the oldest few I/Os. An I/O stuck
- * for 30 s is thus visible while it is stuck, not only when (if) it completes.
+ * slots, counts every request the kernel says is with the driver (MQ_RQ_IN_FLIGHT) per disk with
+ * the oldest start (exact however many there are), and lists the first INFLIGHT_MAX it meets.
+ * Here they become, per shown disk, the count, the oldest age and the oldest few listed I/Os.
+ * An I/O stuck for 30 s is thus visible while it is stuck, not only when (if) it completes.
  */
 import { INFLIGHT_LISTED, type InflightIo, type InflightState } from '@blkheat/shared-types';
 import type { BpfMap, BpfObject } from '@blkheat/bpf-loader';
-import { decodeInflight, decodeInflightSummary, INFLIGHT_IO_SIZE, INFLIGHT_MAX, u32, type RawInflight } from './layout.js';
+import {
+  decodeInflight,
+  decodeInflightDisk,
+  decodeInflightSummary,
+  INFLIGHT_DISK_SIZE,
+  INFLIGHT_IO_SIZE,
+  INFLIGHT_MAX,
+  u32,
+  type RawInflight,
+} from './layout.js';
 
 export const INFLIGHT_PROGRAM = 'bh_inflight';
 
@@ -20,11 +30,13 @@ export interface InflightScan {
 export class InflightScanner {
   private readonly summary: BpfMap;
   private readonly list: BpfMap;
+  private readonly disks: BpfMap;
 
   constructor(private readonly object: BpfObject) {
     this.summary = object.map('inflight_summary');
     this.list = object.map('inflight_list');
-    if (this.list.valueSize !== INFLIGHT_IO_SIZE || this.list.maxEntries !== INFLIGHT_MAX) {
+    this.disks = object.map('inflight_disks');
+    if (this.list.valueSize !== INFLIGHT_IO_SIZE || this.list.maxEntries !== INFLIGHT_MAX || this.disks.valueSize !== INFLIGHT_DISK_SIZE) {
       throw new Error(
         `kernel object layout mismatch in map inflight_list (value ${this.list.valueSize}/${INFLIGHT_IO_SIZE} bytes, ${this.list.maxEntries}/${INFLIGHT_MAX} entries): rebuild bpf/ and the agent together`,
       );
@@ -37,10 +49,28 @@ export class InflightScanner {
    * @param className the class name of a class code
    */
   scan(shownDev: (dev: number) => number | undefined, className: (cls: number) => string): InflightScan {
+    // The per-disk counts are the kernel program's to fill, from empty.
+    for (const key of this.disks.keys()) this.disks.delete(key);
     this.object.program(INFLIGHT_PROGRAM).run();
     const head = this.summary.lookup(u32(0));
     if (!head) return { byDisk: new Map(), found: 0 };
     const summary = decodeInflightSummary(head);
+    const age = (t: bigint): number => (summary.nowNs > t ? Number(summary.nowNs - t) : 0);
+    // Every I/O in flight, per shown disk (partitions rolled up when they are).
+    const totals = new Map<number, { n: number; oldest: bigint }>();
+    for (const key of this.disks.keys()) {
+      const value = this.disks.lookup(key);
+      if (!value) continue;
+      const d = decodeInflightDisk(key, value);
+      const dev = shownDev(d.dev);
+      if (dev === undefined || d.count === 0) continue;
+      const t = totals.get(dev);
+      if (!t) totals.set(dev, { n: d.count, oldest: d.oldestStartNs });
+      else {
+        t.n += d.count;
+        if (d.oldestStartNs < t.oldest) t.oldest = d.oldestStartNs;
+      }
+    }
     const perDisk = new Map<number, RawInflight[]>();
     for (let i = 0; i < Math.min(summary.listed, INFLIGHT_MAX); i++) {
       const buf = this.list.lookup(u32(i));
@@ -53,9 +83,9 @@ export class InflightScanner {
       else perDisk.set(dev, [io]);
     }
     const byDisk = new Map<number, InflightState>();
-    for (const [dev, ios] of perDisk) {
+    for (const [dev, total] of totals) {
+      const ios = perDisk.get(dev) ?? [];
       ios.sort((a, b) => (a.startNs < b.startNs ? -1 : a.startNs > b.startNs ? 1 : 0));
-      const age = (t: bigint): number => (summary.nowNs > t ? Number(summary.nowNs - t) : 0);
       const listed: InflightIo[] = ios.slice(0, INFLIGHT_LISTED).map((io) => ({
         c: className(io.cls),
         pid: io.pid,
@@ -65,7 +95,7 @@ export class InflightScanner {
         age_ns: age(io.startNs),
         dev_age_ns: io.issueNs === 0n ? null : age(io.issueNs),
       }));
-      byDisk.set(dev, { n: ios.length, oldest_ns: listed[0]?.age_ns ?? 0, ios: listed });
+      byDisk.set(dev, { n: total.n, oldest_ns: age(total.oldest), ios: listed });
     }
     return { byDisk, found: summary.found };
   }

@@ -44,6 +44,8 @@ export const RQ_SLOT_SIZE = 64;
 export const INFLIGHT_SUMMARY_SIZE = 16;
 /** struct bh_inflight_io */
 export const INFLIGHT_IO_SIZE = 56;
+/** struct bh_inflight_disk { u64 count; u64 oldest_start_ns; } (map inflight_disks, u32 dev_t keys) */
+export const INFLIGHT_DISK_SIZE = 16;
 export const INFLIGHT_MAX = 256;
 /** struct bh_sample */
 export const SAMPLE_SIZE = 80;
@@ -240,6 +242,11 @@ export interface InflightSummary {
 
 export function decodeInflightSummary(buf: Buffer): InflightSummary {
   return { nowNs: buf.readBigUInt64LE(0), found: buf.readUInt32LE(8), listed: buf.readUInt32LE(12) };
+}
+
+/** One disk's line of inflight_disks: every in-flight I/O counted, and the oldest start. */
+export function decodeInflightDisk(key: Buffer, value: Buffer): { dev: number; count: number; oldestStartNs: bigint } {
+  return { dev: key.readUInt32LE(0), count: Number(value.readBigUInt64LE(0)), oldestStartNs: value.readBigUInt64LE(8) };
 }
 
 /** Sums a per-CPU bh_counters value. */

@@ -82,6 +82,13 @@ export function segmentSpansFromEnv(value: string | undefined): readonly [number
 
 /** How often (in appended frames) retention and the byte budget are enforced. */
 const PRUNE_EVERY = 60;
+/**
+ * A full disk deletes at most one old segment per fault episode; an episode ends after this
+ * many seconds without a failed write. One segment is enough to keep recording when history
+ * itself filled the disk; when something else keeps eating the space, deleting more would only
+ * destroy history without saving a second.
+ */
+const FAULT_EPISODE_GAP_S = 60;
 /** While a fault lasts, it is logged again at most this often (seconds). */
 const FAULT_LOG_EVERY_S = 60;
 
@@ -97,6 +104,8 @@ export class HistoryStore {
   private secondsNotRecorded = 0;
   /** Seconds not recorded during the current fault. */
   private faultSeconds = 0;
+  private lastFailureAt = Number.NEGATIVE_INFINITY;
+  private roomMadeThisEpisode = false;
 
   private constructor(
     private readonly options: HistoryOptions,
@@ -239,7 +248,14 @@ export class HistoryStore {
     return { fault: this.fault, writeErrors: this.writeErrors, secondsNotRecorded: this.secondsNotRecorded };
   }
 
+  /** Notes a failed write at `now`: a failure after a long enough healthy spell starts a new episode. */
+  private failedAt(now: number): void {
+    if (now - this.lastFailureAt > FAULT_EPISODE_GAP_S) this.roomMadeThisEpisode = false;
+    this.lastFailureAt = now;
+  }
+
   private noteFailure(e: unknown, secondLost: boolean): void {
+    this.failedAt(this.now());
     this.writeErrors++;
     if (secondLost) {
       this.secondsNotRecorded++;
@@ -272,10 +288,13 @@ export class HistoryStore {
 
   /**
    * The disk is full: deletes the oldest segment of the largest tier (as the byte budget
-   * would), so the newest seconds are kept rather than the oldest. False when nothing but the
-   * segments being written is left.
+   * would), so the newest seconds are kept rather than the oldest; once per fault episode (see
+   * FAULT_EPISODE_GAP_S). False when it may not, or nothing but the segments being written is left.
    */
   private makeRoom(): boolean {
+    this.failedAt(this.now());
+    if (this.roomMadeThisEpisode) return false;
+    this.roomMadeThisEpisode = true;
     const largest = [...this.tiers].sort((a, b) => b.bytes - a.bytes).find((t) => t.oldestDroppable !== undefined);
     if (!largest) return false;
     const freed = largest.dropOldest();

@@ -2,7 +2,7 @@
  * What the HTTP and WebSocket layers read from the rest of the agent. The server owns no
  * data: frames live in history, samples in the sample store, counters in the collector.
  */
-import type { DiskInfo, HostInfo } from '@blkheat/shared-types';
+import type { AgentStatus, DiskInfo, HostInfo } from '@blkheat/shared-types';
 import type { CollectorStats } from '../collector/types.js';
 import type { HistoryStore } from '../history/store.js';
 import type { SampleStore } from '../history/samples.js';
@@ -21,4 +21,10 @@ export interface AgentContext {
   disks(): readonly DiskInfo[];
   /** The collector's self-metrics; undefined when it is not running. */
   collectorStats(): CollectorStats | undefined;
+}
+
+/** The status the dashboard shows (hello.status, status messages). */
+export function agentStatus(ctx: AgentContext): AgentStatus {
+  const fault = ctx.history.health().fault;
+  return { startedAt: ctx.startedAt, ...(fault ? { historyFault: { message: fault.message, since: fault.since } } : {}) };
 }

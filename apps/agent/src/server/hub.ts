@@ -4,7 +4,7 @@
  */
 import type { WebSocket } from 'ws';
 import { CLOSE_CODES, type DiskInfo, type Frame, type FrameFilter } from '@blkheat/shared-types';
-import type { AgentContext } from './context.js';
+import { agentStatus, type AgentContext } from './context.js';
 import type { StreamStats } from './metrics.js';
 import { ClientSession, frameMessage, type SessionHost, type StreamCounter } from './session.js';
 import { PING_INTERVAL_MS, PING_MISSES } from './limits.js';
@@ -18,6 +18,8 @@ interface LiveFrame {
 export class StreamHub implements SessionHost {
   private readonly sessions = new Map<WebSocket, ClientSession>();
   private live: LiveFrame | undefined;
+  /** The status message last sent (JSON), to send only changes. */
+  private lastStatus: string | undefined;
   private readonly counters: Record<StreamCounter, number> = {
     framesSent: 0,
     framesSkipped: 0,
@@ -71,6 +73,18 @@ export class StreamHub implements SessionHost {
       }
     }
     this.lastLag = Date.now() / 1000 - (frame.ts + frame.step);
+  }
+
+  /** Sends the agent's status to every client when it differs from the last one sent. */
+  broadcastStatusIfChanged(): void {
+    const status = agentStatus(this.ctx);
+    const json = JSON.stringify({ t: 'status', status });
+    if (json === this.lastStatus) return;
+    const first = this.lastStatus === undefined;
+    this.lastStatus = json;
+    if (first && !status.historyFault) return; // hello carried it
+    const msg = Buffer.from(json, 'utf8');
+    for (const ws of this.sessions.keys()) ws.send(msg, { binary: false });
   }
 
   broadcastDisks(disks: readonly DiskInfo[]): void {

@@ -30,7 +30,7 @@ import {
   type ServerMessage,
   type SubscribeRequest,
 } from '@blkheat/shared-types';
-import type { AgentContext } from './context.js';
+import { agentStatus, type AgentContext } from './context.js';
 import { backfillPage, parseAll, planRange, rangeFrames } from '../history/query.js';
 import {
   ANSWER_MAX_BYTES,
@@ -96,6 +96,7 @@ export class ClientSession {
       now,
       historyFrom: ctx.history.oldestTs ?? now,
       tiers: ctx.history.tierSteps,
+      status: agentStatus(ctx),
     });
   }
 

@@ -140,6 +140,7 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
         guard('frame (history)', () => history.append(frame, JSON.stringify(frame)));
         guard('frame (totals)', () => totals.add(frame));
         guard('frame (live)', () => hub.broadcastFrame(frame));
+        guard('status', () => hub.broadcastStatusIfChanged());
       },
       samples: (batch) => guard('samples', () => samples.add(batch)),
       disks: (list) =>

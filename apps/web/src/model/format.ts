@@ -14,6 +14,14 @@ export function formatDateTime(unixSeconds: number): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${formatClock(unixSeconds)}`;
 }
 
+/** "14:03:07" when `unixSeconds` is on the same local day as `now`, else "2024-01-02 14:03:07". */
+export function formatSince(unixSeconds: number, now: number): string {
+  const a = new Date(unixSeconds * 1000);
+  const b = new Date(now * 1000);
+  const sameDay = a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate();
+  return sameDay ? formatClock(unixSeconds) : formatDateTime(unixSeconds);
+}
+
 /** "14:03:07.123456" from unix microseconds. */
 export function formatMicroClock(tsUs: number): string {
   const s = Math.floor(tsUs / 1e6);

@@ -6,6 +6,7 @@
  * should not happen) is filled with a range request and counted.
  */
 import {
+  type AgentStatus,
   type DiskInfo,
   type Frame,
   type HelloMessage,
@@ -25,9 +26,17 @@ export interface ClientEvents {
   onHello(hello: HelloMessage): void;
   /** Frames in time order, each second at most once. */
   onFrames(frames: readonly Frame[], origin: 'live' | 'backfill'): void;
-  /** Every second in [from, to) is now known (frames absent from it had no I/O). */
+  /**
+   * Every second in [from, to) has been sent: one without a frame in it was not recorded (the
+   * agent stores a frame, maybe with `disks: []`, for every second it recorded).
+   */
   onCovered(from: number, to: number): void;
   onDisks(disks: readonly DiskInfo[]): void;
+  /**
+   * The agent's status, from each hello and from every `status` message (protocol 3); undefined
+   * from an agent too old to report one.
+   */
+  onStatus(status: AgentStatus | undefined): void;
   onNotice(message: string): void;
 }
 
@@ -195,6 +204,8 @@ export class AgentClient {
         this.hello = msg;
         this.attempt = 0;
         this.opts.events.onHello(msg);
+        // Every hello says it afresh: a fault that ended while we were away must not linger.
+        this.opts.events.onStatus(msg.status);
         const from =
           this.lastTs !== undefined
             ? this.lastTs + 1
@@ -244,6 +255,9 @@ export class AgentClient {
       }
       case 'disks':
         this.opts.events.onDisks(msg.disks);
+        return;
+      case 'status':
+        this.opts.events.onStatus(msg.status);
         return;
       case 'lagging': {
         this.opts.events.onNotice(`this page fell behind; ${msg.skipped} live frame(s) were skipped and are being fetched again`);

@@ -5,16 +5,10 @@
 import type { LatencyKind } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from '../model/colour.js';
 import type { CellSelection, SampleSortKey } from '../model/samples.js';
-import {
-  checkSnapshotSize,
-  exportSnapshotText,
-  importSnapshotText,
-  sliceSnapshot,
-  snapshotFileName,
-  snapshotFromFrames,
-} from '../model/snapshot.js';
+import { checkSnapshotSize, exportSnapshotText, sliceSnapshot, snapshotFileName, snapshotFromFrames } from '../model/snapshot.js';
 import { dragView, liveView, panBy, roundView, type ViewState, zoomAt } from '../model/view.js';
 import { apiFetch } from '../net/endpoints.js';
+import { parseSnapshotFile } from '../workers/snapshotImport.js';
 import { data } from './data.js';
 import { dismissTagged, notify, type ThemeChoice, type Tool, useUi } from './store.js';
 
@@ -139,8 +133,7 @@ export async function importFile(file: File): Promise<boolean> {
   }
   data.pending++;
   try {
-    const text = await file.text();
-    const r = importSnapshotText(text);
+    const r = await parseSnapshotFile(file);
     if (!r.ok) {
       notify('error', `Cannot import ${file.name}: ${r.message}`);
       return false;

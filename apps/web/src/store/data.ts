@@ -113,6 +113,9 @@ export interface Summary {
   readonly unrecorded: number;
 }
 
+/** What the data manager needs of the agent client (tests pass a stand-in). */
+export type AgentSource = Pick<AgentClient, 'connected' | 'hello' | 'request'>;
+
 function filterKey(kind: LatencyKind, classes: readonly string[]): string {
   return `${kind}|${[...classes].sort().join(',')}`;
 }
@@ -124,7 +127,7 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 export class DataManager {
   readonly live = new FrameLog(LIVE_KEEP);
   private snap: { snapshot: Snapshot; log: FrameLog } | undefined;
-  private client: AgentClient | undefined;
+  private client: AgentSource | undefined;
   current: DataWindow | undefined;
   private windowId = 0;
   private loadGen = 0;
@@ -138,7 +141,7 @@ export class DataManager {
   private readonly active = new Map<string, number>();
   dpr = 1;
 
-  setClient(client: AgentClient): void {
+  setClient(client: AgentSource): void {
     this.client = client;
   }
 
@@ -358,7 +361,10 @@ export class DataManager {
     const px = Math.max(50, ui.plotWidth * this.dpr);
     const step = chooseStep(visible.to - visible.from, px, this.minStep());
     const highest = alignCeil(edge, step);
-    const lowest = this.lowest();
+    // No buffer before the source's oldest second, but the visible part before it stays in the
+    // window: there it is drawn as "no data" (see known()), not left blank like a quiet disk.
+    const oldest = this.lowest();
+    const lowest = oldest === undefined ? undefined : Math.min(oldest, visible.from);
     if (visible.following) {
       const b = highest;
       let a = alignFloor(edge - 2 * visible.span, step);
@@ -438,7 +444,10 @@ export class DataManager {
     }
     const edge = this.edge();
     const connected = this.client?.connected === true;
-    if (this.live.covers(want.from, Math.min(want.to, edge)) || !connected) {
+    // Seconds before the agent's oldest hold nothing to fetch: the buffer need not cover them.
+    const oldest = this.lowest();
+    const inLive = this.live.covers(oldest === undefined ? want.from : Math.max(want.from, oldest), Math.min(want.to, edge));
+    if (inLive || !connected) {
       this.install({
         ...want,
         requestedStep: want.step,
@@ -446,7 +455,7 @@ export class DataManager {
         coveredTo: Math.min(want.to, this.live.coveredTo ?? want.from),
         knownFrom: this.live.coveredFrom !== undefined ? Math.max(want.from, this.live.coveredFrom) : Infinity,
         // Not connected and not in the live buffer: what we show is a placeholder.
-        provisional: !this.live.covers(want.from, Math.min(want.to, edge)),
+        provisional: !inLive,
       });
       return;
     }

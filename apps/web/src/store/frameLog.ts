@@ -1,7 +1,7 @@
 /**
  * A time-ordered list of frames with one entry per start second, plus which span of seconds
- * is known to be complete ("covered": every second in it was received, an absent frame means
- * no I/O). Used for the live buffer (1 s frames, trimmed to a maximum age) and for an
+ * is known to be complete ("covered": every second in it was sent, so an absent frame means
+ * the second was not recorded; see model/gaps.ts). Used for the live buffer (1 s frames, trimmed to a maximum age) and for an
  * imported snapshot (its own step, never trimmed).
  */
 import type { Frame } from '@blkheat/shared-types';

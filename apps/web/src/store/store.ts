@@ -4,7 +4,7 @@
  * the store only carries version counters that tell React and the renderers to look again.
  */
 import { create } from 'zustand';
-import type { DiskInfo, HostInfo, IoSample, LatencyKind } from '@blkheat/shared-types';
+import type { AgentStatus, DiskInfo, HostInfo, IoSample, LatencyKind } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from '../model/colour.js';
 import type { CellSelection, SampleSortKey } from '../model/samples.js';
 import { DEFAULT_SPAN } from '../model/urlstate.js';
@@ -50,6 +50,8 @@ export interface UiState {
   connection: ConnectionState;
   connectionDetail: string | undefined;
   agent: AgentInfo | undefined;
+  /** What the agent last said about itself (a history fault shows as a banner while it lasts). */
+  agentStatus: AgentStatus | undefined;
   /** Disks the agent (or the snapshot) knows, in device order. */
   disks: readonly DiskInfo[];
   mode: 'live' | 'snapshot';
@@ -91,6 +93,7 @@ export const useUi = create<UiState>()(() => ({
   connection: 'connecting',
   connectionDetail: undefined,
   agent: undefined,
+  agentStatus: undefined,
   disks: [],
   mode: 'live',
   snapshot: undefined,

@@ -9,6 +9,7 @@ import { DiskPicker } from './DiskPicker.js';
 import { DiskRow } from './DiskRow.js';
 import { DropZone } from './DropZone.js';
 import { Header } from './Header.js';
+import { HistoryFault } from './HistoryFault.js';
 import { Legend } from './Legend.js';
 import { Notices } from './Notices.js';
 import { SamplesTable } from './SamplesTable.js';
@@ -71,6 +72,7 @@ export function App() {
   return (
     <div className="app" data-testid="app">
       <Header />
+      <HistoryFault />
       <Toolbar />
       <DiskPicker />
       <main>
