@@ -64,9 +64,17 @@ test(
     assert.equal(await page.locator('[data-testid=legend]').getAttribute('data-norm'), 'disk');
     assert.equal(Number(await page.locator(`[data-testid="disk-scale-${quiet.name}"]`).getAttribute('data-max')), own.max);
     const brightness = async (): Promise<number> => {
-      const c = await h('cellCenter', quiet.dev, hot.from, hot.bucket);
+      // Where the cell is and what is drawn there, read in one turn of the page: a live second
+      // arriving in between would scroll the view by a column.
+      const { c, px } = await page.evaluate(
+        ({ dev, from, bucket }) => {
+          const hook = (globalThis as unknown as Hooked).__blkheat;
+          const center = hook.cellCenter(dev, from, bucket);
+          return { c: center, px: center ? hook.pixelAt(dev, center.x, center.y) : undefined };
+        },
+        { dev: quiet.dev, from: hot.from, bucket: hot.bucket },
+      );
       assert.ok(c, 'the spike cell is on screen');
-      const px = await h('pixelAt', quiet.dev, c.x, c.y);
       assert.ok(px && px[3] > 0, 'the spike cell is drawn');
       return px[0] + px[1] + px[2];
     };
