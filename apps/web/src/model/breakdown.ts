@@ -10,6 +10,7 @@ import {
   addSparseInto,
   bucketCount,
   conservedCount,
+  type DiskFrame,
   type Frame,
   type LatencyKind,
   untimedCount,
@@ -45,9 +46,91 @@ export interface DiskSummary {
   readonly byClass: Readonly<Record<string, number>>;
 }
 
-function inRange(f: Frame, from: number, to: number): boolean {
-  return f.ts >= from && f.ts < to;
+/**
+ * Running totals behind the breakdowns, fed frames a slice at a time: a range of a big snapshot
+ * can be summed across several short tasks (the data manager yields between slices) and give
+ * what one call over all the frames gives. One pass per frame serves all three results.
+ */
+export class BreakdownTally {
+  private readonly cls = new Map<string, { n: number; hist: Float64Array }>();
+  private clsTotal = 0;
+  private readonly disk = new Map<string, DiskAcc>();
+  private readonly seen = new Set<string>();
+
+  constructor(
+    /** Frames in [from, to) are counted; class breakdowns only over `devs` (undefined = every disk). */
+    private readonly opts: {
+      readonly from: number;
+      readonly to: number;
+      readonly devs?: ReadonlySet<string> | undefined;
+      readonly kind: LatencyKind;
+    },
+    private readonly schema: BucketSchema = BUCKET_SCHEMA,
+  ) {}
+
+  /** Counts frames[start, end). Every frame names its classes for `allClasses`, in range or not. */
+  add(frames: readonly Frame[], start = 0, end = frames.length): void {
+    const { from, to, devs, kind } = this.opts;
+    for (let i = start; i < end; i++) {
+      const f = frames[i] as Frame;
+      const inside = f.ts >= from && f.ts < to;
+      for (const d of f.disks) {
+        for (const c of d.cls) this.seen.add(c.c);
+        if (!inside) continue;
+        this.addDisk(d);
+        if (!devs || devs.has(d.dev)) {
+          for (const c of d.cls) {
+            let a = this.cls.get(c.c);
+            if (!a) this.cls.set(c.c, (a = { n: 0, hist: new Float64Array(bucketCount(this.schema)) }));
+            a.n += c.n;
+            this.clsTotal += c.n;
+            addSparseInto(a.hist, kind === 'device' ? c.d : c.q);
+          }
+        }
+      }
+    }
+  }
+
+  private addDisk(disk: DiskFrame): void {
+    let a = this.disk.get(disk.dev);
+    if (!a) this.disk.set(disk.dev, (a = { n: 0, untimed: 0, failed: 0, passthrough: 0, timed: 0, dropped: 0, missed: 0, byClass: {} }));
+    a.dropped += disk.dropped ?? 0;
+    a.missed += disk.missed ?? 0;
+    a.n += conservedCount(disk);
+    a.untimed += untimedCount(disk);
+    for (const cls of disk.cls) {
+      if (cls.pt) a.passthrough += cls.n;
+      if (cls.e) for (const k in cls.e) a.failed += cls.e[k] ?? 0;
+      for (let k = 1; k < cls.d.length; k += 2) a.timed += cls.d[k] as number;
+      a.byClass[cls.c] = (a.byClass[cls.c] ?? 0) + cls.n;
+    }
+  }
+
+  /** Per-class summary, sorted by count. */
+  classes(): ClassSummary[] {
+    const out: ClassSummary[] = [];
+    const total = this.clsTotal;
+    for (const [c, a] of this.cls) {
+      out.push({ c, n: a.n, share: total > 0 ? a.n / total : 0, hist: a.hist, quantiles: quantilesOf(a.hist, undefined, this.schema) });
+    }
+    out.sort((x, y) => y.n - x.n || (x.c < y.c ? -1 : x.c > y.c ? 1 : 0));
+    return out;
+  }
+
+  /** Per-disk totals. */
+  disks(): Map<string, DiskSummary> {
+    const out = new Map<string, DiskSummary>();
+    for (const [dev, a] of this.disk) out.set(dev, { dev, ...a });
+    return out;
+  }
+
+  /** Every class name seen, sorted. */
+  allClasses(): string[] {
+    return [...this.seen].sort();
+  }
 }
+
+type DiskAcc = { -readonly [K in Exclude<keyof DiskSummary, 'dev' | 'byClass'>]: number } & { byClass: Record<string, number> };
 
 /** Per-class summary of frames in [from, to) over `devs` (undefined = every disk), sorted by count. */
 export function classBreakdown(
@@ -55,58 +138,21 @@ export function classBreakdown(
   opts: { from: number; to: number; devs?: ReadonlySet<string> | undefined; kind: LatencyKind },
   schema: BucketSchema = BUCKET_SCHEMA,
 ): ClassSummary[] {
-  const acc = new Map<string, { n: number; hist: Float64Array }>();
-  let total = 0;
-  for (const f of frames) {
-    if (!inRange(f, opts.from, opts.to)) continue;
-    for (const disk of f.disks) {
-      if (opts.devs && !opts.devs.has(disk.dev)) continue;
-      for (const cls of disk.cls) {
-        let a = acc.get(cls.c);
-        if (!a) acc.set(cls.c, (a = { n: 0, hist: new Float64Array(bucketCount(schema)) }));
-        a.n += cls.n;
-        total += cls.n;
-        addSparseInto(a.hist, opts.kind === 'device' ? cls.d : cls.q);
-      }
-    }
-  }
-  const out: ClassSummary[] = [];
-  for (const [c, a] of acc) {
-    out.push({ c, n: a.n, share: total > 0 ? a.n / total : 0, hist: a.hist, quantiles: quantilesOf(a.hist, undefined, schema) });
-  }
-  out.sort((x, y) => y.n - x.n || (x.c < y.c ? -1 : x.c > y.c ? 1 : 0));
-  return out;
+  const t = new BreakdownTally(opts, schema);
+  t.add(frames);
+  return t.classes();
 }
 
 /** Per-disk totals of frames in [from, to). */
 export function diskSummaries(frames: readonly Frame[], from: number, to: number): Map<string, DiskSummary> {
-  type Acc = { -readonly [K in Exclude<keyof DiskSummary, 'dev' | 'byClass'>]: number } & { byClass: Record<string, number> };
-  const acc = new Map<string, Acc>();
-  for (const f of frames) {
-    if (!inRange(f, from, to)) continue;
-    for (const disk of f.disks) {
-      let a = acc.get(disk.dev);
-      if (!a) acc.set(disk.dev, (a = { n: 0, untimed: 0, failed: 0, passthrough: 0, timed: 0, dropped: 0, missed: 0, byClass: {} }));
-      a.dropped += disk.dropped ?? 0;
-      a.missed += disk.missed ?? 0;
-      a.n += conservedCount(disk);
-      a.untimed += untimedCount(disk);
-      for (const cls of disk.cls) {
-        if (cls.pt) a.passthrough += cls.n;
-        for (const e of Object.values(cls.e ?? {})) a.failed += e;
-        for (let k = 1; k < cls.d.length; k += 2) a.timed += cls.d[k] as number;
-        a.byClass[cls.c] = (a.byClass[cls.c] ?? 0) + cls.n;
-      }
-    }
-  }
-  const out = new Map<string, DiskSummary>();
-  for (const [dev, a] of acc) out.set(dev, { dev, ...a });
-  return out;
+  const t = new BreakdownTally({ from, to, kind: 'device' });
+  t.add(frames);
+  return t.disks();
 }
 
 /** Every class name seen in the frames, sorted. */
 export function classesIn(frames: readonly Frame[]): string[] {
-  const set = new Set<string>();
-  for (const f of frames) for (const d of f.disks) for (const c of d.cls) set.add(c.c);
-  return [...set].sort();
+  const t = new BreakdownTally({ from: Infinity, to: -Infinity, kind: 'device' });
+  t.add(frames);
+  return t.allClasses();
 }

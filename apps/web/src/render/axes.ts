@@ -4,7 +4,7 @@
  */
 import { axisBottom, axisLeft, axisTop, scaleLinear, scaleTime, select, timeFormat } from 'd3';
 import { latencyTicks } from '../model/latency.js';
-import { formatShare } from '../model/format.js';
+import { shareTicks } from '../model/shareTicks.js';
 
 const fmtSecond = timeFormat('%H:%M:%S');
 const fmtMinute = timeFormat('%H:%M');
@@ -58,14 +58,17 @@ export function renderLatencyAxis(g: SVGGElement, uLo: number, uHi: number, heig
   sel.selectAll<SVGLineElement, number>('.tick line').attr('x2', (u) => (labelled.has(u) ? -6 : -3));
 }
 
-/** Share axis under a histogram. */
+/** Share axis under a histogram: no ticks without I/O, labels never overlapping (model/shareTicks.ts). */
 export function renderShareAxis(g: SVGGElement, maxShare: number, width: number): void {
+  const length = width - 4;
   const scale = scaleLinear()
     .domain([0, Math.max(maxShare, 1e-9)])
-    .range([0, width - 4]);
+    .range([0, length]);
+  const ticks = shareTicks(maxShare, length);
+  const label = new Map(ticks.map((t) => [t.value, t.label]));
   const axis = axisBottom(scale)
-    .ticks(Math.max(2, Math.floor(width / 50)))
-    .tickFormat((v) => formatShare(v as number))
+    .tickValues(ticks.map((t) => t.value))
+    .tickFormat((v) => label.get(v as number) ?? '')
     .tickSizeOuter(0);
   select(g).call(axis);
 }

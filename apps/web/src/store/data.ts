@@ -30,27 +30,31 @@ import {
   MAX_SAMPLES_PER_ANSWER,
   type Snapshot,
 } from '@blkheat/shared-types';
-import { classBreakdown, type ClassSummary, classesIn, diskSummaries, type DiskSummary } from '../model/breakdown.js';
 import { colourDomain, CountScale } from '../model/colour.js';
-import { type Known, NOTHING_KNOWN, recordedSecondsIn, unrecordedSeconds } from '../model/gaps.js';
+import { type Known, NOTHING_KNOWN } from '../model/gaps.js';
 import { buildMatrix, type HeatMatrix, type MatrixFilter } from '../model/heatmatrix.js';
-import { PercentileTrack, quantilesOf, type QuantileValue } from '../model/percentiles.js';
+import { PercentileTrack } from '../model/percentiles.js';
 import { alignCeil, alignFloor, bufferedRange, chooseStep, MAX_WINDOW_COLUMNS } from '../model/resolution.js';
 import { type CellSelection, matchSamples, selectionQuery } from '../model/samples.js';
 import { liveView, type ViewLimits, type ViewState } from '../model/view.js';
 import type { AgentClient } from '../net/client.js';
 import { FrameLog } from './frameLog.js';
 import { notify, useUi, type UiState } from './store.js';
+import { type Summary, type SummaryInput, summarize, summarizeNow, summaryWeight } from './summary.js';
 
 export const ROWS = bucketCount(BUCKET_SCHEMA);
 /** Live frames kept in the browser (seconds). */
 export const LIVE_KEEP = 3600;
 /** Most disks drawn automatically; more can be picked by hand. */
 export const AUTO_DISKS = 6;
+/** Summaries wait for changes to pause this long, but never longer than SUMMARY_MAX_WAIT. */
 const SUMMARY_DELAY = 80;
 const SUMMARY_MAX_WAIT = 400;
+/** Most disk-frames a render sums on the spot (a few ms); a bigger range waits for runSummary. */
+const SUMMARY_NOW_WEIGHT = 4000;
+/** How long one task of runSummary sums before letting the page draw and take input. */
+const SUMMARY_TASK_MS = 25;
 const LOAD_DEBOUNCE = 120;
-/** Summaries wait for changes to pause this long, but never longer than SUMMARY_MAX_WAIT. */
 const SAMPLE_LIMIT = 2000;
 const MIN_Y_ROWS = 24;
 
@@ -86,38 +90,31 @@ export interface DataWindow {
   scales: Map<string, CountScale>;
 }
 
-export interface DiskHistogram {
-  readonly hist: Float64Array;
-  readonly total: number;
-  readonly quantiles: QuantileValue[];
-}
-
-export interface Summary {
-  /** The aggregated range: the visible window widened to whole columns. */
-  readonly from: number;
-  readonly to: number;
-  readonly step: number;
-  readonly perDisk: ReadonlyMap<string, DiskHistogram>;
-  readonly maxShare: number;
-  readonly classes: readonly ClassSummary[];
-  readonly disks: ReadonlyMap<string, DiskSummary>;
-  /** Every class present in the window, for the filter. */
-  readonly allClasses: readonly string[];
-  /**
-   * Seconds of the range with data: recorded by the agent (live), or inside the snapshot's
-   * range. Rates divide by this, not by the span (which includes the future, seconds before
-   * the agent started, and outages).
-   */
-  readonly covered: number;
-  /** Seconds of the range the agent did not record (it was down): drawn as "no data". */
-  readonly unrecorded: number;
-}
+export type { DiskHistogram, Summary } from './summary.js';
 
 /** What the data manager needs of the agent client (tests pass a stand-in). */
 export type AgentSource = Pick<AgentClient, 'connected' | 'hello' | 'request'>;
 
 function filterKey(kind: LatencyKind, classes: readonly string[]): string {
   return `${kind}|${[...classes].sort().join(',')}`;
+}
+
+/** What a window is made from (the rest of DataWindow is derived). */
+type WindowSource = Pick<
+  DataWindow,
+  'step' | 'requestedStep' | 'from' | 'to' | 'following' | 'frames' | 'coveredTo' | 'knownFrom' | 'provisional'
+>;
+
+/** Heat maps built ahead for a window, with the filter and disks they were built for. */
+interface Built {
+  readonly filterKey: string;
+  readonly devs: readonly string[];
+  readonly matrices: Map<string, HeatMatrix>;
+}
+
+/** One disk's heat map of a window. */
+function matrixOf(w: WindowSource, filter: MatrixFilter): HeatMatrix {
+  return buildMatrix(w.frames, { from: w.from, to: w.to, step: w.step, rows: ROWS, filter, extraColumns: w.following ? 2 : 0 });
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
@@ -287,6 +284,7 @@ export class DataManager {
     this.noteActive(snapshot.frames);
     this.current = undefined;
     this.summaryCache = undefined;
+    this.summaryShown = undefined;
     this.loadGen++;
     useUi.setState({
       mode: 'snapshot',
@@ -330,6 +328,7 @@ export class DataManager {
     this.noteActive(this.live.frames);
     this.current = undefined;
     this.summaryCache = undefined;
+    this.summaryShown = undefined;
     this.loadGen++;
     const ui = this.ui();
     useUi.setState({
@@ -398,7 +397,7 @@ export class DataManager {
       this.derive(cur);
       this.bump();
     } else {
-      this.scheduleSummary();
+      this.scheduleSummary(false);
     }
   }
 
@@ -411,13 +410,15 @@ export class DataManager {
     }
     // While something is on screen, wait for the gesture to settle (the old window is drawn
     // at the new scale meanwhile): one load at the end of a wheel zoom, not one per event.
-    // With nothing on screen yet, load now.
-    const delay = this.current ? LOAD_DEBOUNCE : 0;
+    // With nothing on screen yet, load now; but a snapshot's first window in a task of its own
+    // (timeout 0): the task that received the file also holds its last part and React's switch
+    // to snapshot mode, and a big file's heat maps take tens of ms more.
+    const delay = this.current ? LOAD_DEBOUNCE : this.snap ? 0 : undefined;
     const run = (): void => {
       if (gen !== this.loadGen) return;
       this.loadNow(gen, want);
     };
-    if (delay === 0) {
+    if (delay === undefined) {
       run();
       return;
     }
@@ -431,7 +432,7 @@ export class DataManager {
 
   private loadNow(gen: number, want: { step: number; from: number; to: number; following: boolean }): void {
     if (this.snap) {
-      this.install({
+      this.buildThenInstall(gen, {
         ...want,
         requestedStep: want.step,
         frames: this.snap.log.range(want.from, want.to),
@@ -510,10 +511,31 @@ export class DataManager {
     });
   }
 
-  /** What a window is made of; the rest of DataWindow is derived from it. */
-  private install(
-    w: Pick<DataWindow, 'step' | 'requestedStep' | 'from' | 'to' | 'following' | 'frames' | 'coveredTo' | 'knownFrom' | 'provisional'>,
-  ): void {
+  /**
+   * A snapshot window: its heat maps are built one disk per task (a big file's take tens of ms
+   * each, too much for one task with React's render after them), then installed.
+   */
+  private buildThenInstall(gen: number, w: WindowSource): void {
+    const ui = this.ui();
+    const made: Built = { filterKey: filterKey(ui.kind, ui.classes), devs: this.resolveDevs(ui), matrices: new Map() };
+    const filter = this.filterFor(ui);
+    this.pending++;
+    const next = (i: number): void => {
+      const dev = made.devs[i];
+      if (gen !== this.loadGen) this.pending--;
+      else if (dev === undefined) {
+        this.pending--;
+        this.install(w, made);
+      } else {
+        made.matrices.set(dev, matrixOf(w, { ...filter, dev }));
+        setTimeout(() => next(i + 1), 0);
+      }
+    };
+    next(0);
+  }
+
+  /** What a window is made of; the rest of DataWindow is derived from it (`built`: heat maps made for it already). */
+  private install(w: WindowSource, built?: Built): void {
     const cur: DataWindow = {
       ...w,
       id: ++this.windowId,
@@ -527,7 +549,7 @@ export class DataManager {
       scales: new Map(),
     };
     this.current = cur;
-    this.derive(cur);
+    this.derive(cur, built);
     this.bump();
   }
 
@@ -549,23 +571,18 @@ export class DataManager {
   }
 
   /** Rebuilds matrices, tracks and domains of a window from its frames. */
-  private derive(cur: DataWindow): void {
+  private derive(cur: DataWindow, built?: Built): void {
     const ui = this.ui();
     const filter = this.filterFor(ui);
     const devs = this.resolveDevs(ui);
     cur.filterKey = filterKey(ui.kind, ui.classes);
     cur.devs = devs;
+    // Heat maps built ahead are used only if the filter and the disks did not change meanwhile.
+    const ready = built && built.filterKey === cur.filterKey && sameList(built.devs, devs) ? built.matrices : undefined;
     cur.matrices = new Map();
     cur.tracks = new Map();
     for (const dev of devs) {
-      const m = buildMatrix(cur.frames, {
-        from: cur.from,
-        to: cur.to,
-        step: cur.step,
-        rows: ROWS,
-        filter: { ...filter, dev },
-        extraColumns: cur.following ? 2 : 0,
-      });
+      const m = ready?.get(dev) ?? matrixOf(cur, { ...filter, dev });
       cur.matrices.set(dev, m);
       cur.tracks.set(dev, new PercentileTrack(m));
     }
@@ -694,9 +711,23 @@ export class DataManager {
   // ---------------------------------------------------------------- summaries
 
   private summarySince = 0;
+  /** Bumped to abandon a summary being computed in slices (the data changed, or a newer run started). */
+  private summaryRun = 0;
+  private summaryRunning = false;
+  /** The last summary of this source, shown while a big one is computed (see summary()). */
+  private summaryShown: Summary | undefined;
 
-  /** Recomputes summaries once changes pause (debounced; at most SUMMARY_MAX_WAIT late). */
-  private scheduleSummary(): void {
+  /**
+   * Recomputes summaries once changes pause (debounced; at most SUMMARY_MAX_WAIT late).
+   * `dataChanged`: frames or matrices changed, so a run in progress sums what no longer is and
+   * is dropped. A view change lets it finish (the next run catches up), or a long gesture over
+   * a big range would never see one end.
+   */
+  private scheduleSummary(dataChanged = true): void {
+    if (dataChanged) {
+      this.summaryRun++;
+      this.summaryRunning = false;
+    }
     const now = performance.now();
     if (this.summaryTimer !== undefined) {
       if (now - this.summarySince >= SUMMARY_MAX_WAIT) return; // let the pending one fire
@@ -706,73 +737,99 @@ export class DataManager {
     }
     this.summaryTimer = setTimeout(() => {
       this.summaryTimer = undefined;
-      this.freshSummary();
-      // The view settled: colours follow what is visible now (they may narrow, too).
-      const cur = this.current;
-      const recolour = cur !== undefined && this.fitScales(cur);
-      useUi.setState((s) => ({ summaryVersion: s.summaryVersion + 1, ...(recolour ? { dataVersion: s.dataVersion + 1 } : {}) }));
+      this.runSummary();
     }, SUMMARY_DELAY);
   }
 
+  /**
+   * Computes the summary in tasks of about SUMMARY_TASK_MS (a whole imported snapshot takes a
+   * few hundred ms in all, more than one task may hold the page), then refits the colours.
+   */
+  private runSummary(): void {
+    const run = ++this.summaryRun; // one run at a time: this one replaces any still going
+    this.summaryRunning = false;
+    const input = this.summaryInput();
+    const cached = this.summaryCache;
+    if (!input || (cached && cached.from === input.from && cached.to === input.to && cached.step === input.step)) {
+      this.summaryDone();
+      return;
+    }
+    const steps = summarize(input);
+    this.summaryRunning = true;
+    const next = (): void => {
+      if (run !== this.summaryRun) return;
+      const t0 = performance.now();
+      let r = steps.next();
+      while (!r.done && performance.now() - t0 < SUMMARY_TASK_MS) r = steps.next();
+      if (!r.done) {
+        setTimeout(next, 0);
+        return;
+      }
+      this.summaryRunning = false;
+      this.keepSummary(r.value);
+      this.summaryDone();
+    };
+    next();
+  }
+
+  /** The view settled and its summary is ready: colours follow what is visible now (they may narrow, too). */
+  private summaryDone(): void {
+    const cur = this.current;
+    const recolour = cur !== undefined && this.fitScales(cur);
+    useUi.setState((s) => ({ summaryVersion: s.summaryVersion + 1, ...(recolour ? { dataVersion: s.dataVersion + 1 } : {}) }));
+  }
+
   get summaryPending(): boolean {
-    return this.summaryTimer !== undefined;
+    return this.summaryTimer !== undefined || this.summaryRunning;
   }
 
   /**
    * The last computed summary, even if the view moved since (views draw this while a gesture
-   * runs; the debounced recompute catches up). Computes one only when there is none.
+   * runs; the debounced recompute catches up). When the data changed, a small range is summed
+   * now; a big one is left to the sliced run and the previous summary of this source (or none)
+   * is shown meanwhile, so no render holds the page for a whole snapshot.
    */
   summary(): Summary | undefined {
-    return this.summaryCache ?? this.freshSummary();
+    if (this.summaryCache) return this.summaryCache;
+    const cur = this.current;
+    if (cur && summaryWeight(cur.frames, SUMMARY_NOW_WEIGHT) <= SUMMARY_NOW_WEIGHT) return this.freshSummary();
+    return this.summaryShown;
   }
 
-  /** Histograms and breakdowns of the visible range right now (whole columns), memoised. */
-  freshSummary(): Summary | undefined {
+  /** What a summary of the visible range right now (whole columns) is computed from. */
+  private summaryInput(): SummaryInput | undefined {
     const cur = this.current;
     if (!cur) return undefined;
     const ui = this.ui();
     const view = ui.view.following ? liveView(this.edge(), ui.view.span) : ui.view;
     const from = Math.max(cur.from, alignFloor(view.from, cur.step));
     const to = Math.max(from, Math.min(cur.to, alignCeil(view.to, cur.step)));
-    const c = this.summaryCache;
-    if (c && c.from === from && c.to === to && c.step === cur.step) return c;
-    const perDisk = new Map<string, DiskHistogram>();
-    let maxShare = 0;
-    for (const [dev, m] of cur.matrices) {
-      const hist = m.sumColumns(from / cur.step, to / cur.step);
-      let total = 0;
-      let peak = 0;
-      for (let i = 0; i < hist.length; i++) {
-        const v = hist[i] as number;
-        total += v;
-        if (v > peak) peak = v;
-      }
-      if (total > 0) maxShare = Math.max(maxShare, peak / total);
-      perDisk.set(dev, { hist, total, quantiles: quantilesOf(hist) });
-    }
-    const devs = new Set(cur.devs);
-    const any = cur.matrices.values().next().value;
-    const snap = this.snap?.snapshot.range;
-    const covered = snap
-      ? Math.max(0, Math.min(to, snap.to) - Math.max(from, snap.from))
-      : any
-        ? recordedSecondsIn(any, from / cur.step, to / cur.step)
-        : 0;
-    const unrecorded = any ? unrecordedSeconds(any, from / cur.step, to / cur.step, this.known(cur)) : 0;
-    const s: Summary = {
-      covered,
-      unrecorded,
+    return {
       from,
       to,
       step: cur.step,
-      perDisk,
-      maxShare,
-      classes: classBreakdown(cur.frames, { from, to, devs, kind: ui.kind }),
-      disks: diskSummaries(cur.frames, from, to),
-      allClasses: classesIn(cur.frames),
+      frames: cur.frames,
+      matrices: cur.matrices,
+      devs: new Set(cur.devs),
+      kind: ui.kind,
+      snapshotRange: this.snap?.snapshot.range,
+      known: this.known(cur),
     };
+  }
+
+  private keepSummary(s: Summary): Summary {
     this.summaryCache = s;
+    this.summaryShown = s;
     return s;
+  }
+
+  /** Histograms and breakdowns of the visible range right now (whole columns), memoised; computed at once. */
+  freshSummary(): Summary | undefined {
+    const input = this.summaryInput();
+    if (!input) return undefined;
+    const c = this.summaryCache;
+    if (c && c.from === input.from && c.to === input.to && c.step === input.step) return c;
+    return this.keepSummary(summarizeNow(input));
   }
 
   // ---------------------------------------------------------------- samples

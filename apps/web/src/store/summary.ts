@@ -1,0 +1,130 @@
+/**
+ * The summary of a visible range: per-disk histograms (from the heat map matrices), class and
+ * disk breakdowns (from the frames), and the seconds covered. Computed by one generator that
+ * yields after each slice of about SUMMARY_SLICE disk-frames, so the data manager can either run
+ * it to the end at once (a small range, an export) or one slice per task (a whole imported
+ * snapshot: tens of thousands of disk-frames would otherwise hold the main thread for
+ * hundreds of ms in one task).
+ */
+import type { Frame, LatencyKind } from '@blkheat/shared-types';
+import { BreakdownTally, type ClassSummary, type DiskSummary } from '../model/breakdown.js';
+import { type Known, recordedSecondsIn, unrecordedSeconds } from '../model/gaps.js';
+import type { HeatMatrix } from '../model/heatmatrix.js';
+import { quantilesOf, type QuantileValue } from '../model/percentiles.js';
+
+/** Disk-frames (one disk in one frame) summed per slice: about a millisecond's work, so a caller can stop near any time budget. */
+export const SUMMARY_SLICE = 500;
+
+export interface DiskHistogram {
+  readonly hist: Float64Array;
+  readonly total: number;
+  readonly quantiles: QuantileValue[];
+}
+
+export interface Summary {
+  /** The aggregated range: the visible window widened to whole columns. */
+  readonly from: number;
+  readonly to: number;
+  readonly step: number;
+  readonly perDisk: ReadonlyMap<string, DiskHistogram>;
+  readonly maxShare: number;
+  readonly classes: readonly ClassSummary[];
+  readonly disks: ReadonlyMap<string, DiskSummary>;
+  /** Every class present in the window, for the filter. */
+  readonly allClasses: readonly string[];
+  /**
+   * Seconds of the range with data: recorded by the agent (live), or inside the snapshot's
+   * range. Rates divide by this, not by the span (which includes the future, seconds before
+   * the agent started, and outages).
+   */
+  readonly covered: number;
+  /** Seconds of the range the agent did not record (it was down): drawn as "no data". */
+  readonly unrecorded: number;
+}
+
+export interface SummaryInput {
+  /** Whole columns of `step`. */
+  readonly from: number;
+  readonly to: number;
+  readonly step: number;
+  /** The window's frames (all of them name classes for the filter; those in range are counted). */
+  readonly frames: readonly Frame[];
+  readonly matrices: ReadonlyMap<string, HeatMatrix>;
+  /** Disks the class breakdown covers (the shown ones). */
+  readonly devs: ReadonlySet<string>;
+  readonly kind: LatencyKind;
+  /** A snapshot's range (its seconds are covered), or undefined when live. */
+  readonly snapshotRange: { readonly from: number; readonly to: number } | undefined;
+  readonly known: Known;
+}
+
+/** Disk-frames in `frames` (how much work summing them is), counted until past `limit`. */
+export function summaryWeight(frames: readonly Frame[], limit = Infinity): number {
+  let w = 0;
+  for (const f of frames) {
+    w += Math.max(1, f.disks.length);
+    if (w > limit) break;
+  }
+  return w;
+}
+
+/**
+ * Computes the summary, yielding after each slice of frames. The caller must not change
+ * `input.frames` or the matrices between steps (the data manager drops a run on any change).
+ */
+export function* summarize(input: SummaryInput, slice = SUMMARY_SLICE): Generator<void, Summary> {
+  const { from, to, step, frames } = input;
+  const tally = new BreakdownTally({ from, to, devs: input.devs, kind: input.kind });
+  let i = 0;
+  while (i < frames.length) {
+    let end = i;
+    let weight = 0;
+    while (end < frames.length && weight < slice) weight += Math.max(1, (frames[end++] as Frame).disks.length);
+    tally.add(frames, i, end);
+    i = end;
+    if (i < frames.length) yield;
+  }
+  const perDisk = new Map<string, DiskHistogram>();
+  let maxShare = 0;
+  for (const [dev, m] of input.matrices) {
+    const hist = m.sumColumns(from / step, to / step);
+    let total = 0;
+    let peak = 0;
+    for (let r = 0; r < hist.length; r++) {
+      const v = hist[r] as number;
+      total += v;
+      if (v > peak) peak = v;
+    }
+    if (total > 0) maxShare = Math.max(maxShare, peak / total);
+    perDisk.set(dev, { hist, total, quantiles: quantilesOf(hist) });
+  }
+  const any = input.matrices.values().next().value;
+  const snap = input.snapshotRange;
+  const covered = snap
+    ? Math.max(0, Math.min(to, snap.to) - Math.max(from, snap.from))
+    : any
+      ? recordedSecondsIn(any, from / step, to / step)
+      : 0;
+  const unrecorded = any ? unrecordedSeconds(any, from / step, to / step, input.known) : 0;
+  return {
+    covered,
+    unrecorded,
+    from,
+    to,
+    step,
+    perDisk,
+    maxShare,
+    classes: tally.classes(),
+    disks: tally.disks(),
+    allClasses: tally.allClasses(),
+  };
+}
+
+/** Runs `summarize` to the end at once. */
+export function summarizeNow(input: SummaryInput): Summary {
+  const run = summarize(input);
+  for (;;) {
+    const r = run.next();
+    if (r.done) return r.value;
+  }
+}

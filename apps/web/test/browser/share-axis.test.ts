@@ -1,0 +1,109 @@
+// The share axis under the histograms in headless chromium against the fake agent: with no
+// I/O in the visible range every histogram is empty and the axis used to be d3's default over
+// [0, 1e-9], six labels ("0%", then "<0.01%" five times) crowded on top of each other. Now it
+// has no tick labels there (the histograms say "no I/O"), and with I/O its labels are distinct
+// and never overlap. Screenshots in artifacts/web-browser/. Needs apps/web/dist and chromium.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BrowserSession, CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
+import { startFakeAgent } from '../fixtures/fakeAgent.ts';
+import { syntheticSource } from '../fixtures/synthetic.ts';
+
+const dist = join(import.meta.dirname, '../../dist/index.html');
+const T0 = 1_700_000_000;
+
+interface AxisLabel {
+  readonly text: string;
+  readonly left: number;
+  readonly right: number;
+}
+
+/** Visible tick labels of every share axis, per axis, in page px. */
+function shareAxisLabels(page: BrowserSession['page']): Promise<AxisLabel[][]> {
+  return page.evaluate(() => {
+    const doc = (globalThis as unknown as { document: { querySelectorAll(s: string): ArrayLike<ShareAxisEl> } }).document;
+    interface Box {
+      left: number;
+      right: number;
+      width: number;
+    }
+    interface ShareAxisEl {
+      querySelectorAll(s: string): ArrayLike<{ textContent: string | null; getBoundingClientRect(): Box }>;
+    }
+    return Array.from(doc.querySelectorAll('svg.share-axis')).map((svg) =>
+      Array.from(svg.querySelectorAll('.tick text'))
+        .map((t) => ({ text: t.textContent ?? '', box: t.getBoundingClientRect() }))
+        .filter((t) => t.text !== '' && t.box.width > 0)
+        .map((t) => ({ text: t.text, left: t.box.left, right: t.box.right })),
+    );
+  });
+}
+
+function assertApart(axes: AxisLabel[][]): void {
+  for (const labels of axes) {
+    const sorted = [...labels].sort((a, b) => a.left - b.left);
+    for (let i = 1; i < sorted.length; i++) {
+      const a = sorted[i - 1] as AxisLabel;
+      const b = sorted[i] as AxisLabel;
+      assert.ok(b.left >= a.right, `"${a.text}" and "${b.text}" overlap: ${JSON.stringify(sorted)}`);
+      assert.notEqual(a.text, b.text, `the same label twice: ${JSON.stringify(sorted)}`);
+    }
+  }
+}
+
+test('share axis: no overlapping labels, none at all when every histogram is empty', { timeout: 60_000 }, async (t: TestContext) => {
+  if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
+  if (!existsSync(dist)) return void t.skip('apps/web is not built');
+  // Ten minutes of three disks with I/O in the first minute only (a snapshot leaves idle seconds out).
+  const full = syntheticSource({ samplesPerClass: 0 }).snapshot(T0, T0 + 600);
+  const dir = mkdtempSync(join(tmpdir(), 'blkheat-share-axis-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'quiet-tail.json');
+  writeFileSync(file, JSON.stringify({ ...full, frames: full.frames.filter((f) => f.ts < T0 + 60), samples: [] }));
+
+  const agent = await startFakeAgent();
+  t.after(() => agent.close());
+  const s = await launch({ colorScheme: 'light' });
+  t.after(() => s.close());
+  const page = s.page;
+  await page.goto(agent.url);
+  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().mode !== undefined, undefined, { timeout: 20_000 });
+  await page.setInputFiles('[data-testid=import-input]', file);
+  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot', undefined, { timeout: 20_000 });
+  await idle(page);
+
+  // The whole snapshot: I/O in view, a scale with distinct labels apart from each other.
+  const busy = await shareAxisLabels(page);
+  assert.ok(busy.length >= 1 && busy.every((labels) => labels.length >= 2), `labelled axes: ${JSON.stringify(busy)}`);
+  assertApart(busy);
+
+  // Drag-zoom into the quiet tail (the last half of the range): no disk has I/O in view.
+  const box = await page.locator('[data-testid="heatmap-overlay-vda"]').boundingBox();
+  assert.ok(box);
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.95, box.y + box.height / 2, { steps: 8 });
+  await page.mouse.up();
+  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().view.from > 1_700_000_000 + 200, undefined, {
+    timeout: 10_000,
+  });
+  await idle(page);
+  const counts = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.counts());
+  assert.ok(Object.keys(counts).length >= 1, 'the disks are still drawn');
+  for (const [dev, c] of Object.entries(counts)) assert.equal(c.histogram, 0, `${dev}: no I/O in view`);
+  await screenshot(page, 'share-axis-empty', 'web-browser');
+  const empty = await shareAxisLabels(page);
+  assert.ok(empty.length >= 1, 'the share axes are there');
+  assert.deepEqual(
+    empty,
+    empty.map(() => []),
+    'no tick labels on an axis without I/O',
+  );
+  assert.deepEqual(
+    s.errors.filter((e) => !/WebSocket|Failed to load resource/.test(e)),
+    [],
+  );
+});
