@@ -221,3 +221,19 @@ test('kill -9 at random moments, segment boundaries included: every restart succ
   assert.ok(seconds.length > 10, `history after the kills: ${seconds.join(',')}`);
   assert.equal(gapOrDuplicate(seconds.filter((s) => s >= now - 2)), undefined);
 });
+
+test('a second signal exits at once (130) and still removes the pid file', { timeout: 60_000 }, async (t) => {
+  if (!needsRootAndFio(t)) return;
+  const dataDir = mkdtempSync(join(tmpdir(), 'blkheat-twice-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const agent = await startAgentProcess({ dataDir, args: [] });
+  assert.equal(existsSync(join(dataDir, 'agent.pid')), true, 'the pid file while it runs');
+  // Two different signals (two of one kind pending together are delivered once): the second
+  // arrives while the first's clean shutdown is under way.
+  agent.child.kill('SIGINT');
+  agent.child.kill('SIGTERM');
+  const exit = await agent.exited;
+  t.diagnostic(`exit ${JSON.stringify(exit)}`);
+  assert.equal(exit.code, 130, `exit ${JSON.stringify(exit)}: the second signal exits at once`);
+  assert.equal(existsSync(join(dataDir, 'agent.pid')), false, 'no pid file left');
+});

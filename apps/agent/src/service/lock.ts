@@ -33,7 +33,10 @@ export class DataDirLock {
         throw lockError(path, 'writing', e);
       }
       closeSync(fd);
-      return new DataDirLock(path);
+      const lock = new DataDirLock(path);
+      // Every exit path but kill -9 removes it: a second signal's immediate exit included.
+      process.once('exit', () => lock.release());
+      return lock;
     }
     throw new Error(`could not lock ${dir}`);
   }
