@@ -37,7 +37,6 @@ export async function run(argv: string[]): Promise<number> {
     return 1;
   }
   const tokenHint = options.token ? ' (open the dashboard with #token=<token> after the URL)' : '';
-  console.log(`blkheat serve: listening on ${agent.url}${tokenHint}`);
 
   return new Promise<number>((resolve) => {
     let signals = 0;
@@ -57,5 +56,7 @@ export async function run(argv: string[]): Promise<number> {
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
+    // Only now: whoever waits for this line may signal at once, and must find the handlers.
+    console.log(`blkheat serve: listening on ${agent.url}${tokenHint}`);
   });
 }
