@@ -295,11 +295,16 @@ export class HistoryStore {
     this.failedAt(this.now());
     if (this.roomMadeThisEpisode) return false;
     this.roomMadeThisEpisode = true;
-    const largest = [...this.tiers].sort((a, b) => b.bytes - a.bytes).find((t) => t.oldestDroppable !== undefined);
+    const largest = this.largestDroppable();
     if (!largest) return false;
     const freed = largest.dropOldest();
     this.log(`history: disk full: deleted the oldest ${largest.step} s segment (${freed} bytes) to keep recording`);
     return true;
+  }
+
+  /** The largest tier with a segment it may delete (not only the one being written): where room is made first. */
+  private largestDroppable(): Tier | undefined {
+    return [...this.tiers].sort((a, b) => b.bytes - a.bytes).find((t) => t.segmentCount > 1);
   }
 
   /** Frames of the tier of `step` with from <= ts < to, as stored. */
@@ -334,7 +339,7 @@ export class HistoryStore {
     for (const t of this.tiers) t.prune(now);
     let total = this.tiers.reduce((n, t) => n + t.bytes, 0);
     while (total > this.options.maxBytes) {
-      const largest = [...this.tiers].sort((a, b) => b.bytes - a.bytes).find((t) => t.segmentCount > 1);
+      const largest = this.largestDroppable();
       if (!largest) break;
       const freed = largest.dropOldest();
       this.log(`history: over the ${this.options.maxBytes}-byte budget, deleted the oldest ${largest.step} s segment (${freed} bytes)`);

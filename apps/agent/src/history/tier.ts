@@ -158,11 +158,6 @@ export class Tier {
     return bytes;
   }
 
-  /** Start of the oldest segment that dropOldest() would delete (undefined: none). */
-  get oldestDroppable(): number | undefined {
-    return this.segments.length > 1 ? this.segments[0]?.start : undefined;
-  }
-
   /** Closes every file; a failure to close one (say, fsync on a full disk) is thrown after all were tried. */
   close(): void {
     let failure: unknown;
