@@ -7,10 +7,24 @@
 #ifndef BLKHEAT_H
 #define BLKHEAT_H
 
+/* The latency bucket schema this object is built for (Prometheus native-histogram scale):
+ * 2 = 4 buckets per power of two (blkheat.bpf.o, the default), 3 = 8 buckets per power of two
+ * (blkheat_s3.bpf.o, built from the same source with -DBH_SCHEMA=3; added in layout 3). Both
+ * cover 2^-20 s .. 2^6 s: 106 dense buckets at scale 2, 210 at scale 3. */
+#ifndef BH_SCHEMA
+#define BH_SCHEMA 2
+#endif
+#if BH_SCHEMA == 3
 /* Dense latency buckets per histogram (>= the schema's bucket count; unused tail stays 0). */
-#define BH_NR_BUCKETS 112
+#define BH_NR_BUCKETS 216
 /* Most bucket upper bounds the agent may hand the program (schema bounds; overflow has none). */
+#define BH_MAX_BOUNDS 256
+#elif BH_SCHEMA == 2
+#define BH_NR_BUCKETS 112
 #define BH_MAX_BOUNDS 128
+#else
+#error "BH_SCHEMA must be 2 or 3"
+#endif
 #define BH_COMM_LEN 16
 
 /* Class code: low 8 bits = kernel req_op value, then one bit per flag shown in the class name. */

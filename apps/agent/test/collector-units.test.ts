@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { bucketCount, sparseTotal } from '@blkheat/shared-types';
+import { bucketCount, FINE_BUCKET_SCHEMA, sparseTotal } from '@blkheat/shared-types';
 import { ClassNamer, statusName } from '../src/collector/classes.js';
 import { DeviceRegistry } from '../src/collector/devices.js';
 import { buildFrame } from '../src/collector/frame-builder.js';
@@ -19,10 +19,9 @@ import {
   HIST_DEVICE_OFFSET,
   HIST_ERRORS_OFFSET,
   HIST_REQUEUES_OFFSET,
-  HIST_VALUE_SIZE,
-  NR_BUCKETS,
   parseDevString,
   SAMPLE_SIZE,
+  schemaLayout,
 } from '../src/collector/layout.js';
 import { SampleBudget } from '../src/collector/sampling.js';
 
@@ -60,6 +59,38 @@ test('class codes map to the /proc/diskstats op groups; passthrough and unaccoun
   assert.equal(statusName(17), 'STATUS17', 'renumbered across kernels: not named');
 });
 
+const { nrBuckets: NR_BUCKETS, histValueSize: HIST_VALUE_SIZE } = schemaLayout(2);
+
+test('kernel layouts per bucket schema: each object holds every dense bucket of its schema', () => {
+  assert.equal(schemaLayout(2).objectFile, 'blkheat.bpf.o');
+  assert.equal(schemaLayout(3).objectFile, 'blkheat_s3.bpf.o');
+  assert.ok(schemaLayout(2).nrBuckets >= bucketCount(), 'schema 2 fits');
+  assert.ok(schemaLayout(3).nrBuckets >= bucketCount(FINE_BUCKET_SCHEMA), 'schema 3 fits');
+  assert.ok(schemaLayout(3).maxBounds > bucketCount(FINE_BUCKET_SCHEMA) - 1, 'schema 3 bounds fit');
+  assert.equal(schemaLayout(3).histValueSize, 40 + 20 * 8 + 2 * 216 * 8, 'sizeof(struct bh_hist) with BH_SCHEMA=3');
+  assert.throws(() => schemaLayout(4), /no kernel object for bucket schema scale 4/);
+});
+
+test('per-CPU histogram values of a schema-3 object are summed with its longer arrays', () => {
+  const { nrBuckets, histValueSize } = schemaLayout(3);
+  const buf = Buffer.alloc(histValueSize * 2);
+  for (let c = 0; c < 2; c++) {
+    buf.writeBigUInt64LE(1n, c * histValueSize);
+    buf.writeBigUInt64LE(7n, c * histValueSize + HIST_DEVICE_OFFSET + 200 * 8); // device[200]
+    buf.writeBigUInt64LE(3n, c * histValueSize + HIST_DEVICE_OFFSET + nrBuckets * 8 + 150 * 8); // queue[150]
+  }
+  const v = emptyHistValue(nrBuckets);
+  addPerCpuHist(v, buf, 0, histValueSize, 2);
+  assert.equal(v.count, 2);
+  assert.equal(v.device[200], 14);
+  assert.equal(v.queue[150], 6);
+  assert.equal(
+    v.device.reduce((a, b) => a + b, 0),
+    14,
+    'nothing read from the wrong offsets',
+  );
+});
+
 test('per-CPU histogram values are summed over CPUs; samples decode field by field', () => {
   const cpus = 3;
   const buf = Buffer.alloc(HIST_VALUE_SIZE * cpus);
@@ -73,7 +104,7 @@ test('per-CPU histogram values are summed over CPUs; samples decode field by fie
     buf.writeBigUInt64LE(BigInt(c + 1), base + HIST_DEVICE_OFFSET + 40 * 8); // device[40]
     buf.writeBigUInt64LE(5n, base + HIST_DEVICE_OFFSET + NR_BUCKETS * 8 + 3 * 8); // queue[3]
   }
-  const v = emptyHistValue();
+  const v = emptyHistValue(NR_BUCKETS);
   addPerCpuHist(v, buf, 0, HIST_VALUE_SIZE, cpus);
   assert.equal(v.count, 33);
   assert.equal(v.dropped, 6);
@@ -199,7 +230,7 @@ test('frames roll partitions up into their disk unless asked, and keep counts ex
   const reg = new DeviceRegistry(root);
   const namer = new ClassNamer(REQ_OPS);
   const value = (count: number, bucket: number): ReturnType<typeof emptyHistValue> => {
-    const v = emptyHistValue();
+    const v = emptyHistValue(NR_BUCKETS);
     v.count = count;
     v.dropped = count - 1;
     v.device[bucket] = count;
@@ -251,6 +282,26 @@ test('frames roll partitions up into their disk unless asked, and keep counts ex
     ['7:3'],
   );
   assert.deepEqual(buildFrame(1795290001, [], reg, namer, { partitions: false }), { ts: 1795290001, step: 1, disks: [] });
+
+  // A schema-3 object's entries: dense buckets past schema 2's range stay where they are, and
+  // the kernel's tail past schema 3's overflow folds into it.
+  const fine = (count: number, bucket: number): ReturnType<typeof emptyHistValue> => {
+    const v = emptyHistValue(schemaLayout(3).nrBuckets);
+    v.count = count;
+    v.device[bucket] = count;
+    return v;
+  };
+  const fineFrame = buildFrame(
+    1795290002,
+    [
+      { dev: (7 << 20) | 3, cls: 0, size: 12, cgroup: '/', value: fine(4, 180) },
+      { dev: (7 << 20) | 3, cls: 0, size: 12, cgroup: '/', value: fine(1, schemaLayout(3).nrBuckets - 1) },
+    ],
+    reg,
+    namer,
+    { partitions: false, schema: FINE_BUCKET_SCHEMA },
+  );
+  assert.deepEqual(fineFrame.disks[0]?.cls[0]?.d, [180, 4, bucketCount(FINE_BUCKET_SCHEMA) - 1, 1]);
 });
 
 test('sample budget: a quarter reserved for the slowest, the rest paced by the expected rate', () => {

@@ -4,8 +4,8 @@ import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSy
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { coarsenFrames, type Frame } from '@blkheat/shared-types';
-import { HistoryStore, tierSpecs } from '../src/history/store.js';
+import { coarsenFrames, FINE_BUCKET_SCHEMA, type Frame } from '@blkheat/shared-types';
+import { HistorySchemaError, HistoryStore, tierSpecs } from '../src/history/store.js';
 import { parseAll } from '../src/history/query.js';
 import { randomFrames } from './history-fixtures.js';
 import { mountTmpfs } from '@blkheat/testkit';
@@ -306,3 +306,49 @@ test(
     assert.equal(store.health().secondsNotRecorded, lost);
   },
 );
+
+test('a data dir keeps history of one bucket schema: another schema refuses to open it, and nothing is touched', (t) => {
+  const dir = tempDir(t);
+  const frames = randomFrames(7, BASE + 5, 30);
+  const coarse = open(dir, () => BASE + 40);
+  for (const f of frames) coarse.append(f);
+  coarse.close();
+  const before = readdirSync(dir)
+    .sort()
+    .map((n) => [n, readFileSync(join(dir, n)).length]);
+  assert.ok(before.length >= 2, 'the 1 s and 10 s tiers wrote segments');
+
+  assert.throws(
+    () => HistoryStore.open({ dir, historySeconds: 24 * 3600, maxBytes: 1 << 30, now: () => BASE + 40, schema: FINE_BUCKET_SCHEMA }),
+    (e: unknown) =>
+      e instanceof HistorySchemaError &&
+      /recorded with bucket schema 2 \(t1-\d+\.seg\), and this agent runs schema 3\. Start it with --schema 2, or give it another --data-dir/.test(
+        e.message,
+      ),
+  );
+  assert.deepEqual(
+    readdirSync(dir)
+      .sort()
+      .map((n) => [n, readFileSync(join(dir, n)).length]),
+    before,
+    'no file removed, replaced or grown',
+  );
+
+  // The same schema opens it, and a fine store writes and reads schema-3 frames in its own directory.
+  const again = open(dir, () => BASE + 40);
+  assert.deepEqual(readAll(again, 1), frames);
+  again.close();
+  const fineDir = join(dir, 'fine');
+  const fine = HistoryStore.open({
+    dir: fineDir,
+    historySeconds: 24 * 3600,
+    maxBytes: 1 << 30,
+    now: () => BASE + 40,
+    schema: FINE_BUCKET_SCHEMA,
+  });
+  const wide: Frame = { ts: BASE + 10, step: 1, disks: [{ dev: '7:0', cls: [{ c: 'Read', n: 3, d: [150, 2, 200, 1], q: [] }] }] };
+  fine.append(wide);
+  assert.deepEqual(parseAll(fine.read(1, 0, 2 ** 32)), [wide]);
+  assert.deepEqual(parseAll(fine.read(10, 0, 2 ** 32)), [{ ...wide, ts: BASE + 10, step: 10 }], 'the 10 s tier merges at schema 3');
+  fine.close();
+});

@@ -88,7 +88,7 @@ test('format 2: untimed, requeues, in flight, errors by status and passthrough c
   assert.deepEqual(disk?.classes[1]?.errors, { IOERR: 3 });
   assert.equal(disk?.classes[1]?.passthrough, undefined);
   const text = formatIntervalText(f, names, 1, { queued: false });
-  assert.match(text, /untimed 1 write, 4 requeued, 1 in flight, oldest 20s/);
+  assert.match(text, /untimed 1 write, 4 requeued, 1 in flight, oldest 20\.0 s/);
   assert.match(text, /DrvIn \(passthrough, not in diskstats\)/);
   assert.match(text, /Read \(failed: 3 IOERR\)/);
 });
@@ -105,7 +105,7 @@ test('text histograms fold to a readable height and label bounds', () => {
   );
   const text = formatIntervalText(frame(1795290000, 7), new Map([['7:0', 'loop0']]), 1, { queued: true });
   assert.match(text, /disk = loop0 \(7:0\) {2}\[6 not sampled\]/);
-  assert.match(text, /Read {2}device latency {2}count 7 {2}p50 5\.\d+ms {2}p99 5\.\d+ms/);
+  assert.match(text, /Read {2}device latency {2}count 7 {2}p50 5\.\d+ ms {2}p99 5\.\d+ ms/);
   assert.match(text, /Read {2}queue latency/);
   assert.match(formatIntervalText({ ts: 1795290000, step: 1, disks: [] }, new Map(), 1, { queued: false }), /no block I\/O completed/);
 });

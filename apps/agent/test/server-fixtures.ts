@@ -6,7 +6,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DiskInfo, Frame, IoSample } from '@blkheat/shared-types';
+import { BUCKET_SCHEMA, type BucketSchema, type DiskInfo, type Frame, type IoSample } from '@blkheat/shared-types';
 import { COUNTER_NAMES, type CounterName } from '../src/collector/layout.js';
 import type { Collector, CollectorListener, CollectorOptions, CollectorStats } from '../src/collector/types.js';
 import { startAgent, type RunningAgent } from '../src/service/agent.js';
@@ -17,12 +17,14 @@ export class ScriptedCollector implements Collector {
   private diskList: DiskInfo[];
   closed = false;
   ios = 0;
+  readonly schema: BucketSchema;
 
   constructor(
     readonly options: CollectorOptions,
     disks: DiskInfo[],
   ) {
     this.diskList = disks;
+    this.schema = options.schema ?? BUCKET_SCHEMA;
   }
 
   disks(): readonly DiskInfo[] {
@@ -115,6 +117,7 @@ export async function startTestAgent(
     disks: [],
     samplesBudget: 100,
     webRoot,
+    schema: BUCKET_SCHEMA,
     ...rest,
   };
   const agent = await startAgent(options, {

@@ -3,22 +3,19 @@
  * data manager, store changes → data refresh and redraws. Views only read the store and call
  * actions.
  */
-import { BUCKET_SCHEMA, type DiskInfo, sameSchema } from '@blkheat/shared-types';
+import type { DiskInfo } from '@blkheat/shared-types';
 import { decodeUrlState, encodeUrlState } from './model/urlstate.js';
 import { fixedView, liveView } from './model/view.js';
 import { AgentClient } from './net/client.js';
 import { apiFetch, HttpError, streamUrl } from './net/endpoints.js';
 import { captureToken } from './net/token.js';
 import { scheduler } from './render/scheduler.js';
+import { bindConnection } from './store/actions.js';
 import { data } from './store/data.js';
 import { notify, type ThemeChoice, useUi, type UiState } from './store/store.js';
 import { installTestHook } from './testhook.js';
 
 let client: AgentClient | undefined;
-
-export function agentClient(): AgentClient | undefined {
-  return client;
-}
 
 function applyUrl(): void {
   const u = decodeUrlState(window.location.search);
@@ -107,11 +104,10 @@ export function startApp(): void {
         useUi.setState({ connection: state, connectionDetail: detail });
       },
       onHello(hello) {
-        if (!sameSchema(hello.schema, BUCKET_SCHEMA)) {
-          notify(
-            'error',
-            `The agent uses bucket schema ${JSON.stringify(hello.schema)}; this dashboard reads ${JSON.stringify(BUCKET_SCHEMA)}.`,
-          );
+        // The heat maps follow the schema the agent names (scale 2 or 3); a new one rebuilds them.
+        const refusal = data.setLiveSchema(hello.schema);
+        if (refusal !== undefined) {
+          notify('error', `The agent's bucket schema ${JSON.stringify(hello.schema)} cannot be drawn (${refusal}); its data is not shown.`);
         }
         useUi.setState({
           agent: { version: hello.agent, host: hello.host, tiers: hello.tiers, historyFrom: hello.historyFrom },
@@ -142,6 +138,7 @@ export function startApp(): void {
     },
   });
   data.setClient(client);
+  bindConnection(client);
   // A disk in the frames that no hello/disks message described (hot-plugged between them):
   // ask for the list, at most every few seconds.
   let lastDiskFetch = 0;
@@ -166,6 +163,6 @@ export function startApp(): void {
 
   // A paused view whose data the agent has not got yet: the first hello sets historyFrom.
   data.refresh();
-  installTestHook();
+  installTestHook(client);
   window.addEventListener('pagehide', () => client?.stop());
 }

@@ -3,13 +3,12 @@
  * `cellCenter` may scroll the page, to bring the cell it names into the viewport).
  */
 import { unrecordedRuns } from './model/gaps.js';
-import { quantilesOf } from './model/percentiles.js';
 import { resolvedTheme } from './views/theme.js';
 import { scheduler } from './render/scheduler.js';
 import { data } from './store/data.js';
 import { useUi } from './store/store.js';
 import type { BlkheatHook, HookCell } from './testhookApi.js';
-import { agentClient } from './app.js';
+import type { AgentClient } from './net/client.js';
 import { heatmapGeometry } from './views/geometry.js';
 
 declare global {
@@ -62,7 +61,8 @@ function cellOf(dev: string, col: number, bucket: number): HookCell | undefined 
   return { dev, col, from: col * m.step, to: (col + 1) * m.step, bucket, count: m.count(col, bucket) };
 }
 
-export function installTestHook(): void {
+/** `connection`: the agent client app.ts started (for its gap and reconnect counters). */
+export function installTestHook(connection: Pick<AgentClient, 'gaps' | 'reconnects'>): void {
   const hook: BlkheatHook = {
     version: 1,
     async idle(timeoutMs = 30_000) {
@@ -80,7 +80,6 @@ export function installTestHook(): void {
       const s = useUi.getState();
       const sum = data.summary();
       const cur = data.current;
-      const client = agentClient();
       return {
         mode: s.mode,
         connection: s.connection,
@@ -88,6 +87,8 @@ export function installTestHook(): void {
         view: { from: s.view.from, to: s.view.to },
         summaryRange: sum ? { from: sum.from, to: sum.to } : undefined,
         step: cur?.step,
+        schema: cur ? { ...cur.schema } : undefined,
+        latencyWindow: cur ? { lo: cur.yLo, hi: cur.yHi } : undefined,
         window: cur ? { from: cur.from, to: cur.to } : undefined,
         shownDisks: [...s.shownDevs],
         classes: [...s.classes],
@@ -99,8 +100,8 @@ export function installTestHook(): void {
           data.live.coveredFrom !== undefined && data.live.coveredTo !== undefined
             ? { from: data.live.coveredFrom, to: data.live.coveredTo }
             : undefined,
-        gaps: client?.gaps ?? 0,
-        reconnects: client?.reconnects ?? 0,
+        gaps: connection.gaps,
+        reconnects: connection.reconnects,
         theme: resolvedTheme(s.theme),
       };
     },
@@ -129,7 +130,7 @@ export function installTestHook(): void {
     percentiles(dev) {
       const h = data.summary()?.perDisk.get(dev);
       const out: Record<string, number> = {};
-      if (h) for (const q of quantilesOf(h.hist)) out[q.label] = q.seconds;
+      if (h) for (const q of h.quantiles) out[q.label] = q.seconds;
       return out;
     },
     classCounts() {

@@ -43,6 +43,10 @@ export interface BlkheatHook {
     readonly summaryRange: HookRange | undefined;
     /** Seconds per heat map column. */
     readonly step: number | undefined;
+    /** Bucket schema of the heat maps on screen (the source's: hello or snapshot); one row per bucket. */
+    readonly schema: { readonly scale: number; readonly minIndex: number; readonly maxIndex: number } | undefined;
+    /** Rows [lo, hi) of the heat maps shown (the latency window). */
+    readonly latencyWindow: { readonly lo: number; readonly hi: number } | undefined;
     /** Data window held (≈3× the view). */
     readonly window: HookRange | undefined;
     readonly shownDisks: readonly string[];

@@ -1,7 +1,7 @@
 // Scales and transforms invert; the latency axis puts bucket edges on integers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bucketCount, bucketOfSeconds, lowerBoundSeconds, overflowIndex, upperBoundSeconds } from '@blkheat/shared-types';
+import { BUCKET_SCHEMA, bucketCount, bucketOfSeconds, lowerBoundSeconds, overflowIndex, upperBoundSeconds } from '@blkheat/shared-types';
 import {
   apply,
   bucketToCss,
@@ -42,15 +42,16 @@ test('affine maps invert and compose', () => {
 
 test('latency axis: bucket edges at integers, secondsToU and uToSeconds invert', () => {
   for (let d = 1; d < overflowIndex(); d++) {
-    close(secondsToU(lowerBoundSeconds(d)), d);
-    close(secondsToU(upperBoundSeconds(d)), d + 1);
+    close(secondsToU(lowerBoundSeconds(d), BUCKET_SCHEMA), d);
+    close(secondsToU(upperBoundSeconds(d), BUCKET_SCHEMA), d + 1);
     const mid = Math.sqrt(lowerBoundSeconds(d) * upperBoundSeconds(d));
-    assert.equal(Math.floor(secondsToU(mid)), d);
+    assert.equal(Math.floor(secondsToU(mid, BUCKET_SCHEMA)), d);
     assert.equal(bucketOfSeconds(mid), d);
   }
-  for (const s of [0, 1e-7, 5e-7, 1e-6, 3.3e-5, 0.005, 0.8, 12, 60, 100]) close(uToSeconds(secondsToU(s)), s, 1e-9);
-  for (let u = 0; u < bucketCount() - 0.001; u += 0.37) close(secondsToU(uToSeconds(u)), u, 1e-9);
-  const ticks = latencyTicks(20, 80);
+  for (const s of [0, 1e-7, 5e-7, 1e-6, 3.3e-5, 0.005, 0.8, 12, 60, 100])
+    close(uToSeconds(secondsToU(s, BUCKET_SCHEMA), BUCKET_SCHEMA), s, 1e-9);
+  for (let u = 0; u < bucketCount() - 0.001; u += 0.37) close(secondsToU(uToSeconds(u, BUCKET_SCHEMA), BUCKET_SCHEMA), u, 1e-9);
+  const ticks = latencyTicks(20, 80, BUCKET_SCHEMA);
   assert.ok(ticks.length > 5);
   for (const t of ticks) assert.ok(t.u >= 20 && t.u <= 80);
   assert.ok(ticks.some((t) => t.label === '1ms'));
@@ -58,17 +59,17 @@ test('latency axis: bucket edges at integers, secondsToU and uToSeconds invert',
 
 test('bucketRangeNs: inclusive integer bounds match the kernel binning', () => {
   for (const d of [1, 10, 50, 77, 104]) {
-    const { minNs, maxNs } = bucketRangeNs(d, d);
+    const { minNs, maxNs } = bucketRangeNs(d, d, BUCKET_SCHEMA);
     assert.equal(bucketOfSeconds(minNs / 1e9), d);
     assert.equal(bucketOfSeconds(maxNs / 1e9), d);
     assert.equal(bucketOfSeconds((minNs - 1) / 1e9), d - 1);
     assert.equal(bucketOfSeconds((maxNs + 1) / 1e9), d + 1);
   }
-  assert.equal(bucketRangeNs(0, 0).minNs, 0);
-  assert.equal(bucketRangeNs(overflowIndex(), overflowIndex()).maxNs, Number.MAX_SAFE_INTEGER);
-  const box = bucketRangeNs(60, 50);
-  assert.equal(box.minNs, bucketRangeNs(50, 50).minNs);
-  assert.equal(box.maxNs, bucketRangeNs(60, 60).maxNs);
+  assert.equal(bucketRangeNs(0, 0, BUCKET_SCHEMA).minNs, 0);
+  assert.equal(bucketRangeNs(overflowIndex(), overflowIndex(), BUCKET_SCHEMA).maxNs, Number.MAX_SAFE_INTEGER);
+  const box = bucketRangeNs(60, 50, BUCKET_SCHEMA);
+  assert.equal(box.minNs, bucketRangeNs(50, 50, BUCKET_SCHEMA).minNs);
+  assert.equal(box.maxNs, bucketRangeNs(60, 60, BUCKET_SCHEMA).maxNs);
 });
 
 test('resolution: never more columns than pixels, on the ladder, multiples of the source step', () => {

@@ -1,7 +1,7 @@
 // The matrix builder puts counts in the right cells; merging ranges equals summing seconds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addSparseInto, bucketCount, coarsenFrames, denseHist, type Frame, mergeFrames } from '@blkheat/shared-types';
+import { addSparseInto, BUCKET_SCHEMA, bucketCount, coarsenFrames, denseHist, type Frame, mergeFrames } from '@blkheat/shared-types';
 import { buildMatrix, HeatMatrix } from '../src/model/heatmatrix.ts';
 import { classBreakdown, diskSummaries } from '../src/model/breakdown.ts';
 import { syntheticSource } from './fixtures/synthetic.ts';
@@ -113,13 +113,13 @@ test('merging ranges equals summing seconds (matrix columns, coarsened frames, b
       }
     }
     // Breakdowns over the same range agree whichever resolution they are computed from.
-    const a = classBreakdown(frames, { from, to, kind: 'device' });
-    const b = classBreakdown(coarse, { from, to, kind: 'device' });
+    const a = classBreakdown(frames, { from, to, kind: 'device' }, BUCKET_SCHEMA);
+    const b = classBreakdown(coarse, { from, to, kind: 'device' }, BUCKET_SCHEMA);
     assert.deepEqual(
       a.map((x) => [x.c, x.n, [...x.hist]]),
       b.map((x) => [x.c, x.n, [...x.hist]]),
     );
-    assert.deepEqual(diskSummaries(frames, from, to), diskSummaries(coarse, from, to));
+    assert.deepEqual(diskSummaries(frames, from, to, BUCKET_SCHEMA), diskSummaries(coarse, from, to, BUCKET_SCHEMA));
   }
   // The whole range merged into one frame equals the sum of every second's histograms.
   const merged = mergeFrames(frames, T0 + 100, 60);
@@ -135,7 +135,7 @@ test('merging ranges equals summing seconds (matrix columns, coarsened frames, b
 test('classBreakdown: counts, shares and the class filter', () => {
   const src = syntheticSource();
   const frames = src.frames(T0 + 200, T0 + 230); // Sync-Write burst on vda
-  const rows = classBreakdown(frames, { from: T0 + 200, to: T0 + 230, kind: 'device', devs: new Set(['253:0']) });
+  const rows = classBreakdown(frames, { from: T0 + 200, to: T0 + 230, kind: 'device', devs: new Set(['253:0']) }, BUCKET_SCHEMA);
   const total = rows.reduce((s, r) => s + r.n, 0);
   let brute = 0;
   for (const f of frames) for (const d of f.disks) if (d.dev === '253:0') for (const c of d.cls) brute += c.n;

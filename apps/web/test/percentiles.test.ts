@@ -1,7 +1,15 @@
 // Percentiles from histograms against a brute-force computation over the raw latencies.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bucketOfNs, denseHist, lowerBoundSeconds, overflowIndex, quantileSeconds, upperBoundSeconds } from '@blkheat/shared-types';
+import {
+  BUCKET_SCHEMA,
+  bucketOfNs,
+  denseHist,
+  lowerBoundSeconds,
+  overflowIndex,
+  quantileSeconds,
+  upperBoundSeconds,
+} from '@blkheat/shared-types';
 import { HeatMatrix } from '../src/model/heatmatrix.ts';
 import { columnQuantilesU, MARK_QUANTILES, PercentileTrack, quantilesOf } from '../src/model/percentiles.ts';
 import { secondsToU } from '../src/model/latency.ts';
@@ -32,7 +40,7 @@ test('quantilesOf: bucket equals the brute-force quantile bucket, value lies ins
       const lat = randomLatencies(seed * 1000 + n, n);
       const dense = denseHist();
       for (const v of lat) dense[bucketOfNs(v)] = (dense[bucketOfNs(v)] as number) + 1;
-      const qs = quantilesOf(dense, [...MARK_QUANTILES, { q: 0, label: 'min' }, { q: 1, label: 'max' }]);
+      const qs = quantilesOf(dense, BUCKET_SCHEMA, [...MARK_QUANTILES, { q: 0, label: 'min' }, { q: 1, label: 'max' }]);
       assert.equal(qs.length, MARK_QUANTILES.length + 2);
       for (const qv of qs) {
         const truth = bruteForce(lat, qv.q);
@@ -45,7 +53,7 @@ test('quantilesOf: bucket equals the brute-force quantile bucket, value lies ins
 });
 
 test('quantilesOf: empty histogram gives no quantiles', () => {
-  assert.deepEqual(quantilesOf(denseHist()), []);
+  assert.deepEqual(quantilesOf(denseHist(), BUCKET_SCHEMA), []);
 });
 
 /** u positions are upper-inclusive like the buckets: bucket d spans [d, d + 1]. */
@@ -66,7 +74,7 @@ test('PercentileTrack: per-column lines equal quantiles of each column, recomput
     dense.forEach((x, i) => x > 0 && sparse.push(i, x));
     m.addSparse(c, sparse);
   }
-  const track = new PercentileTrack(m, [0.5, 0.99]);
+  const track = new PercentileTrack(m, BUCKET_SCHEMA, [0.5, 0.99]);
   for (let c = 100; c < 106; c++) {
     const lat = cols[c - 100] as number[];
     inBucket(track.at(c, 0), bucketOfNs(bruteForce(lat, 0.5)));
@@ -79,7 +87,7 @@ test('PercentileTrack: per-column lines equal quantiles of each column, recomput
   m.addSparse(100, [slow, 10_000]);
   assert.ok(track.at(100, 0) > before);
   inBucket(track.at(100, 0), slow);
-  assert.ok(Math.abs(secondsToU(upperBoundSeconds(slow)) - (slow + 1)) < 1e-9);
+  assert.ok(Math.abs(secondsToU(upperBoundSeconds(slow), BUCKET_SCHEMA) - (slow + 1)) < 1e-9);
 });
 
 test('columnQuantilesU: equals secondsToU(quantileSeconds) of shared-types', () => {
@@ -94,7 +102,7 @@ test('columnQuantilesU: equals secondsToU(quantileSeconds) of shared-types', () 
       const out = new Float64Array(qs.length);
       columnQuantilesU(dense, 0, dense.length, lat.length, qs, out, 0, overflowIndex());
       qs.forEach((q, i) => {
-        const expect = secondsToU(quantileSeconds(dense, q) as number);
+        const expect = secondsToU(quantileSeconds(dense, q) as number, BUCKET_SCHEMA);
         assert.ok(Math.abs((out[i] as number) - expect) < 1e-9, `q ${q}: ${out[i]} vs ${expect}`);
       });
     }

@@ -1,7 +1,7 @@
 // Snapshot export → import round-trips identical; hostile files give a message, never a throw.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_SNAPSHOT_BYTES, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
+import { BUCKET_SCHEMA, MAX_SNAPSHOT_BYTES, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
 import {
   checkSnapshotSize,
   exportSnapshotText,
@@ -127,7 +127,16 @@ test('a snapshot cut into parts (worker → page) comes back identical, in parts
 
 test('samples of a cell: every match lies in the cell; nothing outside matches', () => {
   const snap = syntheticSource({ samplesPerClass: 20 }).snapshot(T0 + 110, T0 + 140);
-  const sel = { dev: '7:0', from: T0 + 125, to: T0 + 126, bucketLo: 0, bucketHi: 105, kind: 'device' as const, classes: [] };
+  const sel = {
+    dev: '7:0',
+    from: T0 + 125,
+    to: T0 + 126,
+    bucketLo: 0,
+    bucketHi: 105,
+    schema: BUCKET_SCHEMA,
+    kind: 'device' as const,
+    classes: [],
+  };
   const all = matchSamples(snap.samples, selectionQuery(sel)).samples;
   assert.ok(all.length > 0);
   const buckets = new Set<number>();

@@ -2,7 +2,7 @@
 // the result is the same, and it agrees with counting the frames by brute force.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bucketCount, conservedCount, type Frame } from '@blkheat/shared-types';
+import { BUCKET_SCHEMA, bucketCount, conservedCount, type Frame } from '@blkheat/shared-types';
 import { BreakdownTally } from '../src/model/breakdown.ts';
 import { NOTHING_KNOWN } from '../src/model/gaps.ts';
 import { buildMatrix } from '../src/model/heatmatrix.ts';
@@ -34,6 +34,7 @@ function input(frames: readonly Frame[], from: number, to: number, step: number)
     matrices,
     devs: new Set(devs),
     kind: 'device',
+    schema: BUCKET_SCHEMA,
     snapshotRange: { from: T0, to: T0 + 3600 },
     known: NOTHING_KNOWN,
   };
@@ -79,7 +80,7 @@ test('BreakdownTally: every class of every frame is named for the filter, in ran
   const frames = syntheticSource().frames(T0, T0 + 600);
   const names = new Set<string>();
   for (const f of frames) for (const d of f.disks) for (const c of d.cls) names.add(c.c);
-  const t = new BreakdownTally({ from: T0, to: T0 + 1, kind: 'queue' });
+  const t = new BreakdownTally({ from: T0, to: T0 + 1, kind: 'queue' }, BUCKET_SCHEMA);
   t.add(frames, 0, 300);
   t.add(frames, 300);
   assert.deepEqual(t.allClasses(), [...names].sort());

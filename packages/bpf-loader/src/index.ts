@@ -8,6 +8,7 @@ import { loadNativeAddon, type NativeAddon } from './native.js';
 
 export type * from './api.js';
 export { BpfError, type BpfErrorDetails } from './errors.js';
+export { CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN, effectiveCapabilities, missingTracingPrivilege, TRACING_PRIVILEGE } from './privileges.js';
 
 let addon: NativeAddon | undefined;
 

@@ -30,6 +30,12 @@ export interface BucketSchema {
  */
 export const BUCKET_SCHEMA: BucketSchema = Object.freeze({ scale: 2, minIndex: -79, maxIndex: 24 });
 
+/**
+ * The fine schema (agent option --schema 3; carried in protocol 3 and snapshot 3 data): scale 3,
+ * 8 buckets per power of two (~9% wide, Rezolus' resolution), over the same 2^-20 s .. 2^6 s.
+ */
+export const FINE_BUCKET_SCHEMA: BucketSchema = Object.freeze({ scale: 3, minIndex: -159, maxIndex: 48 });
+
 /** Number of regular (bounded, non-underflow, non-overflow) buckets. */
 export function regularBucketCount(schema: BucketSchema = BUCKET_SCHEMA): number {
   return schema.maxIndex - schema.minIndex + 1;
@@ -109,6 +115,44 @@ export function bucketOfSeconds(seconds: number, schema: BucketSchema = BUCKET_S
 /** True when two schemas describe the same buckets. */
 export function sameSchema(a: BucketSchema, b: BucketSchema): boolean {
   return a.scale === b.scale && a.minIndex === b.minIndex && a.maxIndex === b.maxIndex;
+}
+
+/** The named schemas: BUCKET_SCHEMA (scale 2, the default) and FINE_BUCKET_SCHEMA (scale 3). */
+export const SUPPORTED_SCHEMAS: readonly BucketSchema[] = Object.freeze([BUCKET_SCHEMA, FINE_BUCKET_SCHEMA]);
+
+/** The named schema of a scale (2 or 3, as in the agent's --schema option); undefined for any other. */
+export function schemaOfScale(scale: number): BucketSchema | undefined {
+  return SUPPORTED_SCHEMAS.find((s) => s.scale === scale);
+}
+
+/** Scales data may name: the dashboard draws these (and the kernel can bin at them). */
+export const SUPPORTED_SCALES: readonly number[] = Object.freeze(SUPPORTED_SCHEMAS.map((s) => s.scale));
+
+/** Most dense buckets a schema named in data may have (receivers allocate buckets × columns). */
+export const MAX_BUCKET_COUNT = 512;
+
+/** Regular buckets named in data must lie within [2^SCHEMA_MIN_EXP s, 2^SCHEMA_MAX_EXP s] (≈ 1 ns .. 68 min). */
+const SCHEMA_MIN_EXP = -30;
+const SCHEMA_MAX_EXP = 12;
+
+/**
+ * Why a schema named in data (a hello, a snapshot) cannot be used, or undefined when it can:
+ * `scale` one of SUPPORTED_SCALES, integer indexes with minIndex ≤ maxIndex, regular buckets
+ * within ≈ 1 ns .. 68 min, at most MAX_BUCKET_COUNT dense buckets. The named schemas pass; so
+ * does any narrower or wider range of them within those limits.
+ */
+export function schemaProblem(schema: BucketSchema): string | undefined {
+  const { scale, minIndex, maxIndex } = schema;
+  if (!SUPPORTED_SCALES.includes(scale)) return `scale ${String(scale)} is not supported (expected ${SUPPORTED_SCALES.join(' or ')})`;
+  if (!Number.isSafeInteger(minIndex) || !Number.isSafeInteger(maxIndex)) return 'minIndex and maxIndex must be integers';
+  if (minIndex > maxIndex) return `minIndex ${minIndex} is above maxIndex ${maxIndex}`;
+  const perOctave = 2 ** scale;
+  // Lower edge of the first regular bucket 2^((minIndex-1)/2^scale), upper edge of the last 2^(maxIndex/2^scale).
+  if (minIndex - 1 < SCHEMA_MIN_EXP * perOctave || maxIndex > SCHEMA_MAX_EXP * perOctave) {
+    return `buckets ${minIndex}..${maxIndex} at scale ${scale} reach outside 2^${SCHEMA_MIN_EXP} s .. 2^${SCHEMA_MAX_EXP} s`;
+  }
+  if (bucketCount(schema) > MAX_BUCKET_COUNT) return `${bucketCount(schema)} buckets is more than ${MAX_BUCKET_COUNT}`;
+  return undefined;
 }
 
 function checkDense(dense: number, schema: BucketSchema): void {

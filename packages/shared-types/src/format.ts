@@ -1,6 +1,7 @@
 /**
- * Human-readable latencies, for the CLI and the dashboard alike: 3 significant digits at most,
- * in the unit that keeps the number between 1 and 999.
+ * Human-readable latencies, for the CLI and the dashboard alike (the one formatter both use):
+ * 3 significant digits and a space before the unit, in the unit that keeps the number between
+ * 1 and 999.
  */
 
 const UNITS: readonly [number, string][] = [
@@ -10,18 +11,18 @@ const UNITS: readonly [number, string][] = [
   [1e-9, 'ns'],
 ];
 
-/** "850ns", "1.19µs", "15.3ms", "2s", "∞" for Infinity. */
+/** "850 ns", "1.19 µs", "15.3 ms", "2.00 s"; "0", "∞" for Infinity, "–" for what is no latency (negative, NaN). */
 export function formatLatency(seconds: number): string {
   if (seconds === Infinity) return '∞';
-  if (!Number.isFinite(seconds) || seconds < 0) return '?';
+  if (!Number.isFinite(seconds) || seconds < 0) return '–';
   if (seconds === 0) return '0';
   for (const [scale, unit] of UNITS) {
-    if (seconds >= scale * 0.9995 || unit === 'ns') return `${trim(seconds / scale)}${unit}`;
+    // 0.9999 s prints as "1.00 s", not "1000 ms".
+    if (seconds >= scale * 0.9995) return `${digits(seconds / scale)} ${unit}`;
   }
-  return `${seconds}s`;
+  return `${digits(seconds * 1e9)} ns`;
 }
 
-function trim(v: number): string {
-  const text = v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
-  return text.includes('.') ? text.replace(/\.?0+$/, '') : text;
+function digits(v: number): string {
+  return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
 }

@@ -86,12 +86,20 @@ export function denseTotal(dense: ArrayLike<number>): number {
 
 /** Checks the SparseHist invariants; returns a message describing the first violation. */
 export function sparseProblem(sparse: SparseHist, schema: BucketSchema = BUCKET_SCHEMA): string | undefined {
+  return sparseProblemUpTo(sparse, overflowIndex(schema));
+}
+
+/**
+ * sparseProblem with bucket indexes bounded by `maxIndex` instead of a schema's overflow index:
+ * for data whose schema is checked afterwards (a snapshot names its own, see schemas.ts).
+ */
+export function sparseProblemUpTo(sparse: SparseHist, maxIndex: number): string | undefined {
   if (sparse.length % 2 !== 0) return 'odd length (expected index,count pairs)';
   let prev = -1;
   for (let k = 0; k < sparse.length; k += 2) {
     const i = sparse[k] as number;
     const c = sparse[k + 1] as number;
-    if (!Number.isInteger(i) || i < 0 || i > overflowIndex(schema)) return `bucket index ${i} outside 0..${overflowIndex(schema)}`;
+    if (!Number.isInteger(i) || i < 0 || i > maxIndex) return `bucket index ${i} outside 0..${maxIndex}`;
     if (i <= prev) return 'bucket indices not strictly increasing';
     if (!Number.isSafeInteger(c) || c <= 0) return `count ${c} at bucket ${i} is not a positive integer`;
     prev = i;

@@ -30,6 +30,10 @@ export interface HelloMessage {
   readonly protocol: number;
   readonly agent: string;
   readonly host: HostInfo;
+  /**
+   * Bucket schema of every histogram on this connection: BUCKET_SCHEMA, or FINE_BUCKET_SCHEMA
+   * (agent --schema 3). The dashboard draws either (schemaProblem says what it cannot draw).
+   */
   readonly schema: BucketSchema;
   /** Live step in seconds (1). */
   readonly step: number;

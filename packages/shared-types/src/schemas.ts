@@ -4,9 +4,9 @@
  * explicit so a message or file can never make a receiver allocate without bound.
  */
 import { z } from 'zod';
-import { BUCKET_SCHEMA, bucketCount, sameSchema } from './buckets.js';
-import { CGROUPS_LISTED, INFLIGHT_LISTED } from './frame.js';
-import { sparseProblem } from './histogram.js';
+import { type BucketSchema, MAX_BUCKET_COUNT, overflowIndex, schemaProblem } from './buckets.js';
+import { CGROUPS_LISTED, type Frame, INFLIGHT_LISTED } from './frame.js';
+import { type SparseHist, sparseProblemUpTo } from './histogram.js';
 import type { ClientMessage } from './protocol.js';
 import { MAX_FRAMES_PER_ANSWER, MAX_SAMPLES_PER_ANSWER } from './protocol.js';
 import type { Snapshot } from './snapshot.js';
@@ -101,12 +101,15 @@ export function parseClientMessage(text: string): ParseResult<ClientMessage> {
 
 // ---- snapshot ----
 
-const maxBucket = bucketCount(BUCKET_SCHEMA) - 1;
+/**
+ * A sparse histogram of any schema data may name (indexes below MAX_BUCKET_COUNT); a snapshot
+ * then checks every index against the schema it names (see snapshotSchema).
+ */
 export const sparseHistSchema = z
   .array(z.number().int().min(0))
-  .max(2 * (maxBucket + 1))
+  .max(2 * MAX_BUCKET_COUNT)
   .superRefine((h, ctx) => {
-    const problem = sparseProblem(h);
+    const problem = sparseProblemUpTo(h, MAX_BUCKET_COUNT - 1);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   });
 
@@ -184,11 +187,52 @@ export const ioSampleSchema = z.strictObject({
   outlier: z.boolean(),
 });
 
-export const bucketSchemaSchema = z.strictObject({
-  scale: z.number().int().min(0).max(8),
-  minIndex: z.number().int().min(-1000).max(1000),
-  maxIndex: z.number().int().min(-1000).max(1000),
-});
+/** A bucket schema named in data: one the dashboard can draw (scale 2 or 3, sane bounds; see schemaProblem). */
+export const bucketSchemaSchema = z
+  .strictObject({
+    scale: z.number().int().min(0).max(8),
+    minIndex: z.number().int().min(-1000).max(1000),
+    maxIndex: z.number().int().min(-1000).max(1000),
+  })
+  .superRefine((s, ctx) => {
+    const problem = schemaProblem(s);
+    if (problem) ctx.addIssue({ code: 'custom', message: `bucket schema ${JSON.stringify(s)} cannot be read: ${problem}` });
+  });
+
+/**
+ * The first histogram of `frames` with a bucket index past the overflow bucket of `schema`
+ * (sparse indexes increase, so only the last of each is looked at), with its path.
+ */
+export function frameBucketProblem(
+  frames: readonly Frame[],
+  schema: BucketSchema,
+): { path: (string | number)[]; index: number } | undefined {
+  const top = overflowIndex(schema);
+  const last = (h: SparseHist): number => (h.length >= 2 ? (h[h.length - 2] as number) : -1);
+  for (let f = 0; f < frames.length; f++) {
+    const disks = (frames[f] as Frame).disks;
+    for (let d = 0; d < disks.length; d++) {
+      const disk = disks[d] as Frame['disks'][number];
+      const at = (...rest: (string | number)[]): (string | number)[] => ['frames', f, 'disks', d, ...rest];
+      for (let c = 0; c < disk.cls.length; c++) {
+        const cls = disk.cls[c] as (typeof disk.cls)[number];
+        if (last(cls.d) > top) return { path: at('cls', c, 'd'), index: last(cls.d) };
+        if (last(cls.q) > top) return { path: at('cls', c, 'q'), index: last(cls.q) };
+        const sz = cls.sz ?? [];
+        for (let z = 0; z < sz.length; z++) {
+          const h = (sz[z] as (typeof sz)[number]).d;
+          if (last(h) > top) return { path: at('cls', c, 'sz', z, 'd'), index: last(h) };
+        }
+      }
+      const cg = disk.cg ?? [];
+      for (let g = 0; g < cg.length; g++) {
+        const h = (cg[g] as (typeof cg)[number]).d;
+        if (last(h) > top) return { path: at('cg', g, 'd'), index: last(h) };
+      }
+    }
+  }
+  return undefined;
+}
 
 export const snapshotSchema = z
   .strictObject({
@@ -208,11 +252,13 @@ export const snapshotSchema = z
     note: z.string().max(4096).optional(),
   })
   .superRefine((s, ctx) => {
-    if (!sameSchema(s.schema, BUCKET_SCHEMA)) {
+    // Bucket indexes mean something only in the schema the file names (scale 2 or 3).
+    const bad = schemaProblem(s.schema) === undefined ? frameBucketProblem(s.frames, s.schema) : undefined;
+    if (bad) {
       ctx.addIssue({
         code: 'custom',
-        path: ['schema'],
-        message: `bucket schema ${JSON.stringify(s.schema)} is not the one this build understands (${JSON.stringify(BUCKET_SCHEMA)})`,
+        path: bad.path,
+        message: `bucket index ${bad.index} is outside 0..${overflowIndex(s.schema)} of the file's bucket schema ${JSON.stringify(s.schema)}`,
       });
     }
     if (s.range.to <= s.range.from) ctx.addIssue({ code: 'custom', path: ['range', 'to'], message: '"to" must be after "from"' });

@@ -16,11 +16,14 @@ test('class names follow biolatency -F: flag prefixes in a fixed order, then the
 
 test('latencies read naturally: 3 significant digits in the unit that fits', () => {
   assert.equal(formatLatency(0), '0');
-  assert.equal(formatLatency(850e-9), '850ns');
-  assert.equal(formatLatency(1.19e-6), '1.19µs');
-  assert.equal(formatLatency(15.3e-3), '15.3ms');
-  assert.equal(formatLatency(2), '2s');
-  assert.equal(formatLatency(0.9999), '1s');
+  assert.equal(formatLatency(850e-9), '850 ns');
+  assert.equal(formatLatency(1.19e-6), '1.19 µs');
+  assert.equal(formatLatency(15.3e-3), '15.3 ms');
+  assert.equal(formatLatency(4.756e-3), '4.76 ms');
+  assert.equal(formatLatency(2), '2.00 s');
+  assert.equal(formatLatency(0.9999), '1.00 s');
+  assert.equal(formatLatency(0.5e-9), '0.50 ns');
   assert.equal(formatLatency(Infinity), '∞');
-  assert.equal(formatLatency(-1), '?');
+  assert.equal(formatLatency(-1), '–');
+  assert.equal(formatLatency(Number.NaN), '–');
 });

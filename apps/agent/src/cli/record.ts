@@ -3,12 +3,14 @@
  * (like biolatency -D -F, at 4x finer buckets) or NDJSON.
  */
 import { parseArgs } from 'node:util';
+import { missingTracingPrivilege } from '@blkheat/bpf-loader';
+import type { BucketSchema } from '@blkheat/shared-types';
 import { createCollector, CollectorError, type Collector } from '../collector/index.js';
-import { missingBpfPrivilege } from '../privileges.js';
 import { recordLine } from '../record/format-json.js';
 import { formatIntervalText } from '../record/format-text.js';
 import { IntervalGrouper, type Interval } from '../record/intervals.js';
 import { DEFAULT_SAMPLE_BUDGET } from '../collector/sampling.js';
+import { parseSchemaFlag } from '../service/options.js';
 
 export const summary = 'print per-interval latency histograms per disk and op class';
 
@@ -17,7 +19,7 @@ const HELP = `Usage: blkheat record [options]
 Times every block I/O in the kernel (eBPF, no kprobes) and prints, every interval, a latency
 histogram per disk and op class (Read, Sync-Write, Metadata-Read, Flush, ...) with count, p50
 and p99. Buckets are base-2 exponential with 4 per power of two (Prometheus native-histogram
-schema 2), 0.95 us to 64 s. Needs root.
+schema 2; --schema 3 for 8), 0.95 us to 64 s. Needs root.
 
 Options:
   -i, --interval S        seconds per interval, wall-clock aligned (default 1, max 3600)
@@ -28,6 +30,7 @@ Options:
   -j, --json              one JSON object per interval per line (NDJSON, see docs/record-json.md)
   -s, --samples           with --json, include the sampled per-I/O records of each interval
       --samples-budget N  sampled records per second kept in the kernel (default ${DEFAULT_SAMPLE_BUDGET})
+      --schema N          latency buckets: 2 = 4 per power of two (default), 3 = 8 per power of two
       --partitions        report partitions as their own disks (default: rolled up into the disk)
       --hooks KIND        tracepoint flavour: auto (default), tp_btf or raw_tp
       --issue-timestamps  own (default) or kernel: blkheat's own issue stamp where the kernel's
@@ -47,6 +50,7 @@ interface RecordArgs {
   samples: boolean;
   samplesBudget: number;
   partitions: boolean;
+  schema: BucketSchema;
   hooks: 'auto' | 'tp_btf' | 'raw_tp';
   issueTimestamps: 'kernel' | 'own';
   btf: string | undefined;
@@ -71,6 +75,7 @@ export function parseRecordArgs(argv: string[]): RecordArgs | 'help' {
         samples: { type: 'boolean', short: 's' },
         'samples-budget': { type: 'string' },
         partitions: { type: 'boolean' },
+        schema: { type: 'string' },
         hooks: { type: 'string' },
         'issue-timestamps': { type: 'string' },
         btf: { type: 'string' },
@@ -100,11 +105,20 @@ export function parseRecordArgs(argv: string[]): RecordArgs | 'help' {
     samples: v.samples ?? false,
     samplesBudget: intInRange('--samples-budget', v['samples-budget'], 0, 1_000_000, DEFAULT_SAMPLE_BUDGET),
     partitions: v.partitions ?? false,
+    schema: schemaArg(v.schema),
     hooks,
     issueTimestamps,
     btf: v.btf,
     verbose: v.verbose ?? false,
   };
+}
+
+function schemaArg(text: string | undefined): BucketSchema {
+  try {
+    return parseSchemaFlag(text);
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
 }
 
 function intInRange(flag: string, text: string | undefined, min: number, max: number, fallback: number): number {
@@ -130,9 +144,9 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return 0;
   }
-  const privilege = missingBpfPrivilege();
+  const privilege = missingTracingPrivilege();
   if (privilege) {
-    console.error(`blkheat record: ${privilege}`);
+    console.error(`blkheat record: ${privilege}; run it with sudo`);
     return 1;
   }
 
@@ -146,6 +160,7 @@ export async function run(argv: string[]): Promise<number> {
       samples: args.samplesBudget > 0 ? { budgetPerSecond: args.samplesBudget } : false,
       hooks: args.hooks,
       partitions: args.partitions,
+      schema: args.schema,
       issueTimestamps: args.issueTimestamps,
       ...(args.btf ? { btf: args.btf } : {}),
       bpfStats: args.verbose,
@@ -160,7 +175,7 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   const startedAt = Math.floor(Date.now() / 1000) + 1;
-  const grouper = new IntervalGrouper(args.intervalS, startedAt);
+  const grouper = new IntervalGrouper(args.intervalS, startedAt, args.schema);
   console.error(
     `Tracing block I/O with ${collector.stats().hooks} hooks, ${args.intervalS} s intervals${args.count ? `, ${args.count} of them` : ''}... Hit Ctrl-C to end.`,
   );
@@ -195,10 +210,13 @@ export async function run(argv: string[]): Promise<number> {
       const names = new Map(collector.disks().map((d) => [d.dev, d.name]));
       if (args.json) {
         process.stdout.write(
-          JSON.stringify(recordLine(interval.frame, names, args.intervalS, args.samples ? interval.samples : undefined)) + '\n',
+          JSON.stringify(recordLine(interval.frame, names, args.intervalS, args.samples ? interval.samples : undefined, args.schema)) +
+            '\n',
         );
       } else {
-        process.stdout.write(formatIntervalText(interval.frame, names, args.intervalS, { queued: args.queued }) + '\n');
+        process.stdout.write(
+          formatIntervalText(interval.frame, names, args.intervalS, { queued: args.queued, schema: args.schema }) + '\n',
+        );
       }
       printed++;
       if (args.count !== undefined && printed >= args.count) stop(0);

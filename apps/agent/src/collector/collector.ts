@@ -12,13 +12,23 @@ import {
   loadKernelBtf,
   openObject,
   possibleCpus,
+  TRACING_PRIVILEGE,
   type BpfMap,
   type BpfObject,
   type Link,
   type RingBuffer,
   type StatsHandle,
 } from '@blkheat/bpf-loader';
-import { upperBoundsNs, type DiskInfo, type Frame, type InflightState, type IoSample, type OpGroup } from '@blkheat/shared-types';
+import {
+  BUCKET_SCHEMA,
+  type BucketSchema,
+  upperBoundsNs,
+  type DiskInfo,
+  type Frame,
+  type InflightState,
+  type IoSample,
+  type OpGroup,
+} from '@blkheat/shared-types';
 import { CgroupNamer } from './cgroups.js';
 import { ClassNamer } from './classes.js';
 import { monotonicNs, slotOf, wallMicros, wallOffsetNs } from './clock.js';
@@ -46,8 +56,8 @@ import {
   encodeBudget,
   encodeSettings,
   HIST_KEY_SIZE,
-  HIST_VALUE_SIZE,
-  MAX_BOUNDS,
+  schemaLayout,
+  type SchemaLayout,
   SAMPLE_OUTLIER,
   SAMPLE_QUEUE_KNOWN,
   SAMPLE_SIZE,
@@ -72,9 +82,10 @@ export class CollectorError extends Error {
   }
 }
 
-/** Path of the compiled kernel object; BLKHEAT_BPF_OBJECT overrides it. */
-export function defaultObjectPath(): string {
-  return process.env.BLKHEAT_BPF_OBJECT ?? fileURLToPath(new URL('../../../../bpf/build/blkheat.bpf.o', import.meta.url));
+/** Path of the compiled kernel object for a bucket schema; BLKHEAT_BPF_OBJECT overrides it. */
+export function defaultObjectPath(schema: BucketSchema = BUCKET_SCHEMA): string {
+  const file = schemaLayout(schema.scale).objectFile;
+  return process.env.BLKHEAT_BPF_OBJECT ?? fileURLToPath(new URL(`../../../../bpf/build/${file}`, import.meta.url));
 }
 
 export async function createCollector(options: CollectorOptions = {}): Promise<Collector> {
@@ -96,6 +107,8 @@ interface Loaded {
 }
 
 class BlockCollector implements Collector {
+  readonly schema: BucketSchema;
+  private readonly layout: SchemaLayout;
   private readonly devices = new DeviceRegistry();
   private readonly listeners = new Set<CollectorListener>();
   private readonly budget: SampleBudget | undefined;
@@ -133,6 +146,12 @@ class BlockCollector implements Collector {
   private knownDisks: readonly DiskInfo[] = [];
 
   constructor(private readonly options: CollectorOptions) {
+    this.schema = options.schema ?? BUCKET_SCHEMA;
+    try {
+      this.layout = schemaLayout(this.schema.scale);
+    } catch (err) {
+      throw new CollectorError(errorText(err));
+    }
     const samples = options.samples ?? { budgetPerSecond: DEFAULT_SAMPLE_BUDGET };
     this.budget = samples === false ? undefined : new SampleBudget(samples.budgetPerSecond);
   }
@@ -267,7 +286,7 @@ class BlockCollector implements Collector {
   }
 
   private async loadAndAttach(facts: KernelFacts): Promise<Loaded> {
-    const path = defaultObjectPath();
+    const path = defaultObjectPath(this.schema);
     if (!existsSync(path)) throw new CollectorError(`kernel object ${path} is missing: build it first (make -C bpf, or ./bootstrap setup)`);
     const want = this.options.hooks ?? 'auto';
     const flavours: Flavour[] = want === 'raw_tp' ? ['raw_tp'] : want === 'tp_btf' ? ['tp_btf'] : ['tp_btf', 'raw_tp'];
@@ -296,7 +315,7 @@ class BlockCollector implements Collector {
       const selected = new Set(facts.hasInflightScan ? [...programs, INFLIGHT_PROGRAM] : programs);
       for (const p of object.programs()) object.setAutoload(p.name, selected.has(p.name));
 
-      object.setGlobal('bounds_ns', boundsBuffer());
+      object.setGlobal('bounds_ns', boundsBuffer(this.schema, this.layout));
       object.setGlobal('kernel_times', Buffer.from([this.options.issueTimestamps === 'kernel' ? 1 : 0]));
       object.setGlobal('samples_enabled', Buffer.from([this.budget ? 1 : 0]));
       object.setGlobal('rq_arg_idx', u32(facts.rqLayout === 'queue-first' ? 1 : 0));
@@ -325,7 +344,7 @@ class BlockCollector implements Collector {
         );
       }
     };
-    expect(this.hists, HIST_KEY_SIZE, HIST_VALUE_SIZE);
+    expect(this.hists, HIST_KEY_SIZE, this.layout.histValueSize);
     expect(this.countersMap, 4, COUNTERS_SIZE);
     expect(this.settingsMap, 4, SETTINGS_SIZE);
     expect(this.budgetMap, 4, BUDGET_SIZE);
@@ -394,7 +413,7 @@ class BlockCollector implements Collector {
           entries,
           this.devices,
           this.namer,
-          { partitions: this.options.partitions === true, ...(this.only ? { only: this.only } : {}) },
+          { partitions: this.options.partitions === true, schema: this.schema, ...(this.only ? { only: this.only } : {}) },
           {
             extraDropped: this.overBudgetBySlot.get(slot),
             ...(newest ? { untimed: this.untimedPending, inflight } : {}),
@@ -466,7 +485,7 @@ class BlockCollector implements Collector {
         }
         continue;
       }
-      const value: HistValue = emptyHistValue();
+      const value: HistValue = emptyHistValue(this.layout.nrBuckets);
       addPerCpuHist(value, valueBuf, 0, stride, this.cpus);
       if (group && shown !== undefined && value.count > 0) this.untimed.addCounted(shown, group, value.count);
       const entry: SlotEntry = { dev: key.dev, cls: key.cls, size: key.size, cgroup: this.cgroups.name(key.cgroup), value };
@@ -691,11 +710,11 @@ export function selectPrograms(flavour: Flavour, facts: KernelFacts): { request:
   };
 }
 
-function boundsBuffer(): Buffer {
-  const bounds = upperBoundsNs();
-  if (bounds.length >= MAX_BOUNDS)
-    throw new CollectorError(`bucket schema has ${bounds.length} bounds; the kernel side holds ${MAX_BOUNDS - 1}`);
-  const buf = Buffer.alloc(MAX_BOUNDS * 8, 0xff); // past the last bound: U64_MAX
+function boundsBuffer(schema: BucketSchema, layout: SchemaLayout): Buffer {
+  const bounds = upperBoundsNs(schema);
+  if (bounds.length >= layout.maxBounds)
+    throw new CollectorError(`bucket schema has ${bounds.length} bounds; the kernel object holds ${layout.maxBounds - 1}`);
+  const buf = Buffer.alloc(layout.maxBounds * 8, 0xff); // past the last bound: U64_MAX
   bounds.forEach((b, i) => buf.writeBigUInt64LE(b, i * 8));
   return buf;
 }
@@ -708,7 +727,7 @@ function isPermissionError(err: unknown): boolean {
 function describeLoadError(err: unknown): CollectorError {
   if (isPermissionError(err)) {
     return new CollectorError(
-      `the kernel refused to load BPF programs (${errorText(err)}). blkheat must run as root (CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN), and kernel lockdown or kernel.unprivileged_bpf_disabled policies must allow BPF`,
+      `the kernel refused to load BPF programs (${errorText(err)}). blkheat must run as root (${TRACING_PRIVILEGE}), and kernel lockdown or kernel.unprivileged_bpf_disabled policies must allow BPF`,
       err,
     );
   }

@@ -1,11 +1,14 @@
 /**
  * Turns one second's kernel histogram entries (per disk x class code, summed over CPUs) into a
  * Frame: disks by name, partitions rolled up into their disk unless asked otherwise, classes by
- * name, histograms sparse. Kernel bucket k is the shared schema's dense bucket k.
+ * name, histograms sparse. Kernel bucket k is dense bucket k of the schema the kernel object was
+ * built for (FrameOptions.schema).
  */
 import {
   addCgroup,
+  BUCKET_SCHEMA,
   bucketCount,
+  type BucketSchema,
   cgroupSeries,
   compareDev,
   type CgroupAcc,
@@ -18,7 +21,7 @@ import {
 } from '@blkheat/shared-types';
 import { statusName, type ClassNamer } from './classes.js';
 import type { DeviceRegistry } from './devices.js';
-import { type HistValue, NR_BUCKETS } from './layout.js';
+import type { HistValue } from './layout.js';
 
 export interface SlotEntry {
   readonly dev: number;
@@ -35,6 +38,8 @@ export interface FrameOptions {
   readonly partitions: boolean;
   /** Only these disks (dev_t after roll-up); undefined = all. */
   readonly only?: ReadonlySet<number>;
+  /** The bucket schema of the kernel's histograms (default BUCKET_SCHEMA, scale 2). */
+  readonly schema?: BucketSchema;
 }
 
 /** What a second carries besides its histogram entries; keyed by shown disk dev_t. */
@@ -69,8 +74,6 @@ interface DiskAcc {
   readonly cgroups: Map<string, CgroupAcc>;
 }
 
-const BUCKETS = bucketCount();
-
 export function buildFrame(
   slot: number,
   entries: readonly SlotEntry[],
@@ -79,6 +82,12 @@ export function buildFrame(
   options: FrameOptions,
   extras: FrameExtras = {},
 ): Frame {
+  const buckets = bucketCount(options.schema ?? BUCKET_SCHEMA);
+  const folded = (src: Float64Array): Float64Array => {
+    const dst = new Float64Array(buckets);
+    foldInto(dst, src);
+    return dst;
+  };
   const disks = new Map<number, DiskAcc>();
   const diskFor = (dev: number): DiskAcc | undefined => {
     const id = devices.resolve(dev);
@@ -115,8 +124,8 @@ export function buildFrame(
     if (!cls) {
       cls = {
         n: 0,
-        d: new Float64Array(BUCKETS),
-        q: new Float64Array(BUCKETS),
+        d: new Float64Array(buckets),
+        q: new Float64Array(buckets),
         e: new Map(),
         pt: namer.notCounted(e.cls),
         sizes: new Map(),
@@ -127,10 +136,10 @@ export function buildFrame(
     foldInto(cls.d, e.value.device);
     foldInto(cls.q, e.value.queue);
     let size = cls.sizes.get(e.size);
-    if (!size) cls.sizes.set(e.size, (size = { n: 0, d: new Float64Array(BUCKETS) }));
+    if (!size) cls.sizes.set(e.size, (size = { n: 0, d: new Float64Array(buckets) }));
     size.n += e.value.count;
     foldInto(size.d, e.value.device);
-    if (!cls.pt && e.value.count > 0) addCgroup(disk.cgroups, e.cgroup, e.value.count, BUCKETS, folded(e.value.device));
+    if (!cls.pt && e.value.count > 0) addCgroup(disk.cgroups, e.cgroup, e.value.count, buckets, folded(e.value.device));
     e.value.errors.forEach((v, status) => {
       if (v > 0) cls.e.set(statusName(status), (cls.e.get(statusName(status)) ?? 0) + v);
     });
@@ -177,21 +186,15 @@ export function buildFrame(
   return { ts: slot, step: 1, disks: out };
 }
 
-/** Kernel arrays are NR_BUCKETS long; anything past the schema's overflow bucket belongs in it. */
+/** Kernel arrays are longer than the schema's bucket count; anything past its overflow bucket belongs in it. */
 function foldInto(dst: Float64Array, src: Float64Array): void {
   const last = dst.length - 1;
-  for (let b = 0; b < NR_BUCKETS; b++) {
+  for (let b = 0; b < src.length; b++) {
     const v = src[b] as number;
     if (v === 0) continue;
     const i = b < last ? b : last;
     dst[i] = (dst[i] as number) + v;
   }
-}
-
-function folded(src: Float64Array): Float64Array {
-  const dst = new Float64Array(BUCKETS);
-  foldInto(dst, src);
-  return dst;
 }
 
 function sum(a: Float64Array): number {

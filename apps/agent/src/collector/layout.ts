@@ -4,8 +4,34 @@
  * against a mismatched build.
  */
 
-export const NR_BUCKETS = 112;
-export const MAX_BOUNDS = 128;
+/**
+ * What depends on the bucket schema an object was built for (BH_SCHEMA in blkheat.h): the
+ * length of the kernel's dense bucket arrays and of bounds_ns. Scale 2 is blkheat.bpf.o, scale 3
+ * blkheat_s3.bpf.o (added in layout 3).
+ */
+export interface SchemaLayout {
+  /** Dense latency buckets per kernel histogram (BH_NR_BUCKETS). */
+  readonly nrBuckets: number;
+  /** Entries of bounds_ns (BH_MAX_BOUNDS). */
+  readonly maxBounds: number;
+  /** sizeof(struct bh_hist). */
+  readonly histValueSize: number;
+  /** The compiled object's file name in bpf/build. */
+  readonly objectFile: string;
+}
+
+const SCHEMA_LAYOUTS: Readonly<Record<number, { nrBuckets: number; maxBounds: number; objectFile: string }>> = {
+  2: { nrBuckets: 112, maxBounds: 128, objectFile: 'blkheat.bpf.o' },
+  3: { nrBuckets: 216, maxBounds: 256, objectFile: 'blkheat_s3.bpf.o' },
+};
+
+/** The kernel layout for a bucket schema scale; throws RangeError for a scale with no object. */
+export function schemaLayout(scale: number): SchemaLayout {
+  const l = SCHEMA_LAYOUTS[scale];
+  if (!l) throw new RangeError(`no kernel object for bucket schema scale ${scale} (built: ${Object.keys(SCHEMA_LAYOUTS).join(', ')})`);
+  return { ...l, histValueSize: HIST_HEADER + 2 * l.nrBuckets * 8 };
+}
+
 export const COMM_LEN = 16;
 export const BUDGET_SLOTS = 4;
 
@@ -37,7 +63,6 @@ export const HIST_ERRORS_OFFSET = 40;
 /** Where device[] starts; queue[] follows it. */
 export const HIST_DEVICE_OFFSET = HIST_ERRORS_OFFSET + NR_STATUS * 8;
 const HIST_HEADER = HIST_DEVICE_OFFSET;
-export const HIST_VALUE_SIZE = HIST_HEADER + 2 * NR_BUCKETS * 8;
 /** struct bh_rq_slot: one cache line. */
 export const RQ_SLOT_SIZE = 64;
 /** struct bh_inflight_summary { u64 now_ns; u32 found, listed; } */
@@ -101,21 +126,23 @@ export interface HistValue {
   readonly queue: Float64Array;
 }
 
-export function emptyHistValue(): HistValue {
+/** A zero value with the kernel's `nrBuckets` dense buckets per array (SchemaLayout.nrBuckets). */
+export function emptyHistValue(nrBuckets: number): HistValue {
   return {
     count: 0,
     dropped: 0,
     missed: 0,
     requeues: 0,
     errors: new Float64Array(NR_STATUS),
-    device: new Float64Array(NR_BUCKETS),
-    queue: new Float64Array(NR_BUCKETS),
+    device: new Float64Array(nrBuckets),
+    queue: new Float64Array(nrBuckets),
   };
 }
 
 /**
  * Adds a per-CPU histogram value (`cpus` consecutive values of `stride` bytes starting at
  * `offset`) into `into`. Counts are u64 in the kernel; per-second values stay far below 2^53.
+ * The bucket arrays are as long as `into`'s (emptyHistValue(layout.nrBuckets)).
  */
 export function addPerCpuHist(into: HistValue, buf: Buffer, offset: number, stride: number, cpus: number): void {
   for (let c = 0; c < cpus; c++) {
@@ -128,9 +155,10 @@ export function addPerCpuHist(into: HistValue, buf: Buffer, offset: number, stri
       const e = readU64(buf, base + HIST_ERRORS_OFFSET + st * 8);
       if (e !== 0) into.errors[st] = (into.errors[st] as number) + e;
     }
+    const nrBuckets = into.device.length;
     const dev = base + HIST_HEADER;
-    const que = dev + NR_BUCKETS * 8;
-    for (let b = 0; b < NR_BUCKETS; b++) {
+    const que = dev + nrBuckets * 8;
+    for (let b = 0; b < nrBuckets; b++) {
       const d = readU64(buf, dev + b * 8);
       if (d !== 0) into.device[b] = (into.device[b] as number) + d;
       const q = readU64(buf, que + b * 8);

@@ -2,7 +2,7 @@
  * What the rest of the agent sees of the collector: frames of closed seconds, sampled I/O
  * records, disk changes and self-metrics. The collector knows nothing about HTTP or history.
  */
-import type { DiskInfo, Frame, IoSample } from '@blkheat/shared-types';
+import type { BucketSchema, DiskInfo, Frame, IoSample } from '@blkheat/shared-types';
 import type { CounterName } from './layout.js';
 
 export interface CollectorStats {
@@ -38,6 +38,8 @@ export interface CollectorListener {
 }
 
 export interface Collector {
+  /** The bucket schema of every histogram this collector emits. */
+  readonly schema: BucketSchema;
   /** Known disks, present or gone. */
   disks(): readonly DiskInfo[];
   stats(): CollectorStats;
@@ -67,6 +69,12 @@ export interface CollectorOptions {
   readonly issueTimestamps?: 'kernel' | 'own';
   /** Kernel BTF file to use instead of /sys/kernel/btf/vmlinux (kernels without built-in BTF). */
   readonly btf?: string;
+  /**
+   * Latency bucket schema: BUCKET_SCHEMA (scale 2, 4 buckets per octave; the default) or
+   * FINE_BUCKET_SCHEMA (scale 3, 8 per octave: twice the rows, and about twice the kernel
+   * histogram memory). Loads the kernel object built for it. Added in layout 3.
+   */
+  readonly schema?: BucketSchema;
   /** libbpf / collector diagnostics. */
   readonly onLog?: (line: string) => void;
 }

@@ -3,7 +3,15 @@
  * frames of a range or a backfill page as JSON texts (so stored frames that need no change
  * are spliced into the answer without being parsed and re-serialized).
  */
-import { alignDown, filterFrame, FrameAccumulator, isPassThroughFilter, type Frame, type FrameFilter } from '@blkheat/shared-types';
+import {
+  alignDown,
+  type BucketSchema,
+  filterFrame,
+  FrameAccumulator,
+  isPassThroughFilter,
+  type Frame,
+  type FrameFilter,
+} from '@blkheat/shared-types';
 import type { HistoryStore } from './store.js';
 import type { RawFrame } from './tier.js';
 
@@ -68,7 +76,7 @@ export interface FramesAnswer {
  */
 export function rangeFrames(store: HistoryStore, plan: RangePlan, filter: FrameFilter, maxBytes: number): FramesAnswer {
   const raw = store.iterate(plan.tierStep, plan.from, plan.to);
-  const texts = plan.step === plan.tierStep ? reserialize(raw, filter) : mergeSteps(raw, plan.step, filter);
+  const texts = plan.step === plan.tierStep ? reserialize(raw, filter) : mergeSteps(raw, plan.step, filter, store.schema);
   return cutAtBytes(texts, plan.from, plan.to, plan.step, maxBytes);
 }
 
@@ -98,8 +106,8 @@ function* reserialize(raw: Iterable<RawFrame>, filter: FrameFilter): Generator<R
 }
 
 /** Frames merged into steps of `step` seconds (exactly), filtered, one output step at a time. */
-function* mergeSteps(raw: Iterable<RawFrame>, step: number, filter: FrameFilter): Generator<RawFrame> {
-  const acc = new FrameAccumulator();
+function* mergeSteps(raw: Iterable<RawFrame>, step: number, filter: FrameFilter, schema: BucketSchema): Generator<RawFrame> {
+  const acc = new FrameAccumulator(schema);
   let current: number | undefined;
   const flush = (ts: number): RawFrame => {
     const f = filterFrame(acc.toFrame(ts, step), filter);

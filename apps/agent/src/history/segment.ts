@@ -46,6 +46,16 @@ export class IncompatibleSegmentError extends Error {}
 /** A file of ours whose creation was cut short (empty, or its header torn): nothing in it to keep. */
 export class TornSegmentError extends IncompatibleSegmentError {}
 
+/** A segment of this format holding histograms of another bucket schema (another --schema). */
+export class SchemaMismatchError extends IncompatibleSegmentError {
+  constructor(
+    message: string,
+    readonly found: BucketSchema,
+  ) {
+    super(message);
+  }
+}
+
 /** A failed file operation of the history, naming the file; `code` is the errno name (ENOSPC, EACCES, …). */
 export class HistoryIoError extends Error {
   constructor(
@@ -108,8 +118,8 @@ export class Segment {
    * headerless file at `path`: whatever is there (such a leftover from an older version) is
    * replaced. A failure removes the temporary file and names the file.
    */
-  static create(path: string, step: number, start: number, span: number): Segment {
-    const header: SegmentHeader = { format: SEGMENT_FORMAT, version: SEGMENT_VERSION, step, start, span, schema: BUCKET_SCHEMA };
+  static create(path: string, step: number, start: number, span: number, schema: BucketSchema = BUCKET_SCHEMA): Segment {
+    const header: SegmentHeader = { format: SEGMENT_FORMAT, version: SEGMENT_VERSION, step, start, span, schema };
     const head = Buffer.concat([SEGMENT_MAGIC, encodeRecord(0, Buffer.from(JSON.stringify(header)))]);
     const tmp = `${path}.new`;
     const fd = fileOp('creating', tmp, () => openSync(tmp, 'w+', 0o600));
@@ -130,10 +140,11 @@ export class Segment {
 
   /**
    * Opens an existing segment, recovering a torn tail by truncation. Throws
-   * IncompatibleSegmentError for a file that is not a segment of this format and schema
-   * (left untouched: it may be another version's data).
+   * IncompatibleSegmentError for a file that is not a segment of this format, and
+   * SchemaMismatchError for one of another bucket schema (either is left untouched: it may be
+   * another version's data).
    */
-  static open(path: string): { segment: Segment; recovery: RecoveryReport } {
+  static open(path: string, schema: BucketSchema = BUCKET_SCHEMA): { segment: Segment; recovery: RecoveryReport } {
     const fd = openSync(path, 'r+');
     try {
       const fileSize = fstatSync(fd).size;
@@ -150,7 +161,13 @@ export class Segment {
       const first = reader.record(SEGMENT_MAGIC.length);
       if (typeof first === 'string') throw new TornSegmentError(`${path}: torn segment header (${first})`);
       const header = parseHeader(first.payload);
-      if (!header) throw new IncompatibleSegmentError(`${path}: segment header of another format version or bucket schema`);
+      if (!header) throw new IncompatibleSegmentError(`${path}: segment header of another format version`);
+      if (!sameSchema(header.schema, schema)) {
+        throw new SchemaMismatchError(
+          `${path}: histograms of bucket schema scale ${header.schema.scale}, not ${schema.scale}`,
+          header.schema,
+        );
+      }
 
       const segment = new Segment(path, header, fd, first.end);
       let pos = first.end;
@@ -380,6 +397,8 @@ function parseHeader(payload: Buffer): SegmentHeader | undefined {
   const h = raw as Partial<SegmentHeader>;
   if (h.format !== SEGMENT_FORMAT || h.version !== SEGMENT_VERSION) return undefined;
   if (!Number.isInteger(h.step) || !Number.isInteger(h.start) || !Number.isInteger(h.span)) return undefined;
-  if (!h.schema || typeof h.schema !== 'object' || !sameSchema(h.schema, BUCKET_SCHEMA)) return undefined;
+  const sc = h.schema as Partial<BucketSchema> | undefined;
+  if (!sc || typeof sc !== 'object' || !Number.isInteger(sc.scale) || !Number.isInteger(sc.minIndex) || !Number.isInteger(sc.maxIndex))
+    return undefined;
   return h as SegmentHeader;
 }

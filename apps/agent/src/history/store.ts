@@ -8,8 +8,8 @@
  */
 import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Frame } from '@blkheat/shared-types';
-import { HistoryIoError, IncompatibleSegmentError, Segment, TornSegmentError } from './segment.js';
+import { type BucketSchema, BUCKET_SCHEMA, type Frame } from '@blkheat/shared-types';
+import { HistoryIoError, IncompatibleSegmentError, SchemaMismatchError, Segment, TornSegmentError } from './segment.js';
 import { SEGMENT_FILE_RE, Tier, type RawFrame, type TierSpec } from './tier.js';
 
 export interface HistoryOptions {
@@ -21,6 +21,8 @@ export interface HistoryOptions {
   readonly maxBytes: number;
   /** Clock in unix seconds (tests inject one). */
   readonly now?: () => number;
+  /** Bucket schema of the histograms kept (default BUCKET_SCHEMA). One directory holds one schema. */
+  readonly schema?: BucketSchema;
   /** Segment spans of the 1 s, 10 s and 60 s tiers (default SEGMENT_SPANS; tests shorten them). */
   readonly segmentSpans?: readonly [number, number, number];
   readonly log?: (line: string) => void;
@@ -92,8 +94,13 @@ const FAULT_EPISODE_GAP_S = 60;
 /** While a fault lasts, it is logged again at most this often (seconds). */
 const FAULT_LOG_EVERY_S = 60;
 
+/** The data directory holds history of another bucket schema: the agent must not start on it. */
+export class HistorySchemaError extends Error {}
+
 export class HistoryStore {
   private readonly tiers: Tier[];
+  /** Bucket schema of every frame kept. */
+  readonly schema: BucketSchema;
   private readonly now: () => number;
   private readonly log: (line: string) => void;
   private appends = 0;
@@ -112,6 +119,7 @@ export class HistoryStore {
     tiers: Tier[],
   ) {
     this.tiers = tiers;
+    this.schema = options.schema ?? BUCKET_SCHEMA;
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
     this.log = options.log ?? (() => {});
   }
@@ -126,7 +134,7 @@ export class HistoryStore {
     const specs = tierSpecs(options.historySeconds, options.segmentSpans);
     const tiers: Tier[] = [];
     const store = new HistoryStore(options, tiers);
-    for (const s of specs) tiers.push(new Tier(s, options.dir, () => store.makeRoom()));
+    for (const s of specs) tiers.push(new Tier(s, options.dir, () => store.makeRoom(), store.schema));
     const byStep = new Map(tiers.map((t) => [t.step, t]));
     const found = new Map<number, Segment[]>();
     for (const name of readdirSync(options.dir).sort()) {
@@ -145,7 +153,7 @@ export class HistoryStore {
         continue;
       }
       try {
-        const { segment, recovery } = Segment.open(join(options.dir, name));
+        const { segment, recovery } = Segment.open(join(options.dir, name), store.schema);
         if (segment.header.step !== step || segment.header.span !== tier.spec.span || segment.start !== Number(m[2])) {
           segment.close();
           store.log(`history: ignoring ${name} (its header says step ${segment.header.step}, span ${segment.header.span})`);
@@ -158,6 +166,14 @@ export class HistoryStore {
         list.push(segment);
         found.set(step, list);
       } catch (e) {
+        if (e instanceof SchemaMismatchError) {
+          // Writing beside it could replace its files (same names): refuse, and keep it intact.
+          for (const list of found.values()) for (const seg of list) seg.close();
+          throw new HistorySchemaError(
+            `history in ${options.dir} was recorded with bucket schema ${e.found.scale} (${name}), and this agent runs schema ${store.schema.scale}. ` +
+              `Start it with --schema ${e.found.scale}, or give it another --data-dir: a directory keeps history of one schema.`,
+          );
+        }
         if (e instanceof TornSegmentError) {
           store.log(`history: removing ${e.message}`);
           unlinkSync(join(options.dir, name));

@@ -7,7 +7,7 @@
  * on the next start (see HistoryStore.open).
  */
 import { join } from 'node:path';
-import { alignDown, FrameAccumulator, type Frame } from '@blkheat/shared-types';
+import { alignDown, type BucketSchema, FrameAccumulator, type Frame } from '@blkheat/shared-types';
 import { HistoryIoError, Segment } from './segment.js';
 
 export interface TierSpec {
@@ -43,10 +43,11 @@ export class Tier {
   constructor(
     readonly spec: TierSpec,
     private readonly dir: string,
-    private readonly makeRoom: () => boolean = () => false,
+    private readonly makeRoom: () => boolean,
+    private readonly schema: BucketSchema,
   ) {
     if (spec.span % spec.step !== 0) throw new RangeError(`segment span ${spec.span} is not a multiple of step ${spec.step}`);
-    this.acc = spec.step > 1 ? new FrameAccumulator() : undefined;
+    this.acc = spec.step > 1 ? new FrameAccumulator(schema) : undefined;
   }
 
   get step(): number {
@@ -198,7 +199,7 @@ export class Tier {
     let seg = this.segments[this.segments.length - 1];
     if (!seg || ts >= seg.end) {
       const start = alignDown(ts, this.spec.span);
-      seg = Segment.create(join(this.dir, segmentFileName(this.step, start)), this.step, start, this.spec.span);
+      seg = Segment.create(join(this.dir, segmentFileName(this.step, start)), this.step, start, this.spec.span, this.schema);
       this.segments.push(seg);
     }
     seg.append(ts, payload);

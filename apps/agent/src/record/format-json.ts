@@ -2,7 +2,16 @@
  * `blkheat record --json`: one JSON object per interval per line (NDJSON), format version 3.
  * Documented in docs/record-json.md.
  */
-import { boundsMicros, type Frame, type InflightState, type IoSample, type OpGroup, type SparseHist } from '@blkheat/shared-types';
+import {
+  boundsMicros,
+  BUCKET_SCHEMA,
+  type BucketSchema,
+  type Frame,
+  type InflightState,
+  type IoSample,
+  type OpGroup,
+  type SparseHist,
+} from '@blkheat/shared-types';
 
 export const RECORD_JSON_VERSION = 3;
 
@@ -43,7 +52,13 @@ export interface RecordLine {
   samples?: IoSample[];
 }
 
-export function recordLine(frame: Frame, names: ReadonlyMap<string, string>, intervalS: number, samples?: readonly IoSample[]): RecordLine {
+export function recordLine(
+  frame: Frame,
+  names: ReadonlyMap<string, string>,
+  intervalS: number,
+  samples?: readonly IoSample[],
+  schema: BucketSchema = BUCKET_SCHEMA,
+): RecordLine {
   let dropped = 0;
   const disks = frame.disks.map((d) => {
     dropped += d.dropped ?? 0;
@@ -55,15 +70,15 @@ export function recordLine(frame: Frame, names: ReadonlyMap<string, string>, int
       requeues: d.requeues ?? 0,
       untimed: { ...d.untimed },
       ...(d.inflight ? { inflight: d.inflight } : {}),
-      cgroups: (d.cg ?? []).map((g) => ({ cgroup: g.g, count: g.n, device: triples(g.d) })),
+      cgroups: (d.cg ?? []).map((g) => ({ cgroup: g.g, count: g.n, device: triples(g.d, schema) })),
       classes: d.cls.map((c) => ({
         class: c.c,
         count: c.n,
         ...(c.e ? { errors: { ...c.e } } : {}),
         ...(c.pt ? { passthrough: true as const } : {}),
-        ...(c.sz ? { sizes: c.sz.map((z) => ({ max_bytes: z.s === 0 ? 0 : 2 ** z.s, count: z.n, device: triples(z.d) })) } : {}),
-        device: triples(c.d),
-        queue: triples(c.q),
+        ...(c.sz ? { sizes: c.sz.map((z) => ({ max_bytes: z.s === 0 ? 0 : 2 ** z.s, count: z.n, device: triples(z.d, schema) })) } : {}),
+        device: triples(c.d, schema),
+        queue: triples(c.q, schema),
       })),
     };
   });
@@ -72,10 +87,11 @@ export function recordLine(frame: Frame, names: ReadonlyMap<string, string>, int
   return line;
 }
 
-export function triples(sparse: SparseHist): BucketTriple[] {
+/** [lower µs, upper µs (null: overflow), count] of each bucket, by the data's schema. */
+export function triples(sparse: SparseHist, schema: BucketSchema = BUCKET_SCHEMA): BucketTriple[] {
   const out: BucketTriple[] = [];
   for (let k = 0; k < sparse.length; k += 2) {
-    const [lo, hi] = boundsMicros(sparse[k] as number);
+    const [lo, hi] = boundsMicros(sparse[k] as number, schema);
     out.push([round(lo), Number.isFinite(hi) ? round(hi) : null, sparse[k + 1] as number]);
   }
   return out;

@@ -2,7 +2,17 @@
  * biolatency -D -F style text for one interval: per disk, per op class, a histogram at the
  * fine buckets (folded to a readable height) with count and p50/p99.
  */
-import { addSparseInto, boundsMicros, denseHist, formatLatency, quantileSeconds, type Frame, type SparseHist } from '@blkheat/shared-types';
+import {
+  addSparseInto,
+  boundsMicros,
+  BUCKET_SCHEMA,
+  type BucketSchema,
+  denseHist,
+  formatLatency,
+  quantileSeconds,
+  type Frame,
+  type SparseHist,
+} from '@blkheat/shared-types';
 
 export interface TextOptions {
   /** Also print queue-time histograms. */
@@ -11,6 +21,8 @@ export interface TextOptions {
   readonly maxRows?: number;
   /** Width of the distribution bar (default 40). */
   readonly barWidth?: number;
+  /** Bucket schema of the frames (default BUCKET_SCHEMA). */
+  readonly schema?: BucketSchema;
 }
 
 export function formatIntervalText(frame: Frame, names: ReadonlyMap<string, string>, intervalS: number, options: TextOptions): string {
@@ -45,14 +57,15 @@ export function formatIntervalText(frame: Frame, names: ReadonlyMap<string, stri
       lines.push(...histogramBlock(label, 'device', cls.n, cls.d, options));
       if (options.queued && cls.q.length > 0) lines.push(...histogramBlock(label, 'queue', cls.n, cls.q, options));
     }
-    for (const g of disk.cg ?? []) lines.push(`  cgroup ${g.g}  ${percentiles(g.n, g.d)}`);
+    for (const g of disk.cg ?? []) lines.push(`  cgroup ${g.g}  ${percentiles(g.n, g.d, options.schema ?? BUCKET_SCHEMA)}`);
   }
   return lines.join('\n') + '\n';
 }
 
 function histogramBlock(cls: string, kind: string, count: number, sparse: SparseHist, options: TextOptions): string[] {
-  const head = `  ${cls}  ${kind} latency  ${percentiles(count, sparse)}`;
-  const rows = foldedRows(sparse, options.maxRows ?? 24);
+  const schema = options.schema ?? BUCKET_SCHEMA;
+  const head = `  ${cls}  ${kind} latency  ${percentiles(count, sparse, schema)}`;
+  const rows = foldedRows(sparse, options.maxRows ?? 24, schema);
   if (rows.length === 0) return [head];
   const width = options.barWidth ?? 40;
   const max = Math.max(...rows.map((r) => r.count));
@@ -66,11 +79,11 @@ function histogramBlock(cls: string, kind: string, count: number, sparse: Sparse
 }
 
 /** "count N  p50 X  p99 Y" of a histogram (percentiles left out when it is empty). */
-function percentiles(count: number, sparse: SparseHist): string {
-  const dense = denseHist();
+function percentiles(count: number, sparse: SparseHist, schema: BucketSchema): string {
+  const dense = denseHist(schema);
   addSparseInto(dense, sparse);
-  const p50 = quantileSeconds(dense, 0.5);
-  const p99 = quantileSeconds(dense, 0.99);
+  const p50 = quantileSeconds(dense, 0.5, schema);
+  const p99 = quantileSeconds(dense, 0.99, schema);
   return `count ${count}` + (p50 !== undefined ? `  p50 ${formatLatency(p50)}  p99 ${formatLatency(p99 ?? p50)}` : '');
 }
 
@@ -81,7 +94,7 @@ export interface HistRow {
 }
 
 /** Rows from the first to the last non-empty bucket, adjacent buckets folded to at most maxRows. */
-export function foldedRows(sparse: SparseHist, maxRows: number): HistRow[] {
+export function foldedRows(sparse: SparseHist, maxRows: number, schema: BucketSchema = BUCKET_SCHEMA): HistRow[] {
   if (sparse.length === 0) return [];
   const first = sparse[0] as number;
   const last = sparse[sparse.length - 2] as number;
@@ -93,7 +106,7 @@ export function foldedRows(sparse: SparseHist, maxRows: number): HistRow[] {
     const hi = Math.min(last, lo + fold - 1);
     let count = 0;
     for (let b = lo; b <= hi; b++) count += counts.get(b) ?? 0;
-    rows.push({ lowerUs: boundsMicros(lo)[0], upperUs: boundsMicros(hi)[1], count });
+    rows.push({ lowerUs: boundsMicros(lo, schema)[0], upperUs: boundsMicros(hi, schema)[1], count });
   }
   return rows;
 }

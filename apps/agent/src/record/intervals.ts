@@ -3,7 +3,7 @@
  * S seconds ([T, T+S) with T a multiple of S), starting with the first interval that begins
  * after recording started, so every reported interval was observed whole.
  */
-import { FrameAccumulator, type Frame, type IoSample } from '@blkheat/shared-types';
+import { type BucketSchema, BUCKET_SCHEMA, FrameAccumulator, type Frame, type IoSample } from '@blkheat/shared-types';
 
 export interface Interval {
   readonly frame: Frame;
@@ -11,7 +11,7 @@ export interface Interval {
 }
 
 export class IntervalGrouper {
-  private readonly acc = new FrameAccumulator();
+  private readonly acc: FrameAccumulator;
   private start: number | undefined;
   private samples: IoSample[] = [];
   private pendingSamples: IoSample[] = [];
@@ -20,7 +20,10 @@ export class IntervalGrouper {
     private readonly intervalS: number,
     /** First second that may be reported (recording started before it). */
     private readonly firstSecond: number,
-  ) {}
+    schema: BucketSchema = BUCKET_SCHEMA,
+  ) {
+    this.acc = new FrameAccumulator(schema);
+  }
 
   /** Samples arrive just before the frame of their second. */
   addSamples(samples: readonly IoSample[]): void {

@@ -2,7 +2,7 @@
  * What the HTTP and WebSocket layers read from the rest of the agent. The server owns no
  * data: frames live in history, samples in the sample store, counters in the collector.
  */
-import type { AgentStatus, DiskInfo, HostInfo } from '@blkheat/shared-types';
+import type { AgentStatus, BucketSchema, DiskInfo, HostInfo } from '@blkheat/shared-types';
 import type { CollectorStats } from '../collector/types.js';
 import type { HistoryStore } from '../history/store.js';
 import type { SampleStore } from '../history/samples.js';
@@ -11,6 +11,8 @@ import type { LatencyTotals } from './totals.js';
 export interface AgentContext {
   readonly version: string;
   readonly host: HostInfo;
+  /** The latency bucket schema of every histogram served (hello, ranges, snapshots, /metrics). */
+  readonly schema: BucketSchema;
   readonly history: HistoryStore;
   readonly samples: SampleStore;
   /** Cumulative histograms since start, exported on /metrics. */

@@ -10,7 +10,7 @@
  * average computed from it. Use histogram_quantile() or bucket ratios instead.
  */
 import {
-  BUCKET_SCHEMA,
+  type BucketSchema,
   CGROUP_OTHER,
   CGROUPS_LISTED,
   PROTOCOL_VERSION,
@@ -73,18 +73,24 @@ export function formatValue(v: number): string {
   return String(v);
 }
 
-/** `le` label values of the dense buckets 0..overflow-1 (overflow is +Inf). Computed once. */
-const LE_VALUES: readonly string[] = Array.from({ length: overflowIndex(BUCKET_SCHEMA) }, (_, i) => formatValue(upperBoundSeconds(i)));
+/** `le` label values of the dense buckets 0..overflow-1 (overflow is +Inf), per schema. Computed once each. */
+const leBySchema = new Map<number, readonly string[]>();
+function leValues(schema: BucketSchema): readonly string[] {
+  let le = leBySchema.get(schema.scale);
+  if (!le)
+    leBySchema.set(schema.scale, (le = Array.from({ length: overflowIndex(schema) }, (_, i) => formatValue(upperBoundSeconds(i, schema)))));
+  return le;
+}
 
-function histogram(out: Exposition, name: string, labels: Labels, hist: SparseHist): void {
+function histogram(out: Exposition, name: string, labels: Labels, hist: SparseHist, le: readonly string[]): void {
   let cum = 0;
   let k = 0;
-  for (let i = 0; i < LE_VALUES.length; i++) {
+  for (let i = 0; i < le.length; i++) {
     while (k < hist.length && (hist[k] as number) === i) {
       cum += hist[k + 1] as number;
       k += 2;
     }
-    out.sample(`${name}_bucket`, { ...labels, le: LE_VALUES[i] as string }, cum);
+    out.sample(`${name}_bucket`, { ...labels, le: le[i] as string }, cum);
   }
   for (; k < hist.length; k += 2) cum += hist[k + 1] as number; // overflow
   out.sample(`${name}_bucket`, { ...labels, le: '+Inf' }, cum);
@@ -106,13 +112,14 @@ export function renderMetrics(ctx: AgentContext, stream: StreamStats): string {
     'histogram',
     'Block I/O device latency (request-based disks: issue to completion; bio-based: queue to completion), since the agent started.',
   );
-  for (const s of series) histogram(out, 'blkheat_device_latency_seconds', s.labels, s.cls.d);
+  const le = leValues(ctx.schema);
+  for (const s of series) histogram(out, 'blkheat_device_latency_seconds', s.labels, s.cls.d, le);
   out.family(
     'blkheat_queue_latency_seconds',
     'histogram',
     'Block I/O queue latency (request start to issue), request-based disks, since the agent started.',
   );
-  for (const s of series) if (s.kind !== 'bio') histogram(out, 'blkheat_queue_latency_seconds', s.labels, s.cls.q);
+  for (const s of series) if (s.kind !== 'bio') histogram(out, 'blkheat_queue_latency_seconds', s.labels, s.cls.q, le);
   out.family(
     'blkheat_ios_total',
     'counter',

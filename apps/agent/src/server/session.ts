@@ -14,7 +14,6 @@
  */
 import type { WebSocket } from 'ws';
 import {
-  BUCKET_SCHEMA,
   MAX_FRAMES_PER_ANSWER,
   PROTOCOL_VERSION,
   CLOSE_CODES,
@@ -90,7 +89,7 @@ export class ClientSession {
       protocol: PROTOCOL_VERSION,
       agent: ctx.version,
       host: ctx.host,
-      schema: BUCKET_SCHEMA,
+      schema: ctx.schema,
       step: 1,
       disks: ctx.disks(),
       now,

@@ -4,7 +4,6 @@
  * I/O are left out, as the snapshot format says.
  */
 import {
-  BUCKET_SCHEMA,
   MAX_FRAMES_PER_ANSWER,
   SNAPSHOT_FORMAT,
   SNAPSHOT_VERSION,
@@ -40,7 +39,7 @@ export function snapshotJson(ctx: AgentContext, req: RangeRequest, now: Date = n
     createdAt: now.toISOString(),
     agent: ctx.version,
     host: ctx.host,
-    schema: BUCKET_SCHEMA,
+    schema: ctx.schema,
     range: { from: answer.from, to: answer.to, step: answer.step },
     disks,
   };

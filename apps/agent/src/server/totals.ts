@@ -4,13 +4,17 @@
  * (a restart is a counter reset, which rate() handles), so the window is [first frame of
  * this process, end of the newest frame) and is exported alongside as two gauges.
  */
-import { FrameAccumulator, type Frame } from '@blkheat/shared-types';
+import { type BucketSchema, BUCKET_SCHEMA, FrameAccumulator, type Frame } from '@blkheat/shared-types';
 
 export class LatencyTotals {
-  private readonly acc = new FrameAccumulator();
+  private readonly acc: FrameAccumulator;
   private start: number | undefined;
   private end: number | undefined;
   private last: Frame | undefined;
+
+  constructor(readonly schema: BucketSchema = BUCKET_SCHEMA) {
+    this.acc = new FrameAccumulator(schema);
+  }
 
   add(frame: Frame): void {
     this.last = frame;

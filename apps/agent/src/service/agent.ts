@@ -82,17 +82,19 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
       dir: join(options.dataDir, 'history'),
       historySeconds: options.historySeconds,
       maxBytes: options.maxHistoryBytes,
+      schema: options.schema,
       ...(segmentSpans ? { segmentSpans } : {}),
       log,
     });
     cleanups.push(() => history.close());
     const samples = new SampleStore({ capacity: SAMPLES_CAPACITY, windowSeconds: SAMPLES_WINDOW_S });
-    const totals = new LatencyTotals();
+    const totals = new LatencyTotals(options.schema);
     let collector: Collector | undefined;
     let disks: readonly DiskInfo[] = [];
     const context: AgentContext = {
       version: AGENT_VERSION,
       host: hostInfo(),
+      schema: options.schema,
       history,
       samples,
       totals,
@@ -116,6 +118,7 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
     collector = await deps.createCollector({
       ...(options.disks.length > 0 ? { disks: options.disks } : {}),
       samples: options.samplesBudget > 0 ? { budgetPerSecond: options.samplesBudget } : false,
+      schema: options.schema,
       onLog: (line) => log(`collector: ${line}`),
     });
     const running = collector;

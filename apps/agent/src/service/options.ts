@@ -8,7 +8,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { MAX_SPAN_SECONDS } from '@blkheat/shared-types';
+import { type BucketSchema, BUCKET_SCHEMA, MAX_SPAN_SECONDS, schemaOfScale } from '@blkheat/shared-types';
 import { isLoopbackHost, normalizeOrigin } from '../server/security.js';
 import { formatDuration, formatSize, parseDuration, parseSize } from './units.js';
 
@@ -27,6 +27,8 @@ export interface ServeOptions {
   readonly disks: readonly string[];
   readonly samplesBudget: number;
   readonly webRoot: string;
+  /** Latency bucket schema (--schema 2|3). */
+  readonly schema: BucketSchema;
 }
 
 export const DEFAULTS = Object.freeze({
@@ -77,6 +79,10 @@ Options:
                         (default: every disk)
   --samples-budget N    sampled I/O records per second kept by the kernel for drill-down
                         (default ${DEFAULTS.samplesBudget}; 0 = none)
+  --schema N            latency bucket schema (Prometheus native-histogram scale: 2^N buckets
+                        per power of two): 2 = 4 per octave, ~19% wide (default); 3 = 8 per
+                        octave, ~9% wide (twice the rows, about twice the kernel memory).
+                        A data directory keeps history of one schema.
   --web-root DIR        the built dashboard (default ${DEFAULTS.webRoot})
   -h, --help            show this help
 
@@ -119,6 +125,7 @@ export function parseServeArgs(
         disk: { type: 'string', multiple: true },
         'samples-budget': { type: 'string' },
         'web-root': { type: 'string' },
+        schema: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -187,7 +194,10 @@ export function parseServeArgs(
   const samplesBudget =
     values['samples-budget'] === undefined ? DEFAULTS.samplesBudget : intArg('samples-budget', values['samples-budget'], 0, 1_000_000);
 
+  const schema = parseSchemaFlag(values.schema);
+
   return {
+    schema,
     host,
     port,
     token,
@@ -200,6 +210,14 @@ export function parseServeArgs(
     samplesBudget,
     webRoot: resolve(values['web-root'] ?? DEFAULTS.webRoot),
   };
+}
+
+/** --schema N (serve and record): 2 or 3; absent = BUCKET_SCHEMA. Throws UsageError. */
+export function parseSchemaFlag(text: string | undefined): BucketSchema {
+  if (text === undefined) return BUCKET_SCHEMA;
+  const schema = /^\d$/.test(text) ? schemaOfScale(Number(text)) : undefined;
+  if (!schema) fail(`--schema: expected 2 (4 buckets per octave) or 3 (8 per octave), got "${text}"`);
+  return schema;
 }
 
 function readTokenFile(path: string): string {

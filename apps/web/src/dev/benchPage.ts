@@ -3,16 +3,20 @@
  * dashboard bundle). Runs the dashboard's own heat map renderer (HeatLayers: cell bitmap +
  * percentile lines and "no data" bands, full and incremental paths) on a bare page, on a
  * matrix of 3,600 one-second columns × every bucket of the schema, all non-zero, with every
- * second recorded but one 60 s agent outage (drawn as "no data").
+ * second recorded but one 60 s agent outage (drawn as "no data"). `?scale=3` benchmarks the
+ * fine schema (twice the rows).
  */
-import { BUCKET_SCHEMA, bucketCount } from '@blkheat/shared-types';
+import { BUCKET_SCHEMA, bucketCount, schemaOfScale } from '@blkheat/shared-types';
 import { buildPalette, CountScale, paletteInterpolator } from '../model/colour.js';
 import { HeatMatrix } from '../model/heatmatrix.js';
 import { PercentileTrack } from '../model/percentiles.js';
 import { renderContext } from '../render/contract.js';
 import { HeatLayers, type LayerStyle } from '../render/heatLayers.js';
 
-const ROWS = bucketCount(BUCKET_SCHEMA);
+const SCHEMA = schemaOfScale(Number(new URLSearchParams(window.location.search).get('scale') ?? 2)) ?? BUCKET_SCHEMA;
+const ROWS = bucketCount(SCHEMA);
+/** Rows per row of the default schema (the shapes below are in its rows). */
+const ROW_SCALE = 2 ** (SCHEMA.scale - BUCKET_SCHEMA.scale);
 const COLS = 3600;
 const T0 = 1_700_000_000;
 
@@ -45,8 +49,9 @@ function column(c: number): number[] {
   const sparse: number[] = [];
   const mode = 45 + 6 * Math.sin(c / 97) + 2 * Math.sin(c / 13);
   for (let r = 0; r < ROWS; r++) {
-    const a = Math.exp(-((r - mode) ** 2) / 18);
-    const b = 0.08 * Math.exp(-((r - mode - 22) ** 2) / 30);
+    const x = r / ROW_SCALE;
+    const a = Math.exp(-((x - mode) ** 2) / 18);
+    const b = 0.08 * Math.exp(-((x - mode - 22) ** 2) / 30);
     sparse.push(r, 1 + Math.floor(500 * (a + b) * (0.7 + 0.6 * rnd())));
   }
   return sparse;
@@ -77,7 +82,7 @@ function setup(width: number, height: number, dpr: number, withGaps: boolean) {
     gapColour: '#9aa3b2',
   };
   const layers = new HeatLayers(heat, lines, withGaps ? gaps : undefined);
-  let track = new PercentileTrack(m);
+  let track = new PercentileTrack(m, SCHEMA);
   let from = T0;
   // Everything up to the newest column is known: a column without a frame was not recorded.
   const draw = (): string =>
@@ -100,7 +105,7 @@ function setup(width: number, height: number, dpr: number, withGaps: boolean) {
     flush,
     /** New data for every column: fresh percentile cache and a full recolour. */
     newData: () => {
-      track = new PercentileTrack(m);
+      track = new PercentileTrack(m, SCHEMA);
       layers.invalidate(true);
     },
     track: () => track,

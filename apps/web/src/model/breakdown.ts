@@ -6,7 +6,6 @@
  */
 import {
   type BucketSchema,
-  BUCKET_SCHEMA,
   addSparseInto,
   bucketCount,
   conservedCount,
@@ -65,7 +64,8 @@ export class BreakdownTally {
       readonly devs?: ReadonlySet<string> | undefined;
       readonly kind: LatencyKind;
     },
-    private readonly schema: BucketSchema = BUCKET_SCHEMA,
+    /** The schema of the frames' histograms. */
+    private readonly schema: BucketSchema,
   ) {}
 
   /** Counts frames[start, end). Every frame names its classes for `allClasses`, in range or not. */
@@ -111,7 +111,7 @@ export class BreakdownTally {
     const out: ClassSummary[] = [];
     const total = this.clsTotal;
     for (const [c, a] of this.cls) {
-      out.push({ c, n: a.n, share: total > 0 ? a.n / total : 0, hist: a.hist, quantiles: quantilesOf(a.hist, undefined, this.schema) });
+      out.push({ c, n: a.n, share: total > 0 ? a.n / total : 0, hist: a.hist, quantiles: quantilesOf(a.hist, this.schema) });
     }
     out.sort((x, y) => y.n - x.n || (x.c < y.c ? -1 : x.c > y.c ? 1 : 0));
     return out;
@@ -136,23 +136,23 @@ type DiskAcc = { -readonly [K in Exclude<keyof DiskSummary, 'dev' | 'byClass'>]:
 export function classBreakdown(
   frames: readonly Frame[],
   opts: { from: number; to: number; devs?: ReadonlySet<string> | undefined; kind: LatencyKind },
-  schema: BucketSchema = BUCKET_SCHEMA,
+  schema: BucketSchema,
 ): ClassSummary[] {
   const t = new BreakdownTally(opts, schema);
   t.add(frames);
   return t.classes();
 }
 
-/** Per-disk totals of frames in [from, to). */
-export function diskSummaries(frames: readonly Frame[], from: number, to: number): Map<string, DiskSummary> {
-  const t = new BreakdownTally({ from, to, kind: 'device' });
+/** Per-disk totals of frames in [from, to) (histograms of `schema`). */
+export function diskSummaries(frames: readonly Frame[], from: number, to: number, schema: BucketSchema): Map<string, DiskSummary> {
+  const t = new BreakdownTally({ from, to, kind: 'device' }, schema);
   t.add(frames);
   return t.disks();
 }
 
 /** Every class name seen in the frames, sorted. */
-export function classesIn(frames: readonly Frame[]): string[] {
-  const t = new BreakdownTally({ from: Infinity, to: -Infinity, kind: 'device' });
+export function classesIn(frames: readonly Frame[], schema: BucketSchema): string[] {
+  const t = new BreakdownTally({ from: Infinity, to: -Infinity, kind: 'device' }, schema);
   t.add(frames);
   return t.allClasses();
 }

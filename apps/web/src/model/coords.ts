@@ -17,8 +17,6 @@ export interface Affine {
   readonly offset: number;
 }
 
-export const IDENTITY: Affine = Object.freeze({ scale: 1, offset: 0 });
-
 export function affine(scale: number, offset: number): Affine {
   if (!Number.isFinite(scale) || scale === 0 || !Number.isFinite(offset)) {
     throw new RangeError(`degenerate affine map (scale ${scale}, offset ${offset})`);

@@ -6,7 +6,6 @@
  */
 import {
   type BucketSchema,
-  BUCKET_SCHEMA,
   bucketCount,
   lowerBoundSeconds,
   overflowIndex,
@@ -16,7 +15,7 @@ import {
 } from '@blkheat/shared-types';
 
 /** u of a latency in seconds. */
-export function secondsToU(seconds: number, schema: BucketSchema = BUCKET_SCHEMA): number {
+export function secondsToU(seconds: number, schema: BucketSchema): number {
   const first = upperBoundSeconds(0, schema); // edge between underflow and bucket 1
   if (!(seconds > first)) return Math.max(0, seconds) / first;
   const u = Math.log2(seconds) * 2 ** schema.scale - schema.minIndex + 2;
@@ -26,7 +25,7 @@ export function secondsToU(seconds: number, schema: BucketSchema = BUCKET_SCHEMA
 }
 
 /** Latency in seconds at u (inverse of secondsToU; overflow maps back to its squashed scale). */
-export function uToSeconds(u: number, schema: BucketSchema = BUCKET_SCHEMA): number {
+export function uToSeconds(u: number, schema: BucketSchema): number {
   const first = upperBoundSeconds(0, schema);
   if (u <= 1) return Math.max(0, u) * first;
   const top = regularBucketCount(schema) + 1;
@@ -39,7 +38,7 @@ export function uToSeconds(u: number, schema: BucketSchema = BUCKET_SCHEMA): num
  * samples query wants them. Uses the exact integer edges the kernel bins with, so a sample the
  * kernel counted in bucket d is returned for a query on d and never for its neighbours.
  */
-export function bucketRangeNs(lo: number, hi: number, schema: BucketSchema = BUCKET_SCHEMA): { minNs: number; maxNs: number } {
+export function bucketRangeNs(lo: number, hi: number, schema: BucketSchema): { minNs: number; maxNs: number } {
   const edges = edgesNs(schema);
   const a = Math.max(0, Math.min(lo, hi));
   const b = Math.min(overflowIndex(schema), Math.max(lo, hi));
@@ -57,30 +56,17 @@ function edgesNs(schema: BucketSchema): bigint[] {
 }
 
 /** Latency bounds of a dense bucket in seconds, for labels. */
-export function bucketBoundsSeconds(d: number, schema: BucketSchema = BUCKET_SCHEMA): [number, number] {
+export function bucketBoundsSeconds(d: number, schema: BucketSchema): [number, number] {
   return [lowerBoundSeconds(d, schema), upperBoundSeconds(d, schema)];
 }
 
-/** Total dense rows of the schema (106 for protocol v1). */
-export function rowCount(schema: BucketSchema = BUCKET_SCHEMA): number {
+/** Total dense rows of the schema (106 at scale 2, 210 at scale 3). */
+export function rowCount(schema: BucketSchema): number {
   return bucketCount(schema);
 }
 
-/** Human latency: "850 ns", "12.3 µs", "4.76 ms", "1.20 s". */
-export function formatLatency(seconds: number): string {
-  if (!Number.isFinite(seconds)) return seconds > 0 ? '∞' : '–';
-  const abs = Math.abs(seconds);
-  if (abs === 0) return '0';
-  if (abs < 1e-6) return `${trim(seconds * 1e9)} ns`;
-  if (abs < 1e-3) return `${trim(seconds * 1e6)} µs`;
-  if (abs < 1) return `${trim(seconds * 1e3)} ms`;
-  return `${trim(seconds)} s`;
-}
-
-function trim(v: number): string {
-  const a = Math.abs(v);
-  return a >= 100 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : v.toFixed(2);
-}
+/** Human latency ("850 ns", "12.3 µs", "4.76 ms", "1.20 s"): shared-types owns it, the CLI prints the same. */
+export { formatLatency } from '@blkheat/shared-types';
 
 /** Short tick label: "1µs", "10µs", "1ms", "100ms", "1s". */
 export function formatLatencyTick(seconds: number): string {
@@ -102,7 +88,7 @@ export interface LatencyTick {
  * Ticks at 1-2-5 × powers of ten inside [uLo, uHi]. When fewer than `minMajor` decades fit,
  * the 2× and 5× ticks are promoted to labelled ones so a narrow axis still reads.
  */
-export function latencyTicks(uLo: number, uHi: number, schema: BucketSchema = BUCKET_SCHEMA, minMajor = 3): LatencyTick[] {
+export function latencyTicks(uLo: number, uHi: number, schema: BucketSchema, minMajor = 3): LatencyTick[] {
   const sLo = uToSeconds(Math.max(uLo, 1), schema);
   const sHi = uToSeconds(Math.min(uHi, regularBucketCount(schema) + 1), schema);
   const out: LatencyTick[] = [];

@@ -3,7 +3,7 @@
  * (`quantileSeconds`), so the dashboard, the agent's /metrics and the CLI agree on what "p99"
  * means; this module only adds caching per heat map column and the bucket-space position.
  */
-import { type BucketSchema, BUCKET_SCHEMA, overflowIndex, quantileBucket, quantileSeconds } from '@blkheat/shared-types';
+import { type BucketSchema, overflowIndex, quantileBucket, quantileSeconds } from '@blkheat/shared-types';
 import type { HeatMatrix } from './heatmatrix.js';
 import { secondsToU } from './latency.js';
 
@@ -33,11 +33,11 @@ export interface QuantileValue {
   readonly u: number;
 }
 
-/** The requested quantiles of a dense histogram; empty when it has no counts. */
+/** The requested quantiles of a dense histogram of `schema`; empty when it has no counts. */
 export function quantilesOf(
   dense: ArrayLike<number>,
+  schema: BucketSchema,
   qs: readonly { q: number; label: string }[] = MARK_QUANTILES,
-  schema: BucketSchema = BUCKET_SCHEMA,
 ): QuantileValue[] {
   const out: QuantileValue[] = [];
   for (const { q, label } of qs) {
@@ -71,8 +71,9 @@ export class PercentileTrack {
 
   constructor(
     readonly matrix: HeatMatrix,
+    /** The schema of the matrix's rows (its overflow row has no upper edge). */
+    readonly schema: BucketSchema,
     readonly qs: readonly number[] = LINE_QUANTILES.map((l) => l.q),
-    readonly schema: BucketSchema = BUCKET_SCHEMA,
   ) {
     this.values = new Float32Array(matrix.capacity * qs.length);
     this.slotCol = new Float64Array(matrix.capacity).fill(NaN);

@@ -2,7 +2,7 @@
  * Drill-down: a cell or a box of the heat map (time × latency buckets) as a samples query,
  * the same query answered locally for an imported snapshot, and the table's sort order.
  */
-import { type BucketSchema, BUCKET_SCHEMA, type IoSample, type LatencyKind } from '@blkheat/shared-types';
+import type { BucketSchema, IoSample, LatencyKind } from '@blkheat/shared-types';
 import { bucketRangeNs } from './latency.js';
 
 /** What the user selected on a heat map. */
@@ -11,9 +11,11 @@ export interface CellSelection {
   /** [from, to) in unix seconds (whole columns). */
   readonly from: number;
   readonly to: number;
-  /** Dense buckets [lo, hi], inclusive. */
+  /** Dense buckets [lo, hi], inclusive, of `schema`. */
   readonly bucketLo: number;
   readonly bucketHi: number;
+  /** The bucket schema of the heat map the cells were picked on (the source's). */
+  readonly schema: BucketSchema;
   readonly kind: LatencyKind;
   /** Class filter in force; empty = all. */
   readonly classes: readonly string[];
@@ -29,8 +31,8 @@ export interface SamplesQuery {
   readonly classes?: readonly string[];
 }
 
-export function selectionQuery(sel: CellSelection, schema: BucketSchema = BUCKET_SCHEMA): SamplesQuery {
-  const { minNs, maxNs } = bucketRangeNs(sel.bucketLo, sel.bucketHi, schema);
+export function selectionQuery(sel: CellSelection): SamplesQuery {
+  const { minNs, maxNs } = bucketRangeNs(sel.bucketLo, sel.bucketHi, sel.schema);
   const q: SamplesQuery = { from: sel.from, to: sel.to, kind: sel.kind, minNs, maxNs, disks: [sel.dev] };
   return sel.classes.length > 0 ? { ...q, classes: sel.classes } : q;
 }

@@ -13,6 +13,7 @@ import {
   PROTOCOL_VERSION,
   type RangeAnswer,
   type RangeRequest,
+  sameSchema,
   type SamplesAnswer,
   type SamplesRequest,
   type ServerMessage,
@@ -201,6 +202,9 @@ export class AgentClient {
           this.opts.events.onNotice(`agent speaks protocol ${msg.protocol}; this dashboard speaks ${PROTOCOL_VERSION}`);
         }
         this.gotHello = true;
+        // Seconds seen in another bucket schema count for nothing now (the data layer drops them):
+        // backfill as on a first connection.
+        if (this.hello && !sameSchema(this.hello.schema, msg.schema)) this.lastTs = undefined;
         this.hello = msg;
         this.attempt = 0;
         this.opts.events.onHello(msg);

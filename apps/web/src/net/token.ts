@@ -36,13 +36,3 @@ export function getToken(): string | undefined {
     return memoryToken;
   }
 }
-
-export function setToken(token: string | undefined): void {
-  memoryToken = token;
-  try {
-    if (token) sessionStorage.setItem(KEY, token);
-    else sessionStorage.removeItem(KEY);
-  } catch {
-    // ignore: memoryToken holds it
-  }
-}

@@ -3,6 +3,7 @@
  * and the same ticks painted onto a canvas for the PNG export.
  */
 import { axisBottom, axisLeft, axisTop, scaleLinear, scaleTime, select, timeFormat } from 'd3';
+import type { BucketSchema } from '@blkheat/shared-types';
 import { latencyTicks } from '../model/latency.js';
 import { shareTicks } from '../model/shareTicks.js';
 
@@ -33,10 +34,10 @@ export function renderTimeAxis(g: SVGGElement, from: number, to: number, width: 
   select(g).call(axis);
 }
 
-/** A latency axis (log, in bucket space) to the left of a heat map. */
-export function renderLatencyAxis(g: SVGGElement, uLo: number, uHi: number, height: number): void {
+/** A latency axis (log, in bucket space of `schema`) to the left of a heat map. */
+export function renderLatencyAxis(g: SVGGElement, uLo: number, uHi: number, schema: BucketSchema, height: number): void {
   const scale = scaleLinear().domain([uLo, uHi]).range([height, 0]);
-  const ticks = latencyTicks(uLo, uHi);
+  const ticks = latencyTicks(uLo, uHi, schema);
   // Keep labels at least ~14 px apart.
   const pxPerU = height / Math.max(1e-9, uHi - uLo);
   const majors = ticks.filter((t) => t.major);
@@ -102,11 +103,12 @@ export function paintTimeAxis(
   ctx.restore();
 }
 
-/** Latency axis painted on a canvas (PNG export). */
+/** Latency axis (bucket space of `schema`) painted on a canvas (PNG export). */
 export function paintLatencyAxis(
   ctx: CanvasRenderingContext2D,
   uLo: number,
   uHi: number,
+  schema: BucketSchema,
   x: number,
   y: number,
   height: number,
@@ -124,7 +126,7 @@ export function paintLatencyAxis(
   ctx.moveTo(x + 0.5, y);
   ctx.lineTo(x + 0.5, y + height);
   let lastY = Infinity;
-  for (const t of latencyTicks(uLo, uHi)) {
+  for (const t of latencyTicks(uLo, uHi, schema)) {
     const py = Math.round(scale(t.u)) + 0.5;
     const labelled = t.major && Math.abs(py - lastY) >= 14;
     ctx.moveTo(x, py);

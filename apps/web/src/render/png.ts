@@ -4,6 +4,7 @@
  * colour legend (per disk when each disk has its own colour scale).
  * Uses the same renderers as the screen, at a fixed size and 2× pixel density.
  */
+import type { BucketSchema } from '@blkheat/shared-types';
 import { PALETTE_SIZE, paletteCss, type CountScale } from '../model/colour.js';
 import type { HeatMatrix } from '../model/heatmatrix.js';
 import type { PercentileTrack } from '../model/percentiles.js';
@@ -33,6 +34,8 @@ export interface PngInput {
   readonly to: number;
   readonly uLo: number;
   readonly uHi: number;
+  /** The bucket schema of the matrices' rows (the latency axis labels them). */
+  readonly schema: BucketSchema;
   readonly disks: readonly PngDisk[];
   readonly palette: Uint32Array;
   /** True when every disk has its own colour scale (the legend says so, and each row its max). */
@@ -87,7 +90,7 @@ export function composePng(input: PngInput): HTMLCanvasElement {
       ctx.textAlign = 'left';
     }
     y += ROW_HEAD;
-    paintLatencyAxis(ctx, input.uLo, input.uHi, LEFT - 1, y, ROW, t.foreground);
+    paintLatencyAxis(ctx, input.uLo, input.uHi, input.schema, LEFT - 1, y, ROW, t.foreground);
     const rc = renderContext(
       { from: input.from, to: input.to, uLo: input.uLo, uHi: input.uHi, width: plotW, height: ROW, dpr: DPR },
       d.matrix.step,

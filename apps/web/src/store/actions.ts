@@ -7,6 +7,7 @@ import type { ColourNorm, ColourScaleKind } from '../model/colour.js';
 import type { CellSelection, SampleSortKey } from '../model/samples.js';
 import { checkSnapshotSize, exportSnapshotText, sliceSnapshot, snapshotFileName, snapshotFromFrames } from '../model/snapshot.js';
 import { dragView, liveView, panBy, roundView, type ViewState, zoomAt } from '../model/view.js';
+import type { AgentClient } from '../net/client.js';
 import { apiFetch } from '../net/endpoints.js';
 import { parseSnapshotFile } from '../workers/snapshotImport.js';
 import { data } from './data.js';
@@ -147,6 +148,18 @@ export async function importFile(file: File): Promise<boolean> {
   } finally {
     data.pending--;
   }
+}
+
+/** What the "retry" button needs of the agent connection; app.ts binds the one it starts. */
+let connection: Pick<AgentClient, 'retryNow'> | undefined;
+
+export function bindConnection(c: Pick<AgentClient, 'retryNow'> | undefined): void {
+  connection = c;
+}
+
+/** Reconnects to the agent now instead of waiting out the backoff. */
+export function retryConnection(): void {
+  connection?.retryNow();
 }
 
 /** Back to live: the snapshot and every notice about it go away. */

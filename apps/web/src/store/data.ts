@@ -10,6 +10,8 @@
  *               percentile track and colour scale (fitted to its visible cells), plus the
  *               shared latency window and a shared colour scale. Rebuilt from the window's
  *               frames when filters change (no fetch); appended to per live frame.
+ *   schema      the bucket schema the source's data names (live: the agent's hello; snapshot: the
+ *               file's). Matrices have one row per bucket of it; a new one rebuilds everything.
  *   known       the seconds of the window where a missing frame means "not recorded" (the
  *               agent was down), drawn as such (model/gaps.ts); empty for snapshots.
  *   summary     histograms, percentiles and class/disk breakdowns of the visible range (whole
@@ -28,6 +30,8 @@ import {
   type LatencyKind,
   MAX_FRAMES_PER_ANSWER,
   MAX_SAMPLES_PER_ANSWER,
+  sameSchema,
+  schemaProblem,
   type Snapshot,
 } from '@blkheat/shared-types';
 import { colourDomain, CountScale } from '../model/colour.js';
@@ -42,7 +46,6 @@ import { FrameLog } from './frameLog.js';
 import { notify, useUi, type UiState } from './store.js';
 import { type Summary, type SummaryInput, summarize, summarizeNow, summaryWeight } from './summary.js';
 
-export const ROWS = bucketCount(BUCKET_SCHEMA);
 /** Live frames kept in the browser (seconds). */
 export const LIVE_KEEP = 3600;
 /** Most disks drawn automatically; more can be picked by hand. */
@@ -56,10 +59,13 @@ const SUMMARY_NOW_WEIGHT = 4000;
 const SUMMARY_TASK_MS = 25;
 const LOAD_DEBOUNCE = 120;
 const SAMPLE_LIMIT = 2000;
-const MIN_Y_ROWS = 24;
+/** The latency window shows at least this many octaves (powers of two). */
+const MIN_Y_OCTAVES = 6;
 
 export interface DataWindow {
   readonly id: number;
+  /** The bucket schema of the frames (the source's when the window was made): one matrix row per bucket. */
+  readonly schema: BucketSchema;
   /** The step asked for (the agent may answer with a coarser `step`). */
   readonly requestedStep: number;
   readonly step: number;
@@ -102,7 +108,7 @@ function filterKey(kind: LatencyKind, classes: readonly string[]): string {
 /** What a window is made from (the rest of DataWindow is derived). */
 type WindowSource = Pick<
   DataWindow,
-  'step' | 'requestedStep' | 'from' | 'to' | 'following' | 'frames' | 'coveredTo' | 'knownFrom' | 'provisional'
+  'schema' | 'step' | 'requestedStep' | 'from' | 'to' | 'following' | 'frames' | 'coveredTo' | 'knownFrom' | 'provisional'
 >;
 
 /** Heat maps built ahead for a window, with the filter and disks they were built for. */
@@ -114,7 +120,8 @@ interface Built {
 
 /** One disk's heat map of a window. */
 function matrixOf(w: WindowSource, filter: MatrixFilter): HeatMatrix {
-  return buildMatrix(w.frames, { from: w.from, to: w.to, step: w.step, rows: ROWS, filter, extraColumns: w.following ? 2 : 0 });
+  const rows = bucketCount(w.schema);
+  return buildMatrix(w.frames, { from: w.from, to: w.to, step: w.step, rows, filter, extraColumns: w.following ? 2 : 0 });
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
@@ -125,6 +132,10 @@ export class DataManager {
   readonly live = new FrameLog(LIVE_KEEP);
   private snap: { snapshot: Snapshot; log: FrameLog } | undefined;
   private client: AgentSource | undefined;
+  /** The schema of the live frames (the last hello's); undefined before the first hello. */
+  private liveSchema: BucketSchema | undefined;
+  /** Why the agent's schema cannot be drawn (its frames are then dropped), if it cannot. */
+  private liveRefusal: string | undefined;
   current: DataWindow | undefined;
   private windowId = 0;
   private loadGen = 0;
@@ -196,6 +207,7 @@ export class DataManager {
 
   /** Live frames from the stream (or a gap fill). */
   onFrames(frames: readonly Frame[]): void {
+    if (this.liveRefusal !== undefined) return; // buckets of a schema this page cannot draw
     const added = this.live.insert(frames);
     if (added.length === 0) return;
     const newDisk = this.noteActive(added);
@@ -316,8 +328,39 @@ export class DataManager {
     }
   }
 
+  /**
+   * The bucket schema of the source on screen: the snapshot's, else the agent's (BUCKET_SCHEMA
+   * before any hello, when there is no data yet).
+   */
   schema(): BucketSchema {
-    return this.client?.hello?.schema ?? BUCKET_SCHEMA;
+    return this.snap?.snapshot.schema ?? this.liveSchema ?? BUCKET_SCHEMA;
+  }
+
+  /**
+   * The agent named its bucket schema (every hello does). A different one than before (the
+   * agent was restarted with another --schema) makes the live frames held so far meaningless
+   * rows: they are dropped and everything derived from them is rebuilt at the new size. Returns
+   * why the schema cannot be drawn, if it cannot (its frames are then ignored).
+   */
+  setLiveSchema(schema: BucketSchema): string | undefined {
+    const problem = schemaProblem(schema);
+    const before = this.liveSchema;
+    const wasRefused = this.liveRefusal !== undefined;
+    this.liveRefusal = problem;
+    this.liveSchema = problem === undefined ? schema : undefined;
+    const changed = before !== undefined && (problem !== undefined || !sameSchema(before, schema));
+    if (!changed && !(wasRefused && problem === undefined)) return problem;
+    this.live.clear();
+    if (this.snap) return problem; // the snapshot stays on screen; live restarts from the new frames
+    this.active.clear();
+    this.current = undefined;
+    this.summaryCache = undefined;
+    this.summaryShown = undefined;
+    this.loadGen++;
+    useUi.setState({ selection: undefined, samples: { status: 'idle', rows: [], truncated: false } });
+    this.refresh();
+    this.bump();
+    return problem;
   }
 
   closeSnapshot(): void {
@@ -384,6 +427,7 @@ export class DataManager {
     const floor = lowest === undefined ? -Infinity : alignFloor(lowest, step);
     const fits =
       cur !== undefined &&
+      sameSchema(cur.schema, this.schema()) &&
       cur.requestedStep === step &&
       cur.from <= Math.max(want.visible.from, floor) &&
       (want.following ? cur.following : cur.to >= Math.min(want.visible.to, alignCeil(this.edge(), step)));
@@ -434,6 +478,7 @@ export class DataManager {
     if (this.snap) {
       this.buildThenInstall(gen, {
         ...want,
+        schema: this.snap.snapshot.schema,
         requestedStep: want.step,
         frames: this.snap.log.range(want.from, want.to),
         coveredTo: want.to,
@@ -451,6 +496,7 @@ export class DataManager {
     if (inLive || !connected) {
       this.install({
         ...want,
+        schema: this.schema(),
         requestedStep: want.step,
         frames: this.live.range(want.from, want.to),
         coveredTo: Math.min(want.to, this.live.coveredTo ?? want.from),
@@ -467,6 +513,8 @@ export class DataManager {
 
   private async fetchWindow(gen: number, want: { step: number; from: number; to: number; following: boolean }): Promise<void> {
     const client = this.client;
+    // The agent answers in its schema; a new one (a new hello) bumps loadGen, dropping this answer.
+    const schema = this.schema();
     const edge = this.edge();
     const fetchTo = Math.max(want.from, Math.min(want.to, alignFloor(edge, want.step)));
     let frames: Frame[] = [];
@@ -497,6 +545,7 @@ export class DataManager {
     const from = alignFloor(want.from, step);
     this.install({
       ...want,
+      schema,
       from,
       to: alignCeil(want.to, step),
       step,
@@ -544,7 +593,7 @@ export class DataManager {
       matrices: new Map(),
       tracks: new Map(),
       yLo: 0,
-      yHi: ROWS,
+      yHi: bucketCount(w.schema),
       scale: new CountScale('log', 1),
       scales: new Map(),
     };
@@ -584,7 +633,7 @@ export class DataManager {
     for (const dev of devs) {
       const m = ready?.get(dev) ?? matrixOf(cur, { ...filter, dev });
       cur.matrices.set(dev, m);
-      cur.tracks.set(dev, new PercentileTrack(m));
+      cur.tracks.set(dev, new PercentileTrack(m, cur.schema));
     }
     this.fitDomains(cur);
     if (!sameList(ui.shownDevs, devs)) useUi.setState({ shownDevs: devs });
@@ -667,16 +716,21 @@ export class DataManager {
       return;
     }
     if (!Number.isFinite(lo)) {
-      lo = bucketOfSeconds(10e-6);
-      hi = bucketOfSeconds(100e-3);
+      lo = bucketOfSeconds(10e-6, cur.schema);
+      hi = bucketOfSeconds(100e-3, cur.schema);
     }
-    // Pad by at least three buckets, snap to whole octaves (4 buckets), at least MIN_Y_ROWS tall.
-    let yLo = Math.max(0, Math.floor((lo - 3) / 4) * 4);
-    let yHi = Math.min(ROWS, Math.ceil((hi + 4) / 4) * 4);
-    while (yHi - yLo < MIN_Y_ROWS) {
-      if (yLo > 0) yLo = Math.max(0, yLo - 4);
-      if (yHi - yLo < MIN_Y_ROWS && yHi < ROWS) yHi = Math.min(ROWS, yHi + 4);
-      if (yLo === 0 && yHi === ROWS) break;
+    // Pad by at least three quarters of an octave, snap to whole octaves (2^scale buckets), at
+    // least MIN_Y_OCTAVES tall: the same latencies at either scale, twice the rows at scale 3.
+    const rows = bucketCount(cur.schema);
+    const octave = 2 ** cur.schema.scale;
+    const pad = (3 * octave) / 4;
+    const minRows = MIN_Y_OCTAVES * octave;
+    let yLo = Math.max(0, Math.floor((lo - pad) / octave) * octave);
+    let yHi = Math.min(rows, Math.ceil((hi + 1 + pad) / octave) * octave);
+    while (yHi - yLo < minRows) {
+      if (yLo > 0) yLo = Math.max(0, yLo - octave);
+      if (yHi - yLo < minRows && yHi < rows) yHi = Math.min(rows, yHi + octave);
+      if (yLo === 0 && yHi === rows) break;
     }
     if (grow) {
       yLo = Math.min(yLo, cur.yLo);
@@ -812,6 +866,7 @@ export class DataManager {
       matrices: cur.matrices,
       devs: new Set(cur.devs),
       kind: ui.kind,
+      schema: cur.schema,
       snapshotRange: this.snap?.snapshot.range,
       known: this.known(cur),
     };

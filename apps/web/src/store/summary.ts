@@ -6,7 +6,7 @@
  * snapshot: tens of thousands of disk-frames would otherwise hold the main thread for
  * hundreds of ms in one task).
  */
-import type { Frame, LatencyKind } from '@blkheat/shared-types';
+import type { BucketSchema, Frame, LatencyKind } from '@blkheat/shared-types';
 import { BreakdownTally, type ClassSummary, type DiskSummary } from '../model/breakdown.js';
 import { type Known, recordedSecondsIn, unrecordedSeconds } from '../model/gaps.js';
 import type { HeatMatrix } from '../model/heatmatrix.js';
@@ -53,6 +53,8 @@ export interface SummaryInput {
   /** Disks the class breakdown covers (the shown ones). */
   readonly devs: ReadonlySet<string>;
   readonly kind: LatencyKind;
+  /** The schema of the frames' histograms and the matrices' rows. */
+  readonly schema: BucketSchema;
   /** A snapshot's range (its seconds are covered), or undefined when live. */
   readonly snapshotRange: { readonly from: number; readonly to: number } | undefined;
   readonly known: Known;
@@ -74,7 +76,7 @@ export function summaryWeight(frames: readonly Frame[], limit = Infinity): numbe
  */
 export function* summarize(input: SummaryInput, slice = SUMMARY_SLICE): Generator<void, Summary> {
   const { from, to, step, frames } = input;
-  const tally = new BreakdownTally({ from, to, devs: input.devs, kind: input.kind });
+  const tally = new BreakdownTally({ from, to, devs: input.devs, kind: input.kind }, input.schema);
   let i = 0;
   while (i < frames.length) {
     let end = i;
@@ -96,7 +98,7 @@ export function* summarize(input: SummaryInput, slice = SUMMARY_SLICE): Generato
       if (v > peak) peak = v;
     }
     if (total > 0) maxShare = Math.max(maxShare, peak / total);
-    perDisk.set(dev, { hist, total, quantiles: quantilesOf(hist) });
+    perDisk.set(dev, { hist, total, quantiles: quantilesOf(hist, input.schema) });
   }
   const any = input.matrices.values().next().value;
   const snap = input.snapshotRange;

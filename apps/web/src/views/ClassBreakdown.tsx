@@ -115,7 +115,7 @@ export function ClassBreakdown() {
             </thead>
             <tbody>
               {rows.map((c) => (
-                <Row key={c.c} c={c} selected={classes.includes(c.c)} uLo={cur?.yLo ?? 0} uHi={cur?.yHi ?? 106} />
+                <Row key={c.c} c={c} selected={classes.includes(c.c)} uLo={cur?.yLo ?? 0} uHi={cur?.yHi ?? c.hist.length} />
               ))}
             </tbody>
           </table>

@@ -125,10 +125,10 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
         },
         data.known(cur),
       );
-      const key = `${cur.yLo}/${cur.yHi}/${rc.viewport.height}`;
+      const key = `${JSON.stringify(cur.schema)}/${cur.yLo}/${cur.yHi}/${rc.viewport.height}`;
       if (key !== yKey && yAxisRef.current) {
         yKey = key;
-        renderLatencyAxis(yAxisRef.current, cur.yLo, cur.yHi, rc.viewport.height);
+        renderLatencyAxis(yAxisRef.current, cur.yLo, cur.yHi, cur.schema, rc.viewport.height);
       }
     };
 

@@ -1,8 +1,7 @@
 /** Title bar: host and kernel, connection state, Live/Paused, snapshot banner. */
 import { useEffect } from 'react';
 import { formatCount, formatDateTime, formatSpan } from '../model/format.js';
-import { agentClient } from '../app.js';
-import { closeSnapshot, goLive, resetView } from '../store/actions.js';
+import { closeSnapshot, goLive, resetView, retryConnection } from '../store/actions.js';
 import { data } from '../store/data.js';
 import { useUi } from '../store/store.js';
 
@@ -56,7 +55,7 @@ export function Header() {
             {STATE_LABEL[connection]}
             {connection !== 'live' && detail ? <span className="muted"> ({detail})</span> : null}
             {connection === 'offline' && (
-              <button type="button" className="link" onClick={() => agentClient()?.retryNow()}>
+              <button type="button" className="link" onClick={retryConnection}>
                 retry
               </button>
             )}

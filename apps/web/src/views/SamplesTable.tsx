@@ -39,8 +39,8 @@ export function SamplesTable() {
     );
   }
   const name = (dev: string): string => disks.find((d) => d.dev === dev)?.name ?? dev;
-  const [lo] = bucketBoundsSeconds(sel.bucketLo);
-  const [, hi] = bucketBoundsSeconds(sel.bucketHi);
+  const [lo] = bucketBoundsSeconds(sel.bucketLo, sel.schema);
+  const [, hi] = bucketBoundsSeconds(sel.bucketHi, sel.schema);
   return (
     <section className="panel samples" aria-labelledby="samples-title" data-testid="samples">
       <header className="panel-head">

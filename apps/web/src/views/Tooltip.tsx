@@ -21,7 +21,8 @@ export function Tooltip() {
   const count = m.count(h.col, h.bucket);
   const total = m.total(h.col);
   const rank = m.has(h.col) && total > 0 ? cumulativeShare(m.column(h.col), h.bucket) : undefined;
-  const [lo, hi] = bucketBoundsSeconds(h.bucket);
+  if (h.bucket >= m.rows) return null; // a hover left from a heat map of another schema
+  const [lo, hi] = bucketBoundsSeconds(h.bucket, cur.schema);
   const from = h.col * cur.step;
   const name = disks.find((d) => d.dev === h.dev)?.name ?? h.dev;
   // Keep the box on screen: flip to the left/top near the right/bottom edges.

@@ -27,6 +27,7 @@ export async function exportPng(): Promise<void> {
     to: ui.view.to,
     uLo: cur.yLo,
     uHi: cur.yHi,
+    schema: cur.schema,
     disks: cur.devs.flatMap((dev) => {
       const m = cur.matrices.get(dev);
       const h = sum.perDisk.get(dev);

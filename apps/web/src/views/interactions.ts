@@ -11,19 +11,35 @@
  *   double-click, Esc   back to live (or the whole snapshot)
  *   keys (focused)      ←/→ ↑/↓ move the cell cursor, Shift+←/→ pan, +/− zoom, Enter selects
  */
+import { bucketCount } from '@blkheat/shared-types';
 import { alignCeil, alignFloor } from '../model/resolution.js';
 import { type ViewState, liveView, panBy } from '../model/view.js';
 import { panSeconds, resetView, selectCells, setView, zoomBy, zoomTo } from '../store/actions.js';
-import { data, ROWS } from '../store/data.js';
+import { data } from '../store/data.js';
 import { useHover, useUi } from '../store/store.js';
 import type { HeatGeometry } from './geometry.js';
 
 const CLICK_SLOP = 4;
 
+/** The highest row (overflow bucket) of the heat maps on screen: of the source's bucket schema. */
+function topRow(): number {
+  return bucketCount(data.current?.schema ?? data.schema()) - 1;
+}
+
 /** Selects one heat-map cell (a click, or Enter on the keyboard cursor): its samples get listed. */
 function selectOneCell(dev: string, col: number, step: number, bucket: number): void {
   const ui = useUi.getState();
-  selectCells({ dev, from: col * step, to: (col + 1) * step, bucketLo: bucket, bucketHi: bucket, kind: ui.kind, classes: ui.classes });
+  const schema = data.current?.schema ?? data.schema();
+  selectCells({
+    dev,
+    from: col * step,
+    to: (col + 1) * step,
+    bucketLo: bucket,
+    bucketHi: bucket,
+    schema,
+    kind: ui.kind,
+    classes: ui.classes,
+  });
 }
 
 export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () => HeatGeometry | undefined): () => void {
@@ -44,7 +60,7 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () =
       t: hit.t,
       dev,
       col: hit.col,
-      bucket: Math.max(0, Math.min(ROWS - 1, hit.bucket)),
+      bucket: Math.max(0, Math.min(topRow(), hit.bucket)),
       clientX: e.clientX,
       clientY: e.clientY,
     });
@@ -103,7 +119,7 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () =
     if (!moved) {
       if (s.kind === 'pan') return;
       const col = Math.floor(s.t / cur.step);
-      const bucket = Math.max(0, Math.min(ROWS - 1, Math.floor(s.u)));
+      const bucket = Math.max(0, Math.min(topRow(), Math.floor(s.u)));
       selectOneCell(dev, col, cur.step, bucket);
       return;
     }
@@ -115,8 +131,8 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () =
     const from = alignFloor(Math.min(drag.t0, drag.t1), cur.step);
     const to = Math.max(from + cur.step, alignCeil(Math.max(drag.t0, drag.t1), cur.step));
     const lo = Math.max(0, Math.floor(Math.min(drag.u0, drag.u1)));
-    const hi = Math.min(ROWS - 1, Math.floor(Math.max(drag.u0, drag.u1)));
-    selectCells({ dev, from, to, bucketLo: lo, bucketHi: hi, kind: ui.kind, classes: ui.classes });
+    const hi = Math.min(bucketCount(cur.schema) - 1, Math.floor(Math.max(drag.u0, drag.u1)));
+    selectCells({ dev, from, to, bucketLo: lo, bucketHi: hi, schema: cur.schema, kind: ui.kind, classes: ui.classes });
   };
 
   const onCancel = (): void => {
@@ -175,7 +191,7 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () =
       }
       case 'ArrowUp':
       case 'ArrowDown':
-        bucket = Math.max(0, Math.min(ROWS - 1, bucket + (e.key === 'ArrowUp' ? 1 : -1)));
+        bucket = Math.max(0, Math.min(bucketCount(cur.schema) - 1, bucket + (e.key === 'ArrowUp' ? 1 : -1)));
         moveCursor();
         break;
       case '+':
