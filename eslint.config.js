@@ -149,6 +149,15 @@ const layers = [
     ['packages/bpf-loader/src/**/*.ts'],
     [['^@blkheat/', 'the loader is generic libbpf: it knows nothing of blkheat, block I/O or the schema']],
   ),
+  // ---- test helpers: imported one way (apps/web/test and e2e/ take e2e/lib and testkit; never back) ----
+  layer(
+    ['e2e/**/*.ts'],
+    [['^(\\.\\./)+apps/', 'e2e/ drives the built agent and dashboard: it imports no apps/ source (types come from @blkheat/shared-types)']],
+  ),
+  layer(
+    ['packages/testkit/src/**/*.ts'],
+    [['^(\\.\\./)+(apps|e2e)/', 'testkit is imported by the tests: it imports nothing of apps/ or e2e/']],
+  ),
   layer(
     ['packages/shared-types/src/**/*.ts'],
     [

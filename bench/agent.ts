@@ -9,7 +9,9 @@
  *  2. wire bytes/s per client per disk at that steady state (budget <= 8 KB/s), and what
  *     permessage-deflate or a binary encoding would give (and cost);
  *  3. frame lag: end of the second -> its frame received on the client's socket, p50/p99/max;
- *  4. agent RSS during the run, and with 24 h of (synthetic) history for 8 disks.
+ *  4. agent RSS during the run, and with 24 h of (synthetic) history for 8 disks;
+ *  5. /metrics at 8 busy disks: bytes per scrape and series, classic text vs native histograms
+ *     (protobuf), at schema 2 and schema 3.
  * Needs root (BPF, loop devices), fio, and a build (node scripts/build.mjs).
  */
 import { spawn } from 'node:child_process';
@@ -17,16 +19,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createLoopDevice, startAgentProcess, WsTestClient, type AgentProcess, type WsMessage } from '@blkheat/testkit';
+import { createLoopDevice, startFio, startAgentProcess, WsTestClient, type AgentProcess, type WsMessage } from '@blkheat/testkit';
 import type { Frame, ServerMessage } from '@blkheat/shared-types';
 import { binaryFigures, deflateFigures } from './agent/encodings.js';
 import { writeSyntheticHistory } from './agent/history.js';
+import { metricsFigures } from './agent/metrics.js';
 
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '30' },
     'skip-steady': { type: 'boolean', default: false },
     'skip-history': { type: 'boolean', default: false },
+    'skip-metrics': { type: 'boolean', default: false },
   },
 });
 const SECONDS = Number(values.seconds);
@@ -198,11 +202,29 @@ async function historyFootprint(): Promise<void> {
   console.log(`agent RSS after the queries  ${fmt(rssAfter / MiB)} MiB`);
 }
 
+/** /metrics of an agent watching 8 loop devices, each doing reads, writes and fsyncs. */
+async function metricsSize(): Promise<void> {
+  const loops = Array.from({ length: 8 }, () => createLoopDevice({ sizeMiB: 64, t: ctx }));
+  console.log(`\n== /metrics at 8 disks (mixed I/O: reads, writes and fsyncs) ==`);
+  for (const scale of ['2', '3']) {
+    const agent = await startAgent(tempDir('blkheat-bench-metrics-'), ['--schema', scale, '--samples-budget', '0']);
+    await Promise.all(loops.map((l) => startFio({ filename: l.path, rw: 'randrw', runtimeS: 8, rateIops: 200, fsync: 4 }, ctx).done));
+    const m = await metricsFigures(agent.url);
+    console.log(
+      `schema ${scale}  classic text: ${fmt(m.textBytes / 1024)} KiB, ${m.textSeries} series (${m.textHistogramSeries} of them latency buckets)` +
+        `   native protobuf: ${fmt(m.protoBytes / 1024)} KiB, ${m.protoSeries} series (${m.protoHistogramSeries} native histograms)`,
+    );
+    await agent.stop('SIGTERM', 15_000);
+  }
+}
+
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('bench/agent needs root (BPF, loop devices)');
   if (!values['skip-steady']) await steadyState();
   await cleanup();
   if (!values['skip-history']) await historyFootprint();
+  await cleanup();
+  if (!values['skip-metrics']) await metricsSize();
 }
 
 main()

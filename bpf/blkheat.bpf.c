@@ -123,6 +123,10 @@ struct {
 	__uint(max_entries, 2 * 1024 * 1024);
 } samples SEC(".maps");
 
+/* A ring buffer's records have no type in BTF; this read-only null pointer puts struct
+ * bh_sample there, so the agent can check its decoder against the object's own layout. */
+struct bh_sample *const volatile bh_sample_btf = 0;
+
 /* dev_t (partitions included) of the disks to trace when filter_disks is set. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

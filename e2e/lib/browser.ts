@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import type { BlkheatHook } from '../../apps/web/src/testhookApi.ts';
+import type { BlkheatHook } from '@blkheat/shared-types';
 
 export const CHROMIUM = process.env.BLKHEAT_CHROMIUM ?? '/usr/bin/chromium';
 

@@ -8,9 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { bucketCount } from '@blkheat/shared-types';
+import { type BlkheatHook, bucketCount } from '@blkheat/shared-types';
 import { type AgentProcess, type CleanupContext, fuseUnavailable, startAgentProcess, startFio } from '@blkheat/testkit';
-import type { BlkheatHook } from '../../apps/web/src/testhookApi.ts';
 import { type BrowserSession, type Hooked, idle, launch, screenshot } from './browser.ts';
 
 export interface TestContextLike extends CleanupContext {

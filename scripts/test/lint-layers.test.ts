@@ -64,6 +64,11 @@ const violations: [string, string, string?][] = [
   ['packages/bpf-loader/src/_probe.ts', '@blkheat/shared-types', 'BUCKET_SCHEMA'],
   ['packages/shared-types/src/_probe.ts', 'node:fs', 'readFileSync'],
   ['packages/shared-types/src/_probe.ts', 'react', 'useState'],
+  // test helpers: one way only
+  ['e2e/lib/_probe.ts', '../../apps/web/src/testhookApi.ts', 'BlkheatHook'],
+  ['e2e/_probe.ts', '../apps/web/src/model/snapshot.ts'],
+  ['packages/testkit/src/_probe.ts', '../../../e2e/lib/browser.ts', 'launch'],
+  ['packages/testkit/src/_probe.ts', '../../../apps/agent/src/history/store.js', 'HistoryStore'],
 ];
 
 // Imports each layer makes today: none may be reported.
@@ -88,13 +93,16 @@ const allowed: [string, string, string?][] = [
   ['apps/agent/src/collector/_probe.ts', '@blkheat/bpf-loader', 'openObject'],
   ['apps/agent/src/history/_probe.ts', './tier.js'],
   ['apps/agent/src/server/_probe.ts', '../collector/types.js'],
-  ['apps/agent/src/server/_probe.ts', '../history/query.js'],
+  ['apps/agent/src/server/_probe.ts', '../history/range-read.js'],
   ['apps/agent/src/server/_probe.ts', 'express'],
   ['apps/agent/src/record/_probe.ts', '@blkheat/shared-types', 'formatLatency'],
   ['apps/agent/src/service/_probe.ts', '../server/http.js'],
   ['apps/agent/src/cli/_probe.ts', '../service/agent.js'],
   ['packages/bpf-loader/src/_probe.ts', 'node:fs', 'readFileSync'],
   ['packages/shared-types/src/_probe.ts', 'zod', 'z'],
+  ['e2e/lib/_probe.ts', '@blkheat/shared-types', 'BlkheatHook'],
+  ['e2e/_probe.ts', './lib/browser.ts', 'launch'],
+  ['apps/web/test/browser/_probe.ts', '../../../../e2e/lib/browser.ts', 'launch'],
 ];
 
 test('layering: a deliberate violation of each layer rule is reported by the lint', async () => {

@@ -5,8 +5,11 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { bucketCount, FINE_BUCKET_SCHEMA, sparseTotal } from '@blkheat/shared-types';
+import { fileURLToPath } from 'node:url';
+import { loadKernelBtf } from '@blkheat/bpf-loader';
+import { bucketCount, FINE_BUCKET_SCHEMA, sparseTotal, type IoSample } from '@blkheat/shared-types';
 import { ClassNamer, statusName } from '../src/collector/classes.js';
+import { createCollector, CollectorError } from '../src/collector/index.js';
 import { DeviceRegistry } from '../src/collector/devices.js';
 import { buildFrame } from '../src/collector/frame-builder.js';
 import {
@@ -23,7 +26,8 @@ import {
   SAMPLE_SIZE,
   schemaLayout,
 } from '../src/collector/layout.js';
-import { SampleBudget } from '../src/collector/sampling.js';
+import { expectedRecords, recordMismatches } from '../src/collector/record-layouts.js';
+import { SampleBudget, SampleLedger } from '../src/collector/sampling.js';
 
 const REQ_OPS = new Map([
   ['REQ_OP_READ', 0],
@@ -312,4 +316,107 @@ test('sample budget: a quarter reserved for the slowest, the rest paced by the e
   assert.equal(b.fairThreshold(3000), Math.floor(0.5 * 0xffffffff));
   assert.equal(new SampleBudget(0).fairThreshold(10), 0);
   assert.throws(() => new SampleBudget(-1), RangeError);
+});
+
+test('sample ledger: at most the budget per second is kept, the rest counted per disk; release hands out seconds in order', () => {
+  const ledger = new SampleLedger(2);
+  const made: number[] = [];
+  const sample =
+    (ts: number): (() => IoSample) =>
+    () => {
+      made.push(ts);
+      return {
+        ts_us: ts * 1e6,
+        dev: '7:0',
+        c: 'Read',
+        sector: 0,
+        bytes: 4096,
+        q_ns: null,
+        d_ns: 1000,
+        pid: 1,
+        comm: 'x',
+        cgroup: 0,
+        cg: '/',
+        outlier: false,
+      };
+    };
+  ledger.offer(11, 7, sample(11));
+  ledger.offer(10, 7, sample(10));
+  ledger.offer(10, 7, sample(10));
+  ledger.offer(10, 8, sample(10)); // over second 10's budget of 2
+  ledger.offer(10, 7, sample(10)); // and again
+  assert.deepEqual(made, [11, 10, 10], 'records over the budget are not even built');
+  assert.deepEqual(
+    [...(ledger.refusedIn(10) ?? [])],
+    [
+      [8, 1],
+      [7, 1],
+    ],
+  );
+  assert.equal(ledger.refusedIn(11), undefined);
+  assert.deepEqual(
+    ledger.release(10).map((list) => list.map((x) => x.ts_us / 1e6)),
+    [[10, 10]],
+  );
+  assert.equal(ledger.refusedIn(10), undefined, 'a released second is forgotten');
+  assert.deepEqual(
+    ledger.release(12).map((list) => list.length),
+    [1],
+    'second 11 left behind by a clock step goes out with 12',
+  );
+  assert.deepEqual(ledger.release(12), []);
+});
+
+test('record layouts: both kernel objects lay out every record as the agent reads it; a mismatch names the struct and field', () => {
+  for (const scale of [2, 3]) {
+    const layout = schemaLayout(scale);
+    const btf = loadKernelBtf(fileURLToPath(new URL(`../../../bpf/build/${layout.objectFile}`, import.meta.url)));
+    try {
+      assert.deepEqual(
+        recordMismatches(expectedRecords(layout), (s) => btf.structLayout(s)),
+        [],
+        `${layout.objectFile}`,
+      );
+      // The schema-2 decoder against this object: only the schema-sized struct differs.
+      const other = schemaLayout(scale === 2 ? 3 : 2);
+      const problems = recordMismatches(expectedRecords(other), (s) => btf.structLayout(s));
+      assert.deepEqual(
+        problems,
+        [
+          `struct bh_hist is ${layout.histValueSize} bytes, expected ${other.histValueSize}`,
+          `struct bh_hist field device is at byte 200, ${layout.nrBuckets * 8} bytes; expected byte 200, ${other.nrBuckets * 8} bytes`,
+          `struct bh_hist field queue is at byte ${200 + layout.nrBuckets * 8}, ${layout.nrBuckets * 8} bytes; expected byte ${200 + other.nrBuckets * 8}, ${other.nrBuckets * 8} bytes`,
+        ],
+        `${layout.objectFile} read with schema ${other.nrBuckets}-bucket records`,
+      );
+    } finally {
+      btf.close();
+    }
+  }
+  const renamed = new Map([['bh_budget', { size: 24, fields: [['slot', 0, 8] as const, ['spent', 8, 8] as const] }]]);
+  assert.deepEqual(
+    recordMismatches(renamed, (s) => (s === 'bh_budget' ? { size: 24, members: [{ name: 'slot', offset: 0, size: 8 }] } : undefined)),
+    ['struct bh_budget has no field spent'],
+  );
+  assert.deepEqual(
+    recordMismatches(renamed, () => undefined),
+    ['struct bh_budget is missing'],
+  );
+});
+
+test('a kernel object built for another schema is refused before anything is loaded, naming the record', async (t) => {
+  const before = process.env.BLKHEAT_BPF_OBJECT;
+  t.after(() => {
+    if (before === undefined) delete process.env.BLKHEAT_BPF_OBJECT;
+    else process.env.BLKHEAT_BPF_OBJECT = before;
+  });
+  process.env.BLKHEAT_BPF_OBJECT = fileURLToPath(new URL(`../../../bpf/build/${schemaLayout(3).objectFile}`, import.meta.url));
+  await assert.rejects(
+    createCollector({ bpfStats: false }),
+    (e: unknown) =>
+      e instanceof CollectorError &&
+      /does not lay out its records as this agent reads them: struct bh_hist is 3656 bytes, expected 1992; .*Rebuild bpf\/ and the agent together/.test(
+        e.message,
+      ),
+  );
 });

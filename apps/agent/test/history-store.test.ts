@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { coarsenFrames, FINE_BUCKET_SCHEMA, type Frame } from '@blkheat/shared-types';
 import { HistorySchemaError, HistoryStore, tierSpecs } from '../src/history/store.js';
-import { parseAll } from '../src/history/query.js';
+import { parseAll } from '../src/history/range-read.js';
 import { randomFrames } from './history-fixtures.js';
 import { mountTmpfs } from '@blkheat/testkit';
 

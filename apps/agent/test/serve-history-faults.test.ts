@@ -16,6 +16,7 @@ import {
   createLoopDevice,
   holdFilesystemFull,
   mountTmpfs,
+  parsePrometheusText,
   startAgentProcess,
   startFio,
   type AgentProcess,
@@ -158,7 +159,7 @@ for (const { name, boundaryOf, fillBeforeMs } of [
     assert.deepEqual(after, [resumed, resumed + 1], `history after the fault: ${after.join(',')}`);
     assert.equal((await healthz(agent)).status, 200, '/healthz is ok again');
     const metrics = await (await fetch(`${agent.url}metrics`)).text();
-    const notRecorded = Number(/^blkheat_history_seconds_not_recorded_total (\d+)/m.exec(metrics)?.[1]);
+    const notRecorded = parsePrometheusText(metrics).get('blkheat_history_seconds_not_recorded_total')?.samples[0]?.value ?? NaN;
     assert.ok(notRecorded >= 1 && notRecorded <= FAULT_S + 2, `${notRecorded} seconds not recorded`);
 
     // A restart right away needs no manual step, and serves what was recorded.

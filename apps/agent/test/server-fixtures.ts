@@ -118,6 +118,7 @@ export async function startTestAgent(
     samplesBudget: 100,
     webRoot,
     schema: BUCKET_SCHEMA,
+    instance: 'test-host',
     ...rest,
   };
   const agent = await startAgent(options, {

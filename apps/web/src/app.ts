@@ -1,7 +1,9 @@
 /**
- * Wiring, outside React: URL → store at start, store → URL as it changes, the agent client →
- * data manager, store changes → data refresh and redraws. Views only read the store and call
- * actions.
+ * The composition root, outside React: URL → UI store at start, UI store → URL as it changes;
+ * the agent client, the data layer (store/data.ts) and the actions bound to them. The one
+ * place that wires subscriptions, in one direction: the agent client's events and the UI
+ * store's changes go to the data layer, which publishes into the data store; changes of either
+ * store invalidate the renderers. Views only read the stores and call actions.
  */
 import type { DiskInfo } from '@blkheat/shared-types';
 import { decodeUrlState, encodeUrlState } from './model/urlstate.js';
@@ -10,12 +12,12 @@ import { AgentClient } from './net/client.js';
 import { apiFetch, HttpError, streamUrl } from './net/endpoints.js';
 import { captureToken } from './net/token.js';
 import { scheduler } from './render/scheduler.js';
-import { bindConnection } from './store/actions.js';
-import { data } from './store/data.js';
-import { notify, type ThemeChoice, useUi, type UiState } from './store/store.js';
+import { bindActions } from './store/actions.js';
+import { DataLayer } from './store/data.js';
+import { type DataState, useData } from './store/dataStore.js';
+import { notify } from './store/notices.js';
+import { type ThemeChoice, useUi, type UiState } from './store/store.js';
 import { installTestHook } from './testhook.js';
-
-let client: AgentClient | undefined;
 
 function applyUrl(): void {
   const u = decodeUrlState(window.location.search);
@@ -79,19 +81,37 @@ async function probeAuth(): Promise<string | undefined> {
   }
 }
 
+/**
+ * A disk in the frames that no hello/disks message described (hot-plugged between them): asks
+ * for the list, at most every few seconds.
+ */
+function diskListFetcher(onDisks: (disks: DiskInfo[]) => void): () => void {
+  let last = 0;
+  return () => {
+    if (Date.now() - last < 5000) return;
+    last = Date.now();
+    void apiFetch('api/v1/disks')
+      .then((r) => r.json() as Promise<{ disks?: unknown }>)
+      .then((body) => {
+        if (Array.isArray(body.disks)) onDisks(body.disks as DiskInfo[]);
+      })
+      .catch(() => undefined);
+  };
+}
+
 export function startApp(): void {
   captureToken();
   applyUrl();
   const dprQuery = (): void => {
-    data.dpr = window.devicePixelRatio || 1;
-    scheduler.invalidateMatching();
+    const dpr = window.devicePixelRatio || 1;
+    useUi.setState({ dpr });
     // Re-arm: the media query only fires once per change.
-    window.matchMedia(`(resolution: ${data.dpr}dppx)`).addEventListener('change', dprQuery, { once: true });
-    data.refresh();
+    window.matchMedia(`(resolution: ${dpr}dppx)`).addEventListener('change', dprQuery, { once: true });
   };
   dprQuery();
 
-  client = new AgentClient({
+  // The client's events reach the data layer made just below (none arrives before start()).
+  const client = new AgentClient({
     url: streamUrl,
     probe: probeAuth,
     initialBackfill: () => {
@@ -137,32 +157,32 @@ export function startApp(): void {
       },
     },
   });
-  data.setClient(client);
-  bindConnection(client);
-  // A disk in the frames that no hello/disks message described (hot-plugged between them):
-  // ask for the list, at most every few seconds.
-  let lastDiskFetch = 0;
-  data.onUnknownDisk = () => {
-    if (Date.now() - lastDiskFetch < 5000) return;
-    lastDiskFetch = Date.now();
-    void apiFetch('api/v1/disks')
-      .then((r) => r.json() as Promise<{ disks?: unknown }>)
-      .then((body) => {
-        if (Array.isArray(body.disks)) data.setAgentDisks(body.disks as DiskInfo[]);
-      })
-      .catch(() => undefined);
-  };
+  const data = new DataLayer({
+    ui: useUi,
+    store: useData,
+    client,
+    notify,
+    onUnknownDisk: diskListFetcher((disks) => data.setAgentDisks(disks)),
+  });
+  bindActions(data, client);
   client.start();
 
+  // What the user asked for → the data layer and the renderers (and the URL).
   useUi.subscribe((s, prev) => {
     const changed = (...keys: (keyof UiState)[]): boolean => keys.some((k) => s[k] !== prev[k]);
-    if (changed('view', 'kind', 'classes', 'diskChoice', 'plotWidth', 'mode')) data.refresh();
-    if (changed('dataVersion', 'view', 'percentiles', 'theme', 'norm')) scheduler.invalidateMatching();
+    if (changed('view', 'kind', 'classes', 'diskChoice', 'plotWidth', 'dpr')) data.refresh();
+    if (changed('colour')) data.recolour();
+    if (changed('view', 'percentiles', 'theme', 'norm', 'dpr')) scheduler.invalidateMatching();
     if (changed('view', 'diskChoice', 'classes', 'kind', 'colour', 'norm', 'percentiles')) syncUrl(s);
+  });
+  // What the data layer derived → the renderers.
+  useData.subscribe((s, prev) => {
+    const changed = (...keys: (keyof DataState)[]): boolean => keys.some((k) => s[k] !== prev[k]);
+    if (changed('dataVersion', 'visible')) scheduler.invalidateMatching();
   });
 
   // A paused view whose data the agent has not got yet: the first hello sets historyFrom.
   data.refresh();
-  installTestHook(client);
-  window.addEventListener('pagehide', () => client?.stop());
+  installTestHook({ connection: client, data });
+  window.addEventListener('pagehide', () => client.stop());
 }

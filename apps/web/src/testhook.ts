@@ -5,7 +5,10 @@
 import { unrecordedRuns } from './model/gaps.js';
 import { resolvedTheme } from './views/theme.js';
 import { scheduler } from './render/scheduler.js';
-import { data } from './store/data.js';
+import type { DataLayer } from './store/data.js';
+import { useData } from './store/dataStore.js';
+import { windowKnown, windowScale } from './store/dataWindow.js';
+import { useNotices } from './store/notices.js';
 import { useUi } from './store/store.js';
 import type { BlkheatHook, HookCell } from './testhookApi.js';
 import type { AgentClient } from './net/client.js';
@@ -55,14 +58,21 @@ function cellInViewport(dev: string, ts: number, bucket: number): { x: number; y
 }
 
 function cellOf(dev: string, col: number, bucket: number): HookCell | undefined {
-  const cur = data.current;
+  const cur = useData.getState().window;
   const m = cur?.matrices.get(dev);
   if (!cur || !m) return undefined;
   return { dev, col, from: col * m.step, to: (col + 1) * m.step, bucket, count: m.count(col, bucket) };
 }
 
-/** `connection`: the agent client app.ts started (for its gap and reconnect counters). */
-export function installTestHook(connection: Pick<AgentClient, 'gaps' | 'reconnects'>): void {
+/** What the hook reads besides the stores, from app.ts. */
+export interface TestHookSources {
+  /** The agent client app.ts started (for its gap and reconnect counters). */
+  readonly connection: Pick<AgentClient, 'gaps' | 'reconnects'>;
+  /** The data layer (for the work under way and the live log's coverage). */
+  readonly data: Pick<DataLayer, 'pending' | 'live'>;
+}
+
+export function installTestHook({ connection, data }: TestHookSources): void {
   const hook: BlkheatHook = {
     version: 1,
     async idle(timeoutMs = 30_000) {
@@ -71,31 +81,32 @@ export function installTestHook(connection: Pick<AgentClient, 'gaps' | 'reconnec
       // Two consecutive quiet frames: React commits and the redraws they cause settle too.
       while (quiet < 2) {
         await frame();
-        const busy = data.pending > 0 || data.summaryPending || scheduler.busy;
+        const busy = data.pending > 0 || scheduler.busy;
         quiet = busy ? 0 : quiet + 1;
         if (performance.now() - t0 > timeoutMs) throw new Error(`blkheat: not idle after ${timeoutMs} ms (pending ${data.pending})`);
       }
     },
     state() {
       const s = useUi.getState();
-      const sum = data.summary();
-      const cur = data.current;
+      const d = useData.getState();
+      const sum = d.summary;
+      const cur = d.window;
       return {
-        mode: s.mode,
+        mode: d.mode,
         connection: s.connection,
-        following: s.view.following,
-        view: { from: s.view.from, to: s.view.to },
+        following: d.visible.following,
+        view: { from: d.visible.from, to: d.visible.to },
         summaryRange: sum ? { from: sum.from, to: sum.to } : undefined,
         step: cur?.step,
         schema: cur ? { ...cur.schema } : undefined,
         latencyWindow: cur ? { lo: cur.yLo, hi: cur.yHi } : undefined,
         window: cur ? { from: cur.from, to: cur.to } : undefined,
-        shownDisks: [...s.shownDevs],
+        shownDisks: [...d.shownDevs],
         classes: [...s.classes],
         kind: s.kind,
         colour: s.colour,
         norm: s.norm,
-        lastFrameTs: s.lastFrameTs,
+        lastFrameTs: d.lastFrameTs,
         liveCovered:
           data.live.coveredFrom !== undefined && data.live.coveredTo !== undefined
             ? { from: data.live.coveredFrom, to: data.live.coveredTo }
@@ -106,8 +117,8 @@ export function installTestHook(connection: Pick<AgentClient, 'gaps' | 'reconnec
       };
     },
     counts() {
-      const s = useUi.getState();
-      const sum = data.summary();
+      const s = useData.getState();
+      const sum = s.summary;
       const out: Record<string, ReturnType<BlkheatHook['counts']>[string]> = {};
       if (!sum) return out;
       for (const dev of s.shownDevs) {
@@ -124,22 +135,22 @@ export function installTestHook(connection: Pick<AgentClient, 'gaps' | 'reconnec
       return out;
     },
     histogram(dev) {
-      const h = data.summary()?.perDisk.get(dev);
+      const h = useData.getState().summary?.perDisk.get(dev);
       return h ? [...h.hist] : [];
     },
     percentiles(dev) {
-      const h = data.summary()?.perDisk.get(dev);
+      const h = useData.getState().summary?.perDisk.get(dev);
       const out: Record<string, number> = {};
       if (h) for (const q of h.quantiles) out[q.label] = q.seconds;
       return out;
     },
     classCounts() {
       const out: Record<string, number> = {};
-      for (const c of data.summary()?.classes ?? []) out[c.c] = c.n;
+      for (const c of useData.getState().summary?.classes ?? []) out[c.c] = c.n;
       return out;
     },
     cellAt(x, y) {
-      for (const dev of useUi.getState().shownDevs) {
+      for (const dev of useData.getState().shownDevs) {
         const g = heatmapGeometry(dev);
         const hit = g?.hit(x, y);
         if (hit) return cellOf(dev, hit.col, hit.bucket);
@@ -150,26 +161,31 @@ export function installTestHook(connection: Pick<AgentClient, 'gaps' | 'reconnec
       return cellInViewport(dev, ts, bucket);
     },
     scale(dev) {
-      const sc = data.scaleFor(dev);
-      return sc ? { max: sc.max, kind: sc.kind, shared: useUi.getState().norm === 'shared' } : undefined;
+      const norm = useUi.getState().norm;
+      const sc = windowScale(useData.getState().window, dev, norm);
+      return sc ? { max: sc.max, kind: sc.kind, shared: norm === 'shared' } : undefined;
     },
     unrecorded(dev, from, to) {
-      const cur = data.current;
+      const cur = useData.getState().window;
       const m = cur?.matrices.get(dev);
       if (!cur || !m) return [];
       const out: number[] = [];
-      for (const [a, b] of unrecordedRuns(m, Math.floor(from / m.step), Math.ceil(to / m.step), data.known(cur))) {
+      for (const [a, b] of unrecordedRuns(
+        m,
+        Math.floor(from / m.step),
+        Math.ceil(to / m.step),
+        windowKnown(cur, useUi.getState().agent?.historyFrom),
+      )) {
         for (let c = a; c < b; c++) out.push(c * m.step);
       }
       return out;
     },
     hottestCell(dev, minBucket = 0, maxBucket = Infinity) {
-      const cur = data.current;
-      const m = cur?.matrices.get(dev);
-      const s = useUi.getState();
-      if (!cur || !m) return undefined;
-      const c0 = Math.max(m.start, Math.floor(s.view.from / m.step));
-      const c1 = Math.min(m.end, Math.ceil(s.view.to / m.step));
+      const d = useData.getState();
+      const m = d.window?.matrices.get(dev);
+      if (!m) return undefined;
+      const c0 = Math.max(m.start, Math.floor(d.visible.from / m.step));
+      const c1 = Math.min(m.end, Math.ceil(d.visible.to / m.step));
       let best: HookCell | undefined;
       for (let c = c0; c < c1; c++) {
         for (let r = Math.max(0, minBucket); r <= Math.min(m.rows - 1, maxBucket); r++) {
@@ -180,7 +196,7 @@ export function installTestHook(connection: Pick<AgentClient, 'gaps' | 'reconnec
       return best;
     },
     pixelAt(dev, x, y) {
-      const name = useUi.getState().disks.find((d) => d.dev === dev)?.name ?? dev;
+      const name = useData.getState().disks.find((d) => d.dev === dev)?.name ?? dev;
       const canvas = document.querySelector<HTMLCanvasElement>(`[data-testid="heatmap-${CSS.escape(name)}"]`);
       if (!canvas) return undefined;
       const r = canvas.getBoundingClientRect();
@@ -191,19 +207,19 @@ export function installTestHook(connection: Pick<AgentClient, 'gaps' | 'reconnec
       return d ? [d[0] ?? 0, d[1] ?? 0, d[2] ?? 0, d[3] ?? 0] : undefined;
     },
     selection() {
-      const sel = useUi.getState().selection;
+      const sel = useData.getState().selection;
       return sel ? { dev: sel.dev, from: sel.from, to: sel.to, bucketLo: sel.bucketLo, bucketHi: sel.bucketHi } : undefined;
     },
     samples() {
-      const s = useUi.getState().samples;
+      const s = useData.getState().samples;
       return { status: s.status, count: s.rows.length, truncated: s.truncated, error: s.error };
     },
     notices() {
-      return useUi.getState().notices.map((n) => ({ kind: n.kind, text: n.text }));
+      return useNotices.getState().notices.map((n) => ({ kind: n.kind, text: n.text }));
     },
     renderStats() {
       const timings: Record<string, readonly number[]> = {};
-      for (const key of ['time-axis', ...useUi.getState().shownDevs.flatMap((d) => [`heat:${d}`, `hist:${d}`, `overlay:${d}`])]) {
+      for (const key of ['time-axis', ...useData.getState().shownDevs.flatMap((d) => [`heat:${d}`, `hist:${d}`, `overlay:${d}`])]) {
         timings[key] = scheduler.timingsOf(key);
       }
       return { frames: scheduler.frames, timings };

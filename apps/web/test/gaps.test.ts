@@ -1,6 +1,6 @@
 // Seconds the agent did not record are told apart from recorded seconds without I/O (the
 // protocol: a frame with `disks: []` was recorded; no frame at all was not), in the model and
-// through the data manager as the stream feeds it; rates divide by the seconds with data; each
+// through the data layer as the stream feeds it; rates divide by the seconds with data; each
 // disk's colours scale to its own visible cells.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,8 +10,7 @@ import { columnRecording, NOTHING_KNOWN, recordedSecondsIn, unrecordedRuns, unre
 import { allInLowestBucket } from '../src/model/percentiles.ts';
 import { colourDomain, CountScale } from '../src/model/colour.ts';
 import { liveView } from '../src/model/view.ts';
-import { DataManager } from '../src/store/data.ts';
-import { useUi } from '../src/store/store.ts';
+import { type DataHarness, dataHarness, LOOP0, SDA } from './fixtures/dataLayer.ts';
 
 const ROWS = bucketCount();
 const T0 = 1_700_000_000;
@@ -123,27 +122,19 @@ test('colour domain: 1-2-5 steps, widening only while live', () => {
   assert.ok(new CountScale('log', colourDomain(8000)).index(40) < 120);
 });
 
-/** A data manager fed like the stream feeds it (no agent connection: the live buffer answers). */
-async function feed(frames: readonly Frame[], covered: [number, number]): Promise<DataManager> {
-  const dm = new DataManager();
-  useUi.setState({
-    view: liveView(covered[1], 60),
-    plotWidth: 1200,
-    norm: 'disk',
-    disks: [
-      { dev: '7:0', name: 'loop0', kind: 'request', present: true },
-      { dev: '8:0', name: 'sda', kind: 'request', present: true },
-    ],
-  });
-  dm.onFrames(frames);
-  dm.onCovered(covered[0], covered[1]);
-  useUi.setState({ view: liveView(dm.edge(), 60) });
-  dm.refresh();
+/** A data layer fed like the stream feeds it (no agent connection: the live buffer answers). */
+async function feed(frames: readonly Frame[], covered: [number, number]): Promise<DataHarness> {
+  const h = dataHarness({ disks: [LOOP0, SDA] });
+  h.ui.setState({ view: liveView(covered[1], 60) });
+  h.dm.onFrames(frames);
+  h.dm.onCovered(covered[0], covered[1]);
+  h.ui.setState({ view: liveView(h.dm.edge(), 60) });
+  h.dm.refresh();
   await new Promise((r) => setTimeout(r, 0));
-  return dm;
+  return h;
 }
 
-test('data manager: an outage in the stream draws as no data, idle seconds do not; rates skip it', async () => {
+test('data layer: an outage in the stream draws as no data, idle seconds do not; rates skip it', async () => {
   // loop0: 40 I/Os a second in one 20 ms-ish bucket; sda: 5000 a second. Seconds 20-27 the
   // agent was down (no frame); 28-29 idle frames.
   const frames: Frame[] = [];
@@ -152,24 +143,25 @@ test('data manager: an outage in the stream draws as no data, idle seconds do no
     if (s === 28 || s === 29) frames.push(idle(T0 + s));
     else frames.push({ ts: T0 + s, step: 1, disks: [io(T0 + s, '7:0', 40, 70).disks[0]!, io(T0 + s, '8:0', 5000, 40).disks[0]!] });
   }
-  const dm = await feed(frames, [T0, T0 + 40]);
-  const cur = dm.current;
+  const h = await feed(frames, [T0, T0 + 40]);
+  const dm = h.dm;
+  const cur = h.window();
   assert.ok(cur, 'a data window');
   assert.equal(cur.step, 1);
   const m = cur.matrices.get('7:0');
   assert.ok(m);
-  assert.deepEqual(unrecordedRuns(m, T0, T0 + 40, dm.known()), [[T0 + 20, T0 + 28]]);
+  assert.deepEqual(unrecordedRuns(m, T0, T0 + 40, h.known()), [[T0 + 20, T0 + 28]]);
   const sum = dm.freshSummary();
   assert.ok(sum);
   assert.equal(sum.unrecorded, 8);
   assert.equal(sum.covered, 32, 'rates divide by the 32 recorded seconds, not the 60 s view');
   assert.equal(sum.disks.get('7:0')?.n, 30 * 40);
   // Each disk's colours scale to its own visible cells; shared, to the busiest.
-  assert.equal(dm.scaleFor('7:0')?.max, 50);
-  assert.equal(dm.scaleFor('8:0')?.max, 5000);
-  useUi.setState({ norm: 'shared' });
-  assert.equal(dm.scaleFor('7:0')?.max, 5000);
-  useUi.setState({ norm: 'disk' });
+  assert.equal(h.scaleFor('7:0')?.max, 50);
+  assert.equal(h.scaleFor('8:0')?.max, 5000);
+  h.ui.setState({ norm: 'shared' });
+  assert.equal(h.scaleFor('7:0')?.max, 5000);
+  h.ui.setState({ norm: 'disk' });
 
   // The agent comes back: the reconnect backfill brings 45..49 (40..44 not recorded), then
   // says [50, 53) is complete without sending a frame for it.
@@ -177,19 +169,19 @@ test('data manager: an outage in the stream draws as no data, idle seconds do no
   dm.onFrames(back);
   dm.onCovered(T0 + 40, T0 + 50);
   dm.onCovered(T0 + 50, T0 + 53);
-  assert.deepEqual(unrecordedRuns(m, T0, T0 + 60, dm.known()), [
+  assert.deepEqual(unrecordedRuns(m, T0, T0 + 60, h.known()), [
     [T0 + 20, T0 + 28],
     [T0 + 40, T0 + 45],
     [T0 + 50, T0 + 53],
   ]);
   // A missing second fetched later (a gap fill) is drawn with its data.
   dm.onFrames([io(T0 + 42, '7:0', 3, 70)]);
-  const again = dm.current;
+  const again = h.window();
   assert.ok(again);
   const m2 = again.matrices.get('7:0');
   assert.ok(m2);
   assert.equal(m2.count(T0 + 42, 70), 3, 'the filled second is counted');
-  assert.deepEqual(unrecordedRuns(m2, T0, T0 + 60, dm.known()), [
+  assert.deepEqual(unrecordedRuns(m2, T0, T0 + 60, h.known()), [
     [T0 + 20, T0 + 28],
     [T0 + 40, T0 + 42],
     [T0 + 43, T0 + 45],
@@ -197,7 +189,7 @@ test('data manager: an outage in the stream draws as no data, idle seconds do no
   ]);
 });
 
-test('data manager: a snapshot (idle steps left out) shows no gaps; its rate is over its range', async () => {
+test('data layer: a snapshot (idle steps left out) shows no gaps; its rate is over its range', async () => {
   const frames: Frame[] = [];
   for (let s = 0; s < 30; s++) if (s % 3 !== 0) frames.push(io(T0 + s, '7:0', 10, 50));
   const snapshot: Snapshot = {
@@ -212,21 +204,21 @@ test('data manager: a snapshot (idle steps left out) shows no gaps; its rate is 
     frames,
     samples: [],
   };
-  const dm = new DataManager();
-  dm.loadSnapshot(snapshot, 'test.json');
+  const h = dataHarness();
+  h.openSnapshot(snapshot, 'test.json');
   // A snapshot's window is built over a few tasks after the one that loaded it (one per disk).
-  for (let i = 0; i < 10 && !dm.current; i++) await new Promise((r) => setTimeout(r, 0));
-  const m = dm.current?.matrices.get('7:0');
+  for (let i = 0; i < 10 && !h.window(); i++) await new Promise((r) => setTimeout(r, 0));
+  const m = h.window()?.matrices.get('7:0');
   assert.ok(m);
-  assert.deepEqual(unrecordedRuns(m, T0, T0 + 30, dm.known()), []);
-  const sum = dm.freshSummary();
+  assert.deepEqual(unrecordedRuns(m, T0, T0 + 30, h.known()), []);
+  const sum = h.dm.freshSummary();
   assert.equal(sum?.covered, 30);
   assert.equal(sum?.unrecorded, 0);
 });
 
 test("a known range reaching back to the agent's oldest second makes everything before it unrecorded", () => {
   const m = new HeatMatrix(ROWS, 1, 16, T0);
-  for (let c = T0; c <= T0 + 10; c++) m.ensure(c); // the window's columns, as the data manager lays them out
+  for (let c = T0; c <= T0 + 10; c++) m.ensure(c); // the window's columns, as the window loader lays them out
   for (const s of [5, 6]) m.addFrame(idle(T0 + s), { dev: '7:0', kind: 'device' });
   const everything = { from: -Infinity, to: T0 + 7 };
   assert.deepEqual(columnRecording(m, T0 + 1, everything), { state: 'unrecorded' });
@@ -235,50 +227,45 @@ test("a known range reaching back to the agent's oldest second makes everything 
   assert.deepEqual(unrecordedRuns(m, T0, T0 + 7, everything), [[T0, T0 + 5]]);
 });
 
-test('data manager: the live view of a young agent draws the seconds before its first one as no data, and fetches nothing for them', async () => {
+test('data layer: the live view of a young agent draws the seconds before its first one as no data, and fetches nothing for them', async () => {
   // The agent started at T0 (its oldest second: historyFrom) and has run 60 s; the live view
   // shows the last 5 minutes, 4 of them before the agent existed.
   const start = T0;
   const frames: Frame[] = [];
   for (let s = 0; s < 60; s++) frames.push(s % 2 === 0 ? io(start + s) : idle(start + s));
-  useUi.setState({
-    agent: { version: 'test', host: { hostname: 'h', kernel: 'k' }, tiers: [1, 10, 60], historyFrom: start },
-  });
-  try {
-    const dm = new DataManager();
-    let asked = 0;
-    // Connected, as far as the data manager can tell: a fetch would be counted (and fail).
-    dm.setClient({
+  let asked = 0;
+  // Connected, as far as the data layer can tell: a fetch would be counted (and fail).
+  const h = dataHarness({
+    disks: [LOOP0],
+    client: {
       connected: true,
       hello: undefined,
       request: (): Promise<never> => {
         asked++;
         return Promise.reject(new Error('no agent here'));
       },
-    });
-    useUi.setState({
-      view: liveView(start + 60, 300),
-      plotWidth: 1200,
-      disks: [{ dev: '7:0', name: 'loop0', kind: 'request', present: true }],
-    });
-    // What the client does with the first backfill page: the frames, then what they cover.
-    dm.onFrames(frames);
-    dm.onCovered(start, start + 60);
-    dm.refresh();
-    await new Promise((r) => setTimeout(r, 0));
-    const cur = dm.current;
-    assert.ok(cur, 'a data window');
-    assert.equal(cur.step, 1);
-    const m = cur.matrices.get('7:0');
-    assert.ok(m);
-    const view = liveView(dm.edge(), 300);
-    assert.ok(cur.from <= view.from, `the window (from ${cur.from - start}) holds the whole view (from ${view.from - start})`);
-    assert.deepEqual(unrecordedRuns(m, view.from, view.to, dm.known()), [[view.from, start]], 'before the first second: no data');
-    assert.deepEqual(columnRecording(m, start - 1, dm.known()), { state: 'unrecorded' });
-    assert.deepEqual(columnRecording(m, start + 1, dm.known()), { state: 'recorded' }, 'an idle second stays a quiet one');
-    assert.equal(dm.freshSummary()?.unrecorded, start - view.from);
-    assert.equal(asked, 0, 'nothing fetched for seconds before the agent’s oldest');
-  } finally {
-    useUi.setState({ agent: undefined });
-  }
+    },
+  });
+  const dm = h.dm;
+  h.ui.setState({
+    agent: { version: 'test', host: { hostname: 'h', kernel: 'k' }, tiers: [1, 10, 60], historyFrom: start },
+    view: liveView(start + 60, 300),
+  });
+  // What the client does with the first backfill page: the frames, then what they cover.
+  dm.onFrames(frames);
+  dm.onCovered(start, start + 60);
+  dm.refresh();
+  await new Promise((r) => setTimeout(r, 0));
+  const cur = h.window();
+  assert.ok(cur, 'a data window');
+  assert.equal(cur.step, 1);
+  const m = cur.matrices.get('7:0');
+  assert.ok(m);
+  const view = liveView(dm.edge(), 300);
+  assert.ok(cur.from <= view.from, `the window (from ${cur.from - start}) holds the whole view (from ${view.from - start})`);
+  assert.deepEqual(unrecordedRuns(m, view.from, view.to, h.known()), [[view.from, start]], 'before the first second: no data');
+  assert.deepEqual(columnRecording(m, start - 1, h.known()), { state: 'unrecorded' });
+  assert.deepEqual(columnRecording(m, start + 1, h.known()), { state: 'recorded' }, 'an idle second stays a quiet one');
+  assert.equal(dm.freshSummary()?.unrecorded, start - view.from);
+  assert.equal(asked, 0, 'nothing fetched for seconds before the agent’s oldest');
 });

@@ -26,8 +26,7 @@ import { bucketBoundsSeconds, latencyTicks, secondsToU, uToSeconds } from '../sr
 import { PercentileTrack, quantilesOf } from '../src/model/percentiles.ts';
 import { selectionQuery } from '../src/model/samples.ts';
 import { liveView } from '../src/model/view.ts';
-import { DataManager } from '../src/store/data.ts';
-import { useUi } from '../src/store/store.ts';
+import { type DataHarness, dataHarness, LOOP0 } from './fixtures/dataLayer.ts';
 import { prng } from './fixtures/synthetic.ts';
 
 const FINE = FINE_BUCKET_SCHEMA;
@@ -111,33 +110,22 @@ test('schema 3: percentiles of schema-3 histograms are right within one schema-3
   assert.equal(read?.quantiles.find((x) => x.label === 'p99')?.bucket, bucketOfSeconds(6e-3, FINE));
 });
 
-function showLoop0(): void {
-  useUi.setState({
-    plotWidth: 1200,
-    norm: 'disk',
-    kind: 'device',
-    classes: [],
-    diskChoice: undefined,
-    disks: [{ dev: '7:0', name: 'loop0', kind: 'request', present: true }],
-  });
-}
-
-async function settle(dm: DataManager): Promise<void> {
+async function settle(h: DataHarness): Promise<void> {
   for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 0));
-  assert.ok(dm.current, 'a data window');
+  assert.ok(h.window(), 'a data window');
 }
 
-test('data manager: live frames follow the hello schema; a new schema (reconnect) rebuilds at its size', async () => {
-  showLoop0();
-  const dm = new DataManager();
+test('data layer: live frames follow the hello schema; a new schema (reconnect) rebuilds at its size', async () => {
+  const h = dataHarness({ disks: [LOOP0] });
+  const dm = h.dm;
   // Schema 2 first: 106 rows, the 6 ms I/Os in the scale-2 row.
   assert.equal(dm.setLiveSchema(BUCKET_SCHEMA), undefined);
   dm.onFrames([0, 1, 2, 3].map((s) => frameAt(T0 + s, 6e6, BUCKET_SCHEMA)));
   dm.onCovered(T0, T0 + 4);
-  useUi.setState({ view: liveView(dm.edge(), 60) });
+  h.ui.setState({ view: liveView(dm.edge(), 60) });
   dm.refresh();
-  await settle(dm);
-  const two = dm.current?.matrices.get('7:0');
+  await settle(h);
+  const two = h.window()?.matrices.get('7:0');
   assert.equal(two?.rows, 106);
   assert.equal(two?.count(T0 + 1, bucketOfSeconds(6e-3, BUCKET_SCHEMA)), 7);
 
@@ -147,10 +135,10 @@ test('data manager: live frames follow the hello schema; a new schema (reconnect
   assert.equal(dm.live.size, 0, 'schema-2 frames dropped');
   dm.onFrames([4, 5, 6, 7].map((s) => frameAt(T0 + s, 6e6, FINE)));
   dm.onCovered(T0 + 4, T0 + 8);
-  useUi.setState({ view: liveView(dm.edge(), 60) });
+  h.ui.setState({ view: liveView(dm.edge(), 60) });
   dm.refresh();
-  await settle(dm);
-  const cur = dm.current;
+  await settle(h);
+  const cur = h.window();
   assert.ok(cur);
   assert.deepEqual(cur.schema, FINE);
   const m = cur.matrices.get('7:0');
@@ -174,9 +162,9 @@ test('data manager: live frames follow the hello schema; a new schema (reconnect
   assert.equal(dm.live.size, 0);
 });
 
-test('data manager: a schema-3 snapshot while live is schema 2, then back to live', async () => {
-  showLoop0();
-  const dm = new DataManager();
+test('data layer: a schema-3 snapshot while live is schema 2, then back to live', async () => {
+  const h = dataHarness({ disks: [LOOP0] });
+  const dm = h.dm;
   dm.setLiveSchema(BUCKET_SCHEMA);
   dm.onFrames([frameAt(T0, 6e6, BUCKET_SCHEMA)]);
   dm.onCovered(T0, T0 + 1);
@@ -193,15 +181,23 @@ test('data manager: a schema-3 snapshot while live is schema 2, then back to liv
     frames,
     samples: [],
   };
-  dm.loadSnapshot(snapshot, 'fine.json');
-  await settle(dm);
-  assert.deepEqual(dm.current?.schema, FINE);
-  assert.equal(dm.current?.matrices.get('7:0')?.rows, 210);
-  assert.equal(dm.current?.matrices.get('7:0')?.count(T0 + 101, bucketOfSeconds(6e-3, FINE)), 7);
+  h.openSnapshot(snapshot, 'fine.json');
+  await settle(h);
+  assert.deepEqual(h.window()?.schema, FINE);
+  assert.equal(h.window()?.matrices.get('7:0')?.rows, 210);
+  assert.equal(
+    h
+      .window()
+      ?.matrices.get('7:0')
+      ?.count(T0 + 101, bucketOfSeconds(6e-3, FINE)),
+    7,
+  );
+  assert.equal(h.store.getState().mode, 'snapshot');
   dm.closeSnapshot();
-  useUi.setState({ view: liveView(dm.edge(), 60) });
-  await settle(dm);
-  assert.deepEqual(dm.current?.schema, BUCKET_SCHEMA);
-  assert.equal(dm.current?.matrices.get('7:0')?.rows, 106);
-  assert.equal(dm.current?.matrices.get('7:0')?.count(T0, bucketOfSeconds(6e-3, BUCKET_SCHEMA)), 7);
+  h.ui.setState({ view: liveView(dm.edge(), 60) });
+  await settle(h);
+  assert.equal(h.store.getState().mode, 'live');
+  assert.deepEqual(h.window()?.schema, BUCKET_SCHEMA);
+  assert.equal(h.window()?.matrices.get('7:0')?.rows, 106);
+  assert.equal(h.window()?.matrices.get('7:0')?.count(T0, bucketOfSeconds(6e-3, BUCKET_SCHEMA)), 7);
 });

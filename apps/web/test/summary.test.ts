@@ -6,7 +6,7 @@ import { BUCKET_SCHEMA, bucketCount, conservedCount, type Frame } from '@blkheat
 import { BreakdownTally } from '../src/model/breakdown.ts';
 import { NOTHING_KNOWN } from '../src/model/gaps.ts';
 import { buildMatrix } from '../src/model/heatmatrix.ts';
-import { summarize, summarizeNow, type SummaryInput } from '../src/store/summary.ts';
+import { summarize, summarizeNow, type SummaryInput } from '../src/model/summary.ts';
 import { syntheticSource } from './fixtures/synthetic.ts';
 
 const ROWS = bucketCount();

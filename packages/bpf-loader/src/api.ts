@@ -167,6 +167,12 @@ export interface BpfObject {
   close(): void;
 }
 
+/** A struct as BTF describes it: sizes and offsets in bytes (-1: a member of no fixed size). */
+export interface StructLayout {
+  readonly size: number;
+  readonly members: readonly { readonly name: string; readonly offset: number; readonly size: number }[];
+}
+
 /** Kernel BTF (/sys/kernel/btf/vmlinux) queries, for choosing programs and knobs at load time. */
 export interface KernelBtf {
   /** Enumerators of a named enum, or undefined when the enum does not exist. */
@@ -180,6 +186,12 @@ export interface KernelBtf {
    * ["void *", "struct request *"]), or undefined when the typedef does not exist.
    */
   funcProtoParams(typedefName: string): string[] | undefined;
+  /**
+   * Size and members (byte offsets and sizes) of a named struct, or undefined when there is
+   * none: how a BPF object's own records are laid out (load the object file's BTF with
+   * loadKernelBtf(path)).
+   */
+  structLayout(struct: string): StructLayout | undefined;
   close(): void;
 }
 

@@ -19,8 +19,6 @@ import {
 
 export type SparseHist = readonly number[];
 
-export const EMPTY_HIST: SparseHist = Object.freeze([]);
-
 /** A fresh zeroed dense histogram for `schema`. */
 export function denseHist(schema: BucketSchema = BUCKET_SCHEMA): Float64Array {
   return new Float64Array(bucketCount(schema));

@@ -5,7 +5,7 @@
  * Version 1 (added in blkheat 0.1.0).
  */
 import type { BucketSchema } from './buckets.js';
-import type { DiskInfo, Frame, IoSample, LatencyKind } from './frame.js';
+import type { DiskInfo, Frame, IoSample, LatencyKind } from './frame-model.js';
 
 export const PROTOCOL_VERSION = 3;
 
@@ -21,6 +21,11 @@ export const MAX_SAMPLES_PER_ANSWER = 5000;
 export interface HostInfo {
   readonly hostname: string;
   readonly kernel: string;
+  /**
+   * The agent's identity in a fleet (--instance; the hostname unless given): the `instance`
+   * label of its /metrics. Added in protocol 3 and snapshot 3 (optional: older agents lack it).
+   */
+  readonly instance?: string;
 }
 
 // ---- agent -> client ----

@@ -5,15 +5,18 @@
  */
 import { z } from 'zod';
 import { type BucketSchema, MAX_BUCKET_COUNT, overflowIndex, schemaProblem } from './buckets.js';
-import { CGROUPS_LISTED, type Frame, INFLIGHT_LISTED } from './frame.js';
+import { CGROUPS_LISTED, type Frame, INFLIGHT_LISTED } from './frame-model.js';
 import { type SparseHist, sparseProblemUpTo } from './histogram.js';
 import type { ClientMessage } from './protocol.js';
-import { MAX_FRAMES_PER_ANSWER, MAX_SAMPLES_PER_ANSWER } from './protocol.js';
+import { MAX_SAMPLES_PER_ANSWER } from './protocol.js';
 import type { Snapshot } from './snapshot.js';
-import { SNAPSHOT_FORMAT, SNAPSHOT_VERSIONS_READ } from './snapshot.js';
+import { MAX_SNAPSHOT_BYTES, SNAPSHOT_FORMAT, SNAPSHOT_VERSIONS_READ } from './snapshot.js';
 
-/** Longest span one request may cover (31 days), in seconds. */
-export const MAX_SPAN_SECONDS = 31 * 86400;
+const DAY_SECONDS = 86400;
+/** Longest span one request (or snapshot) may cover (31 days), in seconds. */
+export const MAX_SPAN_SECONDS = 31 * DAY_SECONDS;
+/** Coarsest step a request or frame may have (one day), in seconds. */
+export const MAX_STEP_SECONDS = DAY_SECONDS;
 /** Most disks / classes a filter may name. */
 export const MAX_FILTER_ITEMS = 256;
 /** Most frames / samples / disks a snapshot may hold. */
@@ -26,7 +29,7 @@ export const unixSecondsSchema = z.number().int().min(946684800).max(7258118400)
 const requestIdSchema = z.union([z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), z.string().max(64)]);
 const devListSchema = z.array(devSchema).max(MAX_FILTER_ITEMS);
 const classListSchema = z.array(classNameSchema).max(MAX_FILTER_ITEMS);
-const stepSchema = z.number().int().min(1).max(86400);
+const stepSchema = z.number().int().min(1).max(MAX_STEP_SECONDS);
 
 function spanOk(v: { from: number; to: number }): boolean {
   return v.to > v.from && v.to - v.from <= MAX_SPAN_SECONDS;
@@ -65,9 +68,11 @@ export const samplesRequestSchema = z
     classes: classListSchema.optional(),
     limit: z.number().int().min(1).max(MAX_SAMPLES_PER_ANSWER).optional(),
   })
-  .refine(spanOk, spanMessage);
-
-export const clientMessageSchema = z.union([subscribeSchema, rangeRequestSchema, samplesRequestSchema]);
+  .refine(spanOk, spanMessage)
+  .refine((v) => v.minNs === undefined || v.maxNs === undefined || v.maxNs >= v.minNs, {
+    message: 'must not be below minNs',
+    path: ['maxNs'],
+  });
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; message: string; field?: string };
 
@@ -243,7 +248,7 @@ export const snapshotSchema = z
       .refine((v) => SNAPSHOT_VERSIONS_READ.includes(v)),
     createdAt: z.string().max(64),
     agent: z.string().max(64),
-    host: z.strictObject({ hostname: z.string().max(255), kernel: z.string().max(255) }),
+    host: z.strictObject({ hostname: z.string().max(255), kernel: z.string().max(255), instance: z.string().max(255).optional() }),
     schema: bucketSchemaSchema,
     range: z.strictObject({ from: unixSecondsSchema, to: unixSecondsSchema, step: stepSchema }),
     disks: z.array(diskInfoSchema).max(SNAPSHOT_LIMITS.disks),
@@ -294,7 +299,7 @@ export const snapshotSchema = z
 
 /** "40.5 days" (one decimal at most). */
 function daysText(seconds: number): string {
-  return `${+(seconds / 86400).toFixed(1)} days`;
+  return `${+(seconds / DAY_SECONDS).toFixed(1)} days`;
 }
 
 /** "2024-01-02 03:04:05 UTC", or the raw number for a time Date cannot show. */
@@ -305,7 +310,7 @@ function isoText(unixSeconds: number): string {
 
 /** Parses and validates a snapshot file's text. Never throws. */
 export function parseSnapshot(text: string): ParseResult<Snapshot> {
-  if (text.length > 64 * 1024 * 1024) return { ok: false, message: 'file is larger than 64 MiB' };
+  if (text.length > MAX_SNAPSHOT_BYTES) return { ok: false, message: `file is larger than ${MAX_SNAPSHOT_BYTES / 1048576} MiB` };
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -327,6 +332,3 @@ export function parseSnapshot(text: string): ParseResult<Snapshot> {
   if (!parsed.success) return { ok: false, ...describeZodError(parsed.error) };
   return { ok: true, value: parsed.data as Snapshot };
 }
-
-/** Frames per answer, re-exported for receivers that page. */
-export { MAX_FRAMES_PER_ANSWER };

@@ -7,7 +7,7 @@
  * carry per-cgroup series (`cg`, protocol 3). Older files still import.
  */
 import type { BucketSchema } from './buckets.js';
-import type { DiskInfo, Frame, IoSample } from './frame.js';
+import type { DiskInfo, Frame, IoSample } from './frame-model.js';
 import type { HostInfo } from './protocol.js';
 
 export const SNAPSHOT_FORMAT = 'blkheat-snapshot';

@@ -1,6 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUCKET_SCHEMA, parseClientMessage, parseSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type Snapshot } from '../src/index.js';
+import {
+  BUCKET_SCHEMA,
+  MAX_SPAN_SECONDS,
+  MAX_STEP_SECONDS,
+  parseClientMessage,
+  parseSnapshot,
+  SNAPSHOT_FORMAT,
+  SNAPSHOT_VERSION,
+  type Snapshot,
+} from '../src/index.js';
 
 const snapshot: Snapshot = {
   format: SNAPSHOT_FORMAT,
@@ -72,6 +81,9 @@ test('client messages are validated field by field', () => {
     ['{"t":"range","id":1,"from":1795290000,"to":1795289999}', /"to" must be after/, 'to'],
     ['{"t":"range","id":1,"from":"x","to":1795289999}', /from/, 'from'],
     ['{"t":"samples","id":1,"from":1795290000,"to":1795290001,"limit":999999}', /limit/, 'limit'],
+    ['{"t":"samples","id":1,"from":1795290000,"to":1795290001,"minNs":10,"maxNs":5}', /^maxNs: must not be below minNs$/, 'maxNs'],
+    [`{"t":"range","id":1,"from":1795290000,"to":${1795290000 + MAX_SPAN_SECONDS + 1}}`, /at most/, 'to'],
+    [`{"t":"range","id":1,"from":1795290000,"to":1795290001,"step":${MAX_STEP_SECONDS + 1}}`, /step/, 'step'],
     ['{"t":"subscribe","disks":["sda"]}', /MAJ:MIN/, 'disks.0'],
     ['{"t":"subscribe","bogus":1}', /bogus|unrecognized/i, undefined],
   ];

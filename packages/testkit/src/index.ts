@@ -9,3 +9,4 @@ export * from './workload.js';
 export * from './synthetic.js';
 export * from './conservation.js';
 export * from './faults.js';
+export * from './prometheus.js';

@@ -1,50 +1,28 @@
 /**
- * The block I/O collector: loads and attaches blkheat's kernel programs, and once per second
- * (just after each wall-clock second closes) harvests that second's histograms from the
- * kernel, drains the sampled I/O records, measures the untimed I/Os against /proc/diskstats,
+ * The block I/O collector: loads and attaches blkheat's kernel programs (loader.ts), and once
+ * per second (just after each wall-clock second closes) harvests that second's histograms from
+ * the kernel, drains the sampled I/O records, measures the untimed I/Os against /proc/diskstats,
  * scans what is in flight, and emits one Frame per second, in order, no gaps.
+ * Over 400 lines because the per-second cycle is one state machine: the harvest, the late
+ * entries, the sample ledger and the untimed meter must advance together, second by second, and
+ * splitting them would spread that invariant across files.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import {
-  BpfError,
-  enableStats,
-  loadKernelBtf,
-  openObject,
-  possibleCpus,
-  TRACING_PRIVILEGE,
-  type BpfMap,
-  type BpfObject,
-  type Link,
-  type RingBuffer,
-  type StatsHandle,
-} from '@blkheat/bpf-loader';
-import {
-  BUCKET_SCHEMA,
-  type BucketSchema,
-  upperBoundsNs,
-  type DiskInfo,
-  type Frame,
-  type InflightState,
-  type IoSample,
-  type OpGroup,
-} from '@blkheat/shared-types';
+import { enableStats, loadKernelBtf, possibleCpus, type BpfMap, type Link, type RingBuffer, type StatsHandle } from '@blkheat/bpf-loader';
+import { BUCKET_SCHEMA, type BucketSchema, type DiskInfo, type Frame, type InflightState, type OpGroup } from '@blkheat/shared-types';
 import { CgroupNamer } from './cgroups.js';
+import { CollectorError, errorText } from './errors.js';
+import { checkLayout, loadObject, type Loaded } from './loader.js';
 import { ClassNamer } from './classes.js';
 import { monotonicNs, slotOf, wallMicros, wallOffsetNs } from './clock.js';
 import { DeviceRegistry } from './devices.js';
-import { INFLIGHT_PROGRAM, InflightScanner } from './inflight.js';
+import { InflightScanner } from './inflight.js';
 import { UntimedMeter, zeroGroups, type GroupCounts } from './untimed.js';
 import { buildFrame, type SlotEntry } from './frame-builder.js';
 import { readKernelFacts, type KernelFacts } from './kernel-facts.js';
 import {
   addPerCpuHist,
   BUDGET_SLOTS,
-  BUDGET_SIZE,
   COUNTERS_SIZE,
-  INFLIGHT_SUMMARY_SIZE,
-  RQ_SLOT_SIZE,
-  SETTINGS_SIZE,
   decodeCounters,
   decodeHistKey,
   decodeSample,
@@ -55,7 +33,6 @@ import {
   emptyHistValue,
   encodeBudget,
   encodeSettings,
-  HIST_KEY_SIZE,
   schemaLayout,
   type SchemaLayout,
   SAMPLE_OUTLIER,
@@ -64,7 +41,7 @@ import {
   type CounterName,
   type HistValue,
 } from './layout.js';
-import { DEFAULT_SAMPLE_BUDGET, SampleBudget } from './sampling.js';
+import { DEFAULT_SAMPLE_BUDGET, SampleBudget, SampleLedger } from './sampling.js';
 import type { Collector, CollectorListener, CollectorOptions, CollectorStats } from './types.js';
 
 /** How long after a second closes it is harvested: every program that saw an I/O of that second has long finished. */
@@ -75,35 +52,10 @@ const RESCAN_EVERY_TICKS = 5;
 /** Re-sync the clock offset when it drifted by more than this (NTP slews, steps). */
 const OFFSET_TOLERANCE_NS = 500_000n;
 
-export class CollectorError extends Error {
-  constructor(message: string, cause?: unknown) {
-    super(message, cause === undefined ? undefined : { cause });
-    this.name = 'CollectorError';
-  }
-}
-
-/** Path of the compiled kernel object for a bucket schema; BLKHEAT_BPF_OBJECT overrides it. */
-export function defaultObjectPath(schema: BucketSchema = BUCKET_SCHEMA): string {
-  const file = schemaLayout(schema.scale).objectFile;
-  return process.env.BLKHEAT_BPF_OBJECT ?? fileURLToPath(new URL(`../../../../bpf/build/${file}`, import.meta.url));
-}
-
 export async function createCollector(options: CollectorOptions = {}): Promise<Collector> {
   const collector = new BlockCollector(options);
   await collector.start();
   return collector;
-}
-
-type Flavour = 'tp_btf' | 'raw_tp';
-
-interface Loaded {
-  readonly object: BpfObject;
-  readonly links: Link[];
-  readonly flavour: Flavour;
-  /** Every program loaded for the hooks (for run-time statistics), attached or not. */
-  readonly programs: string[];
-  /** The bio-based disks' programs: attached once such a disk is there to trace (see syncBioHooks). */
-  readonly bioPrograms: string[];
 }
 
 class BlockCollector implements Collector {
@@ -136,9 +88,7 @@ class BlockCollector implements Collector {
   /** Untimed I/Os found but not yet put in a frame (found when no second closed). */
   private untimedPending = new Map<number, Partial<GroupCounts>>();
   private readonly seenDevs = new Set<number>();
-  private readonly pendingSamples = new Map<number, IoSample[]>();
-  private readonly sampleCountBySlot = new Map<number, number>();
-  private readonly overBudgetBySlot = new Map<number, Map<number, number>>();
+  private readonly ledger: SampleLedger | undefined;
   private lateEntries: SlotEntry[] = [];
   /** Closed-second keys read and emitted whose delete failed (hex): skipped, never counted twice. */
   private readonly harvestedKeys = new Set<string>();
@@ -154,6 +104,7 @@ class BlockCollector implements Collector {
     }
     const samples = options.samples ?? { budgetPerSecond: DEFAULT_SAMPLE_BUDGET };
     this.budget = samples === false ? undefined : new SampleBudget(samples.budgetPerSecond);
+    this.ledger = this.budget && new SampleLedger(this.budget.perSecond);
   }
 
   async start(): Promise<void> {
@@ -162,14 +113,21 @@ class BlockCollector implements Collector {
     this.only = this.resolveDiskFilter();
     this.cpus = possibleCpus();
     this.untimed = new UntimedMeter(undefined, this.options.partitions ? (dev) => this.devices.devsOfDisk(dev).slice(1) : undefined);
-    this.loaded = await this.loadAndAttach(facts);
+    this.loaded = await loadObject(facts, {
+      options: this.options,
+      schema: this.schema,
+      layout: this.layout,
+      samples: this.budget !== undefined,
+      filterDisks: this.only !== undefined,
+      log: (line) => this.log(line),
+    });
     const { object } = this.loaded;
     this.hists = object.map('hists');
     this.syncDiskFilter();
     this.settingsMap = object.map('settings');
     this.budgetMap = object.map('budget');
     this.countersMap = object.map('counters');
-    this.checkLayout();
+    checkLayout(object, this.layout, this.budget !== undefined);
     if (facts.hasInflightScan) this.inflight = new InflightScanner(object);
     else this.log('kernel too old for the in-flight scan (no bpf_loop): I/Os in flight are not reported');
 
@@ -285,77 +243,6 @@ class BlockCollector implements Collector {
     return devs;
   }
 
-  private async loadAndAttach(facts: KernelFacts): Promise<Loaded> {
-    const path = defaultObjectPath(this.schema);
-    if (!existsSync(path)) throw new CollectorError(`kernel object ${path} is missing: build it first (make -C bpf, or ./bootstrap setup)`);
-    const want = this.options.hooks ?? 'auto';
-    const flavours: Flavour[] = want === 'raw_tp' ? ['raw_tp'] : want === 'tp_btf' ? ['tp_btf'] : ['tp_btf', 'raw_tp'];
-    let firstError: unknown;
-    for (const flavour of flavours) {
-      try {
-        return await this.tryLoad(path, flavour, facts);
-      } catch (err) {
-        if (isPermissionError(err)) throw describeLoadError(err);
-        firstError ??= err;
-        if (flavour !== flavours[flavours.length - 1]) this.log(`${flavour} hooks failed (${errorText(err)}); trying raw_tp`);
-      }
-    }
-    throw describeLoadError(firstError);
-  }
-
-  private async tryLoad(path: string, flavour: Flavour, facts: KernelFacts): Promise<Loaded> {
-    const object = openObject(path, {
-      ...(this.options.btf ? { btfCustomPath: this.options.btf } : {}),
-      logLevel: this.options.onLog ? 'info' : 'quiet',
-      ...(this.options.onLog ? { onLog: (_level: string, line: string) => this.log(line.trimEnd()) } : {}),
-    });
-    try {
-      const { request, bio } = selectPrograms(flavour, facts);
-      const programs = [...request, ...bio];
-      const selected = new Set(facts.hasInflightScan ? [...programs, INFLIGHT_PROGRAM] : programs);
-      for (const p of object.programs()) object.setAutoload(p.name, selected.has(p.name));
-
-      object.setGlobal('bounds_ns', boundsBuffer(this.schema, this.layout));
-      object.setGlobal('kernel_times', Buffer.from([this.options.issueTimestamps === 'kernel' ? 1 : 0]));
-      object.setGlobal('samples_enabled', Buffer.from([this.budget ? 1 : 0]));
-      object.setGlobal('rq_arg_idx', u32(facts.rqLayout === 'queue-first' ? 1 : 0));
-      object.setGlobal('filter_disks', Buffer.from([this.only ? 1 : 0]));
-      await object.load();
-      const links: Link[] = [];
-      try {
-        for (const name of request) links.push(object.attach(name));
-      } catch (err) {
-        for (const link of links) link.close();
-        throw err;
-      }
-      this.log(`attached ${request.length} ${flavour} programs: ${request.join(', ')}`);
-      return { object, links, flavour, programs, bioPrograms: bio };
-    } catch (err) {
-      object.close();
-      throw err;
-    }
-  }
-
-  private checkLayout(): void {
-    const expect = (map: BpfMap, key: number, value: number): void => {
-      if (map.keySize !== key || map.valueSize !== value) {
-        throw new CollectorError(
-          `kernel object layout mismatch in map ${map.name} (key ${map.keySize}/${key}, value ${map.valueSize}/${value} bytes): rebuild bpf/ and the agent together`,
-        );
-      }
-    };
-    expect(this.hists, HIST_KEY_SIZE, this.layout.histValueSize);
-    expect(this.countersMap, 4, COUNTERS_SIZE);
-    expect(this.settingsMap, 4, SETTINGS_SIZE);
-    expect(this.budgetMap, 4, BUDGET_SIZE);
-    expect(this.loaded.object.map('rq_slots'), 4, RQ_SLOT_SIZE);
-    expect(this.loaded.object.map('inflight_summary'), 4, INFLIGHT_SUMMARY_SIZE);
-    if (this.budget) {
-      const ring = this.loaded.object.maps().find((m) => m.name === 'samples');
-      if (!ring) throw new CollectorError('kernel object has no samples ring buffer');
-    }
-  }
-
   // ---- per second ----
 
   private scheduleTick(): void {
@@ -415,7 +302,7 @@ class BlockCollector implements Collector {
           this.namer,
           { partitions: this.options.partitions === true, schema: this.schema, ...(this.only ? { only: this.only } : {}) },
           {
-            extraDropped: this.overBudgetBySlot.get(slot),
+            extraDropped: this.ledger?.refusedIn(slot),
             ...(newest ? { untimed: this.untimedPending, inflight } : {}),
           },
         );
@@ -542,7 +429,8 @@ class BlockCollector implements Collector {
   }
 
   private drainSamples(): void {
-    if (!this.ring || !this.budget) return;
+    const ledger = this.ledger;
+    if (!this.ring || !ledger) return;
     let records: Buffer[];
     try {
       records = this.ring.consume();
@@ -557,48 +445,31 @@ class BlockCollector implements Collector {
       const id = this.devices.resolve(raw.dev);
       const diskDev = this.options.partitions ? raw.dev : id.wholeDev;
       if (this.only && !this.only.has(diskDev)) continue;
-      const taken = this.sampleCountBySlot.get(slot) ?? 0;
-      if (taken >= this.budget.perSecond) {
-        // The kernel's per-second cap can overshoot by a record when two CPUs race on its
-        // reset; the budget is a promise, so keep it here and count the record as dropped.
-        let perDisk = this.overBudgetBySlot.get(slot);
-        if (!perDisk) this.overBudgetBySlot.set(slot, (perDisk = new Map()));
-        perDisk.set(diskDev, (perDisk.get(diskDev) ?? 0) + 1);
-        continue;
-      }
-      this.sampleCountBySlot.set(slot, taken + 1);
-      // The kernel's slot is the truth; keep the displayed time inside it even if the clock
-      // offset moved by a fraction of a millisecond since the kernel used it.
-      const tsUs = Math.min(Math.max(wallMicros(raw.tsNs, this.offsetNs), slot * 1e6), slot * 1e6 + 999_999);
-      const sample: IoSample = {
-        ts_us: tsUs,
-        dev: this.options.partitions ? devString(raw.dev) : devString(id.wholeDev),
-        c: this.namer.name(raw.cls),
-        sector: raw.sector,
-        bytes: raw.bytes,
-        q_ns: raw.flags & SAMPLE_QUEUE_KNOWN ? raw.queueNs : null,
-        d_ns: raw.deviceNs,
-        pid: raw.pid,
-        comm: raw.comm,
-        cgroup: Number(raw.cgroupId),
-        cg: this.cgroups.name(raw.cgroupId),
-        outlier: (raw.flags & SAMPLE_OUTLIER) !== 0,
-      };
-      const list = this.pendingSamples.get(slot);
-      if (list) list.push(sample);
-      else this.pendingSamples.set(slot, [sample]);
+      ledger.offer(slot, diskDev, () => {
+        // The kernel's slot is the truth; keep the displayed time inside it even if the clock
+        // offset moved by a fraction of a millisecond since the kernel used it.
+        const tsUs = Math.min(Math.max(wallMicros(raw.tsNs, this.offsetNs), slot * 1e6), slot * 1e6 + 999_999);
+        return {
+          ts_us: tsUs,
+          dev: this.options.partitions ? devString(raw.dev) : devString(id.wholeDev),
+          c: this.namer.name(raw.cls),
+          sector: raw.sector,
+          bytes: raw.bytes,
+          q_ns: raw.flags & SAMPLE_QUEUE_KNOWN ? raw.queueNs : null,
+          d_ns: raw.deviceNs,
+          pid: raw.pid,
+          comm: raw.comm,
+          cgroup: Number(raw.cgroupId),
+          cg: this.cgroups.name(raw.cgroupId),
+          outlier: (raw.flags & SAMPLE_OUTLIER) !== 0,
+        };
+      });
     }
   }
 
   private emitSamples(slot: number): void {
     // Samples of seconds before this one that were not emitted (clock steps) go out now too.
-    for (const [s, samples] of [...this.pendingSamples.entries()].sort(([a], [b]) => a - b)) {
-      if (s > slot) break;
-      this.pendingSamples.delete(s);
-      if (samples.length > 0) for (const l of this.listeners) l.samples?.(samples);
-    }
-    for (const s of [...this.sampleCountBySlot.keys()]) if (s <= slot) this.sampleCountBySlot.delete(s);
-    for (const s of [...this.overBudgetBySlot.keys()]) if (s <= slot) this.overBudgetBySlot.delete(s);
+    for (const samples of this.ledger?.release(slot) ?? []) for (const l of this.listeners) l.samples?.(samples);
   }
 
   private emitFrame(frame: Frame): void {
@@ -698,42 +569,4 @@ class BlockCollector implements Collector {
     this.log(`warning: ${message}`);
     for (const l of this.listeners) l.warning?.(message);
   }
-}
-
-/** The programs for a hook flavour on this kernel: request-based disks' (always attached) and bio-based disks'. */
-export function selectPrograms(flavour: Flavour, facts: KernelFacts): { request: string[]; bio: string[] } {
-  const sfx = flavour === 'tp_btf' ? 'btf' : 'raw';
-  const q = (layout: KernelFacts['rqLayout']): string => (flavour === 'tp_btf' && layout === 'queue-first' ? '_q' : '');
-  return {
-    request: [`bh_rq_issue_${sfx}${q(facts.rqLayout)}`, `bh_rq_complete_${sfx}`, `bh_rq_requeue_${sfx}${q(facts.rqLayout)}`],
-    bio: [`bh_bio_queue_${sfx}${q(facts.bioQueueLayout)}`, `bh_bio_complete_${sfx}`],
-  };
-}
-
-function boundsBuffer(schema: BucketSchema, layout: SchemaLayout): Buffer {
-  const bounds = upperBoundsNs(schema);
-  if (bounds.length >= layout.maxBounds)
-    throw new CollectorError(`bucket schema has ${bounds.length} bounds; the kernel object holds ${layout.maxBounds - 1}`);
-  const buf = Buffer.alloc(layout.maxBounds * 8, 0xff); // past the last bound: U64_MAX
-  bounds.forEach((b, i) => buf.writeBigUInt64LE(b, i * 8));
-  return buf;
-}
-
-/** EPERM, or an EACCES that is about privilege: a verifier rejection is EACCES too, and must not read as "run as root". */
-function isPermissionError(err: unknown): boolean {
-  return err instanceof BpfError && (err.code === 'EPERM' || (err.code === 'EACCES' && !err.message.includes('verifier')));
-}
-
-function describeLoadError(err: unknown): CollectorError {
-  if (isPermissionError(err)) {
-    return new CollectorError(
-      `the kernel refused to load BPF programs (${errorText(err)}). blkheat must run as root (${TRACING_PRIVILEGE}), and kernel lockdown or kernel.unprivileged_bpf_disabled policies must allow BPF`,
-      err,
-    );
-  }
-  return new CollectorError(`loading blkheat's kernel programs failed: ${errorText(err)}`, err);
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

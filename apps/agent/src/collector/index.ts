@@ -1,4 +1,6 @@
-export { createCollector, CollectorError, defaultObjectPath, selectPrograms } from './collector.js';
+export { createCollector } from './collector.js';
+export { CollectorError } from './errors.js';
+export { defaultObjectPath, selectPrograms } from './loader.js';
 export type { Collector, CollectorListener, CollectorOptions, CollectorStats } from './types.js';
 export { DeviceRegistry } from './devices.js';
 export { ClassNamer } from './classes.js';

@@ -5,12 +5,13 @@
  * its URL fragment, which browsers never send to the server).
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { MAX_FRAMES_PER_ANSWER } from '@blkheat/shared-types';
 import type { AgentContext } from './context.js';
-import { planRange, rangeFrames } from '../history/query.js';
+import { answerRange, rangeAnswerFields } from '../history/range-read.js';
 import { DEFAULT_SAMPLES_LIMIT, ANSWER_MAX_BYTES } from './limits.js';
-import { METRICS_CONTENT_TYPE, renderMetrics, type StreamStats } from './metrics.js';
-import { MAX_QUERY_BYTES, parseNoQuery, parseRangeQuery, parseSamplesQuery, parseSnapshotQuery, type QueryResult } from './query.js';
+import { renderText, TEXT_CONTENT_TYPE } from './exposition.js';
+import { buildMetrics, type StreamStats } from './metrics.js';
+import { PROTOBUF_CONTENT_TYPE, renderProtobuf, wantsProtobuf } from './native-histograms.js';
+import { MAX_QUERY_BYTES, parseNoQuery, parseRangeQuery, parseSamplesQuery, parseSnapshotQuery, type QueryResult } from './http-query.js';
 import { hostAllowed, presentedToken, setSecurityHeaders, type AccessPolicy } from './security.js';
 import { snapshotJson } from './snapshot.js';
 import { notBuiltPage, safeStaticPath, sendStatic, type StaticSite } from './static.js';
@@ -121,21 +122,14 @@ export function createApp(options: AppOptions): express.Express {
   app.get('/api/v1/range', (req: Request, res: Response) => {
     const q = parseRangeQuery(params(req), ctx.disks());
     if (!sendQueryError(res, q)) return;
-    const history = ctx.history;
-    const tiers = history.tierSteps.map((step) => ({ step, retention: history.retention(step) }));
-    const plan = planRange(q.value, tiers, history.clock(), MAX_FRAMES_PER_ANSWER);
-    const a = rangeFrames(history, plan, { disks: q.value.disks, classes: q.value.classes }, ANSWER_MAX_BYTES);
-    res.type('application/json').send(`{"from":${a.from},"to":${a.to},"step":${a.step},"frames":[${a.frames.join(',')}]}`);
+    const a = answerRange(ctx.history, q.value, ANSWER_MAX_BYTES);
+    res.type('application/json').send(`{${rangeAnswerFields(a)}}`);
   });
 
   app.get('/api/v1/samples', (req: Request, res: Response) => {
     const q = parseSamplesQuery(params(req), ctx.disks());
     if (!sendQueryError(res, q)) return;
     const v = q.value;
-    if (v.minNs !== undefined && v.maxNs !== undefined && v.maxNs < v.minNs) {
-      fail(res, 400, 'maxNs: must not be below minNs', 'maxNs');
-      return;
-    }
     const r = ctx.samples.query({ ...v, limit: v.limit ?? DEFAULT_SAMPLES_LIMIT });
     res.json({ samples: r.samples, truncated: r.truncated });
   });
@@ -151,7 +145,13 @@ export function createApp(options: AppOptions): express.Express {
 
   app.get('/metrics', (req: Request, res: Response) => {
     if (!sendQueryError(res, parseNoQuery(params(req)))) return;
-    res.type(METRICS_CONTENT_TYPE).send(renderMetrics(ctx, options.streamStats()));
+    const exposition = buildMetrics(ctx, options.streamStats());
+    // Prometheus asks for protobuf when it scrapes native histograms; text for everyone else,
+    // and for it too when metrics.proto is not installed (logged once at start).
+    const proto = wantsProtobuf(req.get('accept')) ? renderProtobuf(exposition) : undefined;
+    res.vary('Accept');
+    if (proto) res.type(PROTOBUF_CONTENT_TYPE).send(proto);
+    else res.type(TEXT_CONTENT_TYPE).send(renderText(exposition));
   });
 
   app.use('/api', (_req: Request, res: Response) => fail(res, 404, 'no such API endpoint (see docs/protocol.md)'));

@@ -13,7 +13,7 @@ import type { StreamHub } from './hub.js';
 import { MAX_CLIENTS } from './limits.js';
 import { hostAllowed, originAllowed, presentedToken } from './security.js';
 
-export const STREAM_PATH = '/api/v1/stream';
+const STREAM_PATH = '/api/v1/stream';
 
 export interface AgentServer {
   readonly server: Server;

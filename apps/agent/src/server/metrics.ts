@@ -9,20 +9,9 @@
  * histograms, not sums, and an estimate from bucket midpoints would silently skew every
  * average computed from it. Use histogram_quantile() or bucket ratios instead.
  */
-import {
-  type BucketSchema,
-  CGROUP_OTHER,
-  CGROUPS_LISTED,
-  PROTOCOL_VERSION,
-  overflowIndex,
-  upperBoundSeconds,
-  type ClassSeries,
-  type DiskInfo,
-  type SparseHist,
-} from '@blkheat/shared-types';
+import { CGROUP_OTHER, CGROUPS_LISTED, PROTOCOL_VERSION, type ClassSeries, type DiskInfo } from '@blkheat/shared-types';
 import type { AgentContext } from './context.js';
-
-export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+import { Exposition, type Labels } from './exposition.js';
 
 /** Numbers the WebSocket layer keeps about itself. */
 export interface StreamStats {
@@ -36,69 +25,9 @@ export interface StreamStats {
   readonly lastFrameLagS: number | null;
 }
 
-type Labels = Readonly<Record<string, string>>;
-
-class Exposition {
-  private readonly lines: string[] = [];
-
-  family(name: string, type: 'counter' | 'gauge' | 'histogram', help: string): void {
-    this.lines.push(`# HELP ${name} ${help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${name} ${type}`);
-  }
-
-  /** A family with one sample (none while the value is not known yet). */
-  single(name: string, type: 'counter' | 'gauge', help: string, value: number | null, labels: Labels = {}): void {
-    this.family(name, type, help);
-    if (value !== null) this.sample(name, labels, value);
-  }
-
-  sample(name: string, labels: Labels, value: number): void {
-    this.lines.push(`${name}${formatLabels(labels)} ${formatValue(value)}`);
-  }
-
-  text(): string {
-    return `${this.lines.join('\n')}\n`;
-  }
-}
-
-function formatLabels(labels: Labels): string {
-  const entries = Object.entries(labels);
-  if (entries.length === 0) return '';
-  return `{${entries.map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`).join(',')}}`;
-}
-
-export function formatValue(v: number): string {
-  if (Number.isNaN(v)) return 'NaN';
-  if (v === Infinity) return '+Inf';
-  if (v === -Infinity) return '-Inf';
-  return String(v);
-}
-
-/** `le` label values of the dense buckets 0..overflow-1 (overflow is +Inf), per schema. Computed once each. */
-const leBySchema = new Map<number, readonly string[]>();
-function leValues(schema: BucketSchema): readonly string[] {
-  let le = leBySchema.get(schema.scale);
-  if (!le)
-    leBySchema.set(schema.scale, (le = Array.from({ length: overflowIndex(schema) }, (_, i) => formatValue(upperBoundSeconds(i, schema)))));
-  return le;
-}
-
-function histogram(out: Exposition, name: string, labels: Labels, hist: SparseHist, le: readonly string[]): void {
-  let cum = 0;
-  let k = 0;
-  for (let i = 0; i < le.length; i++) {
-    while (k < hist.length && (hist[k] as number) === i) {
-      cum += hist[k + 1] as number;
-      k += 2;
-    }
-    out.sample(`${name}_bucket`, { ...labels, le: le[i] as string }, cum);
-  }
-  for (; k < hist.length; k += 2) cum += hist[k + 1] as number; // overflow
-  out.sample(`${name}_bucket`, { ...labels, le: '+Inf' }, cum);
-  out.sample(`${name}_count`, labels, cum);
-}
-
-export function renderMetrics(ctx: AgentContext, stream: StreamStats): string {
-  const out = new Exposition();
+/** Everything /metrics exposes, for either format. */
+export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition {
+  const out = new Exposition(ctx.schema, ctx.host.instance ? { instance: ctx.host.instance } : {});
   const disks = new Map<string, DiskInfo>(ctx.disks().map((d) => [d.dev, d]));
   const totals = ctx.totals.snapshot();
   const series: { labels: Labels; kind: DiskInfo['kind'] | undefined; cls: ClassSeries }[] = [];
@@ -112,14 +41,13 @@ export function renderMetrics(ctx: AgentContext, stream: StreamStats): string {
     'histogram',
     'Block I/O device latency (request-based disks: issue to completion; bio-based: queue to completion), since the agent started.',
   );
-  const le = leValues(ctx.schema);
-  for (const s of series) histogram(out, 'blkheat_device_latency_seconds', s.labels, s.cls.d, le);
+  for (const s of series) out.histogram('blkheat_device_latency_seconds', s.labels, s.cls.d);
   out.family(
     'blkheat_queue_latency_seconds',
     'histogram',
     'Block I/O queue latency (request start to issue), request-based disks, since the agent started.',
   );
-  for (const s of series) if (s.kind !== 'bio') histogram(out, 'blkheat_queue_latency_seconds', s.labels, s.cls.q, le);
+  for (const s of series) if (s.kind !== 'bio') out.histogram('blkheat_queue_latency_seconds', s.labels, s.cls.q);
   out.family(
     'blkheat_ios_total',
     'counter',
@@ -273,5 +201,5 @@ export function renderMetrics(ctx: AgentContext, stream: StreamStats): string {
   out.single('process_heap_bytes', 'gauge', 'JavaScript heap in use, bytes.', mem.heapUsed);
   out.single('process_cpu_seconds_total', 'counter', 'User and system CPU time spent, seconds.', (cpu.user + cpu.system) / 1e6);
   out.single('process_start_time_seconds', 'gauge', 'Start time of the process since the unix epoch, seconds.', ctx.startedAt);
-  return out.text();
+  return out;
 }

@@ -46,7 +46,7 @@ export function presentedToken(req: IncomingMessage, url: URL): string | undefin
 }
 
 /** Parses a request's Host header into a lower-case hostname and port; undefined when malformed. */
-export function parseHostHeader(host: string | undefined): { hostname: string; port: string; host: string } | undefined {
+function parseHostHeader(host: string | undefined): { hostname: string; port: string; host: string } | undefined {
   if (!host || host.length > 255) return undefined;
   // RFC 3986 reg-name / IPv4 / [IPv6] with an optional port; nothing else may reach a header we echo.
   const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?$/.exec(host);
@@ -130,7 +130,7 @@ function defaultPort(u: URL): string {
  * `connect-src 'self'` covers same-origin ws: in CSP 3 browsers; the explicit ws/wss source
  * of the request's own Host is for older ones.
  */
-export function contentSecurityPolicy(hostHeader: string | undefined): string {
+function contentSecurityPolicy(hostHeader: string | undefined): string {
   const h = parseHostHeader(hostHeader);
   const ws = h ? ` ws://${h.host} wss://${h.host}` : '';
   return [

@@ -30,7 +30,7 @@ import {
   type SubscribeRequest,
 } from '@blkheat/shared-types';
 import { agentStatus, type AgentContext } from './context.js';
-import { backfillPage, parseAll, planRange, rangeFrames } from '../history/query.js';
+import { answerRange, backfillPage, parseAll, rangeAnswerFields } from '../history/range-read.js';
 import {
   ANSWER_MAX_BYTES,
   BACKFILL_PAGE_BYTES,
@@ -230,22 +230,12 @@ export class ClientSession {
 
   private range(msg: RangeRequest): void {
     if (this.refuseWhileBehind(msg.id)) return;
-    const history = this.host.ctx.history;
-    const tiers = history.tierSteps.map((step) => ({ step, retention: history.retention(step) }));
-    const plan = planRange(msg, tiers, history.clock(), MAX_FRAMES_PER_ANSWER);
-    const answer = rangeFrames(history, plan, { disks: msg.disks, classes: msg.classes }, ANSWER_MAX_BYTES);
-    this.sendRaw(
-      `{"t":"range","id":${JSON.stringify(msg.id)},"from":${answer.from},"to":${answer.to},"step":${answer.step},"frames":[${answer.frames.join(',')}]}`,
-      0,
-    );
+    const answer = answerRange(this.host.ctx.history, msg, ANSWER_MAX_BYTES);
+    this.sendRaw(`{"t":"range","id":${JSON.stringify(msg.id)},${rangeAnswerFields(answer)}}`, 0);
   }
 
   private samples(msg: SamplesRequest): void {
     if (this.refuseWhileBehind(msg.id)) return;
-    if (msg.minNs !== undefined && msg.maxNs !== undefined && msg.maxNs < msg.minNs) {
-      this.sendError({ id: msg.id, message: 'maxNs: must not be below minNs', field: 'maxNs' });
-      return;
-    }
     const res = this.host.ctx.samples.query({ ...msg, limit: msg.limit ?? DEFAULT_SAMPLES_LIMIT });
     this.sendJson({ t: 'samples', id: msg.id, samples: res.samples, truncated: res.truncated });
   }
@@ -318,7 +308,7 @@ export class ClientSession {
 }
 
 /** A stable key for a filter, so clients with equal filters share one serialized frame. */
-export function filterKeyOf(filter: FrameFilter): string {
+function filterKeyOf(filter: FrameFilter): string {
   if (filter.disks === undefined && filter.classes === undefined) return '*';
   return JSON.stringify([filter.disks ? [...filter.disks].sort() : null, filter.classes ? [...filter.classes].sort() : null]);
 }

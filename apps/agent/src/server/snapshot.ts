@@ -3,25 +3,14 @@
  * chosen like a range answer (finest tier that fits MAX_FRAMES_PER_ANSWER); steps with no
  * I/O are left out, as the snapshot format says.
  */
-import {
-  MAX_FRAMES_PER_ANSWER,
-  SNAPSHOT_FORMAT,
-  SNAPSHOT_VERSION,
-  isEmptyFrame,
-  type Frame,
-  type RangeRequest,
-} from '@blkheat/shared-types';
+import { SNAPSHOT_FORMAT, SNAPSHOT_VERSION, isEmptyFrame, type Frame, type RangeRequest } from '@blkheat/shared-types';
 import type { AgentContext } from './context.js';
-import { planRange, rangeFrames } from '../history/query.js';
+import { answerRange } from '../history/range-read.js';
 import { SNAPSHOT_MAX_BYTES, SNAPSHOT_MAX_SAMPLES } from './limits.js';
 
 /** The snapshot as JSON text (frames are spliced in as stored, not re-serialized when possible). */
 export function snapshotJson(ctx: AgentContext, req: RangeRequest, now: Date = new Date()): { json: string; from: number; to: number } {
-  const history = ctx.history;
-  const tiers = history.tierSteps.map((step) => ({ step, retention: history.retention(step) }));
-  const plan = planRange(req, tiers, history.clock(), MAX_FRAMES_PER_ANSWER);
-  const filter = { disks: req.disks, classes: req.classes };
-  const answer = rangeFrames(history, plan, filter, SNAPSHOT_MAX_BYTES);
+  const answer = answerRange(ctx.history, req, SNAPSHOT_MAX_BYTES);
   // Cheap emptiness test on the text; parse only the rare candidates.
   const frames = answer.frames.filter((j) => !j.includes('"disks":[]') || !isEmptyFrame(JSON.parse(j) as Frame));
   const samples = ctx.samples.query({

@@ -23,6 +23,7 @@ import { listen, type AgentServer } from '../server/http.js';
 import { StreamHub } from '../server/hub.js';
 import { TokenChecker } from '../server/security.js';
 import { StaticSite } from '../server/static.js';
+import { protobufProblem } from '../server/native-histograms.js';
 import { LatencyTotals } from '../server/totals.js';
 import { AGENT_VERSION } from '../version.js';
 import { checkDataDirWritable } from './datadir.js';
@@ -50,8 +51,8 @@ export interface RunningAgent {
   stop(): Promise<void>;
 }
 
-export function hostInfo(): HostInfo {
-  return { hostname: hostname(), kernel: release() };
+export function hostInfo(instance: string = hostname()): HostInfo {
+  return { hostname: hostname(), kernel: release(), instance };
 }
 
 export async function startAgent(options: ServeOptions, deps: AgentDeps): Promise<RunningAgent> {
@@ -93,7 +94,7 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
     let disks: readonly DiskInfo[] = [];
     const context: AgentContext = {
       version: AGENT_VERSION,
-      host: hostInfo(),
+      host: hostInfo(options.instance),
       schema: options.schema,
       history,
       samples,
@@ -114,6 +115,8 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
       log,
     });
     cleanups.push(() => server.close());
+    const protoProblem = protobufProblem();
+    if (protoProblem) log(`serve: /metrics offers the text format only (no native histograms for Prometheus): ${protoProblem}`);
 
     collector = await deps.createCollector({
       ...(options.disks.length > 0 ? { disks: options.disks } : {}),

@@ -5,6 +5,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -27,6 +28,8 @@ export interface ServeOptions {
   readonly disks: readonly string[];
   readonly samplesBudget: number;
   readonly webRoot: string;
+  /** The agent's identity in a fleet (--instance; default the hostname): /metrics' instance label. */
+  readonly instance: string;
   /** Latency bucket schema (--schema 2|3). */
   readonly schema: BucketSchema;
 }
@@ -83,6 +86,9 @@ Options:
                         per power of two): 2 = 4 per octave, ~19% wide (default); 3 = 8 per
                         octave, ~9% wide (twice the rows, about twice the kernel memory).
                         A data directory keeps history of one schema.
+  --instance NAME       this agent's name in a fleet: the instance label of every /metrics
+                        series (scrape with honor_labels: true) and the host name the
+                        dashboard shows (default: the hostname, ${hostname()})
   --web-root DIR        the built dashboard (default ${DEFAULTS.webRoot})
   -h, --help            show this help
 
@@ -126,6 +132,7 @@ export function parseServeArgs(
         'samples-budget': { type: 'string' },
         'web-root': { type: 'string' },
         schema: { type: 'string' },
+        instance: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -195,9 +202,12 @@ export function parseServeArgs(
     values['samples-budget'] === undefined ? DEFAULTS.samplesBudget : intArg('samples-budget', values['samples-budget'], 0, 1_000_000);
 
   const schema = parseSchemaFlag(values.schema);
+  const instance = values.instance ?? hostname();
+  if (!/^[\x21-\x7e]{1,128}$/.test(instance)) fail(`--instance: "${instance}" must be 1 to 128 printable characters without spaces`);
 
   return {
     schema,
+    instance,
     host,
     port,
     token,

@@ -47,7 +47,7 @@ export interface DiskSummary {
 
 /**
  * Running totals behind the breakdowns, fed frames a slice at a time: a range of a big snapshot
- * can be summed across several short tasks (the data manager yields between slices) and give
+ * can be summed across several short tasks (store/visibleSummary.ts yields between slices) and give
  * what one call over all the frames gives. One pass per frame serves all three results.
  */
 export class BreakdownTally {

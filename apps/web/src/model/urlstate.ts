@@ -13,7 +13,7 @@
  *   &scale=shared             one colour scale for every disk (default: each disk its own)
  *   &pct=off                  percentile lines (default on)
  */
-import type { LatencyKind } from '@blkheat/shared-types';
+import { type LatencyKind, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from './colour.js';
 
 export interface UrlState {
@@ -33,7 +33,8 @@ export interface UrlState {
 
 export const DEFAULT_SPAN = 300;
 export const MIN_SPAN = 10;
-export const MAX_SPAN = 31 * 86400;
+/** The longest view: the longest range the agent answers (31 days). */
+export const MAX_SPAN = MAX_SPAN_SECONDS;
 
 export const DEFAULT_URL_STATE: UrlState = Object.freeze({
   live: true,

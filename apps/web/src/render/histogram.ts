@@ -7,7 +7,7 @@
 import { apply, bucketToCss, mapInterval, type Viewport } from '../model/coords.js';
 import type { QuantileValue } from '../model/percentiles.js';
 import { formatLatency } from '../model/latency.js';
-import type { RenderTheme } from './contract.js';
+import { prepareCanvas, type RenderTheme } from './contract.js';
 
 export interface HistogramData {
   /** Dense counts. */
@@ -88,4 +88,10 @@ export function drawHistogram(ctx: CanvasRenderingContext2D, vp: Viewport, data:
     ctx.fillText(text, vp.width - 4, l.ly);
   }
   ctx.textAlign = 'left';
+}
+
+/** Draws a histogram on a canvas of its own, sized `vp.width` × `vp.height` at `vp.dpr`. */
+export function paintHistogram(canvas: HTMLCanvasElement, vp: Viewport, data: HistogramData, theme: RenderTheme): void {
+  const ctx = prepareCanvas(canvas, vp.width, vp.height, vp.dpr);
+  if (ctx) drawHistogram(ctx, vp, data, theme);
 }

@@ -1,31 +1,51 @@
 /**
- * Everything the user can do, as plain functions over the store and the data manager, so
- * views, keyboard shortcuts and tests call the same code.
+ * Everything the user can do, as plain functions over the stores and the data layer, so views,
+ * keyboard shortcuts and tests call the same code. They write what the user asked for into the
+ * UI store (app.ts passes the change on to the data layer) or call the data layer directly
+ * (samples, files); they are bound to the data layer app.ts starts (bindActions).
  */
 import type { LatencyKind } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from '../model/colour.js';
 import type { CellSelection, SampleSortKey } from '../model/samples.js';
 import { checkSnapshotSize, exportSnapshotText, sliceSnapshot, snapshotFileName, snapshotFromFrames } from '../model/snapshot.js';
-import { dragView, liveView, panBy, roundView, type ViewState, zoomAt } from '../model/view.js';
+import type { Summary } from '../model/summary.js';
+import { dragView, fixedView, liveView, panBy, roundView, type ViewState, zoomAt } from '../model/view.js';
 import type { AgentClient } from '../net/client.js';
 import { apiFetch } from '../net/endpoints.js';
 import { parseSnapshotFile } from '../workers/snapshotImport.js';
-import { data } from './data.js';
-import { dismissTagged, notify, type ThemeChoice, type Tool, useUi } from './store.js';
+import type { DataLayer } from './data.js';
+import { useData } from './dataStore.js';
+import { dismissTagged, notify } from './notices.js';
+import { type ThemeChoice, type Tool, useUi } from './store.js';
+
+/** What the "retry" button needs of the agent connection. */
+type Connection = Pick<AgentClient, 'retryNow'>;
+
+let bound: { readonly data: DataLayer; readonly connection: Connection | undefined } | undefined;
+
+/** app.ts binds the data layer and the agent connection it starts. */
+export function bindActions(data: DataLayer, connection: Connection | undefined): void {
+  bound = { data, connection };
+}
+
+function data(): DataLayer {
+  if (!bound) throw new Error('blkheat: an action ran before startApp() bound the data layer');
+  return bound.data;
+}
 
 export function goLive(span?: number): void {
   const s = useUi.getState();
-  if (s.mode === 'snapshot') return;
+  if (useData.getState().mode === 'snapshot') return;
   const width = span ?? s.liveSpan;
-  useUi.setState({ view: liveView(data.edge(), width), liveSpan: width });
+  useUi.setState({ view: liveView(data().edge(), width), liveSpan: width });
 }
 
 /** The live view is the rest state; in a snapshot "reset" shows the whole snapshot. */
 export function resetView(): void {
-  const s = useUi.getState();
-  if (s.mode === 'snapshot' && s.snapshot) {
-    const r = s.snapshot.range;
-    setView({ following: false, span: r.to - r.from, from: r.from, to: r.to });
+  const d = useData.getState();
+  if (d.mode === 'snapshot' && d.snapshot) {
+    const r = d.snapshot.range;
+    setView(fixedView(r.from, r.to));
   } else {
     goLive();
   }
@@ -37,29 +57,34 @@ export function setView(v: ViewState): void {
 
 function current(): ViewState {
   const s = useUi.getState();
-  return s.view.following ? liveView(data.edge(), s.view.span) : s.view;
+  return s.view.following ? liveView(data().edge(), s.view.span) : s.view;
 }
 
 export function zoomBy(at: number, factor: number): void {
-  setView(zoomAt(current(), at, factor, data.limits()));
+  setView(zoomAt(current(), at, factor, data().limits()));
 }
 
 export function panSeconds(dt: number): void {
-  setView(panBy(current(), dt, data.limits()));
+  setView(panBy(current(), dt, data().limits()));
+}
+
+/** Pans `dt` seconds from `start` (the view when a drag began). */
+export function panFrom(start: ViewState, dt: number): void {
+  setView(panBy(start, dt, data().limits()));
 }
 
 /** Zoom to [a, b) (a drag on the time axis), rounded to whole seconds. */
 export function zoomTo(a: number, b: number): void {
-  setView(roundView(dragView(a, b, data.limits())));
+  setView(roundView(dragView(a, b, data().limits())));
 }
 
 export function setKind(kind: LatencyKind): void {
-  useUi.setState({ kind, selection: undefined, samples: { status: 'idle', rows: [], truncated: false } });
+  data().clearSelection();
+  useUi.setState({ kind });
 }
 
 export function setColour(colour: ColourScaleKind): void {
   useUi.setState({ colour });
-  data.recolour();
 }
 
 /** Each disk's heat map on its own colour scale, or one scale shared by all. */
@@ -99,11 +124,11 @@ export function clearClasses(): void {
 
 /** Shows or hides a disk; the first toggle turns the automatic choice into an explicit one. */
 export function toggleDisk(dev: string): void {
-  const s = useUi.getState();
-  const byDev = new Map(s.disks.map((d) => [d.dev, d.name]));
-  const shown = s.shownDevs;
-  const next = shown.includes(dev) ? shown.filter((d) => d !== dev) : [...shown, dev];
-  useUi.setState({ diskChoice: next.map((d) => byDev.get(d) ?? d) });
+  const d = useData.getState();
+  const byDev = new Map(d.disks.map((x) => [x.dev, x.name]));
+  const shown = d.shownDevs;
+  const next = shown.includes(dev) ? shown.filter((x) => x !== dev) : [...shown, dev];
+  useUi.setState({ diskChoice: next.map((x) => byDev.get(x) ?? x) });
 }
 
 export function autoDisks(): void {
@@ -111,11 +136,16 @@ export function autoDisks(): void {
 }
 
 export function selectCells(sel: CellSelection): void {
-  void data.loadSamples(sel);
+  void data().selectCells(sel);
 }
 
 export function clearSelection(): void {
-  useUi.setState({ selection: undefined, samples: { status: 'idle', rows: [], truncated: false } });
+  data().clearSelection();
+}
+
+/** The heat maps' plot area was laid out `width` CSS px wide (the resolution follows it). */
+export function setPlotWidth(width: number): void {
+  useUi.setState({ plotWidth: Math.max(50, Math.round(width)) });
 }
 
 export function sortSamplesBy(key: SampleSortKey): void {
@@ -132,39 +162,34 @@ export async function importFile(file: File): Promise<boolean> {
     notify('error', `Cannot import ${file.name}: ${sizeProblem}.`);
     return false;
   }
-  data.pending++;
-  try {
-    const r = await parseSnapshotFile(file);
-    if (!r.ok) {
-      notify('error', `Cannot import ${file.name}: ${r.message}`);
+  return data().whileBusy(async () => {
+    try {
+      const r = await parseSnapshotFile(file);
+      if (!r.ok) {
+        notify('error', `Cannot import ${file.name}: ${r.message}`);
+        return false;
+      }
+      // The whole snapshot, on its own data.
+      const range = r.value.range;
+      setView(fixedView(range.from, range.to));
+      data().loadSnapshot(r.value, file.name);
+      notify('info', `Showing snapshot ${file.name} (offline).`, 'snapshot');
+      return true;
+    } catch (e) {
+      notify('error', `Cannot import ${file.name}: ${e instanceof Error ? e.message : String(e)}`);
       return false;
     }
-    data.loadSnapshot(r.value, file.name);
-    notify('info', `Showing snapshot ${file.name} (offline).`, 'snapshot');
-    return true;
-  } catch (e) {
-    notify('error', `Cannot import ${file.name}: ${e instanceof Error ? e.message : String(e)}`);
-    return false;
-  } finally {
-    data.pending--;
-  }
-}
-
-/** What the "retry" button needs of the agent connection; app.ts binds the one it starts. */
-let connection: Pick<AgentClient, 'retryNow'> | undefined;
-
-export function bindConnection(c: Pick<AgentClient, 'retryNow'> | undefined): void {
-  connection = c;
+  });
 }
 
 /** Reconnects to the agent now instead of waiting out the backoff. */
 export function retryConnection(): void {
-  connection?.retryNow();
+  bound?.connection?.retryNow();
 }
 
 /** Back to live: the snapshot and every notice about it go away. */
 export function closeSnapshot(): void {
-  data.closeSnapshot();
+  if (data().closeSnapshot()) setView(liveView(data().edge(), useUi.getState().liveSpan));
   dismissTagged('snapshot');
 }
 
@@ -180,9 +205,14 @@ export function download(blob: Blob, name: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** The summary of the visible range right now, for an export (summed now if it is not ready). */
+export function exportSummary(): Summary | undefined {
+  return data().freshSummary();
+}
+
 /** The range exports cover: the visible window in whole columns. */
 export function exportRange(): { from: number; to: number } | undefined {
-  const s = data.freshSummary();
+  const s = exportSummary();
   return s ? { from: s.from, to: s.to } : undefined;
 }
 
@@ -198,34 +228,33 @@ export async function exportSnapshot(): Promise<void> {
     notify('error', 'Nothing to export yet.');
     return;
   }
-  const snap = data.snapshot;
+  const snap = data().snapshot;
   if (snap) {
     const cut = sliceSnapshot(snap, range.from, range.to);
     download(new Blob([exportSnapshotText(cut)], { type: 'application/json' }), snapshotFileName(snap.host.hostname, cut.range.from));
     return;
   }
   const host = ui.agent?.host.hostname ?? 'host';
-  data.pending++;
-  try {
-    const res = await apiFetch('api/v1/snapshot', { from: range.from, to: range.to });
-    const blob = await res.blob();
-    download(new Blob([blob], { type: 'application/json' }), snapshotFileName(host, range.from));
-  } catch (e) {
-    const cover = data.live.covers(range.from, range.to);
-    if (!cover || !ui.agent) {
-      notify('error', `Export failed: ${e instanceof Error ? e.message : String(e)}`);
-      return;
+  await data().whileBusy(async () => {
+    try {
+      const res = await apiFetch('api/v1/snapshot', { from: range.from, to: range.to });
+      const blob = await res.blob();
+      download(new Blob([blob], { type: 'application/json' }), snapshotFileName(host, range.from));
+    } catch (e) {
+      const live = data().live;
+      if (!live.covers(range.from, range.to) || !ui.agent) {
+        notify('error', `Export failed: ${e instanceof Error ? e.message : String(e)}`);
+        return;
+      }
+      const built = snapshotFromFrames(
+        { agent: ui.agent.version, host: ui.agent.host, schema: data().schema(), disks: useData.getState().disks },
+        live.range(range.from, range.to),
+        [],
+        { from: range.from, to: range.to, step: 1 },
+        `built by the dashboard from the frames it held (agent export failed: ${e instanceof Error ? e.message : String(e)}); no samples`,
+      );
+      download(new Blob([exportSnapshotText(built)], { type: 'application/json' }), snapshotFileName(host, range.from));
+      notify('info', 'The agent could not export; saved the frames this page holds instead (no samples).');
     }
-    const built = snapshotFromFrames(
-      { agent: ui.agent.version, host: ui.agent.host, schema: data.schema(), disks: ui.disks },
-      data.live.range(range.from, range.to),
-      [],
-      { from: range.from, to: range.to, step: 1 },
-      `built by the dashboard from the frames it held (agent export failed: ${e instanceof Error ? e.message : String(e)}); no samples`,
-    );
-    download(new Blob([exportSnapshotText(built)], { type: 'application/json' }), snapshotFileName(host, range.from));
-    notify('info', 'The agent could not export; saved the frames this page holds instead (no samples).');
-  } finally {
-    data.pending--;
-  }
+  });
 }

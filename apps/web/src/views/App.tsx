@@ -3,6 +3,7 @@ import { useEffect } from 'react';
 import type { DiskInfo } from '@blkheat/shared-types';
 import { scheduler } from '../render/scheduler.js';
 import { clearSelection, resetView } from '../store/actions.js';
+import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
 import { ClassBreakdown } from './ClassBreakdown.js';
 import { DiskPicker } from './DiskPicker.js';
@@ -50,7 +51,7 @@ function useGlobalKeys(): void {
       if (e.key !== 'Escape' || e.defaultPrevented) return;
       const t = e.target as HTMLElement | null;
       if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT')) return;
-      if (useUi.getState().selection) clearSelection();
+      if (useData.getState().selection) clearSelection();
       else resetView();
     };
     window.addEventListener('keydown', onKey);
@@ -61,11 +62,11 @@ function useGlobalKeys(): void {
 export function App() {
   useTheme();
   useGlobalKeys();
-  const shown = useUi((s) => s.shownDevs);
-  const disks = useUi((s) => s.disks);
+  const shown = useData((s) => s.shownDevs);
+  const disks = useData((s) => s.disks);
   const connection = useUi((s) => s.connection);
-  const mode = useUi((s) => s.mode);
-  const latencyRows = useUi((s) => s.latencyRows);
+  const mode = useData((s) => s.mode);
+  const latencyRows = useData((s) => s.latencyRows);
   const byDev = new Map(disks.map((d) => [d.dev, d]));
   const rows: DiskInfo[] = shown.map((dev) => byDev.get(dev) ?? { dev, name: dev, kind: 'request', present: true });
   const h = rowHeight(rows.length, latencyRows);

@@ -7,9 +7,9 @@ import { useEffect, useRef } from 'react';
 import { formatCount, formatShare } from '../model/format.js';
 import { formatLatency } from '../model/latency.js';
 import type { ClassSummary } from '../model/breakdown.js';
-import { prepareCanvas } from '../render/contract.js';
+import { paintSpark } from '../render/spark.js';
 import { clearClasses, clickClass } from '../store/actions.js';
-import { data } from '../store/data.js';
+import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
 import { renderTheme, resolvedTheme } from './theme.js';
 
@@ -20,22 +20,8 @@ function Spark({ hist, uLo, uHi }: { hist: Float64Array; uLo: number; uHi: numbe
   const ref = useRef<HTMLCanvasElement>(null);
   const theme = useUi((s) => resolvedTheme(s.theme));
   useEffect(() => {
-    const c = ref.current;
-    if (!c) return;
-    const ctx = prepareCanvas(c, SPARK_W, SPARK_H, window.devicePixelRatio || 1);
-    if (!ctx) return;
-    ctx.clearRect(0, 0, SPARK_W, SPARK_H);
-    let max = 0;
-    for (let r = Math.floor(uLo); r < Math.ceil(uHi); r++) max = Math.max(max, hist[r] ?? 0);
-    if (max <= 0) return;
-    ctx.fillStyle = renderTheme(theme).bar;
-    const w = SPARK_W / Math.max(1, uHi - uLo);
-    for (let r = Math.floor(uLo); r < Math.ceil(uHi); r++) {
-      const v = hist[r] ?? 0;
-      if (v <= 0) continue;
-      const h = Math.max(1, (v / max) * SPARK_H);
-      ctx.fillRect((r - uLo) * w, SPARK_H - h, Math.max(1, w - 0.5), h);
-    }
+    const size = { width: SPARK_W, height: SPARK_H, dpr: window.devicePixelRatio || 1 };
+    if (ref.current) paintSpark(ref.current, hist, uLo, uHi, size, renderTheme(theme).bar);
   }, [hist, uLo, uHi, theme]);
   return <canvas ref={ref} className="spark" aria-hidden="true" />;
 }
@@ -76,11 +62,10 @@ function Row({ c, selected, uLo, uHi }: { c: ClassSummary; selected: boolean; uL
 }
 
 export function ClassBreakdown() {
-  useUi((s) => s.summaryVersion);
   const classes = useUi((s) => s.classes);
   const kind = useUi((s) => s.kind);
-  const summary = data.summary();
-  const cur = data.current;
+  const summary = useData((s) => s.summary);
+  const cur = useData((s) => s.window);
   const rows = summary?.classes ?? [];
   // Classes filtered out of the heat maps still appear here (counts are over all classes).
   return (

@@ -1,15 +1,14 @@
 /** Which disks to draw: every disk with I/O by default, or the user's pick. */
 import { formatCompact } from '../model/format.js';
 import { autoDisks, toggleDisk } from '../store/actions.js';
-import { data } from '../store/data.js';
+import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
 
 export function DiskPicker() {
-  const disks = useUi((s) => s.disks);
-  const shown = useUi((s) => s.shownDevs);
+  const disks = useData((s) => s.disks);
+  const shown = useData((s) => s.shownDevs);
   const choice = useUi((s) => s.diskChoice);
-  useUi((s) => s.summaryVersion);
-  const summary = data.summary();
+  const summary = useData((s) => s.summary);
   if (disks.length === 0) return null;
   return (
     <nav className="disk-picker" aria-label="disks" data-testid="disk-picker">

@@ -2,7 +2,7 @@
 import { useEffect } from 'react';
 import { formatCount, formatDateTime, formatSpan } from '../model/format.js';
 import { closeSnapshot, goLive, resetView, retryConnection } from '../store/actions.js';
-import { data } from '../store/data.js';
+import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
 
 const STATE_LABEL = { connecting: 'connecting…', live: 'connected', reconnecting: 'reconnecting…', offline: 'offline' } as const;
@@ -11,12 +11,11 @@ export function Header() {
   const connection = useUi((s) => s.connection);
   const detail = useUi((s) => s.connectionDetail);
   const agent = useUi((s) => s.agent);
-  const mode = useUi((s) => s.mode);
-  const snapshot = useUi((s) => s.snapshot);
+  const mode = useData((s) => s.mode);
+  const snapshot = useData((s) => s.snapshot);
   const following = useUi((s) => s.view.following);
   const view = useUi((s) => s.view);
-  useUi((s) => s.summaryVersion);
-  const summary = data.summary();
+  const summary = useData((s) => s.summary);
   let dropped = 0;
   let missed = 0;
   for (const d of summary?.disks.values() ?? []) {

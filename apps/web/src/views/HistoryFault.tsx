@@ -5,13 +5,14 @@
  * no fault. Live mode only: a snapshot on screen is not affected.
  */
 import { formatSince } from '../model/format.js';
+import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
 
 export function HistoryFault() {
   const fault = useUi((s) => s.agentStatus?.historyFault);
-  const mode = useUi((s) => s.mode);
+  const mode = useData((s) => s.mode);
   // "Today" by the agent's clock (its newest second), which `since` is on too.
-  const now = useUi((s) => s.lastFrameTs);
+  const now = useData((s) => s.lastFrameTs);
   if (!fault || mode !== 'live') return null;
   const since = formatSince(fault.since, now ?? fault.since);
   // The sentence goes on after the agent's message: no double full stop.

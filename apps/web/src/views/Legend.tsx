@@ -4,10 +4,10 @@
  * Also the key to the "no data" hatching.
  */
 import { useEffect, useRef } from 'react';
-import { legendTicks, PALETTE_SIZE, paletteCss } from '../model/colour.js';
+import { legendTicks } from '../model/colour.js';
 import { formatCompact } from '../model/format.js';
-import { prepareCanvas } from '../render/contract.js';
-import { data } from '../store/data.js';
+import { paintRamp } from '../render/ramp.js';
+import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
 import { paletteFor, resolvedTheme } from './theme.js';
 
@@ -16,22 +16,15 @@ const H = 10;
 
 export function Legend() {
   const canvas = useRef<HTMLCanvasElement>(null);
-  useUi((s) => s.dataVersion);
+  useData((s) => s.dataVersion);
+  const win = useData((s) => s.window);
   const theme = useUi((s) => resolvedTheme(s.theme));
   const colour = useUi((s) => s.colour);
   const perDisk = useUi((s) => s.norm === 'disk');
-  const step = data.current?.step ?? 1;
-  const scale = perDisk ? undefined : data.current?.scale;
+  const step = win?.step ?? 1;
+  const scale = perDisk ? undefined : win?.scale;
   useEffect(() => {
-    const c = canvas.current;
-    if (!c) return;
-    const ctx = prepareCanvas(c, W, H, window.devicePixelRatio || 1);
-    if (!ctx) return;
-    const lut = paletteFor(theme);
-    for (let i = 1; i < PALETTE_SIZE; i++) {
-      ctx.fillStyle = paletteCss(lut, i);
-      ctx.fillRect(((i - 1) / (PALETTE_SIZE - 1)) * W, 0, W / (PALETTE_SIZE - 1) + 0.5, H);
-    }
+    if (canvas.current) paintRamp(canvas.current, paletteFor(theme), W, H, window.devicePixelRatio || 1);
   }, [theme]);
   const ticks = scale ? legendTicks(scale) : [];
   return (

@@ -1,8 +1,8 @@
 /** Errors and notices; errors stay until dismissed and are announced to screen readers. */
-import { dismissNotice, useUi } from '../store/store.js';
+import { dismissNotice, useNotices } from '../store/notices.js';
 
 export function Notices() {
-  const notices = useUi((s) => s.notices);
+  const notices = useNotices((s) => s.notices);
   if (notices.length === 0) return null;
   return (
     <div className="notices" data-testid="notices">

@@ -5,6 +5,7 @@ import { formatBytes, formatClock, formatCount, formatMicroClock, formatNs } fro
 import { bucketBoundsSeconds, formatLatency } from '../model/latency.js';
 import { type SampleSortKey, sortSamples } from '../model/samples.js';
 import { clearSelection, sortSamplesBy } from '../store/actions.js';
+import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
 
 const SHOWN = 500;
@@ -23,10 +24,10 @@ const COLUMNS: { key: SampleSortKey; label: string; num?: boolean; render: (s: I
 ];
 
 export function SamplesTable() {
-  const sel = useUi((s) => s.selection);
-  const samples = useUi((s) => s.samples);
+  const sel = useData((s) => s.selection);
+  const samples = useData((s) => s.samples);
   const sort = useUi((s) => s.sampleSort);
-  const disks = useUi((s) => s.disks);
+  const disks = useData((s) => s.disks);
   const rows = useMemo(() => sortSamples(samples.rows, sort.key, sort.dir), [samples.rows, sort]);
   if (!sel) {
     return (

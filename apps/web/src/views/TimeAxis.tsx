@@ -2,7 +2,8 @@
 import { useEffect, useRef } from 'react';
 import { renderTimeAxis } from '../render/axes.js';
 import { scheduler } from '../render/scheduler.js';
-import { useUi } from '../store/store.js';
+import { setPlotWidth } from '../store/actions.js';
+import { useData } from '../store/dataStore.js';
 import { HIST_WIDTH, Y_AXIS_WIDTH } from './DiskRow.js';
 import { type Size, useElementSize } from './useElementSize.js';
 
@@ -13,7 +14,7 @@ export function TimeAxis() {
   const size = useRef<Size>({ width: 0, height: 0 });
   useElementSize(box, (w, h) => {
     size.current = { width: w, height: h };
-    useUi.setState({ plotWidth: Math.max(50, Math.round(w)) });
+    setPlotWidth(w);
     scheduler.invalidate('time-axis');
   });
   useEffect(() => {
@@ -22,7 +23,7 @@ export function TimeAxis() {
       const w = size.current.width;
       if (!el || w <= 0) return;
       svg.current?.setAttribute('width', String(w));
-      const v = useUi.getState().view;
+      const v = useData.getState().visible;
       renderTimeAxis(el, v.from, v.to, w, 'top');
     });
   }, []);

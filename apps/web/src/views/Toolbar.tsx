@@ -2,6 +2,7 @@
 import { useRef } from 'react';
 import { LIVE_SPANS } from '../model/view.js';
 import { exportSnapshot, goLive, importFile, setColour, setKind, setNorm, setPercentiles, setTheme, setTool } from '../store/actions.js';
+import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
 import { exportPng } from './exportPng.js';
 
@@ -38,7 +39,7 @@ function Segmented<T extends string>({
 
 export function Toolbar() {
   const view = useUi((s) => s.view);
-  const mode = useUi((s) => s.mode);
+  const mode = useData((s) => s.mode);
   const kind = useUi((s) => s.kind);
   const colour = useUi((s) => s.colour);
   const norm = useUi((s) => s.norm);

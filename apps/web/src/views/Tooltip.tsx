@@ -6,15 +6,17 @@ import { cumulativeShare } from '@blkheat/shared-types';
 import { formatClock, formatCount, formatShare } from '../model/format.js';
 import { columnRecording } from '../model/gaps.js';
 import { bucketBoundsSeconds, formatLatency } from '../model/latency.js';
-import { data } from '../store/data.js';
+import { useData } from '../store/dataStore.js';
+import { windowKnown } from '../store/dataWindow.js';
 import { useHover, useUi } from '../store/store.js';
 
 export function Tooltip() {
   const h = useHover();
-  useUi((s) => s.dataVersion);
-  const disks = useUi((s) => s.disks);
+  useData((s) => s.dataVersion);
+  const disks = useData((s) => s.disks);
   const kind = useUi((s) => s.kind);
-  const cur = data.current;
+  const historyFrom = useUi((s) => s.agent?.historyFrom);
+  const cur = useData((s) => s.window);
   if (h.dev === undefined || h.col === undefined || h.bucket === undefined || h.drag || !cur) return null;
   const m = cur.matrices.get(h.dev);
   if (!m) return null;
@@ -28,7 +30,7 @@ export function Tooltip() {
   // Keep the box on screen: flip to the left/top near the right/bottom edges.
   const left = h.clientX + 260 > window.innerWidth ? h.clientX - 256 : h.clientX + 14;
   const top = h.clientY + 150 > window.innerHeight ? h.clientY - 146 : h.clientY + 14;
-  const rec = columnRecording(m, h.col, data.known(cur));
+  const rec = columnRecording(m, h.col, windowKnown(cur, historyFrom));
   const recorded = rec.state !== 'unrecorded';
   return (
     <div className="tooltip" role="tooltip" data-testid="tooltip" data-recorded={String(recorded)} style={{ left, top }}>

@@ -2,29 +2,32 @@
 import { formatDateTime, formatSpan } from '../model/format.js';
 import { snapshotFileName } from '../model/snapshot.js';
 import { composePng } from '../render/png.js';
-import { download } from '../store/actions.js';
-import { data } from '../store/data.js';
-import { notify, useUi } from '../store/store.js';
+import { download, exportSummary } from '../store/actions.js';
+import { useData } from '../store/dataStore.js';
+import { windowKnown, windowScale } from '../store/dataWindow.js';
+import { notify } from '../store/notices.js';
+import { useUi } from '../store/store.js';
 import { paletteFor, renderTheme, resolvedTheme } from './theme.js';
 
 export async function exportPng(): Promise<void> {
-  const cur = data.current;
-  const sum = data.freshSummary();
+  const cur = useData.getState().window;
+  const sum = exportSummary();
   const ui = useUi.getState();
+  const d = useData.getState();
   if (!cur || !sum || cur.devs.length === 0) {
     notify('error', 'Nothing to export yet.');
     return;
   }
   const themeName = resolvedTheme(ui.theme);
-  const host = ui.mode === 'snapshot' ? ui.snapshot?.host : ui.agent?.host;
-  const names = new Map(ui.disks.map((d) => [d.dev, d.name]));
+  const host = d.mode === 'snapshot' ? d.snapshot?.host : ui.agent?.host;
+  const names = new Map(d.disks.map((x) => [x.dev, x.name]));
   const canvas = composePng({
-    title: `blkheat · ${host?.hostname ?? 'unknown host'}${ui.mode === 'snapshot' ? ` · snapshot ${ui.snapshot?.name ?? ''}` : ''}`,
+    title: `blkheat · ${host?.hostname ?? 'unknown host'}${d.mode === 'snapshot' ? ` · snapshot ${d.snapshot?.name ?? ''}` : ''}`,
     subtitle: `${formatDateTime(sum.from)} + ${formatSpan(sum.to - sum.from)} · ${ui.kind} latency · ${cur.step} s columns · ${
       ui.classes.length > 0 ? ui.classes.join(', ') : 'all classes'
     } · ${host?.kernel ?? ''}`,
-    from: ui.view.from,
-    to: ui.view.to,
+    from: d.visible.from,
+    to: d.visible.to,
     uLo: cur.yLo,
     uHi: cur.yHi,
     schema: cur.schema,
@@ -38,7 +41,7 @@ export async function exportPng(): Promise<void> {
           matrix: m,
           track: cur.tracks.get(dev),
           histogram: { hist: h?.hist ?? [], total: h?.total ?? 0, quantiles: h?.quantiles ?? [], maxShare: sum.maxShare },
-          scale: data.scaleFor(dev, cur) ?? cur.scale,
+          scale: windowScale(cur, dev, ui.norm) ?? cur.scale,
         },
       ];
     }),
@@ -47,7 +50,7 @@ export async function exportPng(): Promise<void> {
     scale: cur.scale,
     theme: renderTheme(themeName),
     percentiles: ui.percentiles,
-    known: data.known(cur),
+    known: windowKnown(cur, ui.agent?.historyFrom),
   });
   const blob = await new Promise<Blob | null>((resolve) => canvas.toBlob(resolve, 'image/png'));
   if (!blob) {

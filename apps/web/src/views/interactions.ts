@@ -13,9 +13,9 @@
  */
 import { bucketCount } from '@blkheat/shared-types';
 import { alignCeil, alignFloor } from '../model/resolution.js';
-import { type ViewState, liveView, panBy } from '../model/view.js';
-import { panSeconds, resetView, selectCells, setView, zoomBy, zoomTo } from '../store/actions.js';
-import { data } from '../store/data.js';
+import type { ViewState } from '../model/view.js';
+import { panFrom, panSeconds, resetView, selectCells, zoomBy, zoomTo } from '../store/actions.js';
+import { useData } from '../store/dataStore.js';
 import { useHover, useUi } from '../store/store.js';
 import type { HeatGeometry } from './geometry.js';
 
@@ -23,13 +23,15 @@ const CLICK_SLOP = 4;
 
 /** The highest row (overflow bucket) of the heat maps on screen: of the source's bucket schema. */
 function topRow(): number {
-  return bucketCount(data.current?.schema ?? data.schema()) - 1;
+  const d = useData.getState();
+  return bucketCount(d.window?.schema ?? d.schema) - 1;
 }
 
 /** Selects one heat-map cell (a click, or Enter on the keyboard cursor): its samples get listed. */
 function selectOneCell(dev: string, col: number, step: number, bucket: number): void {
   const ui = useUi.getState();
-  const schema = data.current?.schema ?? data.schema();
+  const d = useData.getState();
+  const schema = d.window?.schema ?? d.schema;
   selectCells({
     dev,
     from: col * step,
@@ -45,10 +47,7 @@ function selectOneCell(dev: string, col: number, step: number, bucket: number): 
 export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () => HeatGeometry | undefined): () => void {
   let start: { x: number; y: number; t: number; u: number; kind: 'zoom' | 'box' | 'pan'; view: ViewState; id: number } | undefined;
 
-  const viewNow = (): ViewState => {
-    const s = useUi.getState();
-    return s.view.following ? liveView(data.edge(), s.view.span) : s.view;
-  };
+  const viewNow = (): ViewState => useData.getState().visible;
 
   const hover = (e: PointerEvent | MouseEvent): void => {
     const hit = geometry()?.hit(e.clientX, e.clientY);
@@ -93,7 +92,7 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () =
       const rect = el.getBoundingClientRect();
       const span = start.view.to - start.view.from;
       const dt = ((start.x - e.clientX) / Math.max(1, rect.width)) * span;
-      setView(panBy(start.view, dt, data.limits()));
+      panFrom(start.view, dt);
       return;
     }
     // Clamp the far corner to the plot so a drag past the edge still means "to the edge".
@@ -113,7 +112,7 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () =
     const drag = useHover.getState().drag;
     useHover.setState({ drag: undefined });
     const moved = Math.abs(e.clientX - s.x) + Math.abs(e.clientY - s.y) > CLICK_SLOP;
-    const cur = data.current;
+    const cur = useData.getState().window;
     if (!cur) return;
     const ui = useUi.getState();
     if (!moved) {
@@ -166,7 +165,7 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () =
   };
 
   const onKey = (e: KeyboardEvent): void => {
-    const cur = data.current;
+    const cur = useData.getState().window;
     if (!cur) return;
     const v = viewNow();
     const span = v.to - v.from;
@@ -217,7 +216,7 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () =
     // Put the keyboard cursor somewhere visible on first focus.
     const h = useHover.getState();
     if (h.dev === dev) return;
-    const cur = data.current;
+    const cur = useData.getState().window;
     if (!cur) return;
     const v = viewNow();
     const col = Math.floor((v.to - cur.step / 2) / cur.step) - 1;

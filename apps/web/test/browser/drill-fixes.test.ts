@@ -10,9 +10,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bucketOfSeconds } from '@blkheat/shared-types';
+import { type BlkheatHook, bucketOfSeconds } from '@blkheat/shared-types';
 import { artifactsDir, CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
-import type { BlkheatHook } from '../../src/testhookApi.ts';
 import { drillScenario } from '../fixtures/drillScenario.ts';
 import { startFakeAgent } from '../fixtures/fakeAgent.ts';
 

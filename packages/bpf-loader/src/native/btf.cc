@@ -45,6 +45,7 @@ Napi::Function BtfWrap::Define(Napi::Env env) {
                          InstanceMethod<&BtfWrap::EnumeratorValue>("enumeratorValue"),
                          InstanceMethod<&BtfWrap::HasField>("hasField"),
                          InstanceMethod<&BtfWrap::FuncProtoParams>("funcProtoParams"),
+                         InstanceMethod<&BtfWrap::StructLayout>("structLayout"),
                          InstanceMethod<&BtfWrap::Close>("close"),
                      });
 }
@@ -212,6 +213,33 @@ Napi::Value BtfWrap::FuncProtoParams(const Napi::CallbackInfo& info) {
   Napi::Array out = Napi::Array::New(env, btf_vlen(t));
   const btf_param* p = btf_params(t);
   for (__u16 i = 0; i < btf_vlen(t); i++, p++) out.Set(static_cast<uint32_t>(i), Napi::String::New(env, TypeName(p->type, 0)));
+  return out;
+}
+
+Napi::Value BtfWrap::StructLayout(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const std::string op = "btf.structLayout";
+  std::string name = ArgString(info, 0, op, "struct");
+  const btf* b = Checked(env, op);
+  __s32 id = btf__find_by_name_kind(b, name.c_str(), BTF_KIND_STRUCT);
+  if (id < 0) return env.Undefined();
+  const btf_type* t = btf__type_by_id(b, static_cast<__u32>(id));
+  if (t == nullptr) return env.Undefined();
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("size", Napi::Number::New(env, t->size));
+  Napi::Array members = Napi::Array::New(env, btf_vlen(t));
+  const btf_member* m = btf_members(t);
+  for (__u16 i = 0; i < btf_vlen(t); i++, m++) {
+    const char* memberName = btf__name_by_offset(b, m->name_off);
+    __s64 size = btf__resolve_size(b, m->type);
+    Napi::Object member = Napi::Object::New(env);
+    member.Set("name", Napi::String::New(env, memberName != nullptr ? memberName : ""));
+    // Bit offsets: blkheat's records have no bitfields, so a whole byte offset is exact.
+    member.Set("offset", Napi::Number::New(env, btf_member_bit_offset(t, i) / 8.0));
+    member.Set("size", Napi::Number::New(env, size < 0 ? -1 : static_cast<double>(size)));
+    members.Set(static_cast<uint32_t>(i), member);
+  }
+  out.Set("members", members);
   return out;
 }
 

@@ -20,6 +20,8 @@ class BtfWrap : public Napi::ObjectWrap<BtfWrap> {
   Napi::Value EnumeratorValue(const Napi::CallbackInfo& info);
   Napi::Value HasField(const Napi::CallbackInfo& info);
   Napi::Value FuncProtoParams(const Napi::CallbackInfo& info);
+  // structLayout(name): {size, members: [{name, offset, size}]} in bytes, or undefined.
+  Napi::Value StructLayout(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
 
   const btf* Checked(Napi::Env env, const std::string& op) const;

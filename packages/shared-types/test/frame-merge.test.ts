@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { coarsenFrames, compareDev, conservedCount, filterFrame, FrameAccumulator, mergeFrames } from '../src/frames.js';
+import { coarsenFrames, compareDev, conservedCount, filterFrame, FrameAccumulator, mergeFrames } from '../src/frame-merge.js';
 import { sparseProblem, sparseTotal } from '../src/histogram.js';
-import { CGROUP_NONE, CGROUP_OTHER, CGROUPS_LISTED, type ClassSeries, type DiskFrame, type Frame } from '../src/frame.js';
+import { CGROUP_NONE, CGROUP_OTHER, CGROUPS_LISTED, type ClassSeries, type DiskFrame, type Frame } from '../src/frame-model.js';
 import { frameSchema } from '../src/schemas.js';
 import { randomSparseHist, seededRandom as rng } from '@blkheat/testkit';
 

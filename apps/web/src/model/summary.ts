@@ -1,16 +1,16 @@
 /**
  * The summary of a visible range: per-disk histograms (from the heat map matrices), class and
  * disk breakdowns (from the frames), and the seconds covered. Computed by one generator that
- * yields after each slice of about SUMMARY_SLICE disk-frames, so the data manager can either run
- * it to the end at once (a small range, an export) or one slice per task (a whole imported
+ * yields after each slice of about SUMMARY_SLICE disk-frames, so its caller (store/visibleSummary.ts)
+ * can run it to the end at once (a small range, an export) or one slice per task (a whole imported
  * snapshot: tens of thousands of disk-frames would otherwise hold the main thread for
  * hundreds of ms in one task).
  */
 import type { BucketSchema, Frame, LatencyKind } from '@blkheat/shared-types';
-import { BreakdownTally, type ClassSummary, type DiskSummary } from '../model/breakdown.js';
-import { type Known, recordedSecondsIn, unrecordedSeconds } from '../model/gaps.js';
-import type { HeatMatrix } from '../model/heatmatrix.js';
-import { quantilesOf, type QuantileValue } from '../model/percentiles.js';
+import { BreakdownTally, type ClassSummary, type DiskSummary } from './breakdown.js';
+import { type Known, recordedSecondsIn, unrecordedSeconds } from './gaps.js';
+import type { HeatMatrix } from './heatmatrix.js';
+import { quantilesOf, type QuantileValue } from './percentiles.js';
 
 /** Disk-frames (one disk in one frame) summed per slice: about a millisecond's work, so a caller can stop near any time budget. */
 export const SUMMARY_SLICE = 500;
@@ -72,7 +72,7 @@ export function summaryWeight(frames: readonly Frame[], limit = Infinity): numbe
 
 /**
  * Computes the summary, yielding after each slice of frames. The caller must not change
- * `input.frames` or the matrices between steps (the data manager drops a run on any change).
+ * `input.frames` or the matrices between steps (store/visibleSummary.ts drops a run on any change).
  */
 export function* summarize(input: SummaryInput, slice = SUMMARY_SLICE): Generator<void, Summary> {
   const { from, to, step, frames } = input;

@@ -1,7 +1,8 @@
 /**
- * Answering questions about history: which tier and step a range is served at, and the
- * frames of a range or a backfill page as JSON texts (so stored frames that need no change
- * are spliced into the answer without being parsed and re-serialized).
+ * Reading ranges out of history: which tier and step a range is served at, and the frames of
+ * a range or a backfill page as JSON texts (so stored frames that need no change are spliced
+ * into the answer without being parsed and re-serialized). answerRange is the one way the
+ * server (range requests, /api/v1/range, snapshots) turns a request into frames.
  */
 import {
   alignDown,
@@ -9,6 +10,7 @@ import {
   filterFrame,
   FrameAccumulator,
   isPassThroughFilter,
+  MAX_FRAMES_PER_ANSWER,
   type Frame,
   type FrameFilter,
 } from '@blkheat/shared-types';
@@ -78,6 +80,28 @@ export function rangeFrames(store: HistoryStore, plan: RangePlan, filter: FrameF
   const raw = store.iterate(plan.tierStep, plan.from, plan.to);
   const texts = plan.step === plan.tierStep ? reserialize(raw, filter) : mergeSteps(raw, plan.step, filter, store.schema);
   return cutAtBytes(texts, plan.from, plan.to, plan.step, maxBytes);
+}
+
+/** What a range is asked for with: a span, an optional step, and the filter. */
+export interface RangeQuery extends FrameFilter {
+  readonly from: number;
+  readonly to: number;
+  readonly step?: number | undefined;
+}
+
+/**
+ * The answer to a range request: planned against the store's tiers and clock (at most
+ * MAX_FRAMES_PER_ANSWER frames), read, filtered and cut at about maxBytes of frame JSON.
+ */
+export function answerRange(store: HistoryStore, req: RangeQuery, maxBytes: number): FramesAnswer {
+  const tiers = store.tierSteps.map((step) => ({ step, retention: store.retention(step) }));
+  const plan = planRange(req, tiers, store.clock(), MAX_FRAMES_PER_ANSWER);
+  return rangeFrames(store, plan, { disks: req.disks, classes: req.classes }, maxBytes);
+}
+
+/** The fields of a range answer as JSON text (`"from":…,"frames":[…]`), frames spliced in as they are. */
+export function rangeAnswerFields(a: FramesAnswer): string {
+  return `"from":${a.from},"to":${a.to},"step":${a.step},"frames":[${a.frames.join(',')}]`;
 }
 
 /** One backfill page: 1 s frames in [from, to), at most maxFrames and about maxBytes. */

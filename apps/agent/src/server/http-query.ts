@@ -5,6 +5,7 @@
  */
 import {
   describeZodError,
+  MAX_CLIENT_MESSAGE_BYTES,
   rangeRequestSchema,
   samplesRequestSchema,
   type DiskInfo,
@@ -20,7 +21,7 @@ interface ParamSpec {
 }
 
 /** Longest query string we look at (the WebSocket's message limit, for symmetry). */
-export const MAX_QUERY_BYTES = 16 * 1024;
+export const MAX_QUERY_BYTES = MAX_CLIENT_MESSAGE_BYTES;
 
 /** How message fields are named as query parameters. */
 const FIELD_TO_PARAM: Readonly<Record<string, string>> = { disks: 'disk', classes: 'class' };

@@ -17,7 +17,7 @@ import {
   type Frame,
   type InflightState,
   type OpGroup,
-} from './frame.js';
+} from './frame-model.js';
 import { addSparseInto, toSparse, type SparseHist } from './histogram.js';
 
 /** Which disks ("MAJ:MIN") and classes to keep; an absent list keeps everything. */

@@ -1,0 +1,80 @@
+/**
+ * The overlay above a heat map: the time cursor synced across every disk, the cell under the
+ * pointer (or the keyboard cursor), the selected cells, and a gesture under way (a zoom band or
+ * a selection box). Cleared and redrawn whole: it holds a handful of strokes.
+ */
+import { apply } from '../model/coords.js';
+import { prepareCanvas, type RenderContext, type RenderTheme } from './contract.js';
+
+/** What the overlay marks, in data coordinates (time in seconds, buckets as u). */
+export interface OverlayMarks {
+  /** The time cursor (the same time on every disk's heat map). */
+  readonly cursor?: number | undefined;
+  /** The cell under the pointer or the keyboard cursor (an absolute column of `rc.step`). */
+  readonly cell?: { readonly col: number; readonly bucket: number } | undefined;
+  /** The selected cells. */
+  readonly selection?: { readonly from: number; readonly to: number; readonly bucketLo: number; readonly bucketHi: number } | undefined;
+  /** A drag under way: a zoom band across the whole height, or a box in time × latency. */
+  readonly drag?:
+    { readonly kind: 'zoom' | 'box'; readonly t0: number; readonly t1: number; readonly u0: number; readonly u1: number } | undefined;
+}
+
+export function drawOverlay(canvas: HTMLCanvasElement, rc: RenderContext, marks: OverlayMarks, theme: RenderTheme): void {
+  const { width: w, height: h, dpr } = rc.viewport;
+  const ctx = prepareCanvas(canvas, w, h, dpr);
+  if (!ctx) return;
+  ctx.clearRect(0, 0, w, h);
+  if (marks.cursor !== undefined) {
+    const x = Math.round(apply(rc.time, marks.cursor)) + 0.5;
+    ctx.strokeStyle = theme.foreground;
+    ctx.globalAlpha = 0.5;
+    ctx.beginPath();
+    ctx.moveTo(x, 0);
+    ctx.lineTo(x, h);
+    ctx.stroke();
+    ctx.globalAlpha = 1;
+  }
+  const cell = marks.cell;
+  if (cell) {
+    const x0 = apply(rc.time, cell.col * rc.step);
+    const x1 = apply(rc.time, (cell.col + 1) * rc.step);
+    const y0 = apply(rc.bucket, cell.bucket + 1);
+    const y1 = apply(rc.bucket, cell.bucket);
+    ctx.strokeStyle = theme.foreground;
+    ctx.lineWidth = 1.5;
+    ctx.strokeRect(Math.round(x0) - 0.5, Math.round(y0) - 0.5, Math.max(2, x1 - x0) + 1, Math.max(2, y1 - y0) + 1);
+  }
+  const sel = marks.selection;
+  if (sel) {
+    const x0 = apply(rc.time, sel.from);
+    const x1 = apply(rc.time, sel.to);
+    const y0 = apply(rc.bucket, sel.bucketHi + 1);
+    const y1 = apply(rc.bucket, sel.bucketLo);
+    ctx.strokeStyle = theme.selection;
+    ctx.lineWidth = 2;
+    ctx.setLineDash([4, 2]);
+    ctx.strokeRect(x0 - 1, y0 - 1, Math.max(2, x1 - x0) + 2, Math.max(2, y1 - y0) + 2);
+    ctx.setLineDash([]);
+  }
+  const drag = marks.drag;
+  if (drag) {
+    const x0 = apply(rc.time, Math.min(drag.t0, drag.t1));
+    const x1 = apply(rc.time, Math.max(drag.t0, drag.t1));
+    ctx.fillStyle = theme.selection;
+    ctx.strokeStyle = theme.selection;
+    ctx.lineWidth = 1;
+    if (drag.kind === 'zoom') {
+      ctx.globalAlpha = 0.18;
+      ctx.fillRect(x0, 0, x1 - x0, h);
+      ctx.globalAlpha = 1;
+      ctx.strokeRect(Math.round(x0) + 0.5, 0.5, Math.round(x1 - x0), h - 1);
+    } else {
+      const y0 = apply(rc.bucket, Math.floor(Math.max(drag.u0, drag.u1)) + 1);
+      const y1 = apply(rc.bucket, Math.floor(Math.min(drag.u0, drag.u1)));
+      ctx.globalAlpha = 0.18;
+      ctx.fillRect(x0, y0, x1 - x0, y1 - y0);
+      ctx.globalAlpha = 1;
+      ctx.strokeRect(x0 + 0.5, y0 + 0.5, x1 - x0, y1 - y0);
+    }
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The data store (zustand): what the data parts derive from the source and the UI store, one
+ * slice per part, each written only by its owner (a part gets the store typed as its own
+ * `SliceStore`, so it cannot set another slice's fields). Views and the test hook read it;
+ * nobody else writes it. The bulk data (frames, matrices) stays in the published window object;
+ * version counters tell React and the renderers to look again.
+ */
+import { create } from 'zustand';
+import type { StoreApi } from 'zustand';
+import { BUCKET_SCHEMA, type BucketSchema, type DiskInfo, type HostInfo, type IoSample } from '@blkheat/shared-types';
+import type { CellSelection } from '../model/samples.js';
+import type { Summary } from '../model/summary.js';
+import { DEFAULT_SPAN } from '../model/urlstate.js';
+import { liveView, type ViewState } from '../model/view.js';
+import type { ShownWindow } from './dataWindow.js';
+
+export interface SnapshotInfo {
+  readonly name: string;
+  readonly host: HostInfo;
+  readonly agent: string;
+  readonly createdAt: string;
+  readonly note?: string | undefined;
+  readonly range: { readonly from: number; readonly to: number; readonly step: number };
+  readonly samples: number;
+}
+
+export interface SamplesState {
+  readonly status: 'idle' | 'loading' | 'done' | 'error';
+  readonly rows: readonly IoSample[];
+  readonly truncated: boolean;
+  readonly error?: string | undefined;
+}
+
+/** The source (source.ts): live or an imported snapshot. */
+export interface SourceSlice {
+  mode: 'live' | 'snapshot';
+  snapshot: SnapshotInfo | undefined;
+  /** Disks the agent (or the snapshot) knows, in device order. */
+  disks: readonly DiskInfo[];
+  /** The bucket schema of the source on screen (BUCKET_SCHEMA before the agent's first hello). */
+  schema: BucketSchema;
+  /** Newest second received live. */
+  lastFrameTs: number | undefined;
+}
+
+/** The window loader (windowLoader.ts). */
+export interface WindowSlice {
+  /** The data window on screen (mutated in place while live: `dataVersion` says when). */
+  window: ShownWindow | undefined;
+  /** The time window on screen: the UI's view, following the source's edge while live. */
+  visible: ViewState;
+}
+
+/** The heat maps part (heatMaps.ts): matrices, latency window and colour scales of the window. */
+export interface HeatMapSlice {
+  /** Disks drawn ("MAJ:MIN", in display order): the user's choice, else every disk with I/O. */
+  shownDevs: readonly string[];
+  /** Latency buckets the heat maps show (their height follows it). */
+  latencyRows: number;
+  /** Bumped when frames, matrices or colour scales change (renderers redraw). */
+  dataVersion: number;
+}
+
+/** The summary of the visible range (visibleSummary.ts). */
+export interface SummarySlice {
+  /** Histograms, percentiles and breakdowns of the visible range (the last computed one while a new one is summed). */
+  summary: Summary | undefined;
+  /** Bumped when a summary run finished (panels re-render, colour scales were refitted). */
+  summaryVersion: number;
+}
+
+/** The cells the user selected and their sampled I/Os (selectedSamples.ts). */
+export interface SamplesSlice {
+  selection: CellSelection | undefined;
+  samples: SamplesState;
+}
+
+export type DataState = SourceSlice & WindowSlice & HeatMapSlice & SummarySlice & SamplesSlice;
+
+/** What one data part may do with the data store: read all of it, write its own slice. */
+export interface SliceStore<Slice> {
+  getState(): DataState;
+  setState(partial: Partial<Slice> | ((s: DataState) => Partial<Slice>)): void;
+}
+
+export type DataStore = StoreApi<DataState>;
+
+export const NO_SAMPLES: SamplesState = Object.freeze({ status: 'idle', rows: [], truncated: false });
+
+export function createDataStore() {
+  return create<DataState>()(() => ({
+    mode: 'live',
+    snapshot: undefined,
+    disks: [],
+    schema: BUCKET_SCHEMA,
+    lastFrameTs: undefined,
+    window: undefined,
+    visible: liveView(Math.floor(Date.now() / 1000), DEFAULT_SPAN),
+    shownDevs: [],
+    latencyRows: 24,
+    dataVersion: 0,
+    summary: undefined,
+    summaryVersion: 0,
+    selection: undefined,
+    samples: NO_SAMPLES,
+  }));
+}
+
+export const useData = createDataStore();

@@ -1,0 +1,94 @@
+/**
+ * The data window: frames for a range [from, to) at one step, ~3× the visible span (Perfetto's
+ * buffered window), and what is derived from them per shown disk (heat map, percentile track,
+ * colour scale). The window loader (windowLoader.ts) makes it and grows it while live; the heat
+ * maps part (heatMaps.ts) derives the rest. Views and the test hook read it, as published in the
+ * data store, through the read-only `ShownWindow`.
+ */
+import { type BucketSchema, bucketCount, type Frame, type LatencyKind } from '@blkheat/shared-types';
+import type { ColourNorm, CountScale } from '../model/colour.js';
+import { type Known, NOTHING_KNOWN } from '../model/gaps.js';
+import { buildMatrix, type HeatMatrix, type MatrixFilter } from '../model/heatmatrix.js';
+import type { PercentileTrack } from '../model/percentiles.js';
+
+export interface DataWindow {
+  readonly id: number;
+  /** The bucket schema of the frames (the source's when the window was made): one matrix row per bucket. */
+  readonly schema: BucketSchema;
+  /** The step asked for (the agent may answer with a coarser `step`). */
+  readonly requestedStep: number;
+  readonly step: number;
+  from: number;
+  to: number;
+  /** Grows with live frames (ring expires the oldest columns). */
+  following: boolean;
+  frames: Frame[];
+  /** Frames for every second before this are in `frames`. */
+  coveredTo: number;
+  /**
+   * From here to `coveredTo`, a second without a frame was not recorded (Infinity: nothing is
+   * known that way, as in a snapshot, whose idle steps are simply left out).
+   */
+  knownFrom: number;
+  /** Made before the source could answer (not connected yet, or the fetch failed): load again once it can. */
+  provisional: boolean;
+  // ---- derived (heatMaps.ts) ----
+  filterKey: string;
+  devs: readonly string[];
+  matrices: Map<string, HeatMatrix>;
+  tracks: Map<string, PercentileTrack>;
+  yLo: number;
+  yHi: number;
+  /** One colour scale for every disk (the 'shared' choice), fitted to the busiest cell. */
+  scale: CountScale;
+  /** Each disk's own colour scale, fitted to its visible cells (the default, 'disk'). */
+  scales: Map<string, CountScale>;
+}
+
+/** The window as everyone but its two owners sees it: read-only. */
+export type ShownWindow = {
+  readonly [K in keyof DataWindow]: DataWindow[K] extends Map<infer A, infer B>
+    ? ReadonlyMap<A, B>
+    : DataWindow[K] extends Frame[]
+      ? readonly Frame[]
+      : DataWindow[K];
+};
+
+/** What a window is made from (the rest of DataWindow is derived). */
+export type WindowSource = Pick<
+  DataWindow,
+  'schema' | 'step' | 'requestedStep' | 'from' | 'to' | 'following' | 'frames' | 'coveredTo' | 'knownFrom' | 'provisional'
+>;
+
+/** The filter a window's heat maps were built for, as a key (kind and classes). */
+export function filterKey(kind: LatencyKind, classes: readonly string[]): string {
+  return `${kind}|${[...classes].sort().join(',')}`;
+}
+
+/** One disk's heat map of a window. */
+export function matrixOf(w: WindowSource, filter: MatrixFilter): HeatMatrix {
+  const rows = bucketCount(w.schema);
+  return buildMatrix(w.frames, { from: w.from, to: w.to, step: w.step, rows, filter, extraColumns: w.following ? 2 : 0 });
+}
+
+/**
+ * What the window knows about which seconds were recorded (see model/gaps.ts); `historyFrom`:
+ * the agent's oldest second, when live.
+ */
+export function windowKnown(w: ShownWindow | undefined, historyFrom: number | undefined): Known {
+  if (!w || !(w.knownFrom < w.coveredTo)) return NOTHING_KNOWN;
+  // Before the agent's oldest second nothing was recorded, by definition: when what we know
+  // reaches back to it, the seconds before it are "no data" too, not a quiet disk.
+  const from = historyFrom !== undefined && w.knownFrom <= historyFrom ? -Infinity : w.knownFrom;
+  return { from, to: w.coveredTo };
+}
+
+/** The colour scale a disk's heat map is drawn with (its own, or the shared one). */
+export function windowScale(w: ShownWindow | undefined, dev: string, norm: ColourNorm): CountScale | undefined {
+  if (!w) return undefined;
+  return norm === 'shared' ? w.scale : (w.scales.get(dev) ?? w.scale);
+}
+
+export function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}

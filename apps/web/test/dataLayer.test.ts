@@ -1,0 +1,72 @@
+// The data layer's direction is one way: it reads the UI store (what the user chose) and
+// publishes into its own store, never writing the UI store, whatever the source does.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BUCKET_SCHEMA, FINE_BUCKET_SCHEMA, type Frame, type Snapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from '@blkheat/shared-types';
+import { liveView } from '../src/model/view.ts';
+import { dataHarness, LOOP0 } from './fixtures/dataLayer.ts';
+
+const T0 = 1_700_000_000;
+
+function io(ts: number, n = 5): Frame {
+  return { ts, step: 1, disks: [{ dev: '7:0', cls: [{ c: 'Read', n, d: [40, n], q: [0, n] }] }] };
+}
+
+const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
+
+test('data layer: live frames, a schema change, a snapshot and samples never write the UI store', async () => {
+  const h = dataHarness({ disks: [LOOP0] });
+  h.ui.setState({ view: liveView(T0 + 10, 60) });
+  let uiWrites = 0;
+  const stop = h.ui.subscribe(() => uiWrites++);
+  try {
+    const dm = h.dm;
+    dm.setLiveSchema(BUCKET_SCHEMA);
+    dm.onFrames([0, 1, 2, 3, 4].map((s) => io(T0 + s)));
+    dm.onCovered(T0, T0 + 5);
+    dm.refresh();
+    for (let i = 0; i < 5; i++) await tick();
+    const live = h.store.getState();
+    assert.ok(live.window, 'a window was published');
+    assert.deepEqual(live.shownDevs, ['7:0']);
+    assert.equal(live.lastFrameTs, T0 + 4);
+    assert.ok(live.visible.following && live.visible.to === dm.edge(), 'the visible window follows the edge');
+    assert.equal(live.summary?.disks.get('7:0')?.n, 25, 'the summary of the visible range is published');
+
+    await dm.selectCells({
+      dev: '7:0',
+      from: T0,
+      to: T0 + 1,
+      bucketLo: 40,
+      bucketHi: 40,
+      schema: BUCKET_SCHEMA,
+      kind: 'device',
+      classes: [],
+    });
+    assert.equal(h.store.getState().samples.status, 'error', 'no agent to ask');
+
+    const snapshot: Snapshot = {
+      format: SNAPSHOT_FORMAT,
+      version: SNAPSHOT_VERSION,
+      createdAt: new Date(T0 * 1000).toISOString(),
+      agent: 'test',
+      host: { hostname: 'h', kernel: 'k' },
+      schema: BUCKET_SCHEMA,
+      range: { from: T0, to: T0 + 5, step: 1 },
+      disks: [LOOP0],
+      frames: [0, 1, 2].map((s) => io(T0 + s)),
+      samples: [],
+    };
+    dm.loadSnapshot(snapshot, 's.json');
+    assert.equal(h.store.getState().selection, undefined, 'a new source drops the selection');
+    assert.equal(h.store.getState().mode, 'snapshot');
+    for (let i = 0; i < 5; i++) await tick();
+    assert.ok(dm.closeSnapshot());
+    dm.setLiveSchema(FINE_BUCKET_SCHEMA);
+    assert.deepEqual(h.store.getState().schema, FINE_BUCKET_SCHEMA);
+    for (let i = 0; i < 5; i++) await tick();
+    assert.equal(uiWrites, 0, 'the UI store was written');
+  } finally {
+    stop();
+  }
+});

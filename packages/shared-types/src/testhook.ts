@@ -1,0 +1,104 @@
+/**
+ * The shape of `window.__blkheat`, the dashboard's test hook (Perfetto-style): browser tests,
+ * e2e/ and the benchmark wait on `idle()` and read state through these accessors instead of
+ * scraping pixels. Here (types only, DOM-free) so that the tests take it from the package,
+ * never from apps/web/src; the dashboard's hook (apps/web/src/testhook.ts) implements it.
+ */
+
+export interface HookRange {
+  readonly from: number;
+  readonly to: number;
+}
+
+export interface HookDiskCounts {
+  /** Name as the agent reports it ("loop0"). */
+  readonly name: string;
+  /** Sum of the heat map's latency histogram over the summary range (class filter applied). */
+  readonly histogram: number;
+  /** Completed I/Os over the summary range, all classes (as /proc/diskstats counts). */
+  readonly completed: number;
+  readonly byClass: Readonly<Record<string, number>>;
+  readonly dropped: number;
+}
+
+export interface HookCell {
+  readonly dev: string;
+  readonly col: number;
+  readonly from: number;
+  readonly to: number;
+  readonly bucket: number;
+  readonly count: number;
+}
+
+export interface BlkheatHook {
+  readonly version: 1;
+  /** Resolves once no fetch is pending, no summary is due and no frame is scheduled. */
+  idle(timeoutMs?: number): Promise<void>;
+  state(): {
+    readonly mode: 'live' | 'snapshot';
+    readonly connection: string;
+    readonly following: boolean;
+    /** Visible window (fractional while a gesture runs). */
+    readonly view: HookRange;
+    /** Range histograms and breakdowns cover: the view widened to whole columns. */
+    readonly summaryRange: HookRange | undefined;
+    /** Seconds per heat map column. */
+    readonly step: number | undefined;
+    /** Bucket schema of the heat maps on screen (the source's: hello or snapshot); one row per bucket. */
+    readonly schema: { readonly scale: number; readonly minIndex: number; readonly maxIndex: number } | undefined;
+    /** Rows [lo, hi) of the heat maps shown (the latency window). */
+    readonly latencyWindow: { readonly lo: number; readonly hi: number } | undefined;
+    /** Data window held (≈3× the view). */
+    readonly window: HookRange | undefined;
+    readonly shownDisks: readonly string[];
+    readonly classes: readonly string[];
+    readonly kind: string;
+    readonly colour: string;
+    /** 'disk': each heat map on its own colour scale; 'shared': one for all. */
+    readonly norm: string;
+    readonly lastFrameTs: number | undefined;
+    readonly liveCovered: HookRange | undefined;
+    readonly gaps: number;
+    readonly reconnects: number;
+    readonly theme: 'light' | 'dark';
+  };
+  /** Per shown disk ("MAJ:MIN"), counts over the summary range. */
+  counts(): Readonly<Record<string, HookDiskCounts>>;
+  /** Dense latency histogram of one disk over the summary range. */
+  histogram(dev: string): number[];
+  /** p50/p90/p99/p99.9 of one disk over the summary range, seconds. */
+  percentiles(dev: string): Readonly<Record<string, number>>;
+  /** Per class over the summary range and shown disks: completed I/Os. */
+  classCounts(): Readonly<Record<string, number>>;
+  /** The heat map cell at a client point, if the point is over a heat map. */
+  cellAt(clientX: number, clientY: number): HookCell | undefined;
+  /**
+   * Viewport coordinates of the centre of the cell holding (ts, bucket) on a disk's heat map,
+   * ready for a pointer: the page is scrolled first when the cell is off screen (or covered by
+   * something, e.g. a notice), so the point is always inside the viewport. Undefined when the
+   * cell is not drawn (outside the time window or the latency range, or no such heat map).
+   */
+  cellCenter(dev: string, ts: number, bucket: number): { x: number; y: number } | undefined;
+  /** The colour scale a disk's heat map is drawn with right now. */
+  scale(dev: string): { readonly max: number; readonly kind: string; readonly shared: boolean } | undefined;
+  /**
+   * Start seconds of the columns in [from, to) a disk's heat map draws as "no data" (the agent
+   * did not record them), as opposed to recorded seconds without I/O.
+   */
+  unrecorded(dev: string, from: number, to: number): number[];
+  /** The busiest cell of a disk's heat map inside the view (and optional bucket range). */
+  hottestCell(dev: string, minBucket?: number, maxBucket?: number): HookCell | undefined;
+  /**
+   * RGBA of what is drawn at a client point on a disk's heat map (cells layer only), or
+   * undefined outside it: lets tests check that the pixels agree with the counts.
+   */
+  pixelAt(dev: string, clientX: number, clientY: number): [number, number, number, number] | undefined;
+  /** Current drill-down selection and its samples. */
+  selection():
+    { readonly dev: string; readonly from: number; readonly to: number; readonly bucketLo: number; readonly bucketHi: number } | undefined;
+  samples(): { readonly status: string; readonly count: number; readonly truncated: boolean; readonly error?: string | undefined };
+  /** Messages shown to the user (errors and notices). */
+  notices(): readonly { readonly kind: string; readonly text: string }[];
+  /** Recent draw durations (ms) of a view key ("heat:7:0", "time-axis", ...), and frames drawn. */
+  renderStats(): { readonly frames: number; readonly timings: Readonly<Record<string, readonly number[]>> };
+}

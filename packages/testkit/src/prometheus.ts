@@ -1,0 +1,125 @@
+/**
+ * A real Prometheus (Debian's `prometheus` package) for tests: started on loopback in a temp
+ * directory with native histograms enabled, scraping the given targets every second with
+ * honor_labels (each agent's own `instance` label is kept). Stopped and removed after the test.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CleanupContext } from './loop.js';
+
+export interface PrometheusServer {
+  readonly url: string;
+  /** An instant query at `time` (unix seconds); the result vector's metric labels and values. */
+  query(promql: string, time: number): Promise<{ metric: Record<string, string>; value: number }[]>;
+  /** Unix second of the newest scrape of every target, or undefined before each was scraped once. */
+  lastScrapes(): Promise<number | undefined>;
+  stop(): Promise<void>;
+}
+
+/** Why Prometheus cannot run here, or undefined. */
+export function prometheusUnavailable(): string | undefined {
+  const r = spawnSync('prometheus', ['--version'], { encoding: 'utf8' });
+  if (r.error || r.status !== 0) return 'prometheus is not installed (apt-get install prometheus; ./bootstrap test installs it)';
+  return undefined;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startPrometheus(options: { targets: readonly string[]; t: CleanupContext }): Promise<PrometheusServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'blkheat-prometheus-'));
+  const config = join(dir, 'prometheus.yml');
+  writeFileSync(
+    config,
+    [
+      'global:',
+      '  scrape_interval: 1s',
+      '  evaluation_interval: 1s',
+      'scrape_configs:',
+      '  - job_name: blkheat',
+      '    honor_labels: true',
+      '    scrape_interval: 1s',
+      '    scrape_timeout: 900ms',
+      '    static_configs:',
+      `      - targets: [${options.targets.map((t) => `'${t}'`).join(', ')}]`,
+      '',
+    ].join('\n'),
+  );
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child: ChildProcess = spawn(
+    'prometheus',
+    [
+      `--config.file=${config}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--enable-feature=native-histograms',
+      '--log.level=warn',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-8000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  options.t.after(stop);
+
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`prometheus exited (${child.exitCode}): ${stderr}`);
+    const ready = await fetch(`${url}/-/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) break;
+    if (Date.now() > deadline) throw new Error(`prometheus not ready in 30 s: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+
+  const api = async (path: string): Promise<unknown> => {
+    const res = await fetch(`${url}${path}`);
+    const body = (await res.json()) as { status: string; data?: unknown; error?: string };
+    if (body.status !== 'success') throw new Error(`prometheus ${path}: ${body.error ?? res.status}`);
+    return body.data;
+  };
+  return {
+    url,
+    async query(promql, time) {
+      const data = (await api(`/api/v1/query?query=${encodeURIComponent(promql)}&time=${time}`)) as {
+        resultType: string;
+        result: { metric: Record<string, string>; value: [number, string] }[];
+      };
+      if (data.resultType !== 'vector') throw new Error(`prometheus: ${promql} gave a ${data.resultType}, not a vector`);
+      return data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
+    },
+    async lastScrapes() {
+      const data = (await api('/api/v1/targets')) as { activeTargets: { health: string; lastScrape: string; lastError: string }[] };
+      if (data.activeTargets.length !== options.targets.length) return undefined;
+      let oldest = Infinity;
+      for (const t of data.activeTargets) {
+        if (t.health !== 'up') return undefined;
+        oldest = Math.min(oldest, Date.parse(t.lastScrape) / 1000);
+      }
+      return Number.isFinite(oldest) ? oldest : undefined;
+    },
+    stop,
+  };
+}
