@@ -66,6 +66,10 @@ const layers = [
         'views/ read the store and call actions (store/actions.ts); they never reach the agent client or REST (net/) directly',
       ],
       ['^\\.\\./workers/', 'views/ reach the snapshot worker through store actions'],
+      [
+        '^\\.\\./store/(data|source|windowLoader|heatMaps|visibleSummary|selectedSamples)(\\.js)?$',
+        'views/ read the data layer through its store (store/dataStore.ts, useData) and change it through actions; its parts belong to app.ts',
+      ],
       notTheRoot,
       notDev,
     ],

@@ -470,6 +470,7 @@ static __always_inline void record_io(struct bh_io *io)
 		return;
 	}
 	h->count++;
+	h->bytes += io->bytes;
 	if (io->status) {
 		__u32 st = io->status < BH_NR_STATUS ? io->status : BH_NR_STATUS - 1;
 		h->errors[st]++;

@@ -1,3 +1,4 @@
+// Over 400 lines: one drill, told in order; its steps share one agent, one browser and one injected spike.
 // The incident drill: blkheat as an on-call engineer meets it. The agent is started with the
 // README's command (`./bootstrap serve`, user flags only) over two loop devices and vda, all
 // busy; a 20 ms latency spike is injected on one loop device (FUSE-backed, delay switched from

@@ -66,6 +66,7 @@ struct bh_hist {
 	__u64 dropped; /* I/Os without a sample record (not sampled, over budget, ring full) */
 	__u64 missed;  /* completions whose start was not seen (no latency known) */
 	__u64 requeues; /* requests of this disk and class sent back to the queue (layout 2) */
+	__u64 bytes;    /* bytes of the counted I/Os (layout 3): throughput, exact */
 	__u32 max_bucket_plus1; /* highest device bucket seen on this CPU this slot, + 1 (0 = none) */
 	__u32 pad;
 	__u64 errors[BH_NR_STATUS]; /* failed I/Os (counted in `count` too) by blk_status_t (layout 2) */

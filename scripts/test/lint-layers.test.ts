@@ -39,6 +39,8 @@ const violations: [string, string, string?][] = [
   ['apps/web/src/views/_probe.tsx', '../net/client.js'],
   ['apps/web/src/views/_probe.tsx', '../app.js', 'startApp'],
   ['apps/web/src/views/_probe.tsx', '../workers/snapshotImport.js'],
+  ['apps/web/src/views/_probe.tsx', '../store/data.js', 'DataLayer'],
+  ['apps/web/src/views/_probe.tsx', '../store/windowLoader.js', 'WindowLoader'],
   ['apps/web/src/testhook.ts', './app.js', 'startApp'],
   // web: store/, net/, workers/
   ['apps/web/src/store/_probe.ts', '../views/theme.js'],

@@ -100,7 +100,10 @@ test('plain O_DIRECT I/O: counted exactly, none untimed', { timeout: 60_000 }, a
   const end = await quietBoundary([a.name]);
   await rec.waitForSecond(end.second);
   const untimed = assertConserved(t, rec, [a.name], start, end, () => 10_000);
-  assert.equal(untimed.get(a.name), 0, 'O_DIRECT reads and writes with no flush: every completion is seen by a probe');
+  const stats = rec.collector.stats();
+  const why = `recursion misses ${stats.recursionMisses}, kernel counters ${JSON.stringify(stats.kernel)}`;
+  t.diagnostic(why);
+  assert.equal(untimed.get(a.name), 0, `O_DIRECT reads and writes with no flush: every completion is seen by a probe (${why})`);
 });
 
 test('flush-heavy conservation holds 20 windows in a row (fsync, O_DSYNC, FUA/PREFLUSH, discards)', { timeout: 400_000 }, async (t) => {

@@ -95,7 +95,7 @@ test(
 );
 
 test(
-  'sizes: 4 KiB and 512 KiB reads land in their size classes with fio’s own counts, and size × latency tells them apart',
+  'sizes: 4 KiB and 512 KiB reads land in their size classes with fio’s own counts, bytes equal fio’s, and size × latency tells them apart',
   { timeout: 60_000 },
   async (t) => {
     const loop = createLoopDevice({ sizeMiB: 256, t });
@@ -111,12 +111,14 @@ test(
     const to = Math.floor(Date.now() / 1000) + 1;
     await rec.waitForSecond(to);
     const bySize = new Map<number, { n: number; d: Float64Array }>();
+    let bytes = 0;
     for (const f of rec.frames) {
       if (f.ts < from || f.ts > to) continue;
       for (const d of f.disks) {
         if (d.dev !== loop.dev) continue;
         for (const c of d.cls) {
           if (classOp(c.c) !== 'Read') continue;
+          bytes += c.b ?? 0;
           assert.equal(
             (c.sz ?? []).reduce((n, z) => n + z.n, 0),
             c.n,
@@ -136,6 +138,7 @@ test(
     );
     assert.equal(bySize.get(12)?.n, small.ios, '4 KiB reads (size class 12)');
     assert.equal(bySize.get(19)?.n, big.ios, '512 KiB reads (size class 19)');
+    assert.equal(bytes, small.bytes + big.bytes, `bytes read: frames ${bytes}, fio ${small.bytes + big.bytes}`);
     const p50 = (d: Float64Array): number => quantileSeconds(d, 0.5) ?? NaN;
     const small50 = p50((bySize.get(12) as { d: Float64Array }).d);
     const big50 = p50((bySize.get(19) as { d: Float64Array }).d);

@@ -77,6 +77,7 @@ interface ClassAcc {
   e: Map<string, number> | undefined;
   pt: boolean;
   sz: Map<number, { n: number; d: Float64Array }> | undefined;
+  b: number | undefined;
 }
 
 interface DiskAcc {
@@ -203,6 +204,7 @@ export class FrameAccumulator {
             e: undefined,
             pt: false,
             sz: undefined,
+            b: undefined,
           };
           acc.classes.set(cls.c, c);
         }
@@ -210,6 +212,7 @@ export class FrameAccumulator {
         addSparseInto(c.d, cls.d);
         addSparseInto(c.q, cls.q);
         if (cls.pt) c.pt = true;
+        if (cls.b !== undefined) c.b = (c.b ?? 0) + cls.b;
         if (cls.sz) {
           c.sz ??= new Map();
           for (const z of cls.sz) {
@@ -243,6 +246,7 @@ export class FrameAccumulator {
           q: toSparse(v.q),
           ...(v.e ? { e: Object.fromEntries([...v.e.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) } : {}),
           ...(v.pt ? { pt: true as const } : {}),
+          ...(v.b !== undefined ? { b: v.b } : {}),
           ...(v.sz ? { sz: [...v.sz.entries()].sort(([a], [b]) => a - b).map(([s, z]) => ({ s, n: z.n, d: toSparse(z.d) })) } : {}),
         };
       });

@@ -44,6 +44,12 @@ export interface ClassSeries {
    * size histogram and the size x latency joint. Σ n over sizes = n.
    */
   readonly sz?: readonly SizeSeries[];
+  /**
+   * Bytes moved by the `n` completed I/Os (the size each was issued with), for throughput:
+   * MB/s = b / step / 1e6. Added in protocol 3, snapshot 3 and record JSON 3 (optional: data
+   * from agents before it has none).
+   */
+  readonly b?: number;
 }
 
 /** One size class of a class series. */

@@ -130,6 +130,7 @@ export const classSeriesSchema = z.strictObject({
   q: sparseHistSchema,
   e: z.record(statusNameSchema, count).optional(),
   pt: z.literal(true).optional(),
+  b: count.optional(),
   sz: z
     .array(z.strictObject({ s: z.number().int().min(0).max(32), n: count, d: sparseHistSchema }))
     .max(33)

@@ -67,6 +67,8 @@ export interface FioResult {
   readonly iops: number;
   /** I/Os completed (read + write + trim) over all jobs. */
   readonly ios: number;
+  /** Bytes those I/Os moved (fio's io_bytes). */
+  readonly bytes: number;
 }
 
 /** fio's command line for a job (one job section, group reporting). */
@@ -107,18 +109,21 @@ export async function runFio(job: FioJob): Promise<FioResult> {
   const json = JSON.parse(stdout.slice(stdout.indexOf('{'))) as { jobs: { read: FioDir; write: FioDir; trim: FioDir }[] };
   let iops = 0;
   let ios = 0;
+  let bytes = 0;
   for (const j of json.jobs) {
     for (const dir of [j.read, j.write, j.trim]) {
       iops += dir.iops;
       ios += dir.total_ios;
+      bytes += dir.io_bytes;
     }
   }
-  return { iops, ios };
+  return { iops, ios, bytes };
 }
 
 interface FioDir {
   readonly iops: number;
   readonly total_ios: number;
+  readonly io_bytes: number;
 }
 
 export interface BackgroundFio {

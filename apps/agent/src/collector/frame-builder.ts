@@ -59,6 +59,8 @@ interface ClassAcc {
   readonly pt: boolean;
   /** Per size class: count and device latency (the size x latency joint). */
   readonly sizes: Map<number, { n: number; readonly d: Float64Array }>;
+  /** Bytes of the counted I/Os. */
+  bytes: number;
 }
 
 interface DiskAcc {
@@ -129,10 +131,12 @@ export function buildFrame(
         e: new Map(),
         pt: namer.notCounted(e.cls),
         sizes: new Map(),
+        bytes: 0,
       };
       disk.classes.set(name, cls);
     }
     cls.n += e.value.count;
+    cls.bytes += e.value.bytes;
     foldInto(cls.d, e.value.device);
     foldInto(cls.q, e.value.queue);
     let size = cls.sizes.get(e.size);
@@ -168,6 +172,7 @@ export function buildFrame(
         q: toSparse(acc.q),
         ...(acc.e.size > 0 ? { e: Object.fromEntries([...acc.e.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) } : {}),
         ...(acc.pt ? { pt: true as const } : {}),
+        b: acc.bytes,
         sz: [...acc.sizes.entries()].sort(([a], [b]) => a - b).map(([s, v]) => ({ s, n: v.n, d: toSparse(v.d) })),
       }));
     const untimed = disk.untimed && Object.values(disk.untimed).some((v) => (v ?? 0) > 0) ? disk.untimed : undefined;

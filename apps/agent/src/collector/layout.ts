@@ -59,7 +59,10 @@ export const SAMPLE_SUBMITTER_KNOWN = 1 << 2;
 export const HIST_KEY_SIZE = 24;
 /** struct bh_hist: 4 u64 counters, u32 max bucket + pad, errors[] by status, then device[] and queue[] u64 arrays. */
 export const HIST_REQUEUES_OFFSET = 24;
-export const HIST_ERRORS_OFFSET = 40;
+/** u64 bytes of the counted I/Os (layout 3). */
+export const HIST_BYTES_OFFSET = 32;
+export const HIST_MAX_BUCKET_OFFSET = 40;
+export const HIST_ERRORS_OFFSET = 48;
 /** Where device[] starts; queue[] follows it. */
 export const HIST_DEVICE_OFFSET = HIST_ERRORS_OFFSET + NR_STATUS * 8;
 const HIST_HEADER = HIST_DEVICE_OFFSET;
@@ -120,6 +123,8 @@ export interface HistValue {
   dropped: number;
   missed: number;
   requeues: number;
+  /** Bytes of the counted I/Os. */
+  bytes: number;
   /** Failed I/Os by blk_status_t (index = status). */
   readonly errors: Float64Array;
   readonly device: Float64Array;
@@ -133,6 +138,7 @@ export function emptyHistValue(nrBuckets: number): HistValue {
     dropped: 0,
     missed: 0,
     requeues: 0,
+    bytes: 0,
     errors: new Float64Array(NR_STATUS),
     device: new Float64Array(nrBuckets),
     queue: new Float64Array(nrBuckets),
@@ -151,6 +157,7 @@ export function addPerCpuHist(into: HistValue, buf: Buffer, offset: number, stri
     into.dropped += readU64(buf, base + 8);
     into.missed += readU64(buf, base + 16);
     into.requeues += readU64(buf, base + HIST_REQUEUES_OFFSET);
+    into.bytes += readU64(buf, base + HIST_BYTES_OFFSET);
     for (let st = 1; st < NR_STATUS; st++) {
       const e = readU64(buf, base + HIST_ERRORS_OFFSET + st * 8);
       if (e !== 0) into.errors[st] = (into.errors[st] as number) + e;

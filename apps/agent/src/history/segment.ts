@@ -1,4 +1,5 @@
 /**
+ * (Over 400 lines: the file format, its writer and its record-by-record recovering reader belong together.)
  * One history segment file: an append-only log of frames of one tier covering the aligned
  * time span [start, start + span). Layout (all integers little-endian):
  *

@@ -1,4 +1,5 @@
 /**
+ * (Over 400 lines: opening, appending, retention, the byte budget and fault health act on the same tiers.)
  * Durable frame history: a 1 s tier for the last hour and coarser tiers (10 s, 60 s) for the
  * whole --history window, as segment files under one directory, bounded both by time and by
  * a byte budget. Everything is synchronous: frames arrive once a second, appends are one

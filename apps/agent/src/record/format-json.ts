@@ -38,6 +38,8 @@ export interface RecordLine {
     classes: {
       class: string;
       count: number;
+      /** Added in 3: bytes moved by the `count` I/Os. */
+      bytes?: number;
       /** Added in 2: failed I/Os by block status. */
       errors?: Record<string, number>;
       /** Added in 2: true for I/O /proc/diskstats does not count (passthrough). */
@@ -74,6 +76,7 @@ export function recordLine(
       classes: d.cls.map((c) => ({
         class: c.c,
         count: c.n,
+        ...(c.b !== undefined ? { bytes: c.b } : {}),
         ...(c.e ? { errors: { ...c.e } } : {}),
         ...(c.pt ? { passthrough: true as const } : {}),
         ...(c.sz ? { sizes: c.sz.map((z) => ({ max_bytes: z.s === 0 ? 0 : 2 ** z.s, count: z.n, device: triples(z.d, schema) })) } : {}),

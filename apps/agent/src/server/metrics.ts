@@ -54,6 +54,12 @@ export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition
     'Completed I/Os per disk and op class since the agent started; passthrough="true" for I/O /proc/diskstats does not count.',
   );
   for (const s of series) out.sample('blkheat_ios_total', { ...s.labels, passthrough: s.cls.pt ? 'true' : 'false' }, s.cls.n);
+  out.family(
+    'blkheat_io_bytes_total',
+    'counter',
+    'Bytes moved by the completed I/Os per disk and op class (the size each was issued with), since the agent started.',
+  );
+  for (const s of series) if (s.cls.b !== undefined) out.sample('blkheat_io_bytes_total', s.labels, s.cls.b);
   out.family('blkheat_io_errors_total', 'counter', 'Failed I/Os (included in blkheat_ios_total) per disk, op class and block status.');
   for (const s of series)
     for (const [status, n] of Object.entries(s.cls.e ?? {})) out.sample('blkheat_io_errors_total', { ...s.labels, status }, n);

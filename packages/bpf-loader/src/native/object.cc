@@ -1,3 +1,4 @@
+// Over 400 lines: one N-API class (BpfObject); its methods share the lifecycle checks and the libbpf handle.
 // BpfObject wrapper over bpf_object.
 #include "object.h"
 
