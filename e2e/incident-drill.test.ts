@@ -32,10 +32,11 @@ import {
   readDiskstats,
   runCommand,
   sleep,
+  freePort,
 } from '@blkheat/testkit';
 import { artifactsDir, type BrowserSession } from './lib/browser.ts';
 import { backgroundFio, canRun, H, heatmapColumns, openDashboard, waitFor } from './lib/dashboard.ts';
-import { cmdline, freePort, type ReadmeAgent, startReadmeAgent, uidOf } from './drill/agent.ts';
+import { cmdline, type ReadmeAgent, startReadmeAgent, uidOf } from './drill/agent.ts';
 import { CleanupStack, Drill, pollUntil } from './drill/steps.ts';
 import { agentRange, histogramOf, nowS, perSecond, runs, StreamRecorder, type WsEvent } from './drill/truth.ts';
 

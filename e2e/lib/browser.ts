@@ -88,6 +88,13 @@ export interface Hooked {
 }
 
 /** Waits for the dashboard's idle hook. */
+/** Waits until the dashboard says it is live (connected, backfilled, following the agent). */
+export async function waitLive(page: Page, timeoutMs = 20_000): Promise<void> {
+  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().connection === 'live', undefined, {
+    timeout: timeoutMs,
+  });
+}
+
 export async function idle(page: Page, timeoutMs = 30_000): Promise<void> {
   await page.waitForFunction(() => (globalThis as { __blkheat?: unknown }).__blkheat !== undefined, undefined, { timeout: timeoutMs });
   await page.evaluate((t) => (globalThis as unknown as Hooked).__blkheat.idle(t), timeoutMs);

@@ -13,6 +13,7 @@ import { useUi } from './store/store.js';
 import type { BlkheatHook, HookCell } from './testhookApi.js';
 import type { AgentClient } from './net/client.js';
 import { heatmapGeometry } from './views/geometry.js';
+import { drawnThroughput } from './views/throughputStrip.js';
 
 declare global {
   interface Window {
@@ -55,6 +56,19 @@ function cellInViewport(dev: string, ts: number, bucket: number): { x: number; y
     p = g.centre(ts, bucket);
   }
   return p && inViewport(p) ? p : undefined;
+}
+
+/** RGBA at a client point of a disk's canvas `<prefix>-<name>` (device pixels), or undefined outside it. */
+function canvasPixel(prefix: string, dev: string, x: number, y: number): [number, number, number, number] | undefined {
+  const name = useData.getState().disks.find((d) => d.dev === dev)?.name ?? dev;
+  const canvas = document.querySelector<HTMLCanvasElement>(`[data-testid="${prefix}-${CSS.escape(name)}"]`);
+  if (!canvas) return undefined;
+  const r = canvas.getBoundingClientRect();
+  if (x < r.left || y < r.top || x >= r.right || y >= r.bottom) return undefined;
+  const px = Math.floor(((x - r.left) / r.width) * canvas.width);
+  const py = Math.floor(((y - r.top) / r.height) * canvas.height);
+  const d = canvas.getContext('2d')?.getImageData(px, py, 1, 1).data;
+  return d ? [d[0] ?? 0, d[1] ?? 0, d[2] ?? 0, d[3] ?? 0] : undefined;
 }
 
 function cellOf(dev: string, col: number, bucket: number): HookCell | undefined {
@@ -196,15 +210,17 @@ export function installTestHook({ connection, data }: TestHookSources): void {
       return best;
     },
     pixelAt(dev, x, y) {
-      const name = useData.getState().disks.find((d) => d.dev === dev)?.name ?? dev;
-      const canvas = document.querySelector<HTMLCanvasElement>(`[data-testid="heatmap-${CSS.escape(name)}"]`);
-      if (!canvas) return undefined;
-      const r = canvas.getBoundingClientRect();
-      if (x < r.left || y < r.top || x >= r.right || y >= r.bottom) return undefined;
-      const px = Math.floor(((x - r.left) / r.width) * canvas.width);
-      const py = Math.floor(((y - r.top) / r.height) * canvas.height);
-      const d = canvas.getContext('2d')?.getImageData(px, py, 1, 1).data;
-      return d ? [d[0] ?? 0, d[1] ?? 0, d[2] ?? 0, d[3] ?? 0] : undefined;
+      return canvasPixel('heatmap', dev, x, y);
+    },
+    throughput(dev) {
+      const t = drawnThroughput(dev);
+      if (!t) return undefined;
+      const list = (a: Float64Array): (number | null)[] => Array.from(a, (v) => (Number.isNaN(v) ? null : v));
+      const s = t.series;
+      return { from: s.col0 * s.step, step: s.step, iops: list(s.iops), mbps: list(s.mbps), queue: list(s.queue), scales: { ...t.scales } };
+    },
+    throughputPixelAt(dev, x, y) {
+      return canvasPixel('throughput', dev, x, y);
     },
     selection() {
       const sel = useData.getState().selection;
@@ -219,7 +235,10 @@ export function installTestHook({ connection, data }: TestHookSources): void {
     },
     renderStats() {
       const timings: Record<string, readonly number[]> = {};
-      for (const key of ['time-axis', ...useData.getState().shownDevs.flatMap((d) => [`heat:${d}`, `hist:${d}`, `overlay:${d}`])]) {
+      for (const key of [
+        'time-axis',
+        ...useData.getState().shownDevs.flatMap((d) => [`heat:${d}`, `hist:${d}`, `overlay:${d}`, `tput:${d}`]),
+      ]) {
         timings[key] = scheduler.timingsOf(key);
       }
       return { frames: scheduler.frames, timings };

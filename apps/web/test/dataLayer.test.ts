@@ -2,9 +2,9 @@
 // publishes into its own store, never writing the UI store, whatever the source does.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUCKET_SCHEMA, FINE_BUCKET_SCHEMA, type Frame, type Snapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from '@blkheat/shared-types';
+import { BUCKET_SCHEMA, FINE_BUCKET_SCHEMA, type Frame } from '@blkheat/shared-types';
 import { liveView } from '../src/model/view.ts';
-import { dataHarness, LOOP0 } from './fixtures/dataLayer.ts';
+import { dataHarness, LOOP0, snapshotOf } from './fixtures/dataLayer.ts';
 
 const T0 = 1_700_000_000;
 
@@ -45,18 +45,10 @@ test('data layer: live frames, a schema change, a snapshot and samples never wri
     });
     assert.equal(h.store.getState().samples.status, 'error', 'no agent to ask');
 
-    const snapshot: Snapshot = {
-      format: SNAPSHOT_FORMAT,
-      version: SNAPSHOT_VERSION,
-      createdAt: new Date(T0 * 1000).toISOString(),
-      agent: 'test',
-      host: { hostname: 'h', kernel: 'k' },
-      schema: BUCKET_SCHEMA,
-      range: { from: T0, to: T0 + 5, step: 1 },
-      disks: [LOOP0],
-      frames: [0, 1, 2].map((s) => io(T0 + s)),
-      samples: [],
-    };
+    const snapshot = snapshotOf(
+      [0, 1, 2].map((s) => io(T0 + s)),
+      { from: T0, to: T0 + 5 },
+    );
     dm.loadSnapshot(snapshot, 's.json');
     assert.equal(h.store.getState().selection, undefined, 'a new source drops the selection');
     assert.equal(h.store.getState().mode, 'snapshot');

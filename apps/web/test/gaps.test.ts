@@ -4,13 +4,13 @@
 // disk's colours scale to its own visible cells.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bucketCount, type Frame, type Snapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, BUCKET_SCHEMA } from '@blkheat/shared-types';
+import { bucketCount, type Frame } from '@blkheat/shared-types';
 import { buildMatrix, HeatMatrix } from '../src/model/heatmatrix.ts';
 import { columnRecording, NOTHING_KNOWN, recordedSecondsIn, unrecordedRuns, unrecordedSeconds } from '../src/model/gaps.ts';
 import { allInLowestBucket } from '../src/model/percentiles.ts';
 import { colourDomain, CountScale } from '../src/model/colour.ts';
 import { liveView } from '../src/model/view.ts';
-import { type DataHarness, dataHarness, LOOP0, SDA } from './fixtures/dataLayer.ts';
+import { type DataHarness, dataHarness, LOOP0, SDA, snapshotOf } from './fixtures/dataLayer.ts';
 
 const ROWS = bucketCount();
 const T0 = 1_700_000_000;
@@ -192,18 +192,7 @@ test('data layer: an outage in the stream draws as no data, idle seconds do not;
 test('data layer: a snapshot (idle steps left out) shows no gaps; its rate is over its range', async () => {
   const frames: Frame[] = [];
   for (let s = 0; s < 30; s++) if (s % 3 !== 0) frames.push(io(T0 + s, '7:0', 10, 50));
-  const snapshot: Snapshot = {
-    format: SNAPSHOT_FORMAT,
-    version: SNAPSHOT_VERSION,
-    createdAt: new Date(T0 * 1000).toISOString(),
-    agent: 'test',
-    host: { hostname: 'h', kernel: 'k' },
-    schema: BUCKET_SCHEMA,
-    range: { from: T0, to: T0 + 30, step: 1 },
-    disks: [{ dev: '7:0', name: 'loop0', kind: 'request', present: true }],
-    frames,
-    samples: [],
-  };
+  const snapshot = snapshotOf(frames, { from: T0, to: T0 + 30 });
   const h = dataHarness();
   h.openSnapshot(snapshot, 'test.json');
   // A snapshot's window is built over a few tasks after the one that loaded it (one per disk).

@@ -14,9 +14,6 @@ import {
   FINE_BUCKET_SCHEMA,
   type Frame,
   lowerBoundSeconds,
-  type Snapshot,
-  SNAPSHOT_FORMAT,
-  SNAPSHOT_VERSION,
   toSparse,
   upperBoundSeconds,
 } from '@blkheat/shared-types';
@@ -26,7 +23,7 @@ import { bucketBoundsSeconds, latencyTicks, secondsToU, uToSeconds } from '../sr
 import { PercentileTrack, quantilesOf } from '../src/model/percentiles.ts';
 import { selectionQuery } from '../src/model/samples.ts';
 import { liveView } from '../src/model/view.ts';
-import { type DataHarness, dataHarness, LOOP0 } from './fixtures/dataLayer.ts';
+import { type DataHarness, dataHarness, LOOP0, snapshotOf } from './fixtures/dataLayer.ts';
 import { prng } from './fixtures/synthetic.ts';
 
 const FINE = FINE_BUCKET_SCHEMA;
@@ -169,18 +166,7 @@ test('data layer: a schema-3 snapshot while live is schema 2, then back to live'
   dm.onFrames([frameAt(T0, 6e6, BUCKET_SCHEMA)]);
   dm.onCovered(T0, T0 + 1);
   const frames = [0, 1, 2].map((s) => frameAt(T0 + 100 + s, 6e6, FINE));
-  const snapshot: Snapshot = {
-    format: SNAPSHOT_FORMAT,
-    version: SNAPSHOT_VERSION,
-    createdAt: new Date(T0 * 1000).toISOString(),
-    agent: 'test',
-    host: { hostname: 'h', kernel: 'k' },
-    schema: FINE,
-    range: { from: T0 + 100, to: T0 + 103, step: 1 },
-    disks: [{ dev: '7:0', name: 'loop0', kind: 'request', present: true }],
-    frames,
-    samples: [],
-  };
+  const snapshot = snapshotOf(frames, { from: T0 + 100, to: T0 + 103 }, [LOOP0], FINE);
   h.openSnapshot(snapshot, 'fine.json');
   await settle(h);
   assert.deepEqual(h.window()?.schema, FINE);

@@ -93,6 +93,22 @@ export interface BlkheatHook {
    * undefined outside it: lets tests check that the pixels agree with the counts.
    */
   pixelAt(dev: string, clientX: number, clientY: number): [number, number, number, number] | undefined;
+  /**
+   * What a disk's throughput strip drew last: per column from `from` (`step` s each) IOPS, MB/s
+   * and I/Os in flight (null: no data), and each lane's scale (its top value).
+   */
+  throughput(dev: string):
+    | {
+        readonly from: number;
+        readonly step: number;
+        readonly iops: readonly (number | null)[];
+        readonly mbps: readonly (number | null)[];
+        readonly queue: readonly (number | null)[];
+        readonly scales: { readonly iops: number; readonly mbps: number; readonly queue: number };
+      }
+    | undefined;
+  /** RGBA at a client point of a disk's throughput strip, or undefined outside it. */
+  throughputPixelAt(dev: string, clientX: number, clientY: number): [number, number, number, number] | undefined;
   /** Current drill-down selection and its samples. */
   selection():
     { readonly dev: string; readonly from: number; readonly to: number; readonly bucketLo: number; readonly bucketHi: number } | undefined;

@@ -10,3 +10,4 @@ export * from './synthetic.js';
 export * from './conservation.js';
 export * from './faults.js';
 export * from './prometheus.js';
+export * from './net.js';

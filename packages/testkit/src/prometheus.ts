@@ -5,10 +5,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CleanupContext } from './loop.js';
+import { freePort } from './net.js';
 
 export interface PrometheusServer {
   readonly url: string;
@@ -24,18 +24,6 @@ export function prometheusUnavailable(): string | undefined {
   const r = spawnSync('prometheus', ['--version'], { encoding: 'utf8' });
   if (r.error || r.status !== 0) return 'prometheus is not installed (apt-get install prometheus; ./bootstrap test installs it)';
   return undefined;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startPrometheus(options: { targets: readonly string[]; t: CleanupContext }): Promise<PrometheusServer> {

@@ -6,7 +6,6 @@
  */
 import {
   type BucketSchema,
-  bucketCount,
   lowerBoundSeconds,
   overflowIndex,
   regularBucketCount,
@@ -58,11 +57,6 @@ function edgesNs(schema: BucketSchema): bigint[] {
 /** Latency bounds of a dense bucket in seconds, for labels. */
 export function bucketBoundsSeconds(d: number, schema: BucketSchema): [number, number] {
   return [lowerBoundSeconds(d, schema), upperBoundSeconds(d, schema)];
-}
-
-/** Total dense rows of the schema (106 at scale 2, 210 at scale 3). */
-export function rowCount(schema: BucketSchema): number {
-  return bucketCount(schema);
 }
 
 /** Human latency ("850 ns", "12.3 µs", "4.76 ms", "1.20 s"): shared-types owns it, the CLI prints the same. */

@@ -19,21 +19,24 @@ export interface OverlayMarks {
     { readonly kind: 'zoom' | 'box'; readonly t0: number; readonly t1: number; readonly u0: number; readonly u1: number } | undefined;
 }
 
+/** The time cursor: a half-transparent vertical line at unix second `cursor`, the canvas' whole height. */
+export function drawTimeCursor(ctx: CanvasRenderingContext2D, rc: RenderContext, cursor: number, colour: string): void {
+  const x = Math.round(apply(rc.time, cursor)) + 0.5;
+  ctx.strokeStyle = colour;
+  ctx.globalAlpha = 0.5;
+  ctx.beginPath();
+  ctx.moveTo(x, 0);
+  ctx.lineTo(x, rc.viewport.height);
+  ctx.stroke();
+  ctx.globalAlpha = 1;
+}
+
 export function drawOverlay(canvas: HTMLCanvasElement, rc: RenderContext, marks: OverlayMarks, theme: RenderTheme): void {
   const { width: w, height: h, dpr } = rc.viewport;
   const ctx = prepareCanvas(canvas, w, h, dpr);
   if (!ctx) return;
   ctx.clearRect(0, 0, w, h);
-  if (marks.cursor !== undefined) {
-    const x = Math.round(apply(rc.time, marks.cursor)) + 0.5;
-    ctx.strokeStyle = theme.foreground;
-    ctx.globalAlpha = 0.5;
-    ctx.beginPath();
-    ctx.moveTo(x, 0);
-    ctx.lineTo(x, h);
-    ctx.stroke();
-    ctx.globalAlpha = 1;
-  }
+  if (marks.cursor !== undefined) drawTimeCursor(ctx, rc, marks.cursor, theme.foreground);
   const cell = marks.cell;
   if (cell) {
     const x0 = apply(rc.time, cell.col * rc.step);

@@ -22,6 +22,8 @@ import { type Size, useElementSize } from './useElementSize.js';
 
 export const Y_AXIS_WIDTH = 58;
 export const HIST_WIDTH = 200;
+/** Height of the throughput strip (three lanes: IOPS, MB/s, in flight), CSS px. */
+export const TPUT_HEIGHT = 60;
 
 const RAMP_W = 56;
 const RAMP_H = 8;
@@ -66,6 +68,7 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
   const linesRef = useRef<HTMLCanvasElement>(null);
   const overlayRef = useRef<HTMLCanvasElement>(null);
   const histRef = useRef<HTMLCanvasElement>(null);
+  const tputRef = useRef<HTMLCanvasElement>(null);
   const yAxisRef = useRef<SVGGElement>(null);
   const shareAxisRef = useRef<SVGGElement>(null);
   const plotRef = useRef<HTMLDivElement>(null);
@@ -81,6 +84,8 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
       lines: linesRef,
       overlay: overlayRef,
       hist: histRef,
+      tput: tputRef,
+      tputHeight: TPUT_HEIGHT,
       yAxis: yAxisRef,
       shareAxis: shareAxisRef,
       plotSize,
@@ -147,7 +152,7 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
           ))}
         </span>
       </header>
-      <div className="disk-row-body" style={{ gridTemplateRows: `${height}px 20px` }}>
+      <div className="disk-row-body" style={{ gridTemplateRows: `${height}px ${TPUT_HEIGHT}px` }}>
         <svg className="y-axis" width={Y_AXIS_WIDTH} height={height} aria-hidden="true">
           <g ref={yAxisRef} transform={`translate(${Y_AXIS_WIDTH - 1},0)`} />
         </svg>
@@ -172,6 +177,14 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
             d && d.total > 0 ? `${formatCount(d.total)} I/Os; ${quantileText(quantiles)}` : 'no I/O'
           }`}
           role="img"
+        />
+        <canvas
+          ref={tputRef}
+          className="tput"
+          data-testid={`throughput-${disk.name}`}
+          role="img"
+          aria-label={`IOPS, MB/s and I/Os in flight of ${disk.name} per heat map column, on the heat map's time axis`}
+          style={{ height: TPUT_HEIGHT }}
         />
         <svg className="share-axis" width={HIST_WIDTH} height={20} aria-hidden="true">
           <g ref={shareAxisRef} />

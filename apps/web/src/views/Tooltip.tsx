@@ -2,10 +2,12 @@
  * Hover tooltip: the cell under the pointer (or the keyboard cursor); over seconds the agent
  * did not record, says so instead of showing zeros that would read as an idle disk.
  */
+import { Fragment } from 'react';
 import { cumulativeShare } from '@blkheat/shared-types';
 import { formatClock, formatCount, formatShare } from '../model/format.js';
 import { columnRecording } from '../model/gaps.js';
 import { bucketBoundsSeconds, formatLatency } from '../model/latency.js';
+import { formatRate, THROUGHPUT_KEYS, THROUGHPUT_LABELS, throughputAt, throughputSeries } from '../model/throughput.js';
 import { useData } from '../store/dataStore.js';
 import { windowKnown } from '../store/dataWindow.js';
 import { useHover, useUi } from '../store/store.js';
@@ -32,6 +34,8 @@ export function Tooltip() {
   const top = h.clientY + 150 > window.innerHeight ? h.clientY - 146 : h.clientY + 14;
   const rec = columnRecording(m, h.col, windowKnown(cur, historyFrom));
   const recorded = rec.state !== 'unrecorded';
+  const col = h.col;
+  const tput = throughputSeries(cur.frames, h.dev, cur.step, col, col + 1);
   return (
     <div className="tooltip" role="tooltip" data-testid="tooltip" data-recorded={String(recorded)} style={{ left, top }}>
       <div className="tooltip-title">
@@ -58,6 +62,12 @@ export function Tooltip() {
             </dd>
             <dt>rank</dt>
             <dd>{rank !== undefined ? `${formatShare(rank)} at or below` : '–'}</dd>
+            {THROUGHPUT_KEYS.map((k) => (
+              <Fragment key={k}>
+                <dt>{THROUGHPUT_LABELS[k]}</dt>
+                <dd data-testid={`tooltip-${k}`}>{formatRate(throughputAt(tput, k, col))}</dd>
+              </Fragment>
+            ))}
           </>
         )}
         {rec.state === 'partial' && (

@@ -2,7 +2,8 @@
  * Keeps one disk's canvases drawn: registers its heat map, overlay and histogram renderers
  * with the scheduler (one animation frame per redraw) and its geometry for hit-testing,
  * invalidates each on the store changes that concern it, and binds the heat map's gestures.
- * The drawing itself is in render/ (heatLayers.ts, overlay.ts, histogram.ts, axes.ts).
+ * The drawing itself is in render/ (heatLayers.ts, overlay.ts, histogram.ts, axes.ts,
+ * throughput.ts for the strip under the heat map).
  */
 import { type RefObject, useEffect } from 'react';
 import { renderContext, type RenderContext } from '../render/contract.js';
@@ -17,6 +18,7 @@ import { useHover, useUi } from '../store/store.js';
 import { heatmapGeometry, registerGeometry } from './geometry.js';
 import { bindHeatmapGestures } from './interactions.js';
 import { paletteFor, renderTheme, resolvedTheme } from './theme.js';
+import { throughputDraw } from './throughputStrip.js';
 import type { Size } from './useElementSize.js';
 
 export interface DiskElements {
@@ -25,6 +27,10 @@ export interface DiskElements {
   readonly lines: RefObject<HTMLCanvasElement | null>;
   readonly overlay: RefObject<HTMLCanvasElement | null>;
   readonly hist: RefObject<HTMLCanvasElement | null>;
+  /** The throughput strip under the heat map (as wide as the plot). */
+  readonly tput: RefObject<HTMLCanvasElement | null>;
+  /** Its height, CSS px. */
+  readonly tputHeight: number;
   readonly yAxis: RefObject<SVGGElement | null>;
   readonly shareAxis: RefObject<SVGGElement | null>;
   /** The plot's size in CSS px (kept by the row as it is laid out). */
@@ -122,8 +128,16 @@ export function useDiskDrawing(dev: string, el: DiskElements): void {
       if (el.shareAxis.current) renderShareAxis(el.shareAxis.current, s.maxShare, el.histWidth);
     };
 
+    const tput = throughputDraw(
+      dev,
+      () => el.tput.current,
+      () => ({ width: size.current.width, height: el.tputHeight }),
+    );
+
     const unregister = [
       scheduler.register(`heat:${dev}`, drawHeat),
+      scheduler.register(`tput:${dev}`, tput.draw),
+      tput.dispose,
       scheduler.register(`overlay:${dev}`, drawMarks),
       scheduler.register(`hist:${dev}`, drawHist),
       registerGeometry(dev, () => {
@@ -136,11 +150,15 @@ export function useDiskDrawing(dev: string, el: DiskElements): void {
       useHover.subscribe((s, p) => {
         if (s.t !== p.t || s.dev !== p.dev || s.col !== p.col || s.bucket !== p.bucket || s.drag !== p.drag) {
           scheduler.invalidate(`overlay:${dev}`);
+          if (s.t !== p.t || s.drag !== p.drag) scheduler.invalidate(`tput:${dev}`);
           if ((s.dev === dev || p.dev === dev) && (s.bucket !== p.bucket || s.dev !== p.dev)) scheduler.invalidate(`hist:${dev}`);
         }
       }),
       useUi.subscribe((s, p) => {
-        if (s.theme !== p.theme) scheduler.invalidate(`hist:${dev}`);
+        if (s.theme !== p.theme) {
+          scheduler.invalidate(`hist:${dev}`);
+          scheduler.invalidate(`tput:${dev}`);
+        }
         if (s.colour !== p.colour || s.norm !== p.norm) scheduler.invalidate(`heat:${dev}`);
       }),
       useData.subscribe((s, p) => {

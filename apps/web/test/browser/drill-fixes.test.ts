@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BlkheatHook, bucketOfSeconds } from '@blkheat/shared-types';
-import { artifactsDir, CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
+import { artifactsDir, CHROMIUM, type Hooked, idle, launch, screenshot, waitLive } from '../../../../e2e/lib/browser.ts';
 import { drillScenario } from '../fixtures/drillScenario.ts';
 import { startFakeAgent } from '../fixtures/fakeAgent.ts';
 
@@ -46,9 +46,7 @@ test(
     const { quiet, busy } = sc;
 
     await page.goto(`${agent.url}?live=60`);
-    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().connection === 'live', undefined, {
-      timeout: 20_000,
-    });
+    await waitLive(page, 20_000);
     await idle(page);
 
     // 1. Colours per disk by default: the quiet disk's scale tops out near its own busiest cell,

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
+import { CHROMIUM, type Hooked, idle, launch, screenshot, waitLive } from '../../../../e2e/lib/browser.ts';
 import { startFakeAgent } from '../fixtures/fakeAgent.ts';
 
 const dist = join(import.meta.dirname, '../../dist/index.html');
@@ -35,9 +35,7 @@ test('dashboard against the fake agent: token, URL state, history fetch, reconne
 
   // Token: from the fragment into sessionStorage, out of the address bar, used on WS and fetch.
   await page.goto(`${agent.url}?lat=device#token=${token}`);
-  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().connection === 'live', undefined, {
-    timeout: 20_000,
-  });
+  await waitLive(page, 20_000);
   await idle(page);
   assert.doesNotMatch(page.url(), /token/, 'the token is removed from the URL');
   assert.equal(
@@ -63,9 +61,7 @@ test('dashboard against the fake agent: token, URL state, history fetch, reconne
   assert.match(url, /color=lin/);
   assert.match(url, /disks=loop0,vda/);
   await page.reload();
-  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().connection === 'live', undefined, {
-    timeout: 20_000,
-  });
+  await waitLive(page, 20_000);
   await idle(page);
   const reloaded = await state();
   assert.deepEqual(
@@ -94,9 +90,7 @@ test('dashboard against the fake agent: token, URL state, history fetch, reconne
   await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().connection !== 'live', undefined, { timeout: 5000 });
   await page.waitForTimeout(2500); // a few seconds the page did not see
   await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().reconnects > 0, undefined, { timeout: 20_000 });
-  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().connection === 'live', undefined, {
-    timeout: 20_000,
-  });
+  await waitLive(page, 20_000);
   await page.waitForTimeout(1500);
   await idle(page);
   // State and counts read in one go, so no live frame lands between them.
@@ -123,9 +117,7 @@ test('dashboard against the fake agent: token, URL state, history fetch, reconne
   // A shared link to a past range: opens paused there, fetched once the agent answers.
   const from = (after.lastFrameTs as number) - 2400;
   await page.goto(`${agent.url}?from=${from}&to=${from + 300}&disks=loop0`);
-  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().connection === 'live', undefined, {
-    timeout: 20_000,
-  });
+  await waitLive(page, 20_000);
   await page.waitForFunction(() => ((globalThis as unknown as Hooked).__blkheat.counts()['7:0']?.completed ?? 0) > 0, undefined, {
     timeout: 20_000,
   });

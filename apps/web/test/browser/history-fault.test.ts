@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
+import { CHROMIUM, type Hooked, idle, launch, screenshot, waitLive } from '../../../../e2e/lib/browser.ts';
 import { startFakeAgent } from '../fixtures/fakeAgent.ts';
 
 const dist = join(import.meta.dirname, '../../dist/index.html');
@@ -22,14 +22,11 @@ test('history fault: the banner appears with the fault, survives a reload, and g
   const s = await launch({ colorScheme: 'light' });
   t.after(() => s.close());
   const page = s.page;
-  const waitLive = () =>
-    page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().connection === 'live', undefined, {
-      timeout: 20_000,
-    });
+  const live = (): Promise<void> => waitLive(page, 20_000);
   const banner = page.locator('[data-testid=history-fault]');
 
   await page.goto(agent.url);
-  await waitLive();
+  await live();
   await idle(page);
   assert.equal(await banner.count(), 0, 'no banner while history is fine');
 
@@ -49,7 +46,7 @@ test('history fault: the banner appears with the fault, survives a reload, and g
 
   // A page opened during the fault learns it from the hello.
   await page.reload();
-  await waitLive();
+  await live();
   await banner.waitFor({ state: 'visible', timeout: 5000 });
 
   // Space is back: the agent's next status has no fault, and the banner goes.
@@ -74,9 +71,7 @@ test('a young agent: the seconds before its oldest one are drawn as no data, not
   t.after(() => s.close());
   const page = s.page;
   await page.goto(`${agent.url}?live=300`);
-  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().connection === 'live', undefined, {
-    timeout: 20_000,
-  });
+  await waitLive(page, 20_000);
   await idle(page);
   const got = await page.evaluate(() => {
     const h = (globalThis as unknown as Hooked).__blkheat;

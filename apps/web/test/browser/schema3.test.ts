@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BUCKET_SCHEMA, bucketOfSeconds, FINE_BUCKET_SCHEMA, lowerBoundSeconds, upperBoundSeconds } from '@blkheat/shared-types';
 import { secondsToU } from '../../src/model/latency.ts';
-import { type BrowserSession, CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
+import { type BrowserSession, CHROMIUM, type Hooked, idle, launch, screenshot, waitLive } from '../../../../e2e/lib/browser.ts';
 import { startFakeAgent } from '../fixtures/fakeAgent.ts';
 import { defaultDisks, syntheticSource } from '../fixtures/synthetic.ts';
 
@@ -132,9 +132,7 @@ test(
     t.after(() => s.close());
     const page = s.page;
     await page.goto(`${agent.url}?live=300`);
-    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().connection === 'live', undefined, {
-      timeout: 20_000,
-    });
+    await waitLive(page, 20_000);
     await idle(page);
     assert.deepEqual((await state(page)).schema, BUCKET_SCHEMA, 'schema 2 first');
     assert.equal((await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.histogram('7:0'))).length, 106);
@@ -145,9 +143,7 @@ test(
     await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().schema?.scale === 3, undefined, {
       timeout: 30_000,
     });
-    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().connection === 'live', undefined, {
-      timeout: 20_000,
-    });
+    await waitLive(page, 20_000);
     await idle(page);
     const st = await state(page);
     assert.ok(st.liveCovered && st.liveCovered.to - st.liveCovered.from >= 590, 'backfilled afresh in the new schema');
@@ -178,9 +174,7 @@ test('schema 3 snapshot: a schema-3 file imported while live is schema 2 is draw
   t.after(() => s.close());
   const page = s.page;
   await page.goto(agent.url);
-  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().connection === 'live', undefined, {
-    timeout: 20_000,
-  });
+  await waitLive(page, 20_000);
   await idle(page);
   assert.deepEqual((await state(page)).schema, BUCKET_SCHEMA, 'live is schema 2');
   await page.setInputFiles('[data-testid=import-input]', file);

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserSession, CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
+import { type BrowserSession, CHROMIUM, type Hooked, idle, launch, screenshot, waitLive } from '../../../../e2e/lib/browser.ts';
 import { startFakeAgent } from '../fixtures/fakeAgent.ts';
 import { syntheticSource } from '../fixtures/synthetic.ts';
 
@@ -24,9 +24,7 @@ async function openPage(t: TestContext): Promise<BrowserSession> {
   const s = await launch({ colorScheme: 'light' });
   t.after(() => s.close());
   await s.page.goto(agent.url);
-  await s.page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().connection === 'live', undefined, {
-    timeout: 20_000,
-  });
+  await waitLive(s.page, 20_000);
   await idle(s.page);
   return s;
 }

@@ -1,0 +1,89 @@
+/**
+ * The throughput strip under a disk's heat map: three lanes (IOPS, MB/s, I/Os in flight), one
+ * bar per heat map column, each lane scaled to its largest visible value, drawn with the heat
+ * map's x mapping (the same RenderContext time → css, so it zooms and scrolls with it), and the
+ * shared time cursor. Columns with no data get a faint band, never a zero-height bar.
+ */
+import { apply } from '../model/coords.js';
+import {
+  formatRate,
+  seriesMax,
+  THROUGHPUT_KEYS,
+  THROUGHPUT_LABELS,
+  type ThroughputKey,
+  type ThroughputSeries,
+} from '../model/throughput.js';
+import { prepareCanvas, type RenderContext, type RenderTheme } from './contract.js';
+import { drawTimeCursor } from './overlay.js';
+
+export interface ThroughputMarks {
+  /** The time cursor (seconds), as on the heat maps. */
+  readonly cursor?: number | undefined;
+}
+
+/** Each lane's scale (its top value): what the labels say. */
+export type ThroughputScales = Readonly<Record<ThroughputKey, number>>;
+
+/** Lane colours, in THROUGHPUT_KEYS order. */
+export function laneColours(theme: RenderTheme): readonly string[] {
+  return [theme.bar, theme.marks[1] ?? theme.accent, theme.marks[3] ?? theme.accent];
+}
+
+/** The y range [top, bottom) of lane `i` of a strip `height` px tall. */
+export function laneBounds(i: number, height: number): [number, number] {
+  const h = height / THROUGHPUT_KEYS.length;
+  return [i * h, (i + 1) * h];
+}
+
+/** Draws `series` (undefined: nothing to draw) and returns the lanes' scales. */
+export function paintThroughput(
+  canvas: HTMLCanvasElement,
+  rc: RenderContext,
+  series: ThroughputSeries | undefined,
+  marks: ThroughputMarks,
+  theme: RenderTheme,
+): ThroughputScales | undefined {
+  const { width: w, height: h, dpr } = rc.viewport;
+  const ctx = prepareCanvas(canvas, w, h, dpr);
+  if (!ctx) return undefined;
+  ctx.clearRect(0, 0, w, h);
+  if (!series) return undefined;
+  const colours = laneColours(theme);
+  const scales = { iops: 0, mbps: 0, queue: 0 };
+  ctx.font = theme.font;
+  ctx.textBaseline = 'top';
+  THROUGHPUT_KEYS.forEach((key, li) => {
+    const values = series[key];
+    const max = seriesMax(values);
+    scales[key] = max;
+    const [top, bottom] = laneBounds(li, h);
+    const pad = 2;
+    const lane = bottom - top - pad;
+    for (let i = 0; i < values.length; i++) {
+      const col = series.col0 + i;
+      const x0 = apply(rc.time, col * series.step);
+      const x1 = apply(rc.time, (col + 1) * series.step);
+      if (x1 < 0 || x0 > w) continue;
+      const v = values[i] as number;
+      const bw = Math.max(1, x1 - x0);
+      if (Number.isNaN(v)) {
+        ctx.globalAlpha = 0.18;
+        ctx.fillStyle = theme.gap;
+        ctx.fillRect(x0, top + pad, bw, lane);
+        ctx.globalAlpha = 1;
+      } else if (v > 0 && max > 0) {
+        const bh = Math.max(1, (v / max) * lane);
+        ctx.fillStyle = colours[li] ?? theme.bar;
+        ctx.fillRect(x0, bottom - bh, bw, bh);
+      }
+    }
+    if (li > 0) {
+      ctx.fillStyle = theme.grid;
+      ctx.fillRect(0, top, w, 1);
+    }
+    ctx.fillStyle = theme.muted;
+    ctx.fillText(`${THROUGHPUT_LABELS[key]} ≤ ${formatRate(max)}`, 4, top + pad);
+  });
+  if (marks.cursor !== undefined) drawTimeCursor(ctx, rc, marks.cursor, theme.foreground);
+  return scales;
+}

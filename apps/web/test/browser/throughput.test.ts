@@ -1,0 +1,139 @@
+// The throughput strip under each heat map, in headless chromium with the fake agent: frames
+// whose loop0 carries known bytes (64 KiB per I/O) and I/Os in flight (ts mod 7) draw IOPS,
+// MB/s and in-flight values per column equal to those of the frames, while vda (old data: no
+// `b`, no `inflight`) reports no data, never 0. The pixels agree: at the x of a heat map column
+// (the same x mapping) the in-flight lane is filled for 6 in flight and empty for 0. The
+// tooltip shows the hovered column's values. Needs apps/web/dist and chromium.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DiskFrame, Frame } from '@blkheat/shared-types';
+import { CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
+import { startFakeAgent } from '../fixtures/fakeAgent.ts';
+import { defaultDisks, syntheticSource, type SyntheticSource } from '../fixtures/synthetic.ts';
+
+const dist = join(import.meta.dirname, '../../dist/index.html');
+const LOOP0 = '7:0';
+const VDA = '253:0';
+const BYTES_PER_IO = 65_536;
+const inflightAt = (ts: number): number => ts % 7;
+
+/** loop0 with bytes and in-flight counts (protocol 3), the other disks as old data. */
+function withThroughput(base: SyntheticSource): SyntheticSource {
+  const disk = (d: DiskFrame, ts: number): DiskFrame =>
+    d.dev !== LOOP0
+      ? d
+      : { ...d, cls: d.cls.map((c) => ({ ...c, b: c.n * BYTES_PER_IO })), inflight: { n: inflightAt(ts), oldest_ns: 1e6, ios: [] } };
+  const frame = (f: Frame): Frame => {
+    const disks = f.disks.map((d) => disk(d, f.ts));
+    // A second loop0 was idle still reports what was in flight (the agent keeps such a disk).
+    if (!disks.some((d) => d.dev === LOOP0) && inflightAt(f.ts) > 0) disks.push(disk({ dev: LOOP0, cls: [] }, f.ts));
+    return { ...f, disks };
+  };
+  return { ...base, frame: (ts) => frame(base.frame(ts)), frames: (from, to) => base.frames(from, to).map(frame) };
+}
+
+/** I/Os of `dev` the source completed in [ts, ts + step) (classes diskstats counts). */
+function completed(src: SyntheticSource, dev: string, ts: number, step: number): number {
+  let n = 0;
+  for (let s = ts; s < ts + step; s++) for (const c of src.frame(s).disks.find((d) => d.dev === dev)?.cls ?? []) if (!c.pt) n += c.n;
+  return n;
+}
+
+test(
+  'throughput strip: IOPS, MB/s and in flight per column, no data for old data, pixels on the heat map x',
+  { timeout: 90_000 },
+  async (t: TestContext) => {
+    if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
+    if (!existsSync(dist)) return void t.skip('apps/web is not built');
+    const started = Math.floor(Date.now() / 1000);
+    const source = withThroughput(syntheticSource({ disks: defaultDisks(started - 260) }));
+    const agent = await startFakeAgent({ source });
+    t.after(() => agent.close());
+    const s = await launch({ colorScheme: 'light' });
+    t.after(() => s.close());
+    const page = s.page;
+    await page.goto(agent.url);
+    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().mode === 'live', undefined, { timeout: 20_000 });
+    await page.waitForFunction((dev) => ((globalThis as unknown as Hooked).__blkheat.throughput(dev)?.iops.length ?? 0) > 30, LOOP0, {
+      timeout: 20_000,
+    });
+    await idle(page);
+
+    const loop = await page.evaluate((dev) => (globalThis as unknown as Hooked).__blkheat.throughput(dev), LOOP0);
+    assert.ok(loop, 'loop0 has a strip');
+    const step = loop.step;
+    let checked = 0;
+    for (let i = 0; i < loop.iops.length; i++) {
+      const ts: number = loop.from + i * step;
+      if (loop.iops[i] === null || ts + step > started) continue; // not arrived yet, or a live column still filling
+      const n = completed(source, LOOP0, ts, step);
+      assert.ok(Math.abs((loop.iops[i] as number) - n / step) < 1e-9, `IOPS at ${ts}: ${loop.iops[i]} vs ${n / step}`);
+      assert.ok(Math.abs((loop.mbps[i] as number) - (n * BYTES_PER_IO) / step / 1e6) < 1e-9, `MB/s at ${ts}: ${loop.mbps[i]}`);
+      let worst = 0;
+      for (let x = ts; x < ts + step; x++) worst = Math.max(worst, inflightAt(x));
+      assert.equal(loop.queue[i], worst, `in flight at ${ts}`);
+      checked++;
+    }
+    assert.ok(checked >= 30, `${checked} columns checked`);
+    assert.equal(loop.scales.queue, 6, 'the in-flight lane is scaled to its largest value');
+
+    const vda = await page.evaluate((dev) => (globalThis as unknown as Hooked).__blkheat.throughput(dev), VDA);
+    assert.ok(vda, 'vda has a strip');
+    const rec = vda.iops.map((v, i) => (v !== null ? i : -1)).filter((i) => i >= 0);
+    assert.ok(rec.length >= 30 && rec.some((i) => (vda.iops[i] as number) > 0), 'vda has IOPS');
+    for (const i of rec) {
+      assert.equal(vda.mbps[i], null, 'no bytes in the data: MB/s is no data, not 0');
+      assert.equal(vda.queue[i], null, 'no in-flight counts in the data: no data, not 0');
+    }
+
+    // Pixels, at the x of heat map columns: the in-flight lane (bottom third) full for 6, empty for 0.
+    if (step === 1) {
+      const cols = loop.queue.map((q, i) => ({ q, ts: loop.from + i }));
+      const pick = (q: number): number | undefined => cols.slice(Math.floor(cols.length / 3), -3).find((c) => c.q === q)?.ts;
+      const full = pick(6);
+      const empty = pick(0);
+      assert.ok(full !== undefined && empty !== undefined, 'columns with 6 and 0 in flight in view');
+      const px = await page.evaluate(
+        ({ dev, full, empty }) => {
+          const hook = (globalThis as unknown as Hooked).__blkheat;
+          const hot = hook.hottestCell(dev);
+          if (!hot) return undefined;
+          const doc = (
+            globalThis as unknown as {
+              document: { querySelector(q: string): { getBoundingClientRect(): { top: number; height: number } } | null };
+            }
+          ).document;
+          const read = (ts: number) => {
+            const c = hook.cellCenter(dev, ts, hot.bucket);
+            const r = doc.querySelector('[data-testid="throughput-loop0"]')?.getBoundingClientRect();
+            if (!c || !r) return undefined;
+            return hook.throughputPixelAt(dev, c.x, r.top + (r.height * 5) / 6);
+          };
+          return { full: read(full), empty: read(empty) };
+        },
+        { dev: LOOP0, full, empty },
+      );
+      assert.ok(px?.full && px.empty, `pixels read: ${JSON.stringify(px)}`);
+      assert.ok(px.full[3] > 200, `6 in flight: the lane is filled (${px.full})`);
+      assert.equal(px.empty[3], 0, `0 in flight: nothing drawn (${px.empty})`);
+    }
+    await screenshot(page, 'throughput-strip', 'web-browser');
+
+    // The tooltip of a hovered cell names the column's three values.
+    const hot = await page.evaluate((dev) => (globalThis as unknown as Hooked).__blkheat.hottestCell(dev), LOOP0);
+    assert.ok(hot);
+    const c = await page.evaluate(({ dev, ts, b }) => (globalThis as unknown as Hooked).__blkheat.cellCenter(dev, ts, b), {
+      dev: LOOP0,
+      ts: hot.from,
+      b: hot.bucket,
+    });
+    assert.ok(c);
+    await page.mouse.move(c.x, c.y);
+    await page.waitForSelector('[data-testid=tooltip-queue]', { timeout: 5000 });
+    const cell = await page.evaluate(({ x, y }) => (globalThis as unknown as Hooked).__blkheat.cellAt(x, y), c);
+    assert.ok(cell);
+    assert.equal(await page.locator('[data-testid=tooltip-queue]').textContent(), String(inflightAt(cell.from)));
+  },
+);

@@ -1,0 +1,71 @@
+// Throughput per heat map column (model/throughput.ts): exact IOPS, MB/s and I/Os in flight from
+// synthetic frames; passthrough classes left out; missing `b` or `inflight` is no data (NaN),
+// never 0; coarse columns rate over the seconds recorded and keep the worst queue depth.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ClassSeries, DiskFrame, Frame } from '@blkheat/shared-types';
+import { formatRate, throughputAt, throughputSeries } from '../src/model/throughput.ts';
+
+const T0 = 1_700_000_000;
+const cls = (c: string, n: number, b?: number, pt?: true): ClassSeries => ({
+  c,
+  n,
+  d: [],
+  q: [],
+  ...(b !== undefined ? { b } : {}),
+  ...(pt ? { pt } : {}),
+});
+const disk = (dev: string, c: ClassSeries[], inflight?: number): DiskFrame => ({
+  dev,
+  cls: c,
+  ...(inflight !== undefined ? { inflight: { n: inflight, oldest_ns: 1000, ios: [] } } : {}),
+});
+const frame = (ts: number, disks: DiskFrame[], step = 1): Frame => ({ ts, step, disks });
+const list = (a: Float64Array): (number | null)[] => Array.from(a, (v) => (Number.isNaN(v) ? null : v));
+
+test('per-second columns: IOPS, MB/s and in flight, exact', () => {
+  const frames = [
+    frame(T0, [disk('7:0', [cls('Read', 100, 409_600), cls('Write', 50, 2_000_000), cls('DrvIn', 9, 999, true)], 4)]),
+    // Another disk does not count; the frame has no 7:0: recorded, idle (0 for all three).
+    frame(T0 + 1, [disk('8:0', [cls('Read', 1000, 1e9)], 7)]),
+    // Old data: no `b` and no `inflight`.
+    frame(T0 + 2, [disk('7:0', [cls('Read', 30)])]),
+    // T0 + 3: no frame at all (not recorded).
+    // Mixed: one class with bytes, one without (with I/Os): MB/s unknown; a class with n = 0 and no b is fine.
+    frame(T0 + 4, [disk('7:0', [cls('Read', 10, 40_960), cls('Write', 0)], 0)]),
+    frame(T0 + 5, [disk('7:0', [cls('Read', 10, 40_960), cls('Write', 5)], 2)]),
+    // Outside the columns asked for.
+    frame(T0 + 9, [disk('7:0', [cls('Read', 5, 5)], 1)]),
+  ];
+  const s = throughputSeries(frames, '7:0', 1, T0, T0 + 6);
+  assert.equal(s.col0, T0);
+  assert.deepEqual(list(s.iops), [150, 0, 30, null, 10, 15]);
+  assert.deepEqual(list(s.mbps), [2.4096, 0, null, null, 0.04096, null]);
+  assert.deepEqual(list(s.queue), [4, 0, null, null, 0, 2]);
+  assert.equal(throughputAt(s, 'iops', T0), 150);
+  assert.ok(Number.isNaN(throughputAt(s, 'iops', T0 + 6)), 'outside the series');
+});
+
+test('coarse columns: rates over the seconds recorded, the worst queue depth', () => {
+  const step = 10;
+  const c0 = Math.floor(T0 / step);
+  const frames = [
+    // Column c0: two 10 s frames would not share a column; here 1 s frames in a 10 s column (3 of 10 s recorded).
+    frame(c0 * step, [disk('7:0', [cls('Read', 30, 3e6)], 3)]),
+    frame(c0 * step + 1, [disk('7:0', [cls('Read', 30, 3e6)], 8)]),
+    frame(c0 * step + 2, []),
+    // Column c0 + 1: one coarse frame (the merge kept the worst second's in-flight count).
+    frame((c0 + 1) * step, [disk('7:0', [cls('Write', 500, 20e6)], 16)], step),
+  ];
+  const s = throughputSeries(frames, '7:0', step, c0, c0 + 3);
+  assert.deepEqual(list(s.iops), [20, 50, null]);
+  assert.deepEqual(list(s.mbps), [2, 2, null]);
+  assert.deepEqual(list(s.queue), [8, 16, null]);
+});
+
+test('formatRate: no data is a dash, not 0', () => {
+  assert.equal(formatRate(NaN), '–');
+  assert.equal(formatRate(0), '0');
+  assert.equal(formatRate(2.4096), '2.41');
+  assert.equal(formatRate(12_345), '12.3k');
+});
