@@ -46,6 +46,7 @@ const recordLineSchema = z.strictObject({
           count: z.number().int().min(0),
           errors: z.record(z.string(), count).optional(),
           passthrough: z.literal(true).optional(),
+          bytes: count,
           sizes: z.array(z.strictObject({ max_bytes: count, count, device: z.array(bucketTriple) })).optional(),
           device: z.array(bucketTriple),
           queue: z.array(bucketTriple),
