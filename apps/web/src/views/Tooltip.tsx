@@ -43,7 +43,7 @@ export function Tooltip() {
       </div>
       <dl>
         <dt>time</dt>
-        <dd>
+        <dd data-testid="tooltip-time" data-ts={from}>
           {formatClock(from)}
           {cur.step > 1 ? ` – ${formatClock(from + cur.step)}` : ''}
         </dd>
