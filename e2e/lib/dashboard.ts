@@ -97,6 +97,7 @@ export function H(page: Page) {
     /** Viewport coordinates of a cell's centre (the page scrolls it into view first); undefined when not drawn. */
     cellCenter: (dev: string, ts: number, bucket: number) => invoke<ReturnType<BlkheatHook['cellCenter']>>('cellCenter', dev, ts, bucket),
     scale: (dev: string) => invoke<ReturnType<BlkheatHook['scale']>>('scale', dev),
+    throughput: (dev: string) => invoke<ReturnType<BlkheatHook['throughput']>>('throughput', dev),
     unrecorded: (dev: string, from: number, to: number) => invoke<number[]>('unrecorded', dev, from, to),
     cellAt: (x: number, y: number) => invoke<ReturnType<BlkheatHook['cellAt']>>('cellAt', x, y),
     pixelAt: (dev: string, x: number, y: number) => invoke<ReturnType<BlkheatHook['pixelAt']>>('pixelAt', dev, x, y),

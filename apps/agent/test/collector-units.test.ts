@@ -227,6 +227,30 @@ test('sysfs resolution: names, partitions to their disk, request vs bio, size, m
   assert.equal(reg.rescan(), false, 'nothing changed since');
 });
 
+test('frames say what the in-flight scan found: n 0 on a disk it found idle, nothing without a scan', (t) => {
+  const root = fakeSysfs();
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const reg = new DeviceRegistry(root);
+  const namer = new ClassNamer(REQ_OPS);
+  const v = emptyHistValue(NR_BUCKETS);
+  v.count = 4;
+  v.device[40] = 4;
+  const entries = [{ dev: (254 << 20) | 0, cls: 0, size: 12, cgroup: '/', value: v }];
+  const held = { n: 1, oldest_ns: 20e9, ios: [] };
+  const scanned = buildFrame(1795290000, entries, reg, namer, { partitions: false }, { inflight: new Map([[(7 << 20) | 3, held]]) });
+  assert.deepEqual(
+    scanned.disks.map((d) => [d.dev, d.inflight]),
+    [
+      ['7:3', held], // no I/O completed this second, one in flight: listed for it
+      ['254:0', { n: 0, oldest_ns: 0, ios: [] }], // I/Os completed, none in flight
+    ],
+  );
+  const idle = buildFrame(1795290000, [], reg, namer, { partitions: false }, { inflight: new Map() });
+  assert.deepEqual(idle.disks, [], 'a disk with nothing done and nothing in flight is left out, as before');
+  const unscanned = buildFrame(1795290000, entries, reg, namer, { partitions: false });
+  assert.equal(unscanned.disks[0]?.inflight, undefined, 'a second closed without a scan: not known');
+});
+
 test('frames roll partitions up into their disk unless asked, and keep counts exact', (t) => {
   const root = fakeSysfs();
   t.after(() => rmSync(root, { recursive: true, force: true }));

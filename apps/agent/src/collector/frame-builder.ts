@@ -76,6 +76,8 @@ interface DiskAcc {
   readonly cgroups: Map<string, CgroupAcc>;
 }
 
+const NOTHING_IN_FLIGHT: InflightState = { n: 0, oldest_ns: 0, ios: [] };
+
 export function buildFrame(
   slot: number,
   entries: readonly SlotEntry[],
@@ -160,6 +162,9 @@ export function buildFrame(
     const disk = diskFor(dev);
     if (disk) disk.inflight = state;
   }
+  // The scan looked at every disk: one it found nothing in flight on says so (n 0), so that a
+  // disk without `inflight` keeps meaning "not known" (a second closed without a scan).
+  if (extras.inflight) for (const disk of disks.values()) disk.inflight ??= NOTHING_IN_FLIGHT;
 
   const out: DiskFrame[] = [];
   for (const disk of [...disks.values()].sort((a, b) => compareDev(a.dev, b.dev))) {
@@ -176,7 +181,15 @@ export function buildFrame(
         sz: [...acc.sizes.entries()].sort(([a], [b]) => a - b).map(([s, v]) => ({ s, n: v.n, d: toSparse(v.d) })),
       }));
     const untimed = disk.untimed && Object.values(disk.untimed).some((v) => (v ?? 0) > 0) ? disk.untimed : undefined;
-    if (cls.length === 0 && disk.dropped === 0 && disk.missed === 0 && disk.requeues === 0 && !untimed && !disk.inflight) continue;
+    if (
+      cls.length === 0 &&
+      disk.dropped === 0 &&
+      disk.missed === 0 &&
+      disk.requeues === 0 &&
+      !untimed &&
+      !(disk.inflight && disk.inflight.n > 0)
+    )
+      continue;
     out.push({
       dev: disk.dev,
       cls,
