@@ -37,7 +37,8 @@ test(
       for (const f of rec.frames) {
         if (f.ts < firstSecond) continue;
         const disk = f.disks.find((x) => x.dev === d.dev);
-        if (disk?.inflight) seen.push({ ts: f.ts, state: disk.inflight });
+        // n 0: a second the scan found nothing in flight on this disk.
+        if (disk?.inflight && disk.inflight.n > 0) seen.push({ ts: f.ts, state: disk.inflight });
       }
     };
     while (Date.now() - started < 2000 + 1000 && seen.length === 0) {

@@ -6,6 +6,8 @@ configurable delay, so a loop device over it has an I/O latency a test controls.
 
   MOUNTPOINT/disk.img   the image (data lives in BACKING_FILE, e.g. on /dev/shm)
   MOUNTPOINT/delay_ms   read it for the current delay; write a number to change it at once
+  MOUNTPOINT/delay_per_mib_ms  an extra delay in proportion to the size of each read and write
+                        (ms per MiB; 0 by default), so big I/Os are slower than small ones
   MOUNTPOINT/fail       write "START END" (bytes): reads overlapping [START, END) fail with EIO;
                         write "clear" to stop
   MOUNTPOINT/hold       write "arm": the next read of the image waits until "release" is
@@ -26,9 +28,10 @@ from fusepy import FUSE, FuseOSError, Operations
 
 IMAGE = "/disk.img"
 CONTROL = "/delay_ms"
+PER_MIB = "/delay_per_mib_ms"
 FAIL = "/fail"
 HOLD = "/hold"
-CONTROLS = (CONTROL, FAIL, HOLD)
+CONTROLS = (CONTROL, PER_MIB, FAIL, HOLD)
 
 
 class DelayFS(Operations):
@@ -37,14 +40,15 @@ class DelayFS(Operations):
         os.ftruncate(self.fd, size)
         self.size = size
         self.delay_s = delay_ms / 1000.0
+        self.per_mib_s = 0.0
         self.lock = threading.Lock()
         self.now = time.time()
         self.fail_ranges = []
         self.hold_state = "idle"
         self.released = threading.Event()
 
-    def _sleep(self):
-        delay = self.delay_s
+    def _sleep(self, size):
+        delay = self.delay_s + self.per_mib_s * size / (1024.0 * 1024.0)
         if delay > 0:
             time.sleep(delay)
 
@@ -70,6 +74,8 @@ class DelayFS(Operations):
         if path == CONTROL:
             text = ("%g\n" % (self.delay_s * 1000.0)).encode()
             return text[offset:offset + size]
+        if path == PER_MIB:
+            return ("%g\n" % (self.per_mib_s * 1000.0)).encode()[offset:offset + size]
         if path == HOLD:
             return (self.hold_state + "\n").encode()[offset:offset + size]
         if path == FAIL:
@@ -85,18 +91,21 @@ class DelayFS(Operations):
             self.released.wait(120)
             with self.lock:
                 self.hold_state = "idle"
-        self._sleep()
+        self._sleep(size)
         return os.pread(self.fd, size, offset)
 
     def write(self, path, data, offset, fh):
-        if path == CONTROL:
+        if path in (CONTROL, PER_MIB):
             try:
                 value = float(data.decode().strip())
             except ValueError:
                 raise FuseOSError(errno.EINVAL)
             if value < 0 or value > 60000:
                 raise FuseOSError(errno.EINVAL)
-            self.delay_s = value / 1000.0
+            if path == CONTROL:
+                self.delay_s = value / 1000.0
+            else:
+                self.per_mib_s = value / 1000.0
             return len(data)
         if path == FAIL:
             words = data.decode().split()
@@ -121,7 +130,7 @@ class DelayFS(Operations):
                 else:
                     raise FuseOSError(errno.EINVAL)
             return len(data)
-        self._sleep()
+        self._sleep(len(data))
         return os.pwrite(self.fd, data, offset)
 
     def truncate(self, path, length, fh=None):

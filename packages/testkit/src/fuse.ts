@@ -27,6 +27,8 @@ export interface DelayedLoopDevice {
   readonly mountpoint: string;
   /** Changes the delay of every following read and write. */
   setDelay(ms: number): void;
+  /** Adds a delay in proportion to each read's and write's size (ms per MiB), on top of setDelay's. */
+  setDelayPerMiB(ms: number): void;
   /** Reads overlapping bytes [start, end) of the device fail with EIO from now on. */
   failReads(start: number, end: number): void;
   /** Reads succeed again. */
@@ -94,6 +96,9 @@ export async function createDelayedLoopDevice(options: DelayedLoopOptions): Prom
     mountpoint,
     setDelay(ms: number) {
       writeFileSync(join(mountpoint, 'delay_ms'), `${ms}\n`);
+    },
+    setDelayPerMiB(ms: number) {
+      writeFileSync(join(mountpoint, 'delay_per_mib_ms'), `${ms}\n`);
     },
     failReads(start: number, end: number) {
       writeFileSync(join(mountpoint, 'fail'), `${start} ${end}\n`);

@@ -44,7 +44,7 @@ export function formatIntervalText(frame: Frame, names: ReadonlyMap<string, stri
       disk.missed ? `${disk.missed} with unknown start` : '',
       untimed ? `untimed ${untimed}` : '',
       disk.requeues ? `${disk.requeues} requeued` : '',
-      disk.inflight ? `${disk.inflight.n} in flight, oldest ${formatLatency(disk.inflight.oldest_ns / 1e9)}` : '',
+      disk.inflight?.n ? `${disk.inflight.n} in flight, oldest ${formatLatency(disk.inflight.oldest_ns / 1e9)}` : '',
     ]
       .filter(Boolean)
       .join(', ');
