@@ -40,6 +40,32 @@ export interface WindowLoaderOptions {
   readonly notify?: Notify | undefined;
 }
 
+/**
+ * The agent's frames of [from, to) at `step` or the coarser one it answers with, in pages of
+ * at most MAX_FRAMES_PER_ANSWER (the agent may also stop early: each page continues after what
+ * the last covered). Undefined once `wanted()` turns false (the answer is no longer wanted).
+ */
+export async function fetchRange(
+  client: AgentSource,
+  from: number,
+  to: number,
+  step: number,
+  wanted: () => boolean,
+): Promise<{ frames: Frame[]; step: number } | undefined> {
+  const frames: Frame[] = [];
+  let answered = step;
+  let at = from;
+  while (at < to) {
+    const end = Math.min(to, at + MAX_FRAMES_PER_ANSWER * answered);
+    const answer = await client.request({ t: 'range', from: at, to: end, step });
+    if (!wanted()) return undefined;
+    answered = Math.max(answered, answer.step);
+    frames.push(...answer.frames);
+    at = answer.to > at ? answer.to : end;
+  }
+  return { frames, step: answered };
+}
+
 export class WindowLoader {
   private readonly ui: UiReader;
   private readonly store: SliceStore<WindowSlice>;
@@ -317,16 +343,10 @@ export class WindowLoader {
     let failed = false;
     try {
       if (!client || !client.connected) throw new Error('not connected to the agent');
-      let from = want.from;
-      while (from < fetchTo) {
-        const to = Math.min(fetchTo, from + MAX_FRAMES_PER_ANSWER * step);
-        const answer = await client.request({ t: 'range', from, to, step: want.step });
-        if (gen !== this.loadGen) return;
-        step = Math.max(step, answer.step);
-        frames.push(...answer.frames);
-        // The agent may stop early (answer cap): continue after what it covered.
-        from = answer.to > from ? answer.to : to;
-      }
+      const got = await fetchRange(client, want.from, fetchTo, want.step, () => gen === this.loadGen);
+      if (!got) return;
+      frames = got.frames;
+      step = got.step;
     } catch (e) {
       if (gen !== this.loadGen) return;
       // Show what the live buffer has rather than nothing, and say why the rest is missing.
