@@ -20,7 +20,7 @@ import { prepareCanvas, type RenderTheme } from './contract.js';
 
 /** Room above the bars (for the tallest one's line) and below the difference chart (tick labels), CSS px. */
 export const COMPARE_PAD_TOP = 3;
-export const COMPARE_AXIS_H = 13;
+export const COMPARE_AXIS_H = 15;
 
 export interface CompareOverlayData {
   readonly baseline: RangeHistogram;
@@ -149,7 +149,7 @@ export function paintCompareDifference(canvas: HTMLCanvasElement, vp: Viewport, 
     const tx = apply(x, t.u);
     const w = ctx.measureText(t.label).width;
     if (tx - w / 2 < lastRight + 4 || tx - w / 2 < 0 || tx + w / 2 > vp.width) continue;
-    ctx.fillRect(Math.round(tx), vp.height - COMPARE_AXIS_H, 1, 3);
+    ctx.fillRect(Math.round(tx), vp.height - COMPARE_AXIS_H, 1, 2);
     ctx.fillText(t.label, tx, vp.height);
     lastRight = tx + w / 2;
   }

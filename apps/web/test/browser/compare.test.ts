@@ -172,6 +172,21 @@ test(
     await page.click('[data-testid=back-to-live]');
     await idle(page);
     await zoomAcross(page, shift + 20, started - 20);
+    // Until one is pinned, the comparison is the visible range (in the summary's whole columns).
+    await page.waitForFunction(
+      () => {
+        const c = (globalThis as unknown as Hooked).__blkheat.compare();
+        return c?.status === 'ready' && c.followsView && c.comparison !== undefined;
+      },
+      undefined,
+      { timeout: 20_000 },
+    );
+    await idle(page);
+    const follow = await compared(page);
+    const summaryRange = (await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state())).summaryRange;
+    assert.ok(follow?.comparison && summaryRange);
+    assert.deepEqual({ from: follow.comparison.from, to: follow.comparison.to }, summaryRange, 'the comparison is the visible range');
+    assertCounts(source, follow, 'following the view');
     await page.click('[data-testid=compare-set-comparison]');
     const c = await ready(page);
     const base = c.baseline as Range & { step: number };
