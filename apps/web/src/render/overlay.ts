@@ -24,7 +24,14 @@ export interface OverlayMarks {
     | undefined;
   /** A drag under way: a zoom band across the whole height, or a box in time × latency. */
   readonly drag?:
-    { readonly kind: 'zoom' | 'box'; readonly t0: number; readonly t1: number; readonly u0: number; readonly u1: number } | undefined;
+    | {
+        readonly kind: 'zoom' | 'box' | 'baseline';
+        readonly t0: number;
+        readonly t1: number;
+        readonly u0: number;
+        readonly u1: number;
+      }
+    | undefined;
 }
 
 /** The time cursor: a half-transparent vertical line at unix second `cursor`, the canvas' whole height. */
@@ -114,7 +121,7 @@ export function drawOverlay(canvas: HTMLCanvasElement, rc: RenderContext, marks:
     ctx.fillStyle = theme.selection;
     ctx.strokeStyle = theme.selection;
     ctx.lineWidth = 1;
-    if (drag.kind === 'zoom') {
+    if (drag.kind === 'zoom' || drag.kind === 'baseline') {
       ctx.globalAlpha = 0.18;
       ctx.fillRect(x0, 0, x1 - x0, h);
       ctx.globalAlpha = 1;

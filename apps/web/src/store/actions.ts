@@ -6,7 +6,7 @@
  */
 import type { LatencyKind } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from '../model/colour.js';
-import type { CompareChoice, TimeRange } from '../model/compare.js';
+import { alignRange, type CompareChoice, type TimeRange } from '../model/compare.js';
 import type { CellSelection, SampleSortKey } from '../model/samples.js';
 import {
   checkSnapshotSize,
@@ -175,9 +175,18 @@ function visibleRange(): TimeRange | undefined {
 /** The visible range becomes the baseline; the comparison stays as it was (pinned, or the view). */
 export function setBaselineFromView(): void {
   const r = visibleRange();
-  if (!r) return;
+  if (r) replaceBaseline(r);
+}
+
+/** `baseline` replaces the baseline; a pinned comparison stays. */
+function replaceBaseline(baseline: TimeRange): void {
   const cur = useUi.getState().compare;
-  useUi.setState({ compare: cur?.comparison ? { baseline: r, comparison: cur.comparison } : { baseline: r } });
+  useUi.setState({ compare: cur?.comparison ? { baseline, comparison: cur.comparison } : { baseline } });
+}
+
+/** [a, b) becomes the baseline (a Ctrl/⌘-drag), widened to whole columns of `step` as the heat map draws them. */
+export function setBaseline(a: number, b: number, step: number): void {
+  replaceBaseline(alignRange({ from: a, to: b }, step));
 }
 
 /** The visible range becomes the comparison (pinned: it stays when the view moves on). */

@@ -100,7 +100,7 @@ export interface HoverState {
   clientY: number;
   /** Gesture in progress: a zoom band or a selection box, in time × bucket. */
   drag:
-    | { kind: 'zoom' | 'box'; dev: string; t0: number; t1: number; u0: number; u1: number }
+    | { kind: 'zoom' | 'box' | 'baseline'; dev: string; t0: number; t1: number; u0: number; u1: number }
     | { kind: 'pan'; dev: string; t0: number; t1: number; u0: number; u1: number }
     | undefined;
 }

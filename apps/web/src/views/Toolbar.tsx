@@ -133,7 +133,7 @@ export function Toolbar() {
         onClick={setBaselineFromView}
         data-testid="set-baseline"
         aria-pressed={comparing}
-        title="Compare (A/B): the visible range becomes the baseline; the view (or a range you pin) is compared with it"
+        title="Compare (A/B): the visible range becomes the baseline (or Ctrl/⌘-drag a time range); the view, or a range you pin, is compared with it"
       >
         A/B: view as baseline
       </button>

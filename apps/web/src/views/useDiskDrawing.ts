@@ -59,7 +59,7 @@ function overlayMarks(dev: string): OverlayMarks {
     cursor: hv.t !== undefined && !drag ? hv.t : undefined,
     cell: hv.dev === dev && hv.col !== undefined && hv.bucket !== undefined && !drag ? { col: hv.col, bucket: hv.bucket } : undefined,
     selection: sel && sel.dev === dev && sel.kind === useUi.getState().kind ? sel : undefined,
-    drag: drag && (drag.kind === 'zoom' || (drag.kind === 'box' && drag.dev === dev)) ? drag : undefined,
+    drag: drag && (drag.kind === 'zoom' || drag.kind === 'baseline' || (drag.kind === 'box' && drag.dev === dev)) ? drag : undefined,
   };
 }
 

@@ -105,8 +105,8 @@ function assertCounts(src: SyntheticSource, c: Compared, what: string): void {
   }
 }
 
-/** Drags across loop0's heat map from second `from` to second `to` (a zoom), at its busiest row. */
-async function zoomAcross(page: Page, from: number, to: number): Promise<void> {
+/** Drags across loop0's heat map from second `from` to second `to` (a zoom; with Control, a baseline), at its busiest row. */
+async function zoomAcross(page: Page, from: number, to: number, modifier?: 'Control'): Promise<void> {
   const hot = await page.evaluate((dev) => (globalThis as unknown as Hooked).__blkheat.hottestCell(dev), LOOP0);
   assert.ok(hot, 'loop0 has cells');
   const at = (ts: number) =>
@@ -119,9 +119,11 @@ async function zoomAcross(page: Page, from: number, to: number): Promise<void> {
   const b = await at(to);
   assert.ok(a && b, `seconds ${from} and ${to} are on screen`);
   await page.mouse.move(a.x, a.y);
+  if (modifier) await page.keyboard.down(modifier);
   await page.mouse.down();
   await page.mouse.move(b.x, b.y, { steps: 6 });
   await page.mouse.up();
+  if (modifier) await page.keyboard.up(modifier);
   await idle(page);
 }
 
@@ -165,6 +167,19 @@ test(
       },
     );
     await idle(page);
+
+    // Ctrl-drag: the dragged seconds become the baseline, and the view stays live.
+    await zoomAcross(page, shift - 90, shift - 30, 'Control');
+    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.compare()?.status === 'ready', undefined, {
+      timeout: 20_000,
+    });
+    const dragged = await compared(page);
+    assert.ok(dragged?.baseline && dragged.followsView);
+    assert.ok(
+      Math.abs(dragged.baseline.from - (shift - 90)) <= 2 && Math.abs(dragged.baseline.to - (shift - 30)) <= 2,
+      `Ctrl-drag over ${shift - 90}..${shift - 30} set the baseline ${JSON.stringify(dragged.baseline)}`,
+    );
+    assert.equal((await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state())).following, true, 'no zoom');
 
     // Baseline: the view zoomed to a stretch before the shift; comparison: one after it.
     await zoomAcross(page, shift - 100, shift - 20);
