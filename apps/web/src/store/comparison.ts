@@ -21,7 +21,7 @@ import type { Busy } from './busy.js';
 import type { CompareSlice, SliceStore } from './dataStore.js';
 import type { AgentSource, DataSource } from './source.js';
 import type { UiReader } from './store.js';
-import { fetchRange } from './windowLoader.js';
+import { fetchRange } from './fetchRange.js';
 
 /** Changes (view, live seconds) are summed once they pause this long. */
 const COMPARE_DELAY = 100;
@@ -152,7 +152,8 @@ export class Comparison {
       return;
     }
     if ('error' in a || 'error' in b) {
-      const error = 'error' in a ? `baseline: ${a.error}` : 'error' in b ? `comparison: ${b.error}` : '';
+      const error =
+        'error' in a ? `the baseline could not be read (${a.error})` : 'error' in b ? `the comparison could not be read (${b.error})` : '';
       this.store.setState({ compare: { ...pending, status: 'error', error } });
       return;
     }

@@ -6,7 +6,7 @@
  * it grows with each frame and its oldest columns expire. Publishes the window and the visible
  * time window; the heat maps part (heatMaps.ts) derives the rest of the window.
  */
-import { bucketCount, type Frame, MAX_FRAMES_PER_ANSWER, sameSchema } from '@blkheat/shared-types';
+import { bucketCount, type Frame, sameSchema } from '@blkheat/shared-types';
 import { CountScale } from '../model/colour.js';
 import { alignCeil, alignFloor, bufferedRange, chooseStep, MAX_WINDOW_COLUMNS } from '../model/resolution.js';
 import type { ViewState } from '../model/view.js';
@@ -18,6 +18,7 @@ import type { Notify } from './notices.js';
 import type { AgentSource, DataSource } from './source.js';
 import type { UiReader } from './store.js';
 import type { VisibleSummary } from './visibleSummary.js';
+import { fetchRange } from './fetchRange.js';
 
 const LOAD_DEBOUNCE = 120;
 
@@ -38,32 +39,6 @@ export interface WindowLoaderOptions {
   readonly busy: Busy;
   /** Says why history could not be fetched. */
   readonly notify?: Notify | undefined;
-}
-
-/**
- * The agent's frames of [from, to) at `step` or the coarser one it answers with, in pages of
- * at most MAX_FRAMES_PER_ANSWER (the agent may also stop early: each page continues after what
- * the last covered). Undefined once `wanted()` turns false (the answer is no longer wanted).
- */
-export async function fetchRange(
-  client: AgentSource,
-  from: number,
-  to: number,
-  step: number,
-  wanted: () => boolean,
-): Promise<{ frames: Frame[]; step: number } | undefined> {
-  const frames: Frame[] = [];
-  let answered = step;
-  let at = from;
-  while (at < to) {
-    const end = Math.min(to, at + MAX_FRAMES_PER_ANSWER * answered);
-    const answer = await client.request({ t: 'range', from: at, to: end, step });
-    if (!wanted()) return undefined;
-    answered = Math.max(answered, answer.step);
-    frames.push(...answer.frames);
-    at = answer.to > at ? answer.to : end;
-  }
-  return { frames, step: answered };
 }
 
 export class WindowLoader {
