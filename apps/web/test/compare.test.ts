@@ -22,6 +22,7 @@ import {
   type RangeHistogram,
   shareDifference,
 } from '../src/model/compare.ts';
+import { divergingColour } from '../src/model/colour.ts';
 import { formatShareDelta } from '../src/model/format.ts';
 import { formatLatencyDelta } from '../src/model/latency.ts';
 import { compareInSnapshot, exportSnapshotText, snapshotTextWithCompare, snapshotWithCompare } from '../src/model/snapshot.ts';
@@ -181,4 +182,17 @@ test('snapshot field: spliced into the agent file, kept by export, restored by i
   assert.ok(!bad.ok);
   assert.match(bad.message, /compare\.baseline/);
   assert.throws(() => snapshotTextWithCompare('not json', choice), /not answer with a snapshot object/);
+});
+
+test('divergingColour: red for more, blue for less, as strong as the difference', () => {
+  const rgba = (css: string): number[] => (/rgba?\(([^)]+)\)/.exec(css)?.[1] ?? '').split(',').map(Number);
+  const [r1, , b1, a1 = 1] = rgba(divergingColour(1));
+  const [r2, , b2] = rgba(divergingColour(-1));
+  assert.ok(r1 !== undefined && b1 !== undefined && r1 > b1 + 60, 'more: red');
+  assert.ok(r2 !== undefined && b2 !== undefined && b2 > r2 + 60, 'less: blue');
+  assert.equal(a1, 1);
+  const weak = rgba(divergingColour(0.1))[3] as number;
+  const half = rgba(divergingColour(0.5))[3] as number;
+  assert.ok(weak < half && half < 1, `opacity grows with the difference (${weak}, ${half})`);
+  assert.deepEqual(rgba(divergingColour(7)), rgba(divergingColour(1)), 'clamped');
 });

@@ -42,12 +42,17 @@ export function paletteInterpolator(theme: ThemeName): (t: number) => string {
 
 /**
  * The diverging scale of a difference (compare view): t in [-1, 1] → CSS colour, blue for
- * less (−1), red for more (+1), pale at 0, so the sign reads from the hue and the size from
- * how saturated it is. Values outside [-1, 1] are clamped.
+ * less (−1), red for more (+1), fading out towards 0: the sign reads from the hue and the size
+ * from how strong it is. Fading to transparent rather than to white keeps a small difference
+ * faint on either theme's background (white would glare on a dark one). Clamped to [-1, 1].
  */
 export function divergingColour(t: number): string {
   const c = Number.isFinite(t) ? Math.max(-1, Math.min(1, t)) : 0;
-  return interpolateRdBu(0.5 - c / 2);
+  // One red and one blue of RdBu, mid-way out: strong on white and on near-black alike.
+  const hue = parseColour(interpolateRdBu(c < 0 ? 0.84 : 0.16))?.rgb();
+  if (!hue) return 'transparent';
+  hue.opacity = 0.12 + 0.88 * Math.abs(c);
+  return hue.formatRgb();
 }
 
 /** The palette: entry 0 transparent, entries 1..255 sampling `interp` from 0 to 1. */

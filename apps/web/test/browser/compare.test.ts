@@ -322,6 +322,18 @@ test(
     assertCounts(source, tenSeconds, '10 s snapshot');
     await page.locator('[data-testid=compare-panel]').scrollIntoViewIfNeeded();
     await screenshot(page, 'compare-coarse-snapshot', 'web-browser');
+    // The dark theme: the charts redraw in its colours (the difference stays red up, blue down).
+    await page.click('[data-testid=theme-dark]');
+    await idle(page);
+    const tenRow = tenSeconds.disks[LOOP0]?.all;
+    assert.ok(tenRow?.difference);
+    const at = peak(tenRow.comparison);
+    const dark = await page.evaluate(
+      ({ dev, bucket, value }) => (globalThis as unknown as Hooked).__blkheat.comparePixel(dev, 'all', 'difference', bucket, value),
+      { dev: LOOP0, bucket: at, value: (tenRow.difference[at] as number) / 2 },
+    );
+    assert.ok(dark && dark[0] > dark[2] + 60, `more at the 8 ms band: red in the dark theme too (${dark})`);
+    await screenshot(page, 'compare-dark', 'web-browser');
     assert.deepEqual(
       s.errors.filter((e) => !/WebSocket|Failed to load resource/.test(e)),
       [],
