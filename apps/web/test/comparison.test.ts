@@ -119,3 +119,15 @@ test('compare: history the agent cannot read is an error that names the range', 
   assert.equal(st?.status, 'error');
   assert.equal(st?.error, 'the baseline could not be read (history file unreadable)');
 });
+
+test('compare: a range the page does not hold waits for the agent, and says so', async () => {
+  const h = dataHarness({ disks: [LOOP0], client: { connected: false, hello: undefined, request: agent(false).client.request } });
+  h.ui.setState({ view: liveView(T0 + 60, 60) });
+  live(h.dm);
+  h.ui.setState({ compare: { baseline: { from: T0 - 7200, to: T0 - 6600 } } });
+  h.dm.refresh();
+  await settled(h.dm);
+  const st = h.store.getState().compare;
+  assert.equal(st?.status, 'loading');
+  assert.match(st?.waitingFor ?? '', /the agent/);
+});

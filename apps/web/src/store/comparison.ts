@@ -35,6 +35,8 @@ export interface CompareState {
   /** 'loading': a range is being fetched, or waits for the agent; 'error': it could not be read. */
   readonly status: 'loading' | 'ready' | 'error';
   readonly error?: string | undefined;
+  /** While loading, what it waits for (the agent, when a range is not in the page and it is not connected). */
+  readonly waitingFor?: string | undefined;
   /** What the user chose (`comparison` undefined: the visible range). */
   readonly choice: CompareChoice;
   /** The ranges summed (whole steps); undefined while loading. */
@@ -148,7 +150,8 @@ export class Comparison {
     const [a, b] = await Promise.all([this.load(choice.baseline, gen), this.load(comparisonWanted, gen)]);
     if (gen !== this.gen) return;
     if (a === 'waiting' || b === 'waiting') {
-      this.store.setState({ compare: { ...pending, status: 'loading' } });
+      // Retried when live frames arrive (framesArrived): they come once the agent is back.
+      this.store.setState({ compare: { ...pending, status: 'loading', waitingFor: 'the agent (a range is not in this page)' } });
       return;
     }
     if ('error' in a || 'error' in b) {

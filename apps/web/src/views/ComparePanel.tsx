@@ -184,7 +184,9 @@ export function ComparePanel() {
           Cannot compare: {state.error}
         </p>
       ) : !state || state.status === 'loading' ? (
-        <p className="muted">Reading the two ranges…</p>
+        <p className="muted" data-testid="compare-loading">
+          {state?.waitingFor ? `Waiting for ${state.waitingFor}…` : 'Reading the two ranges…'}
+        </p>
       ) : state.disks.length === 0 ? (
         <p className="muted">No I/O in either range.</p>
       ) : (
