@@ -6,7 +6,7 @@
  */
 import type { LatencyKind } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from '../model/colour.js';
-import { alignRange, type CompareChoice, type TimeRange } from '../model/compare.js';
+import { alignRange, type TimeRange } from '../model/compare.js';
 import type { CellSelection, SampleSortKey } from '../model/samples.js';
 import {
   checkSnapshotSize,
@@ -201,10 +201,6 @@ export function setComparisonFromView(): void {
 export function compareWithView(): void {
   const cur = useUi.getState().compare;
   if (cur?.comparison) useUi.setState({ compare: { baseline: cur.baseline } });
-}
-
-export function setCompare(choice: CompareChoice | undefined): void {
-  useUi.setState({ compare: choice });
 }
 
 export function clearCompare(): void {
