@@ -38,8 +38,11 @@ function applyUrl(): void {
     colour: u.colour,
     norm: u.norm,
     percentiles: u.percentiles,
+    compare: u.compare,
     theme,
   });
+  // A link that asked for something this page cannot show says so (and the rest of it works).
+  for (const p of u.problems) notify('error', `Link: ${p}.`);
 }
 
 function urlOf(s: UiState): string {
@@ -54,6 +57,7 @@ function urlOf(s: UiState): string {
     colour: s.colour,
     norm: s.norm,
     percentiles: s.percentiles,
+    compare: s.compare,
   });
 }
 
@@ -170,15 +174,18 @@ export function startApp(): void {
   // What the user asked for → the data layer and the renderers (and the URL).
   useUi.subscribe((s, prev) => {
     const changed = (...keys: (keyof UiState)[]): boolean => keys.some((k) => s[k] !== prev[k]);
-    if (changed('view', 'kind', 'classes', 'diskChoice', 'plotWidth', 'dpr')) data.refresh();
+    if (changed('view', 'kind', 'classes', 'diskChoice', 'plotWidth', 'dpr', 'compare')) data.refresh();
     if (changed('colour')) data.recolour();
     if (changed('view', 'percentiles', 'theme', 'norm', 'dpr')) scheduler.invalidateMatching();
-    if (changed('view', 'diskChoice', 'classes', 'kind', 'colour', 'norm', 'percentiles')) syncUrl(s);
+    if (changed('view', 'diskChoice', 'classes', 'kind', 'colour', 'norm', 'percentiles', 'compare')) syncUrl(s);
   });
   // What the data layer derived → the renderers.
   useData.subscribe((s, prev) => {
     const changed = (...keys: (keyof DataState)[]): boolean => keys.some((k) => s[k] !== prev[k]);
     if (changed('dataVersion', 'visible')) scheduler.invalidateMatching();
+    // A comparison following the view is summed in the new window's columns; a new disk joins it.
+    if (changed('window', 'shownDevs')) data.refreshCompare();
+    if (changed('compare')) scheduler.invalidateMatching('compare:');
   });
 
   // A paused view whose data the agent has not got yet: the first hello sets historyFrom.

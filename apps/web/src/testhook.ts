@@ -10,10 +10,14 @@ import { useData } from './store/dataStore.js';
 import { windowKnown, windowScale } from './store/dataWindow.js';
 import { useNotices } from './store/notices.js';
 import { useUi } from './store/store.js';
-import type { BlkheatHook, HookCell } from './testhookApi.js';
+import type { BlkheatHook, HookCell, HookCompareRow } from './testhookApi.js';
 import type { AgentClient } from './net/client.js';
 import { heatmapGeometry } from './views/geometry.js';
 import { drawnThroughput } from './views/throughputStrip.js';
+import { ALL_CLASSES } from './model/compare.js';
+import { apply, bucketToCssX } from './model/coords.js';
+import { differenceToCss, overlayShareToCss } from './render/compare.js';
+import { drawnCompare } from './views/compareCharts.js';
 
 declare global {
   interface Window {
@@ -221,6 +225,51 @@ export function installTestHook({ connection, data }: TestHookSources): void {
     },
     throughputPixelAt(dev, x, y) {
       return canvasPixel('throughput', dev, x, y);
+    },
+    compare() {
+      const st = useData.getState().compare;
+      if (!st) return undefined;
+      const disks: Record<string, Record<string, HookCompareRow>> = {};
+      for (const d of st.disks) {
+        const rows: Record<string, HookCompareRow> = {};
+        for (const r of d.rows) {
+          const percentiles: Record<string, { baseline: number | null; comparison: number | null; delta: number | null }> = {};
+          for (const p of r.deltas)
+            percentiles[p.label] = { baseline: p.baseline ?? null, comparison: p.comparison ?? null, delta: p.delta ?? null };
+          rows[r.c === ALL_CLASSES ? 'all' : r.c] = {
+            baseline: [...r.baseline.hist],
+            comparison: [...r.comparison.hist],
+            baselineTotal: r.baseline.total,
+            comparisonTotal: r.comparison.total,
+            percentiles,
+            difference: r.difference ? [...r.difference] : null,
+          };
+        }
+        disks[d.dev] = rows;
+      }
+      return {
+        status: st.status,
+        error: st.error,
+        followsView: st.choice.comparison === undefined,
+        baseline: st.baseline ? { ...st.baseline } : undefined,
+        comparison: st.comparison ? { ...st.comparison } : undefined,
+        disks,
+      };
+    },
+    comparePixel(dev, c, chart, bucket, value) {
+      const got = drawnCompare(dev, c === 'all' ? ALL_CLASSES : c);
+      if (!got) return undefined;
+      const part = chart === 'overlay' ? got.overlay : got.difference;
+      const vp = part.vp;
+      const x = apply(bucketToCssX(vp), bucket + 0.5);
+      const y =
+        chart === 'overlay' ? overlayShareToCss(vp, got.overlay.maxShare)(value) : differenceToCss(vp, got.difference.maxDiff)(value);
+      if (!(x >= 0 && x < vp.width && y >= 0 && y < vp.height)) return undefined;
+      const canvas = part.canvas;
+      const px = Math.floor((x / vp.width) * canvas.width);
+      const py = Math.floor((y / vp.height) * canvas.height);
+      const d = canvas.getContext('2d')?.getImageData(px, py, 1, 1).data;
+      return d ? [d[0] ?? 0, d[1] ?? 0, d[2] ?? 0, d[3] ?? 0] : undefined;
     },
     selection() {
       const sel = useData.getState().selection;

@@ -5,12 +5,12 @@ import { decodeUrlState, DEFAULT_URL_STATE, encodeUrlState, type UrlState } from
 
 test('default state encodes to an empty query', () => {
   assert.equal(encodeUrlState(DEFAULT_URL_STATE), '');
-  assert.deepEqual(decodeUrlState(''), { ...DEFAULT_URL_STATE, from: undefined, to: undefined, disks: undefined });
+  assert.deepEqual(decodeUrlState(''), { ...DEFAULT_URL_STATE, from: undefined, to: undefined, disks: undefined, problems: [] });
 });
 
 test('every field round-trips', () => {
   const states: UrlState[] = [
-    { live: true, span: 900, classes: [], kind: 'device', colour: 'log', norm: 'disk', percentiles: true },
+    { live: true, span: 900, classes: [], kind: 'device', colour: 'log', norm: 'disk', percentiles: true, compare: undefined },
     {
       live: false,
       span: 600,
@@ -22,13 +22,24 @@ test('every field round-trips', () => {
       colour: 'linear',
       norm: 'shared',
       percentiles: false,
+      compare: { baseline: { from: 1_700_000_000, to: 1_700_000_300 }, comparison: { from: 1_700_000_300, to: 1_700_000_600 } },
     },
-    { live: true, span: 60, disks: [], classes: ['Flush'], kind: 'device', colour: 'linear', norm: 'shared', percentiles: true },
+    {
+      live: true,
+      span: 60,
+      disks: [],
+      classes: ['Flush'],
+      kind: 'device',
+      colour: 'linear',
+      norm: 'shared',
+      percentiles: true,
+      compare: { baseline: { from: 1_700_000_000, to: 1_700_000_060 } },
+    },
   ];
   for (const s of states) {
     const q = encodeUrlState(s);
     const back = decodeUrlState(`?${q}`);
-    assert.deepEqual(back, { ...s, from: s.from, to: s.to, disks: s.disks }, q);
+    assert.deepEqual(back, { ...s, from: s.from, to: s.to, disks: s.disks, problems: [] }, q);
     assert.equal(encodeUrlState(back), q);
   }
   assert.match(encodeUrlState(states[1] as UrlState), /disks=vda,loop0,7:3/);
@@ -49,4 +60,34 @@ test('junk falls back to defaults, field by field', () => {
   assert.equal(s.percentiles, true);
   // A reversed range is not a range.
   assert.equal(decodeUrlState('from=1700000600&to=1700000000').live, true);
+});
+
+test('compare ranges: base and cmp round-trip; a bad value is named and ignored, the rest of the link works', () => {
+  const q = encodeUrlState({ ...DEFAULT_URL_STATE, compare: { baseline: { from: 1_700_000_000, to: 1_700_000_300 } } });
+  assert.equal(q, 'base=1700000000-1700000300');
+  const both = decodeUrlState('?base=1700000000-1700000300&cmp=1700000300-1700000600&lat=queue');
+  assert.deepEqual(both.compare, {
+    baseline: { from: 1_700_000_000, to: 1_700_000_300 },
+    comparison: { from: 1_700_000_300, to: 1_700_000_600 },
+  });
+  assert.deepEqual(both.problems, []);
+
+  const cases: [string, RegExp][] = [
+    ['base=abc', /^base=abc is not a time range \(expected FROM-TO in unix seconds\); ignored$/],
+    ['base=1700000300-1700000000', /^base=1700000300-1700000000 is not a time range \(TO must be after FROM\); ignored$/],
+    ['base=100-200', /between 2000 and 2200/],
+    ['base=1700000000-1800000000', /at most 31 days/],
+    ['cmp=1700000000-1700000300', /^cmp= without a baseline \(base=\) compares nothing; ignored$/],
+  ];
+  for (const [query, message] of cases) {
+    const s = decodeUrlState(`?${query}&lat=queue`);
+    assert.equal(s.compare, undefined, query);
+    assert.equal(s.problems.length, 1, query);
+    assert.match(s.problems[0] as string, message, query);
+    assert.equal(s.kind, 'queue', `${query}: the rest of the link still applies`);
+  }
+  // A bad comparison drops only itself: the baseline is compared with the view.
+  const half = decodeUrlState('?base=1700000000-1700000300&cmp=1700000300-x');
+  assert.deepEqual(half.compare, { baseline: { from: 1_700_000_000, to: 1_700_000_300 } });
+  assert.match(half.problems[0] as string, /^cmp=1700000300-x is not a time range/);
 });

@@ -240,6 +240,9 @@ export function frameBucketProblem(
   return undefined;
 }
 
+/** A time range of a snapshot's `compare` (added in 0.4.0): whole seconds, to after from, ≤ 31 days. */
+const compareRangeSchema = z.strictObject({ from: unixSecondsSchema, to: unixSecondsSchema }).refine(spanOk, spanMessage);
+
 export const snapshotSchema = z
   .strictObject({
     format: z.literal(SNAPSHOT_FORMAT),
@@ -256,6 +259,7 @@ export const snapshotSchema = z
     frames: z.array(frameSchema).max(SNAPSHOT_LIMITS.frames),
     samples: z.array(ioSampleSchema).max(SNAPSHOT_LIMITS.samples),
     note: z.string().max(4096).optional(),
+    compare: z.strictObject({ baseline: compareRangeSchema, comparison: compareRangeSchema.optional() }).optional(),
   })
   .superRefine((s, ctx) => {
     // Bucket indexes mean something only in the schema the file names (scale 2 or 3).

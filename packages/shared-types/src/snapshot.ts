@@ -35,4 +35,20 @@ export interface Snapshot {
   readonly samples: readonly IoSample[];
   /** Free text, e.g. what the exporter was looking at. */
   readonly note?: string;
+  /**
+   * Added in blkheat 0.4.0 (optional; the dashboard writes it): the compare (A/B) view that was
+   * open at export, so an import restores it. `comparison` absent: the visible range.
+   */
+  readonly compare?: SnapshotCompare;
+}
+
+/** [from, to) in unix seconds. */
+export interface SnapshotTimeRange {
+  readonly from: number;
+  readonly to: number;
+}
+
+export interface SnapshotCompare {
+  readonly baseline: SnapshotTimeRange;
+  readonly comparison?: SnapshotTimeRange;
 }

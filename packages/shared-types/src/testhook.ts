@@ -30,6 +30,18 @@ export interface HookCell {
   readonly count: number;
 }
 
+/** One disk and class of the compare view (see BlkheatHook.compare). */
+export interface HookCompareRow {
+  readonly baseline: readonly number[];
+  readonly comparison: readonly number[];
+  readonly baselineTotal: number;
+  readonly comparisonTotal: number;
+  readonly percentiles: Readonly<
+    Record<string, { readonly baseline: number | null; readonly comparison: number | null; readonly delta: number | null }>
+  >;
+  readonly difference: readonly number[] | null;
+}
+
 export interface BlkheatHook {
   readonly version: 1;
   /** Resolves once no fetch is pending, no summary is due and no frame is scheduled. */
@@ -109,6 +121,34 @@ export interface BlkheatHook {
     | undefined;
   /** RGBA at a client point of a disk's throughput strip, or undefined outside it. */
   throughputPixelAt(dev: string, clientX: number, clientY: number): [number, number, number, number] | undefined;
+  /**
+   * The compare (A/B) view as computed (undefined: none open): the ranges summed (whole steps
+   * of their frames) and, per disk ("MAJ:MIN") and class ("all": every class shown), both dense
+   * histograms, the percentiles (seconds) and the share difference (null: a range without I/O).
+   */
+  compare():
+    | {
+        readonly status: string;
+        readonly error?: string | undefined;
+        /** True when no comparison range is pinned (it is the visible range). */
+        readonly followsView: boolean;
+        readonly baseline: { readonly from: number; readonly to: number; readonly step: number } | undefined;
+        readonly comparison: { readonly from: number; readonly to: number; readonly step: number } | undefined;
+        readonly disks: Readonly<Record<string, Readonly<Record<string, HookCompareRow>>>>;
+      }
+    | undefined;
+  /**
+   * RGBA where a compare chart of a disk and class ("all" for every class) drew bucket `bucket`
+   * at height `value` (a share on the overlay, a share difference on the difference chart), or
+   * undefined when that chart is not drawn. The page's own chart geometry places the point.
+   */
+  comparePixel(
+    dev: string,
+    c: string,
+    chart: 'overlay' | 'difference',
+    bucket: number,
+    value: number,
+  ): [number, number, number, number] | undefined;
   /** Current drill-down selection and its samples. */
   selection():
     { readonly dev: string; readonly from: number; readonly to: number; readonly bucketLo: number; readonly bucketHi: number } | undefined;

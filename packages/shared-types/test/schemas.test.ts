@@ -72,6 +72,27 @@ test('malformed or hostile snapshots get a message naming the problem', () => {
   }
 });
 
+test('compare (added in 0.4.0): optional; baseline and comparison ranges are checked, naming the field', () => {
+  const compare = { baseline: { from: 1795290000, to: 1795290001 }, comparison: { from: 1795290001, to: 1795290002 } };
+  for (const c of [compare, { baseline: compare.baseline }]) {
+    const r = parseSnapshot(JSON.stringify({ ...snapshot, compare: c }));
+    assert.ok(r.ok, r.ok ? '' : r.message);
+    assert.deepEqual(r.value.compare, c);
+  }
+  const cases: [unknown, RegExp][] = [
+    [{}, /compare\.baseline/],
+    [{ baseline: { from: 1795290001, to: 1795290000 } }, /compare\.baseline\.to: "to" must be after "from"/],
+    [{ baseline: compare.baseline, comparison: { from: 1795290000, to: 1795290000 + MAX_SPAN_SECONDS + 1 } }, /compare\.comparison/],
+    [{ baseline: { from: 1.5, to: 1795290000 } }, /compare\.baseline\.from/],
+    [{ baseline: compare.baseline, extra: 1 }, /compare/],
+  ];
+  for (const [c, message] of cases) {
+    const r = parseSnapshot(JSON.stringify({ ...snapshot, compare: c }));
+    assert.equal(r.ok, false, `accepted: ${JSON.stringify(c)}`);
+    if (!r.ok) assert.match(r.message, message);
+  }
+});
+
 test('client messages are validated field by field', () => {
   assert.deepEqual(parseClientMessage('{"t":"subscribe"}'), { ok: true, value: { t: 'subscribe' } });
   const bad: [string, RegExp, string | undefined][] = [

@@ -7,7 +7,7 @@
  * like a cell with one I/O. Counts are integers, so the count → index map is tabulated for
  * small counts and computed only for large ones.
  */
-import { color as parseColour, interpolateInferno, interpolateYlOrRd } from 'd3';
+import { color as parseColour, interpolateInferno, interpolateRdBu, interpolateYlOrRd } from 'd3';
 
 export type ColourScaleKind = 'linear' | 'log';
 /**
@@ -38,6 +38,21 @@ export function unpackRgba(word: number, littleEndian = LITTLE_ENDIAN): [number,
 /** Sequential palettes per theme: bright = many on dark backgrounds, dark = many on light ones. */
 export function paletteInterpolator(theme: ThemeName): (t: number) => string {
   return theme === 'dark' ? (t) => interpolateInferno(0.12 + 0.88 * t) : (t) => interpolateYlOrRd(0.1 + 0.9 * t);
+}
+
+/**
+ * The diverging scale of a difference (compare view): t in [-1, 1] → CSS colour, blue for
+ * less (−1), red for more (+1), fading out towards 0: the sign reads from the hue and the size
+ * from how strong it is. Fading to transparent rather than to white keeps a small difference
+ * faint on either theme's background (white would glare on a dark one). Clamped to [-1, 1].
+ */
+export function divergingColour(t: number): string {
+  const c = Number.isFinite(t) ? Math.max(-1, Math.min(1, t)) : 0;
+  // One red and one blue of RdBu, mid-way out: strong on white and on near-black alike.
+  const hue = parseColour(interpolateRdBu(c < 0 ? 0.84 : 0.16))?.rgb();
+  if (!hue) return 'transparent';
+  hue.opacity = 0.12 + 0.88 * Math.abs(c);
+  return hue.formatRgb();
 }
 
 /** The palette: entry 0 transparent, entries 1..255 sampling `interp` from 0 to 1. */

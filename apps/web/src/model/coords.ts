@@ -67,6 +67,11 @@ export function bucketToCss(vp: Viewport): Affine {
   return mapInterval(vp.uLo, vp.uHi, vp.height, 0);
 }
 
+/** bucket u → css x, for a latency axis laid left to right (the compare charts). */
+export function bucketToCssX(vp: Viewport): Affine {
+  return mapInterval(vp.uLo, vp.uHi, 0, vp.width);
+}
+
 /** css → device pixels. */
 export function cssToDevice(vp: Viewport): Affine {
   return affine(vp.dpr, 0);

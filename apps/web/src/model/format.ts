@@ -63,6 +63,15 @@ export function formatShare(f: number): string {
   return p >= 10 ? `${p.toFixed(1)}%` : p >= 0.01 ? `${p.toFixed(2)}%` : '<0.01%';
 }
 
+/** A difference of two shares in percentage points: 0.123 → "+12.3 pts", −0.0004 → "−0.04 pts". */
+export function formatShareDelta(d: number): string {
+  if (!Number.isFinite(d)) return '–';
+  if (d === 0) return '±0 pts';
+  const p = Math.abs(d) * 100;
+  const text = p >= 10 ? p.toFixed(1) : p >= 0.01 ? p.toFixed(2) : '<0.01';
+  return `${d > 0 ? '+' : '−'}${text} pts`;
+}
+
 /** 4096 → "4 KiB". */
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;

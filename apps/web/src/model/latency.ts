@@ -6,6 +6,7 @@
  */
 import {
   type BucketSchema,
+  formatLatency,
   lowerBoundSeconds,
   overflowIndex,
   regularBucketCount,
@@ -61,6 +62,13 @@ export function bucketBoundsSeconds(d: number, schema: BucketSchema): [number, n
 
 /** Human latency ("850 ns", "12.3 µs", "4.76 ms", "1.20 s"): shared-types owns it, the CLI prints the same. */
 export { formatLatency } from '@blkheat/shared-types';
+
+/** A signed latency difference in formatLatency's units: "+6.02 ms", "−850 ns", "±0"; "–" when unknown. */
+export function formatLatencyDelta(seconds: number | undefined): string {
+  if (seconds === undefined || !Number.isFinite(seconds)) return '–';
+  if (seconds === 0) return '±0';
+  return `${seconds > 0 ? '+' : '−'}${formatLatency(Math.abs(seconds))}`;
+}
 
 /** Short tick label: "1µs", "10µs", "1ms", "100ms", "1s". */
 export function formatLatencyTick(seconds: number): string {

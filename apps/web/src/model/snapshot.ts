@@ -17,6 +17,7 @@ import {
   SNAPSHOT_FORMAT,
   SNAPSHOT_VERSION,
 } from '@blkheat/shared-types';
+import type { CompareChoice, TimeRange } from './compare.js';
 
 /** Refuses oversized files before reading them into memory. */
 export function checkSnapshotSize(bytes: number): string | undefined {
@@ -102,4 +103,44 @@ export function snapshotFileName(host: string, from: number, ext = 'json'): stri
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, 'Z');
   return `blkheat-${safeHost}-${iso}.${ext}`;
+}
+
+/** The snapshot field for a compare choice (docs/snapshot.md: `compare`, added in 0.4.0). */
+function compareField(c: CompareChoice): NonNullable<Snapshot['compare']> {
+  const r = (x: TimeRange): { from: number; to: number } => ({ from: Math.floor(x.from), to: Math.ceil(x.to) });
+  return c.comparison ? { baseline: r(c.baseline), comparison: r(c.comparison) } : { baseline: r(c.baseline) };
+}
+
+/** The snapshot with the compare view that is open (none: without the field). */
+export function snapshotWithCompare(s: Snapshot, compare: CompareChoice | undefined): Snapshot {
+  const { compare: _old, ...rest } = s;
+  return compare ? { ...rest, compare: compareField(compare) } : rest;
+}
+
+/**
+ * The agent's snapshot file text with the page's compare view added as the last field. The
+ * text is spliced, not re-serialised: the file may be tens of MB, and what the agent wrote
+ * stays byte for byte. Throws on text that is not one JSON object (the agent's answer is).
+ */
+export function snapshotTextWithCompare(text: string, compare: CompareChoice): string {
+  const end = text.trimEnd();
+  if (!text.trimStart().startsWith('{') || !end.endsWith('}')) throw new Error('the agent did not answer with a snapshot object');
+  if (/^\s*\{\s*\}$/.test(end)) throw new Error('the agent answered with an empty object');
+  return `${end.slice(0, -1)},"compare":${JSON.stringify(compareField(compare))}}`;
+}
+
+/**
+ * The compare view a snapshot carries: undefined without one, or why it cannot be shown (a
+ * range outside the file's own range has no frames here).
+ */
+export function compareInSnapshot(s: Snapshot): CompareChoice | undefined | string {
+  const c = s.compare;
+  if (!c) return undefined;
+  const outside = (name: string, r: TimeRange): string | undefined =>
+    r.to <= s.range.from || r.from >= s.range.to
+      ? `its compare ${name} range lies outside its range; the comparison is not shown`
+      : undefined;
+  const problem = outside('baseline', c.baseline) ?? (c.comparison ? outside('comparison', c.comparison) : undefined);
+  if (problem) return problem;
+  return c.comparison ? { baseline: c.baseline, comparison: c.comparison } : { baseline: c.baseline };
 }

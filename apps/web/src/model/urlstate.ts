@@ -12,9 +12,16 @@
  *   &color=lin                colour scale (default log)
  *   &scale=shared             one colour scale for every disk (default: each disk its own)
  *   &pct=off                  percentile lines (default on)
+ *   &base=1700000000-1700000300   compare (A/B): the baseline range [FROM, TO) in unix seconds
+ *   &cmp=1700000300-1700000600    and the comparison range (absent: the visible range)
+ *
+ * `base` and `cmp` are checked rather than quietly dropped: a value that is not a range is
+ * ignored and named in `problems`, which the page shows (a shared link that silently compared
+ * something else would mislead).
  */
 import { type LatencyKind, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from './colour.js';
+import type { CompareChoice, TimeRange } from './compare.js';
 
 export interface UrlState {
   readonly live: boolean;
@@ -29,6 +36,13 @@ export interface UrlState {
   readonly colour: ColourScaleKind;
   readonly norm: ColourNorm;
   readonly percentiles: boolean;
+  /** Compare (A/B) ranges; undefined = no comparison. */
+  readonly compare: CompareChoice | undefined;
+}
+
+/** A decoded URL: its state, and what in it was ignored and why (for the user). */
+export interface DecodedUrlState extends UrlState {
+  readonly problems: readonly string[];
 }
 
 export const DEFAULT_SPAN = 300;
@@ -44,6 +58,7 @@ export const DEFAULT_URL_STATE: UrlState = Object.freeze({
   colour: 'log',
   norm: 'disk',
   percentiles: true,
+  compare: undefined,
 });
 
 const DISK_RE = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -66,8 +81,46 @@ function int(v: string | null, lo: number, hi: number): number | undefined {
   return n >= lo && n <= hi ? n : undefined;
 }
 
+const RANGE_RE = /^(\d{1,12})-(\d{1,12})$/;
+
+/** "1700000000-1700000300" → the range, or why it is not one. */
+export function parseRangeParam(v: string): TimeRange | string {
+  const m = RANGE_RE.exec(v);
+  if (!m) return 'expected FROM-TO in unix seconds';
+  const from = Number(m[1]);
+  const to = Number(m[2]);
+  if (from < MIN_TS || to > MAX_TS) return 'times must lie between 2000 and 2200';
+  if (to <= from) return 'TO must be after FROM';
+  if (to - from > MAX_SPAN) return `a range spans at most ${MAX_SPAN / 86400} days`;
+  return { from, to };
+}
+
+export function formatRangeParam(r: TimeRange): string {
+  return `${Math.floor(r.from)}-${Math.ceil(r.to)}`;
+}
+
+/** The compare ranges of a query, and what was wrong with them (each problem drops that part). */
+function decodeCompare(p: URLSearchParams): { compare: CompareChoice | undefined; problems: string[] } {
+  const problems: string[] = [];
+  const read = (name: string): TimeRange | undefined => {
+    const raw = p.get(name);
+    if (raw === null) return undefined;
+    const r = parseRangeParam(raw);
+    if (typeof r !== 'string') return r;
+    problems.push(`${name}=${raw.slice(0, 40)} is not a time range (${r}); ignored`);
+    return undefined;
+  };
+  const baseline = read('base');
+  const comparison = read('cmp');
+  if (!baseline) {
+    if (comparison) problems.push('cmp= without a baseline (base=) compares nothing; ignored');
+    return { compare: undefined, problems };
+  }
+  return { compare: comparison ? { baseline, comparison } : { baseline }, problems };
+}
+
 /** Parses a query string (with or without the leading "?"). Never throws. */
-export function decodeUrlState(search: string): UrlState {
+export function decodeUrlState(search: string): DecodedUrlState {
   const p = new URLSearchParams(search.startsWith('?') ? search.slice(1) : search);
   const from = int(p.get('from'), MIN_TS, MAX_TS);
   const to = int(p.get('to'), MIN_TS, MAX_TS);
@@ -75,6 +128,7 @@ export function decodeUrlState(search: string): UrlState {
   const span = int(p.get('live'), MIN_SPAN, MAX_SPAN) ?? DEFAULT_SPAN;
   const lat = p.get('lat');
   const color = p.get('color');
+  const { compare, problems } = decodeCompare(p);
   return {
     live: !fixed,
     span: fixed ? (to as number) - (from as number) : span,
@@ -86,6 +140,8 @@ export function decodeUrlState(search: string): UrlState {
     colour: color === 'lin' ? 'linear' : 'log',
     norm: p.get('scale') === 'shared' ? 'shared' : 'disk',
     percentiles: p.get('pct') !== 'off',
+    compare,
+    problems,
   };
 }
 
@@ -104,6 +160,10 @@ export function encodeUrlState(s: UrlState): string {
   if (s.colour !== 'log') p.set('color', 'lin');
   if (s.norm !== 'disk') p.set('scale', s.norm);
   if (!s.percentiles) p.set('pct', 'off');
+  if (s.compare) {
+    p.set('base', formatRangeParam(s.compare.baseline));
+    if (s.compare.comparison) p.set('cmp', formatRangeParam(s.compare.comparison));
+  }
   // Commas and colons are safe in a query; keep them readable.
   return p.toString().replace(/%2C/g, ',').replace(/%3A/g, ':');
 }

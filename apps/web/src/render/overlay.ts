@@ -1,7 +1,8 @@
 /**
  * The overlay above a heat map: the time cursor synced across every disk, the cell under the
- * pointer (or the keyboard cursor), the selected cells, and a gesture under way (a zoom band or
- * a selection box). Cleared and redrawn whole: it holds a handful of strokes.
+ * pointer (or the keyboard cursor), the selected cells, a gesture under way (a zoom band or
+ * a selection box), and the compare (A/B) ranges as labelled strips along the top. Cleared and
+ * redrawn whole: it holds a handful of strokes.
  */
 import { apply } from '../model/coords.js';
 import { prepareCanvas, type RenderContext, type RenderTheme } from './contract.js';
@@ -14,9 +15,23 @@ export interface OverlayMarks {
   readonly cell?: { readonly col: number; readonly bucket: number } | undefined;
   /** The selected cells. */
   readonly selection?: { readonly from: number; readonly to: number; readonly bucketLo: number; readonly bucketHi: number } | undefined;
+  /** The compare ranges summed: baseline (a filled strip) and comparison (an outlined one), as in the compare charts. */
+  readonly compare?:
+    | {
+        readonly baseline?: { readonly from: number; readonly to: number } | undefined;
+        readonly comparison?: { readonly from: number; readonly to: number } | undefined;
+      }
+    | undefined;
   /** A drag under way: a zoom band across the whole height, or a box in time × latency. */
   readonly drag?:
-    { readonly kind: 'zoom' | 'box'; readonly t0: number; readonly t1: number; readonly u0: number; readonly u1: number } | undefined;
+    | {
+        readonly kind: 'zoom' | 'box' | 'baseline';
+        readonly t0: number;
+        readonly t1: number;
+        readonly u0: number;
+        readonly u1: number;
+      }
+    | undefined;
 }
 
 /** The time cursor: a half-transparent vertical line at unix second `cursor`, the canvas' whole height. */
@@ -31,11 +46,51 @@ export function drawTimeCursor(ctx: CanvasRenderingContext2D, rc: RenderContext,
   ctx.globalAlpha = 1;
 }
 
+const STRIP_H = 12;
+
+/** The compare ranges along the top: where they lie in time, labelled (not told apart by colour alone). */
+function drawCompareStrips(
+  ctx: CanvasRenderingContext2D,
+  rc: RenderContext,
+  c: NonNullable<OverlayMarks['compare']>,
+  theme: RenderTheme,
+): void {
+  const w = rc.viewport.width;
+  const strip = (r: { from: number; to: number } | undefined, label: string, filled: boolean): void => {
+    if (!r) return;
+    const x0 = Math.max(0, apply(rc.time, r.from));
+    const x1 = Math.min(w, apply(rc.time, r.to));
+    if (x1 <= x0) return;
+    ctx.globalAlpha = 0.85;
+    if (filled) {
+      ctx.fillStyle = theme.muted;
+      ctx.fillRect(x0, 0, x1 - x0, STRIP_H);
+    } else {
+      ctx.fillStyle = theme.background;
+      ctx.fillRect(x0, 0, x1 - x0, STRIP_H);
+      ctx.strokeStyle = theme.accent;
+      ctx.lineWidth = 2;
+      ctx.strokeRect(x0 + 1, 1, Math.max(0, x1 - x0 - 2), STRIP_H - 2);
+    }
+    ctx.globalAlpha = 1;
+    ctx.font = theme.font;
+    ctx.textBaseline = 'middle';
+    const tw = ctx.measureText(label).width;
+    if (tw + 8 <= x1 - x0) {
+      ctx.fillStyle = filled ? theme.background : theme.foreground;
+      ctx.fillText(label, x0 + 4, STRIP_H / 2 + 0.5);
+    }
+  };
+  strip(c.baseline, 'A baseline', true);
+  strip(c.comparison, 'B comparison', false);
+}
+
 export function drawOverlay(canvas: HTMLCanvasElement, rc: RenderContext, marks: OverlayMarks, theme: RenderTheme): void {
   const { width: w, height: h, dpr } = rc.viewport;
   const ctx = prepareCanvas(canvas, w, h, dpr);
   if (!ctx) return;
   ctx.clearRect(0, 0, w, h);
+  if (marks.compare) drawCompareStrips(ctx, rc, marks.compare, theme);
   if (marks.cursor !== undefined) drawTimeCursor(ctx, rc, marks.cursor, theme.foreground);
   const cell = marks.cell;
   if (cell) {
@@ -66,7 +121,7 @@ export function drawOverlay(canvas: HTMLCanvasElement, rc: RenderContext, marks:
     ctx.fillStyle = theme.selection;
     ctx.strokeStyle = theme.selection;
     ctx.lineWidth = 1;
-    if (drag.kind === 'zoom') {
+    if (drag.kind === 'zoom' || drag.kind === 'baseline') {
       ctx.globalAlpha = 0.18;
       ctx.fillRect(x0, 0, x1 - x0, h);
       ctx.globalAlpha = 1;

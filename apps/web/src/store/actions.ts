@@ -6,9 +6,20 @@
  */
 import type { LatencyKind } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from '../model/colour.js';
+import { alignRange, type TimeRange } from '../model/compare.js';
 import type { CellSelection, SampleSortKey } from '../model/samples.js';
-import { checkSnapshotSize, exportSnapshotText, sliceSnapshot, snapshotFileName, snapshotFromFrames } from '../model/snapshot.js';
+import {
+  checkSnapshotSize,
+  compareInSnapshot,
+  exportSnapshotText,
+  sliceSnapshot,
+  snapshotFileName,
+  snapshotFromFrames,
+  snapshotTextWithCompare,
+  snapshotWithCompare,
+} from '../model/snapshot.js';
 import type { Summary } from '../model/summary.js';
+import { MAX_SPAN } from '../model/urlstate.js';
 import { dragView, fixedView, liveView, panBy, roundView, type ViewState, zoomAt } from '../model/view.js';
 import type { AgentClient } from '../net/client.js';
 import { apiFetch } from '../net/endpoints.js';
@@ -153,6 +164,49 @@ export function sortSamplesBy(key: SampleSortKey): void {
   useUi.setState({ sampleSort: { key, dir: cur.key === key && cur.dir === 'desc' ? 'asc' : 'desc' } });
 }
 
+// ---------------------------------------------------------------- compare (A/B)
+
+/** The visible range in whole columns (as its summary and an export cover it). */
+function visibleRange(): TimeRange | undefined {
+  const s = exportSummary();
+  return s ? { from: s.from, to: s.to } : undefined;
+}
+
+/** The visible range becomes the baseline; the comparison stays as it was (pinned, or the view). */
+export function setBaselineFromView(): void {
+  const r = visibleRange();
+  if (r) replaceBaseline(r);
+}
+
+/** `baseline` replaces the baseline; a pinned comparison stays. */
+function replaceBaseline(baseline: TimeRange): void {
+  const cur = useUi.getState().compare;
+  useUi.setState({ compare: cur?.comparison ? { baseline, comparison: cur.comparison } : { baseline } });
+}
+
+/** [a, b) becomes the baseline (a Ctrl/⌘-drag), widened to whole columns of `step` as the heat map draws them. */
+export function setBaseline(a: number, b: number, step: number): void {
+  replaceBaseline(alignRange({ from: a, to: b }, step));
+}
+
+/** The visible range becomes the comparison (pinned: it stays when the view moves on). */
+export function setComparisonFromView(): void {
+  const r = visibleRange();
+  const cur = useUi.getState().compare;
+  if (!r || !cur) return;
+  useUi.setState({ compare: { baseline: cur.baseline, comparison: r } });
+}
+
+/** The comparison follows the visible range again. */
+export function compareWithView(): void {
+  const cur = useUi.getState().compare;
+  if (cur?.comparison) useUi.setState({ compare: { baseline: cur.baseline } });
+}
+
+export function clearCompare(): void {
+  useUi.setState({ compare: undefined });
+}
+
 // ---------------------------------------------------------------- files
 
 /** Reads a dropped or picked file as a snapshot; a bad file leaves the page as it was. */
@@ -172,8 +226,12 @@ export async function importFile(file: File): Promise<boolean> {
       // The whole snapshot, on its own data.
       const range = r.value.range;
       setView(fixedView(range.from, range.to));
+      // The file's compare view, if it has one; a comparison of other times never carries over.
+      const compare = compareInSnapshot(r.value);
+      useUi.setState({ compare: typeof compare === 'string' ? undefined : compare });
       data().loadSnapshot(r.value, file.name);
       notify('info', `Showing snapshot ${file.name} (offline).`, 'snapshot');
+      if (typeof compare === 'string') notify('error', `${file.name}: ${compare}`, 'snapshot');
       return true;
     } catch (e) {
       notify('error', `Cannot import ${file.name}: ${e instanceof Error ? e.message : String(e)}`);
@@ -189,7 +247,10 @@ export function retryConnection(): void {
 
 /** Back to live: the snapshot and every notice about it go away. */
 export function closeSnapshot(): void {
-  if (data().closeSnapshot()) setView(liveView(data().edge(), useUi.getState().liveSpan));
+  if (data().closeSnapshot()) {
+    // The snapshot's compare ranges are of its host and times, not of the live agent's.
+    useUi.setState({ view: liveView(data().edge(), useUi.getState().liveSpan), compare: undefined });
+  }
   dismissTagged('snapshot');
 }
 
@@ -210,10 +271,19 @@ export function exportSummary(): Summary | undefined {
   return data().freshSummary();
 }
 
-/** The range exports cover: the visible window in whole columns. */
+/**
+ * The range exports cover: the visible window in whole columns, widened to the compare ranges
+ * (an imported file must hold their frames to show the comparison again).
+ */
 export function exportRange(): { from: number; to: number } | undefined {
-  const s = exportSummary();
-  return s ? { from: s.from, to: s.to } : undefined;
+  const r = visibleRange();
+  const choice = useUi.getState().compare;
+  if (!r || !choice) return r;
+  // The ranges as summed (whole steps of their frames) when known, else as chosen.
+  const c = useData.getState().compare;
+  const summed = c?.choice === choice ? c : undefined;
+  const ranges = [r, summed?.baseline ?? choice.baseline, summed?.comparison ?? choice.comparison ?? r];
+  return { from: Math.min(...ranges.map((x) => x.from)), to: Math.max(...ranges.map((x) => x.to)) };
 }
 
 /**
@@ -228,9 +298,17 @@ export async function exportSnapshot(): Promise<void> {
     notify('error', 'Nothing to export yet.');
     return;
   }
+  if (range.to - range.from > MAX_SPAN) {
+    notify(
+      'error',
+      'Export failed: the view and the compared ranges span more than a snapshot may (31 days); clear the comparison or move closer to it.',
+    );
+    return;
+  }
+  const compare = ui.compare;
   const snap = data().snapshot;
   if (snap) {
-    const cut = sliceSnapshot(snap, range.from, range.to);
+    const cut = snapshotWithCompare(sliceSnapshot(snap, range.from, range.to), compare);
     download(new Blob([exportSnapshotText(cut)], { type: 'application/json' }), snapshotFileName(snap.host.hostname, cut.range.from));
     return;
   }
@@ -238,20 +316,24 @@ export async function exportSnapshot(): Promise<void> {
   await data().whileBusy(async () => {
     try {
       const res = await apiFetch('api/v1/snapshot', { from: range.from, to: range.to });
-      const blob = await res.blob();
-      download(new Blob([blob], { type: 'application/json' }), snapshotFileName(host, range.from));
+      // The agent's file as it wrote it, with the compare view the page adds (when one is open).
+      const body = compare ? snapshotTextWithCompare(await res.text(), compare) : await res.blob();
+      download(new Blob([body], { type: 'application/json' }), snapshotFileName(host, range.from));
     } catch (e) {
       const live = data().live;
       if (!live.covers(range.from, range.to) || !ui.agent) {
         notify('error', `Export failed: ${e instanceof Error ? e.message : String(e)}`);
         return;
       }
-      const built = snapshotFromFrames(
-        { agent: ui.agent.version, host: ui.agent.host, schema: data().schema(), disks: useData.getState().disks },
-        live.range(range.from, range.to),
-        [],
-        { from: range.from, to: range.to, step: 1 },
-        `built by the dashboard from the frames it held (agent export failed: ${e instanceof Error ? e.message : String(e)}); no samples`,
+      const built = snapshotWithCompare(
+        snapshotFromFrames(
+          { agent: ui.agent.version, host: ui.agent.host, schema: data().schema(), disks: useData.getState().disks },
+          live.range(range.from, range.to),
+          [],
+          { from: range.from, to: range.to, step: 1 },
+          `built by the dashboard from the frames it held (agent export failed: ${e instanceof Error ? e.message : String(e)}); no samples`,
+        ),
+        compare,
       );
       download(new Blob([exportSnapshotText(built)], { type: 'application/json' }), snapshotFileName(host, range.from));
       notify('info', 'The agent could not export; saved the frames this page holds instead (no samples).');

@@ -7,6 +7,7 @@
  *   heatMaps.ts         the window's matrices, percentile tracks, latency window, colour scales
  *   visibleSummary.ts   histograms, percentiles and breakdowns of the visible range
  *   selectedSamples.ts  the selected cells and their sampled I/Os
+ *   comparison.ts       compare (A/B): the baseline and comparison ranges' distributions
  *
  * They read the UI store (what the user chose) and publish what they derive into their slices
  * of the data store; none writes the UI store. app.ts routes the agent client's events and the
@@ -17,6 +18,7 @@ import type { CellSelection } from '../model/samples.js';
 import type { Summary } from '../model/summary.js';
 import type { ViewLimits } from '../model/view.js';
 import { Busy } from './busy.js';
+import { Comparison } from './comparison.js';
 import type { DataStore } from './dataStore.js';
 import { HeatMaps } from './heatMaps.js';
 import type { Notify } from './notices.js';
@@ -46,6 +48,7 @@ export class DataLayer {
   private readonly summary: VisibleSummary;
   private readonly windows: WindowLoader;
   private readonly samples: SelectedSamples;
+  private readonly comparison: Comparison;
 
   constructor(o: DataLayerOptions) {
     const { ui, store, client } = o;
@@ -64,6 +67,7 @@ export class DataLayer {
       notify: o.notify,
     });
     this.samples = new SelectedSamples({ store, client, busy, source: this.source });
+    this.comparison = new Comparison({ ui, store, client, busy, source: this.source });
   }
 
   // ---------------------------------------------------------------- from the agent client
@@ -93,7 +97,10 @@ export class DataLayer {
   /** Live frames from the stream (or a gap fill). */
   onFrames(frames: readonly Frame[]): void {
     const { added, newDisk } = this.source.insertLive(frames);
-    if (added.length > 0) this.windows.appendLive(added, newDisk);
+    if (added.length > 0) {
+      this.windows.appendLive(added, newDisk);
+      this.comparison.framesArrived();
+    }
   }
 
   /** The agent says every second of [from, to) was sent. */
@@ -107,6 +114,12 @@ export class DataLayer {
   /** Re-evaluates what to show after a change of view, filters, disks, size or source (coalesced). */
   refresh(): void {
     this.windows.refresh();
+    this.comparison.refresh();
+  }
+
+  /** A new data window or other disks shown: a comparison following the view is summed again. */
+  refreshCompare(): void {
+    this.comparison.refresh();
   }
 
   /** The colour scale kind changed. */
@@ -133,6 +146,7 @@ export class DataLayer {
     this.summary.reset();
     this.samples.clear();
     this.windows.refresh();
+    this.comparison.reset();
   }
 
   selectCells(sel: CellSelection): Promise<void> {

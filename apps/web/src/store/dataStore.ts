@@ -10,6 +10,7 @@ import type { StoreApi } from 'zustand';
 import { BUCKET_SCHEMA, type BucketSchema, type DiskInfo, type HostInfo, type IoSample } from '@blkheat/shared-types';
 import type { CellSelection } from '../model/samples.js';
 import type { Summary } from '../model/summary.js';
+import type { CompareState } from './comparison.js';
 import { DEFAULT_SPAN } from '../model/urlstate.js';
 import { liveView, type ViewState } from '../model/view.js';
 import type { ShownWindow } from './dataWindow.js';
@@ -75,7 +76,13 @@ export interface SamplesSlice {
   samples: SamplesState;
 }
 
-export type DataState = SourceSlice & WindowSlice & HeatMapSlice & SummarySlice & SamplesSlice;
+/** The compare (A/B) view (comparison.ts). */
+export interface CompareSlice {
+  /** The two ranges compared and their distributions; undefined when no baseline is set. */
+  compare: CompareState | undefined;
+}
+
+export type DataState = SourceSlice & WindowSlice & HeatMapSlice & SummarySlice & SamplesSlice & CompareSlice;
 
 /** What one data part may do with the data store: read all of it, write its own slice. */
 export interface SliceStore<Slice> {
@@ -103,6 +110,7 @@ export function createDataStore() {
     summaryVersion: 0,
     selection: undefined,
     samples: NO_SAMPLES,
+    compare: undefined,
   }));
 }
 

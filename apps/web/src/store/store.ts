@@ -9,6 +9,7 @@ import { create } from 'zustand';
 import type { StoreApi } from 'zustand';
 import type { AgentStatus, HostInfo, LatencyKind } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from '../model/colour.js';
+import type { CompareChoice } from '../model/compare.js';
 import type { SampleSortKey } from '../model/samples.js';
 import { DEFAULT_SPAN } from '../model/urlstate.js';
 import { type ViewState, liveView } from '../model/view.js';
@@ -49,6 +50,8 @@ export interface UiState {
   theme: ThemeChoice;
   tool: Tool;
   sampleSort: { key: SampleSortKey; dir: 'asc' | 'desc' };
+  /** Compare (A/B): the baseline and, if pinned, the comparison range; undefined = no comparison. */
+  compare: CompareChoice | undefined;
   /** Width of the heat map plot area, CSS px (drives the resolution). */
   plotWidth: number;
   /** Device pixel ratio of the screen (drives the resolution and canvas backing stores). */
@@ -76,6 +79,7 @@ export function createUiStore() {
     theme: 'system',
     tool: 'zoom',
     sampleSort: { key: 'd_ns', dir: 'desc' },
+    compare: undefined,
     plotWidth: 800,
     dpr: 1,
   }));
@@ -96,7 +100,7 @@ export interface HoverState {
   clientY: number;
   /** Gesture in progress: a zoom band or a selection box, in time × bucket. */
   drag:
-    | { kind: 'zoom' | 'box'; dev: string; t0: number; t1: number; u0: number; u1: number }
+    | { kind: 'zoom' | 'box' | 'baseline'; dev: string; t0: number; t1: number; u0: number; u1: number }
     | { kind: 'pan'; dev: string; t0: number; t1: number; u0: number; u1: number }
     | undefined;
 }

@@ -6,7 +6,7 @@
  * it grows with each frame and its oldest columns expire. Publishes the window and the visible
  * time window; the heat maps part (heatMaps.ts) derives the rest of the window.
  */
-import { bucketCount, type Frame, MAX_FRAMES_PER_ANSWER, sameSchema } from '@blkheat/shared-types';
+import { bucketCount, type Frame, sameSchema } from '@blkheat/shared-types';
 import { CountScale } from '../model/colour.js';
 import { alignCeil, alignFloor, bufferedRange, chooseStep, MAX_WINDOW_COLUMNS } from '../model/resolution.js';
 import type { ViewState } from '../model/view.js';
@@ -18,6 +18,7 @@ import type { Notify } from './notices.js';
 import type { AgentSource, DataSource } from './source.js';
 import type { UiReader } from './store.js';
 import type { VisibleSummary } from './visibleSummary.js';
+import { fetchRange } from './fetchRange.js';
 
 const LOAD_DEBOUNCE = 120;
 
@@ -317,16 +318,10 @@ export class WindowLoader {
     let failed = false;
     try {
       if (!client || !client.connected) throw new Error('not connected to the agent');
-      let from = want.from;
-      while (from < fetchTo) {
-        const to = Math.min(fetchTo, from + MAX_FRAMES_PER_ANSWER * step);
-        const answer = await client.request({ t: 'range', from, to, step: want.step });
-        if (gen !== this.loadGen) return;
-        step = Math.max(step, answer.step);
-        frames.push(...answer.frames);
-        // The agent may stop early (answer cap): continue after what it covered.
-        from = answer.to > from ? answer.to : to;
-      }
+      const got = await fetchRange(client, want.from, fetchTo, want.step, () => gen === this.loadGen);
+      if (!got) return;
+      frames = got.frames;
+      step = got.step;
     } catch (e) {
       if (gen !== this.loadGen) return;
       // Show what the live buffer has rather than nothing, and say why the rest is missing.

@@ -6,6 +6,7 @@ import { clearSelection, resetView } from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
 import { ClassBreakdown } from './ClassBreakdown.js';
+import { ComparePanel } from './ComparePanel.js';
 import { DiskPicker } from './DiskPicker.js';
 import { DiskRow } from './DiskRow.js';
 import { DropZone } from './DropZone.js';
@@ -93,6 +94,7 @@ export function App() {
           )}
           <Legend />
         </section>
+        <ComparePanel />
         <div className="panels">
           <ClassBreakdown />
           <SamplesTable />

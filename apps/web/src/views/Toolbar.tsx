@@ -1,7 +1,18 @@
 /** Controls: live span, latency kind, colour scale, percentiles, tool, theme, files. */
 import { useRef } from 'react';
 import { LIVE_SPANS } from '../model/view.js';
-import { exportSnapshot, goLive, importFile, setColour, setKind, setNorm, setPercentiles, setTheme, setTool } from '../store/actions.js';
+import {
+  exportSnapshot,
+  goLive,
+  importFile,
+  setBaselineFromView,
+  setColour,
+  setKind,
+  setNorm,
+  setPercentiles,
+  setTheme,
+  setTool,
+} from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
 import { exportPng } from './exportPng.js';
@@ -46,6 +57,7 @@ export function Toolbar() {
   const percentiles = useUi((s) => s.percentiles);
   const theme = useUi((s) => s.theme);
   const tool = useUi((s) => s.tool);
+  const comparing = useUi((s) => s.compare !== undefined);
   const file = useRef<HTMLInputElement>(null);
   return (
     <div className="toolbar" role="toolbar" aria-label="view controls">
@@ -116,6 +128,15 @@ export function Toolbar() {
           { value: 'select', label: 'Select', title: 'drag a box to list the sampled I/Os inside it (or Alt-drag)' },
         ]}
       />
+      <button
+        type="button"
+        onClick={setBaselineFromView}
+        data-testid="set-baseline"
+        aria-pressed={comparing}
+        title="Compare (A/B): the visible range becomes the baseline (or Ctrl/⌘-drag a time range); the view, or a range you pin, is compared with it"
+      >
+        A/B: view as baseline
+      </button>
       <span className="spacer" />
       <input
         ref={file}

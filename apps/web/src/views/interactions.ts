@@ -6,6 +6,7 @@
  *   drag                zoom to the dragged time range (a band across every disk)
  *   Alt-drag / Select   box in time × latency → the sampled I/Os inside it
  *   Shift-drag          pan
+ *   Ctrl/⌘-drag         compare (A/B): the dragged time range becomes the baseline (no zoom)
  *   click               the sampled I/Os of that cell
  *   wheel               pan; Ctrl/⌘-wheel zooms around the pointer
  *   double-click, Esc   back to live (or the whole snapshot)
@@ -14,7 +15,7 @@
 import { bucketCount } from '@blkheat/shared-types';
 import { alignCeil, alignFloor } from '../model/resolution.js';
 import type { ViewState } from '../model/view.js';
-import { panFrom, panSeconds, resetView, selectCells, zoomBy, zoomTo } from '../store/actions.js';
+import { panFrom, panSeconds, resetView, selectCells, setBaseline, zoomBy, zoomTo } from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { useHover, useUi } from '../store/store.js';
 import type { HeatGeometry } from './geometry.js';
@@ -45,7 +46,8 @@ function selectOneCell(dev: string, col: number, step: number, bucket: number): 
 }
 
 export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () => HeatGeometry | undefined): () => void {
-  let start: { x: number; y: number; t: number; u: number; kind: 'zoom' | 'box' | 'pan'; view: ViewState; id: number } | undefined;
+  let start:
+    { x: number; y: number; t: number; u: number; kind: 'zoom' | 'box' | 'pan' | 'baseline'; view: ViewState; id: number } | undefined;
 
   const viewNow = (): ViewState => useData.getState().visible;
 
@@ -70,7 +72,7 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () =
     const hit = geometry()?.hit(e.clientX, e.clientY);
     if (!hit) return;
     const tool = useUi.getState().tool;
-    const kind = e.shiftKey ? 'pan' : e.altKey || tool === 'select' ? 'box' : 'zoom';
+    const kind = e.shiftKey ? 'pan' : e.ctrlKey || e.metaKey ? 'baseline' : e.altKey || tool === 'select' ? 'box' : 'zoom';
     start = { x: e.clientX, y: e.clientY, t: hit.t, u: hit.u, kind, view: viewNow(), id: e.pointerId };
     try {
       el.setPointerCapture(e.pointerId);
@@ -123,6 +125,10 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () =
       return;
     }
     if (!drag || drag.kind === 'pan') return;
+    if (drag.kind === 'baseline') {
+      setBaseline(Math.min(drag.t0, drag.t1), Math.max(drag.t0, drag.t1), cur.step);
+      return;
+    }
     if (drag.kind === 'zoom') {
       zoomTo(drag.t0, drag.t1);
       return;

@@ -53,11 +53,13 @@ function overlayMarks(dev: string): OverlayMarks {
   const hv = useHover.getState();
   const sel = useData.getState().selection;
   const drag = hv.drag;
+  const cmp = useData.getState().compare;
   return {
+    compare: cmp ? { baseline: cmp.baseline, comparison: cmp.comparison } : undefined,
     cursor: hv.t !== undefined && !drag ? hv.t : undefined,
     cell: hv.dev === dev && hv.col !== undefined && hv.bucket !== undefined && !drag ? { col: hv.col, bucket: hv.bucket } : undefined,
     selection: sel && sel.dev === dev && sel.kind === useUi.getState().kind ? sel : undefined,
-    drag: drag && (drag.kind === 'zoom' || (drag.kind === 'box' && drag.dev === dev)) ? drag : undefined,
+    drag: drag && (drag.kind === 'zoom' || drag.kind === 'baseline' || (drag.kind === 'box' && drag.dev === dev)) ? drag : undefined,
   };
 }
 
@@ -163,7 +165,7 @@ export function useDiskDrawing(dev: string, el: DiskElements): void {
       }),
       useData.subscribe((s, p) => {
         if (s.summaryVersion !== p.summaryVersion || s.summary !== p.summary) scheduler.invalidate(`hist:${dev}`);
-        if (s.selection !== p.selection) scheduler.invalidate(`overlay:${dev}`);
+        if (s.selection !== p.selection || s.compare !== p.compare) scheduler.invalidate(`overlay:${dev}`);
       }),
     ];
     const overlay = el.overlay.current;
