@@ -6,7 +6,7 @@
  * store invalidate the renderers. Views only read the stores and call actions.
  */
 import type { DiskInfo } from '@blkheat/shared-types';
-import { decodeUrlState, encodeUrlState } from './model/urlstate.js';
+import { decodeUrlState, encodeUrlState, urlProblems } from './model/urlstate.js';
 import { fixedView, liveView } from './model/view.js';
 import { AgentClient } from './net/client.js';
 import { apiFetch, HttpError, streamUrl } from './net/endpoints.js';
@@ -34,12 +34,14 @@ function applyUrl(): void {
     liveSpan: u.live ? u.span : 300,
     diskChoice: u.disks,
     classes: u.classes,
+    cgroup: u.cgroup,
     kind: u.kind,
     colour: u.colour,
     norm: u.norm,
     percentiles: u.percentiles,
     theme,
   });
+  for (const problem of urlProblems(window.location.search)) notify('error', `Link: ${problem}.`);
 }
 
 function urlOf(s: UiState): string {
@@ -50,6 +52,7 @@ function urlOf(s: UiState): string {
     to: s.view.following ? undefined : s.view.to,
     disks: s.diskChoice,
     classes: s.classes,
+    cgroup: s.cgroup,
     kind: s.kind,
     colour: s.colour,
     norm: s.norm,
@@ -170,10 +173,10 @@ export function startApp(): void {
   // What the user asked for → the data layer and the renderers (and the URL).
   useUi.subscribe((s, prev) => {
     const changed = (...keys: (keyof UiState)[]): boolean => keys.some((k) => s[k] !== prev[k]);
-    if (changed('view', 'kind', 'classes', 'diskChoice', 'plotWidth', 'dpr')) data.refresh();
+    if (changed('view', 'kind', 'classes', 'cgroup', 'diskChoice', 'plotWidth', 'dpr')) data.refresh();
     if (changed('colour')) data.recolour();
     if (changed('view', 'percentiles', 'theme', 'norm', 'dpr')) scheduler.invalidateMatching();
-    if (changed('view', 'diskChoice', 'classes', 'kind', 'colour', 'norm', 'percentiles')) syncUrl(s);
+    if (changed('view', 'diskChoice', 'classes', 'cgroup', 'kind', 'colour', 'norm', 'percentiles')) syncUrl(s);
   });
   // What the data layer derived → the renderers.
   useData.subscribe((s, prev) => {

@@ -23,6 +23,12 @@ export interface MatrixFilter {
   readonly kind: LatencyKind;
   /** Classes to count; undefined = all. */
   readonly classes?: ReadonlySet<string> | undefined;
+  /**
+   * Count only the device latency charged to this cgroup (DiskFrame.cg) instead of the
+   * classes'; `cg` is split neither by class nor into queue latency, so `classes` is not
+   * applied and `kind` must be 'device' (model/cgroups.ts: cgroupFilterApplies).
+   */
+  readonly cgroup?: string | undefined;
 }
 
 export class HeatMatrix {
@@ -178,6 +184,11 @@ export class HeatMatrix {
     const disk = frame.disks.find((d) => d.dev === filter.dev);
     if (!this.markRecorded(col, frame.step)) return false;
     if (!disk) return true;
+    if (filter.cgroup !== undefined) {
+      const d = disk.cg?.find((g) => g.g === filter.cgroup)?.d;
+      if (d) this.addSparse(col, d);
+      return true;
+    }
     for (const cls of disk.cls) {
       if (filter.classes && !filter.classes.has(cls.c)) continue;
       this.addSparse(col, filter.kind === 'device' ? cls.d : cls.q);

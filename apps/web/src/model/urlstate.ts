@@ -8,12 +8,17 @@
  *   ?from=1700000000&to=...   a fixed range (unix seconds)
  *   &disks=vda,loop0          disks shown (names or MAJ:MIN); absent = automatic
  *   &classes=Read,Sync-Write  class filter; absent = all classes
+ *   &cgroup=/system.slice/x   cgroup filter (a DiskFrame.cg path, "(none)", "(other)" or
+ *                             "cgroup#ID"); absent = every cgroup. Not combined with classes:
+ *                             when both are given the cgroup wins (cg has no class split).
+ *                             An invalid one is dropped (urlProblems says why).
  *   &lat=queue                latency kind (default device)
  *   &color=lin                colour scale (default log)
  *   &scale=shared             one colour scale for every disk (default: each disk its own)
  *   &pct=off                  percentile lines (default on)
  */
 import { type LatencyKind, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
+import { cgroupProblem } from './cgroups.js';
 import type { ColourNorm, ColourScaleKind } from './colour.js';
 
 export interface UrlState {
@@ -25,6 +30,8 @@ export interface UrlState {
   readonly to?: number | undefined;
   readonly disks?: readonly string[] | undefined;
   readonly classes: readonly string[];
+  /** Cgroup filter; undefined = every cgroup. */
+  readonly cgroup?: string | undefined;
   readonly kind: LatencyKind;
   readonly colour: ColourScaleKind;
   readonly norm: ColourNorm;
@@ -66,6 +73,14 @@ function int(v: string | null, lo: number, hi: number): number | undefined {
   return n >= lo && n <= hi ? n : undefined;
 }
 
+/** What the query string asked for that could not be used, in words (for a notice). */
+export function urlProblems(search: string): string[] {
+  const p = new URLSearchParams(search.startsWith('?') ? search.slice(1) : search);
+  const g = p.get('cgroup');
+  const problem = g === null ? undefined : cgroupProblem(g);
+  return problem === undefined ? [] : [`cgroup filter ${JSON.stringify(g)} ignored: ${problem}`];
+}
+
 /** Parses a query string (with or without the leading "?"). Never throws. */
 export function decodeUrlState(search: string): UrlState {
   const p = new URLSearchParams(search.startsWith('?') ? search.slice(1) : search);
@@ -75,13 +90,16 @@ export function decodeUrlState(search: string): UrlState {
   const span = int(p.get('live'), MIN_SPAN, MAX_SPAN) ?? DEFAULT_SPAN;
   const lat = p.get('lat');
   const color = p.get('color');
+  const g = p.get('cgroup');
+  const cgroup = g !== null && cgroupProblem(g) === undefined ? g : undefined;
   return {
     live: !fixed,
     span: fixed ? (to as number) - (from as number) : span,
     from: fixed ? from : undefined,
     to: fixed ? to : undefined,
     disks: list(p.get('disks'), DISK_RE),
-    classes: list(p.get('classes'), CLASS_RE) ?? [],
+    classes: cgroup !== undefined ? [] : (list(p.get('classes'), CLASS_RE) ?? []),
+    cgroup,
     kind: lat === 'queue' ? 'queue' : 'device',
     colour: color === 'lin' ? 'linear' : 'log',
     norm: p.get('scale') === 'shared' ? 'shared' : 'disk',
@@ -99,11 +117,12 @@ export function encodeUrlState(s: UrlState): string {
     p.set('to', String(Math.ceil(s.to)));
   }
   if (s.disks !== undefined) p.set('disks', s.disks.join(','));
-  if (s.classes.length > 0) p.set('classes', s.classes.join(','));
+  if (s.cgroup !== undefined) p.set('cgroup', s.cgroup);
+  else if (s.classes.length > 0) p.set('classes', s.classes.join(','));
   if (s.kind !== 'device') p.set('lat', s.kind);
   if (s.colour !== 'log') p.set('color', 'lin');
   if (s.norm !== 'disk') p.set('scale', s.norm);
   if (!s.percentiles) p.set('pct', 'off');
-  // Commas and colons are safe in a query; keep them readable.
-  return p.toString().replace(/%2C/g, ',').replace(/%3A/g, ':');
+  // Commas, colons and slashes are safe in a query; keep them readable.
+  return p.toString().replace(/%2C/g, ',').replace(/%3A/g, ':').replace(/%2F/g, '/');
 }
