@@ -17,7 +17,14 @@ export function sizeGridViewport(m: SizeLatency, uLo: number, uHi: number, width
   return { from: 0, to: Math.max(1, m.sizes.length), uLo, uHi, width, height, dpr };
 }
 
-export function paintSizeLatency(canvas: HTMLCanvasElement, vp: Viewport, m: SizeLatency, scale: CountScale, palette: Uint32Array): void {
+export function paintSizeLatency(
+  canvas: HTMLCanvasElement,
+  vp: Viewport,
+  m: SizeLatency,
+  scale: CountScale,
+  palette: Uint32Array,
+  marks: { readonly selected?: { readonly col: number; readonly bucket: number } | undefined; readonly colour: string },
+): void {
   const ctx = prepareCanvas(canvas, vp.width, vp.height, vp.dpr);
   if (!ctx) return;
   ctx.clearRect(0, 0, vp.width, vp.height);
@@ -43,6 +50,15 @@ export function paintSizeLatency(canvas: HTMLCanvasElement, vp: Viewport, m: Siz
   const y = bucketToCss(vp);
   const top = apply(y, Math.floor(vp.uLo) + rows);
   ctx.drawImage(off, apply(x, 0), top, apply(x, cols) - apply(x, 0), apply(y, Math.floor(vp.uLo)) - top);
+  const sel = marks.selected;
+  if (sel) {
+    // The selected cell outlined just outside its edges (cells may be 4 px tall: an outline
+    // inside would hide the colour it was picked by).
+    ctx.strokeStyle = marks.colour;
+    ctx.lineWidth = 2;
+    const y0 = apply(y, sel.bucket + 1);
+    ctx.strokeRect(apply(x, sel.col) - 1, y0 - 1, apply(x, sel.col + 1) - apply(x, sel.col) + 2, apply(y, sel.bucket) - y0 + 2);
+  }
 }
 
 /** Count per size class, bars up from the bottom on the heat map's x columns, scaled to the tallest. */

@@ -106,6 +106,12 @@ export function CgroupBreakdown() {
           </table>
         </div>
       )}
+      {rows.some((r) => r.g === CGROUP_OTHER) && (
+        <p className="muted" data-testid="cgroup-other-note">
+          {CGROUP_OTHER}: the cgroups past the 64 busiest of a step, summed; a cgroup that was among them in some steps has those steps’ I/O
+          there, not in its own row.
+        </p>
+      )}
       {b && b.framesWithCg > 0 && b.framesWithCg < b.framesWithIo && (
         <p className="muted" data-testid="cgroup-partial">
           Part of this range has no per-cgroup split (recorded by an older agent): its I/O is not in this table.

@@ -120,18 +120,28 @@ function SizeGrid({ view }: { view: SizeLatencyView }) {
       if (!heat || !hist) return;
       const theme = resolvedTheme(ui.theme);
       const vp = sizeGridViewport(v.grid, v.uLo, v.uHi, width, height, ui.dpr);
-      paintSizeLatency(heat, vp, v.grid, v.scale, paletteFor(theme));
+      const sel = useData.getState().selection;
+      const col = sel?.sizeClass !== undefined && sel.dev === v.dev ? v.grid.sizes.indexOf(sel.sizeClass) : -1;
+      paintSizeLatency(heat, vp, v.grid, v.scale, paletteFor(theme), {
+        selected: sel && col >= 0 ? { col, bucket: sel.bucketLo } : undefined,
+        colour: renderTheme(theme).selection,
+      });
       paintSizeHistogram(hist, vp, v.grid, renderTheme(theme));
       if (axisRef.current) renderLatencyAxis(axisRef.current, v.uLo, v.uHi, schema, height);
       drawn = { view: v, vp, canvas: heat };
     };
     const unregister = scheduler.register('size-latency', draw);
-    const unsub = useUi.subscribe((s, p) => {
-      if (s.theme !== p.theme || s.dpr !== p.dpr) scheduler.invalidate('size-latency');
-    });
+    const unsub = [
+      useUi.subscribe((s, p) => {
+        if (s.theme !== p.theme || s.dpr !== p.dpr) scheduler.invalidate('size-latency');
+      }),
+      useData.subscribe((s, p) => {
+        if (s.selection !== p.selection) scheduler.invalidate('size-latency');
+      }),
+    ];
     return () => {
       unregister();
-      unsub();
+      for (const u of unsub) u();
     };
   }, [width, height, schema]);
   useEffect(() => {

@@ -7,7 +7,8 @@
 // frames) the sums still hold. Needs apps/web/dist and chromium.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bucketOfSeconds } from '@blkheat/shared-types';
 import { type BrowserSession, CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
@@ -160,3 +161,83 @@ test(
     await screenshot(page, 'size-latency-coarse', 'web-browser');
   },
 );
+
+test('size × latency and cgroups live (a prefix of the received seconds) and in an imported snapshot', { timeout: 120_000 }, async (t) => {
+  if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
+  if (!existsSync(dist)) return void t.skip('apps/web is not built');
+  const started = Math.floor(Date.now() / 1000);
+  const source = withIncident(syntheticSource({ disks: defaultDisks(started - 260) }));
+  const agent = await startFakeAgent({ source });
+  t.after(() => agent.close());
+  const s = await launch({ colorScheme: 'light' });
+  t.after(() => s.close());
+  const page = s.page;
+  await page.goto(agent.url);
+  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().connection === 'live', undefined, {
+    timeout: 20_000,
+  });
+  await ready(page);
+  const fast = bucketOfSeconds(FAST_S, source.schema);
+  const slow = bucketOfSeconds(SLOW_S, source.schema);
+
+  // Live, the summary covers the range up to the seconds received when it was summed: whatever
+  // that second was, the panels equal the source's sums from the range's start to it.
+  for (let round = 0; round < 2; round++) {
+    const got = await page.evaluate((dev) => {
+      const h = (globalThis as unknown as Hooked).__blkheat;
+      return { st: h.state(), sizes: h.sizeLatency(dev), cg: h.cgroups(dev) };
+    }, LOOP0);
+    assert.ok(got.st.following && got.st.summaryRange && got.sizes, 'live, with a summary');
+    const { from, to } = got.st.summaryRange;
+    const cell = (sz: number, b: number): number => got.sizes?.cells.find((c) => c.s === sz && c.bucket === b)?.count ?? 0;
+    let reads = 0;
+    let writes = 0;
+    let matched: number | undefined;
+    for (let x = from; x <= Math.min(to, started + 600); x++) {
+      if (reads === cell(SMALL_S, fast) && writes === cell(LARGE_S, slow)) {
+        matched = x;
+        break;
+      }
+      const c = classSums(source, LOOP0, x, x + 1);
+      reads += c.get('Read') ?? 0;
+      writes += c.get('Write') ?? 0;
+    }
+    assert.ok(matched !== undefined && matched > from + 60, `the size cells are the sums of [${from}, ${matched}) (range to ${to})`);
+    assert.equal(got.sizes.cells.length, 2, 'only the two cells');
+    const cgTotal = got.cg.reduce((n, g) => n + g.n, 0);
+    assert.equal(cgTotal, reads + writes, 'the cgroups of the same seconds: every I/O');
+    await page.waitForFunction(
+      (ts) => ((globalThis as unknown as Hooked).__blkheat.state().lastFrameTs ?? 0) >= ts + 2,
+      got.st.lastFrameTs ?? 0,
+      {
+        timeout: 10_000,
+      },
+    );
+    await idle(page);
+  }
+  await screenshot(page, 'size-latency-live', 'web-browser');
+
+  // An imported snapshot: the file's frames.
+  const dir = mkdtempSync(join(tmpdir(), 'blkheat-sz-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'incident-snapshot.json');
+  const from = started - 200;
+  const to = started - 80;
+  writeFileSync(file, JSON.stringify(source.snapshot(from, to)));
+  await page.setInputFiles('[data-testid=import-input]', file);
+  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot', undefined, { timeout: 20_000 });
+  await ready(page);
+  const c = classSums(source, LOOP0, from, to);
+  assert.deepEqual((await sizes(page))?.cells, [
+    { s: SMALL_S, bucket: fast, count: c.get('Read') },
+    { s: LARGE_S, bucket: slow, count: c.get('Write') },
+  ]);
+  // A cell's samples come from the file.
+  const p = await page.evaluate(({ s, b }) => (globalThis as unknown as Hooked).__blkheat.sizeCellCenter(s, b), { s: SMALL_S, b: fast });
+  assert.ok(p);
+  await page.mouse.click(p.x, p.y);
+  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.samples().status === 'done');
+  const want = source.samplesIn(from, to).filter((x) => x.dev === LOOP0 && x.c === 'Read').length;
+  assert.equal((await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.samples())).count, want);
+  await screenshot(page, 'size-latency-snapshot', 'web-browser');
+});
