@@ -16,6 +16,7 @@
  * them apart for the renderer and the tooltip.
  */
 import type { Frame, LatencyKind, SparseHist } from '@blkheat/shared-types';
+import { cgroupHistogram } from './cgroups.js';
 
 /** Which part of the frames a matrix counts. */
 export interface MatrixFilter {
@@ -185,7 +186,7 @@ export class HeatMatrix {
     if (!this.markRecorded(col, frame.step)) return false;
     if (!disk) return true;
     if (filter.cgroup !== undefined) {
-      const d = disk.cg?.find((g) => g.g === filter.cgroup)?.d;
+      const d = cgroupHistogram(disk, filter.cgroup);
       if (d) this.addSparse(col, d);
       return true;
     }

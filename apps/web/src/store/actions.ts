@@ -118,6 +118,8 @@ export function clickClass(c: string, additive: boolean): void {
   let next: string[];
   if (additive) next = cur.includes(c) ? cur.filter((x) => x !== c) : [...cur, c];
   else next = cur.length === 1 && cur[0] === c ? [] : [c];
+  // Samples listed under the cgroup filter were kept by it: they go with it.
+  if (useUi.getState().cgroup !== undefined) data().clearSelection();
   useUi.setState({ classes: next.sort(), cgroup: undefined });
 }
 

@@ -6,6 +6,7 @@
  * sampled I/Os of that size class and latency bucket.
  */
 import { type MouseEvent, useEffect, useMemo, useRef } from 'react';
+import type { BucketSchema } from '@blkheat/shared-types';
 import { colourDomain, CountScale } from '../model/colour.js';
 import { apply, invert, timeToCss, bucketToCss, type Viewport } from '../model/coords.js';
 import { formatBytes, formatCompact, formatCount } from '../model/format.js';
@@ -214,12 +215,7 @@ function SizeGrid({ view }: { view: SizeLatencyView }) {
 }
 
 /** The selected size cell in words (the samples panel names it too). */
-export function sizeCellText(
-  s: number,
-  bucket: number,
-  count: number | undefined,
-  schema: Parameters<typeof bucketBoundsSeconds>[1],
-): string {
+export function sizeCellText(s: number, bucket: number, count: number | undefined, schema: BucketSchema): string {
   const [lo, hi] = bucketBoundsSeconds(bucket, schema);
   return `≤ ${formatBytes(sizeClassBytes(s))} · ${formatLatency(lo)} – ${formatLatency(hi)}${count !== undefined ? ` · ${formatCount(count)} I/Os` : ''}`;
 }
