@@ -5,7 +5,7 @@
  * says, the same palette), and the count per size class beside it. A click on a cell lists the
  * sampled I/Os of that size class and latency bucket.
  */
-import { type MouseEvent, useEffect, useMemo, useRef } from 'react';
+import { type MouseEvent, useEffect, useMemo, useRef, useState } from 'react';
 import type { BucketSchema } from '@blkheat/shared-types';
 import { colourDomain, CountScale } from '../model/colour.js';
 import { apply, invert, timeToCss, bucketToCss, type Viewport } from '../model/coords.js';
@@ -150,6 +150,11 @@ function SizeGrid({ view }: { view: SizeLatencyView }) {
     scheduler.invalidate('size-latency');
   }, [view]);
 
+  const [hover, setHover] = useState<{ s: number; bucket: number } | undefined>(undefined);
+  const onMove = (e: MouseEvent): void => {
+    const cell = sizeCellAt(e.clientX, e.clientY);
+    if (cell?.s !== hover?.s || cell?.bucket !== hover?.bucket) setHover(cell);
+  };
   const onClick = (e: MouseEvent): void => {
     const cell = sizeCellAt(e.clientX, e.clientY);
     const s = useData.getState().summary;
@@ -178,39 +183,48 @@ function SizeGrid({ view }: { view: SizeLatencyView }) {
     </div>
   );
   return (
-    <div className="size-grid">
-      <svg className="y-axis" width={AXIS_W} height={height} aria-hidden="true">
-        <g ref={axisRef} transform={`translate(${AXIS_W - 1},0)`} />
-      </svg>
-      <div>
-        <canvas
-          ref={heatRef}
-          className="size-heat"
-          style={{ width, height }}
-          data-testid="size-heatmap"
-          role="img"
-          aria-label={`I/O size × device latency: size classes left to right (≤ ${formatBytes(sizeClassBytes(view.grid.sizes[0] ?? 0))} … ≤ ${formatBytes(
-            sizeClassBytes(view.grid.sizes[cols - 1] ?? 0),
-          )}), latency bottom to top. Click a cell for its sampled I/Os.`}
-          onClick={onClick}
-        />
-        {sizeLabels}
+    <>
+      <div className="size-grid">
+        <svg className="y-axis" width={AXIS_W} height={height} aria-hidden="true">
+          <g ref={axisRef} transform={`translate(${AXIS_W - 1},0)`} />
+        </svg>
+        <div>
+          <canvas
+            ref={heatRef}
+            className="size-heat"
+            style={{ width, height }}
+            data-testid="size-heatmap"
+            role="img"
+            aria-label={`I/O size × device latency: size classes left to right (≤ ${formatBytes(sizeClassBytes(view.grid.sizes[0] ?? 0))} … ≤ ${formatBytes(
+              sizeClassBytes(view.grid.sizes[cols - 1] ?? 0),
+            )}), latency bottom to top. Click a cell for its sampled I/Os.`}
+            onClick={onClick}
+            onMouseMove={onMove}
+            onMouseLeave={() => setHover(undefined)}
+          />
+          {sizeLabels}
+        </div>
+        <div>
+          <canvas
+            ref={histRef}
+            className="size-hist"
+            style={{ width, height }}
+            data-testid="size-histogram"
+            role="img"
+            aria-label={`I/Os per size class: ${view.grid.sizes.map((s, i) => `≤ ${formatBytes(sizeClassBytes(s))} ${formatCount(view.grid.counts[i] ?? 0)}`).join(', ')}`}
+          />
+          {sizeLabels}
+        </div>
+        <span className="muted size-hist-max" data-testid="size-hist-max">
+          ≤ {formatCount(Math.max(0, ...view.grid.counts))} I/Os per size
+        </span>
       </div>
-      <div>
-        <canvas
-          ref={histRef}
-          className="size-hist"
-          style={{ width, height }}
-          data-testid="size-histogram"
-          role="img"
-          aria-label={`I/Os per size class: ${view.grid.sizes.map((s, i) => `≤ ${formatBytes(sizeClassBytes(s))} ${formatCount(view.grid.counts[i] ?? 0)}`).join(', ')}`}
-        />
-        {sizeLabels}
-      </div>
-      <span className="muted size-hist-max" data-testid="size-hist-max">
-        ≤ {formatCount(Math.max(0, ...view.grid.counts))} I/Os per size
-      </span>
-    </div>
+      <p className="muted size-hover" data-testid="size-hover" aria-live="polite">
+        {hover
+          ? `${sizeCellText(hover.s, hover.bucket, sizeCell(view.grid, hover.s, hover.bucket), schema)}: click to list its sampled I/Os`
+          : 'Point at a cell for its count; click it for its sampled I/Os.'}
+      </p>
+    </>
   );
 }
 

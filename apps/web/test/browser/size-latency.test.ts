@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bucketOfSeconds } from '@blkheat/shared-types';
 import { type BrowserSession, CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
+import { buildPalette, CountScale, paletteInterpolator, unpackRgba } from '../../src/model/colour.ts';
 import { startFakeAgent } from '../fixtures/fakeAgent.ts';
 import { classSums, FAST_S, LARGE_S, LOOP0, SLOW_S, SMALL_S, withIncident } from '../fixtures/incident.ts';
 import { defaultDisks, syntheticSource } from '../fixtures/synthetic.ts';
@@ -102,6 +103,34 @@ test(
     assert.ok(px.large.y < px.small.y - 20, `1 MiB (y ${px.large.y}) sits higher (slower) than 4 KiB (y ${px.small.y})`);
     assert.equal(px.smallSlow.rgba?.[3], 0, 'no slow 4 KiB I/O: not drawn');
     assert.equal(px.largeFast.rgba?.[3], 0, 'no fast 1 MiB I/O: not drawn');
+    // Colours: the main heat map's scale and palette (log, light theme) at the panel's top count.
+    const palette = buildPalette(paletteInterpolator('light'));
+    const scale = new CountScale('log', panel.max);
+    for (const [cell, count] of [
+      [px.small, reads],
+      [px.large, writes],
+    ] as const) {
+      const want = unpackRgba(palette[scale.index(count)] as number);
+      assert.ok(
+        cell.rgba && want.every((v, i) => Math.abs(v - (cell.rgba?.[i] ?? -99)) <= 2),
+        `cell of ${count} I/Os drawn ${cell.rgba}, palette says ${want}`,
+      );
+    }
+
+    // Pointing at a cell says its count.
+    const lp = await page.evaluate(({ s, b }) => (globalThis as unknown as Hooked).__blkheat.sizeCellCenter(s, b), { s: LARGE_S, b: slow });
+    assert.ok(lp);
+    await page.mouse.move(lp.x, lp.y);
+    await page.waitForFunction(
+      (n) => {
+        const el = (
+          globalThis as unknown as { document: { querySelector(q: string): { textContent: string | null } | null } }
+        ).document.querySelector('[data-testid=size-hover]');
+        return el?.textContent?.includes(n) ?? false;
+      },
+      `${writes.toLocaleString('en-US')} I/Os`,
+    );
+    assert.match((await page.locator('[data-testid=size-hover]').textContent()) ?? '', /^≤ 1 MiB · /);
     await screenshot(page, 'size-latency', 'web-browser');
 
     // A click on the 1 MiB cell lists the sampled I/Os of that size class and bucket in the range.
