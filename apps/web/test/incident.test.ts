@@ -17,7 +17,8 @@ import {
 import { cgroupBreakdown, cgroupFilterApplies, cgroupProblem, CgroupTally } from '../src/model/cgroups.ts';
 import { buildMatrix } from '../src/model/heatmatrix.ts';
 import { localFilter, matchSamples, type SamplesQuery } from '../src/model/samples.ts';
-import { sizeCell, sizeClassOf, sizeLatency, sizeRowExtent } from '../src/model/sizeLatency.ts';
+import { bucketWindowOf } from '../src/model/latency.ts';
+import { sizeCell, sizeClassOf, sizeLatency } from '../src/model/sizeLatency.ts';
 import { BACKUP, FAST_S, LARGE_S, LOOP0, PG, pgWrites, SLOW_S, SMALL_S, VDA, withIncident, ZRAM0 } from './fixtures/incident.ts';
 import { defaultDisks, syntheticSource } from './fixtures/synthetic.ts';
 
@@ -137,7 +138,10 @@ test('size × latency: cells and columns are the frames’ sums, contiguous from
   assert.equal(sizeCell(m, SMALL_S, slow), 0);
   assert.equal(sizeCell(m, 30, slow), 0, 'outside the columns');
   assert.equal(m.maxCell, Math.max(want.reads, want.writes));
-  assert.deepEqual(sizeRowExtent(m), [fast, slow]);
+  assert.deepEqual(bucketWindowOf(m.hists), [fast, slow + 1]);
+  assert.deepEqual(bucketWindowOf(m.hists, [fast + 2, slow - 2]), [fast, slow + 1], 'a window is widened to hold every cell');
+  assert.deepEqual(bucketWindowOf(m.hists, [fast - 8, slow + 8]), [fast - 8, slow + 8]);
+  assert.equal(bucketWindowOf([new Float64Array(4)]), undefined);
   const writes = sizeLatency(frames, { from: T0, to: T0 + 120, classes: new Set(['Write']) }, BUCKET_SCHEMA).get(LOOP0);
   assert.deepEqual(writes?.sizes, [LARGE_S]);
   assert.deepEqual(writes?.counts, [want.writes]);

@@ -38,19 +38,6 @@ export function sizeCell(m: SizeLatency, s: number, bucket: number): number {
   return i < 0 ? 0 : ((m.hists[i] as Float64Array)[bucket] ?? 0);
 }
 
-/** Lowest and highest latency buckets with a count, or undefined when empty. */
-export function sizeRowExtent(m: SizeLatency): [number, number] | undefined {
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (const h of m.hists)
-    for (let b = 0; b < h.length; b++)
-      if ((h[b] as number) > 0) {
-        lo = Math.min(lo, b);
-        hi = Math.max(hi, b);
-      }
-  return lo <= hi ? [lo, hi] : undefined;
-}
-
 /** Running per-disk size × latency of frames in [from, to) over `devs` and `classes`, fed a slice at a time. */
 export class SizeTally {
   private readonly disks = new Map<string, { sz: Map<number, { n: number; d: Float64Array }>; withSz: number }>();

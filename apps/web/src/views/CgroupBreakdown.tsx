@@ -6,7 +6,7 @@
 import { CGROUP_NONE, CGROUP_OTHER } from '@blkheat/shared-types';
 import type { CgroupSummary } from '../model/cgroups.js';
 import { formatCount, formatShare } from '../model/format.js';
-import { formatLatency } from '../model/latency.js';
+import { bucketWindowOf, formatLatency } from '../model/latency.js';
 import { clearCgroup, clickCgroup } from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
@@ -63,6 +63,12 @@ export function CgroupBreakdown() {
   const dev = usePanelDisk();
   const b = dev !== undefined ? summary?.cgroups.get(dev) : undefined;
   const rows = b?.rows ?? [];
+  // Sparklines over the heat maps' latency window, widened to every cgroup's device latency
+  // (the window may be queue latency's, or narrowed to the filtered cgroup).
+  const [uLo, uHi] = bucketWindowOf(
+    rows.map((r) => r.hist),
+    cur ? [cur.yLo, cur.yHi] : undefined,
+  ) ?? [0, 1];
   return (
     <section className="panel breakdown cgroups" aria-labelledby="cgroups-title" data-testid="cgroup-breakdown">
       <header className="panel-head">
@@ -100,7 +106,7 @@ export function CgroupBreakdown() {
             </thead>
             <tbody>
               {rows.map((c) => (
-                <Row key={c.g} c={c} selected={cgroup === c.g} uLo={cur?.yLo ?? 0} uHi={cur?.yHi ?? c.hist.length} />
+                <Row key={c.g} c={c} selected={cgroup === c.g} uLo={uLo} uHi={uHi} />
               ))}
             </tbody>
           </table>

@@ -10,8 +10,8 @@ import type { BucketSchema } from '@blkheat/shared-types';
 import { colourDomain, CountScale } from '../model/colour.js';
 import { apply, invert, timeToCss, bucketToCss, type Viewport } from '../model/coords.js';
 import { formatBytes, formatCompact, formatCount } from '../model/format.js';
-import { bucketBoundsSeconds, formatLatency } from '../model/latency.js';
-import { sizeCell, sizeClassBytes, type SizeLatency, sizeRowExtent } from '../model/sizeLatency.js';
+import { bucketBoundsSeconds, bucketWindowOf, formatLatency } from '../model/latency.js';
+import { sizeCell, sizeClassBytes, type SizeLatency } from '../model/sizeLatency.js';
 import { renderLatencyAxis } from '../render/axes.js';
 import { paintRamp } from '../render/ramp.js';
 import { scheduler } from '../render/scheduler.js';
@@ -76,9 +76,7 @@ function useSizeView(dev: string | undefined): SizeLatencyView | undefined {
     const grid = summary?.sizes.get(dev);
     if (!grid || !cur || grid.sizes.length === 0) return undefined;
     // The main heat maps' latency window, widened to hold every cell (a filter may narrow theirs).
-    const ext = sizeRowExtent(grid);
-    const uLo = Math.min(cur.yLo, ext ? ext[0] : cur.yLo);
-    const uHi = Math.max(cur.yHi, ext ? ext[1] + 1 : cur.yHi);
+    const [uLo, uHi] = bucketWindowOf(grid.hists, [cur.yLo, cur.yHi]) ?? [cur.yLo, cur.yHi];
     return { dev, grid, uLo, uHi, scale: new CountScale(colour, colourDomain(grid.maxCell)) };
   }, [dev, summary, cur, colour]);
 }
