@@ -80,4 +80,5 @@ test('cgroup filter: round-trips readable, wins over classes, junk is dropped an
     assert.equal(urlProblems(`?cgroup=${bad}`).length, 1, bad);
   }
   assert.deepEqual(urlProblems('?cgroup=/ok'), []);
+  assert.match(urlProblems('?cgroup=/ok&classes=Read')[0] ?? '', /class filter ignored/);
 });

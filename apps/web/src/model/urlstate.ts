@@ -78,7 +78,10 @@ export function urlProblems(search: string): string[] {
   const p = new URLSearchParams(search.startsWith('?') ? search.slice(1) : search);
   const g = p.get('cgroup');
   const problem = g === null ? undefined : cgroupProblem(g);
-  return problem === undefined ? [] : [`cgroup filter ${JSON.stringify(g)} ignored: ${problem}`];
+  if (problem !== undefined) return [`cgroup filter ${JSON.stringify(g)} ignored: ${problem}`];
+  if (g !== null && p.get('classes'))
+    return [`class filter ignored: the data has no class split of cgroups, and the link names cgroup ${g}`];
+  return [];
 }
 
 /** Parses a query string (with or without the leading "?"). Never throws. */

@@ -243,3 +243,54 @@ test('cgroups: queue latency and a bad link say what they cannot filter; a snaps
   assert.equal((await bad.evaluate((d) => (globalThis as unknown as Hooked).__blkheat.counts()[d], LOOP0))?.histogram, all.get(PG));
   await screenshot(bad, 'cgroups-snapshot', 'web-browser');
 });
+
+test(
+  'cgroups live: the filter holds as seconds arrive (heat map total = the cgroup’s I/O of the seconds received)',
+  { timeout: 90_000 },
+  async (t) => {
+    const why = skipWhy();
+    if (why) return void t.skip(why);
+    const { agent, source, started } = await start(t);
+    const page = await open(t, agent.url);
+    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().connection === 'live', undefined, {
+      timeout: 20_000,
+    });
+    await page.locator(`[data-testid=cgroup-row][data-cgroup="${BACKUP}"] [data-testid=cgroup-button]`).click();
+    await idle(page);
+    let last = 0;
+    for (let round = 0; round < 2; round++) {
+      // Read in one go, then find the second the summary reached: the totals must be a prefix of the source.
+      const got = await page.evaluate((dev) => {
+        const h = (globalThis as unknown as Hooked).__blkheat;
+        return { st: h.state(), total: h.counts()[dev]?.histogram ?? -1, table: h.cgroups(dev) };
+      }, LOOP0);
+      assert.ok(got.st.following && got.st.cgroup === BACKUP && got.st.summaryRange);
+      const { from, to } = got.st.summaryRange;
+      let backup = 0;
+      let all = 0;
+      let reached: number | undefined;
+      for (let x = from; x <= Math.min(to, started + 600); x++) {
+        const tableAll = got.table.reduce((n, g) => n + g.n, 0);
+        if (backup === got.total && all === tableAll) {
+          reached = x;
+          break;
+        }
+        const w = expectedLoop0(source, x, x + 1);
+        backup += w.get(BACKUP) ?? 0;
+        all += (w.get(BACKUP) ?? 0) + (w.get(PG) ?? 0);
+      }
+      assert.ok(reached !== undefined && reached > from + 60, `heat map total ${got.total} = BACKUP over [${from}, ${reached})`);
+      assert.ok(reached >= last, 'the summary moves on with live seconds');
+      last = reached;
+      await page.waitForFunction(
+        (ts) => ((globalThis as unknown as Hooked).__blkheat.state().lastFrameTs ?? 0) >= ts + 2,
+        got.st.lastFrameTs ?? 0,
+        {
+          timeout: 10_000,
+        },
+      );
+      await idle(page);
+    }
+    await screenshot(page, 'cgroups-live', 'web-browser');
+  },
+);
