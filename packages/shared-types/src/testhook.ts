@@ -13,7 +13,7 @@ export interface HookRange {
 export interface HookDiskCounts {
   /** Name as the agent reports it ("loop0"). */
   readonly name: string;
-  /** Sum of the heat map's latency histogram over the summary range (class filter applied). */
+  /** Sum of the heat map's latency histogram over the summary range (class or cgroup filter applied). */
   readonly histogram: number;
   /** Completed I/Os over the summary range, all classes (as /proc/diskstats counts). */
   readonly completed: number;
