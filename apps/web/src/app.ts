@@ -34,6 +34,7 @@ function applyUrl(): void {
     liveSpan: u.live ? u.span : 300,
     diskChoice: u.disks,
     classes: u.classes,
+    cgroup: u.cgroup,
     kind: u.kind,
     colour: u.colour,
     norm: u.norm,
@@ -53,6 +54,7 @@ function urlOf(s: UiState): string {
     to: s.view.following ? undefined : s.view.to,
     disks: s.diskChoice,
     classes: s.classes,
+    cgroup: s.cgroup,
     kind: s.kind,
     colour: s.colour,
     norm: s.norm,
@@ -174,10 +176,10 @@ export function startApp(): void {
   // What the user asked for → the data layer and the renderers (and the URL).
   useUi.subscribe((s, prev) => {
     const changed = (...keys: (keyof UiState)[]): boolean => keys.some((k) => s[k] !== prev[k]);
-    if (changed('view', 'kind', 'classes', 'diskChoice', 'plotWidth', 'dpr', 'compare')) data.refresh();
+    if (changed('view', 'kind', 'classes', 'cgroup', 'diskChoice', 'plotWidth', 'dpr', 'compare')) data.refresh();
     if (changed('colour')) data.recolour();
     if (changed('view', 'percentiles', 'theme', 'norm', 'dpr')) scheduler.invalidateMatching();
-    if (changed('view', 'diskChoice', 'classes', 'kind', 'colour', 'norm', 'percentiles', 'compare')) syncUrl(s);
+    if (changed('view', 'diskChoice', 'classes', 'cgroup', 'kind', 'colour', 'norm', 'percentiles', 'compare')) syncUrl(s);
   });
   // What the data layer derived → the renderers.
   useData.subscribe((s, prev) => {

@@ -18,6 +18,7 @@ import { ALL_CLASSES } from './model/compare.js';
 import { apply, bucketToCssX } from './model/coords.js';
 import { differenceToCss, overlayShareToCss } from './render/compare.js';
 import { drawnCompare } from './views/compareCharts.js';
+import { drawnSizeLatency, sizeCellCentre } from './views/SizeLatencyPanel.js';
 
 declare global {
   interface Window {
@@ -65,7 +66,11 @@ function cellInViewport(dev: string, ts: number, bucket: number): { x: number; y
 /** RGBA at a client point of a disk's canvas `<prefix>-<name>` (device pixels), or undefined outside it. */
 function canvasPixel(prefix: string, dev: string, x: number, y: number): [number, number, number, number] | undefined {
   const name = useData.getState().disks.find((d) => d.dev === dev)?.name ?? dev;
-  const canvas = document.querySelector<HTMLCanvasElement>(`[data-testid="${prefix}-${CSS.escape(name)}"]`);
+  return pixelOf(document.querySelector<HTMLCanvasElement>(`[data-testid="${prefix}-${CSS.escape(name)}"]`), x, y);
+}
+
+/** RGBA at a client point of a canvas (device pixels), or undefined outside it. */
+function pixelOf(canvas: HTMLCanvasElement | null, x: number, y: number): [number, number, number, number] | undefined {
   if (!canvas) return undefined;
   const r = canvas.getBoundingClientRect();
   if (x < r.left || y < r.top || x >= r.right || y >= r.bottom) return undefined;
@@ -121,6 +126,7 @@ export function installTestHook({ connection, data }: TestHookSources): void {
         window: cur ? { from: cur.from, to: cur.to } : undefined,
         shownDisks: [...d.shownDevs],
         classes: [...s.classes],
+        cgroup: s.cgroup,
         kind: s.kind,
         colour: s.colour,
         norm: s.norm,
@@ -166,6 +172,31 @@ export function installTestHook({ connection, data }: TestHookSources): void {
       const out: Record<string, number> = {};
       for (const c of useData.getState().summary?.classes ?? []) out[c.c] = c.n;
       return out;
+    },
+    cgroups(dev) {
+      return (useData.getState().summary?.cgroups.get(dev)?.rows ?? []).map((r) => ({ g: r.g, n: r.n }));
+    },
+    sizeLatency(dev) {
+      const m = useData.getState().summary?.sizes.get(dev);
+      if (!m) return undefined;
+      const cells: { s: number; bucket: number; count: number }[] = [];
+      m.sizes.forEach((s, i) => {
+        const h = m.hists[i] as Float64Array;
+        for (let b = 0; b < h.length; b++) if ((h[b] as number) > 0) cells.push({ s, bucket: b, count: h[b] as number });
+      });
+      return { sizes: m.sizes.map((s, i) => ({ s, n: m.counts[i] ?? 0 })), cells };
+    },
+    sizePanel() {
+      const d = drawnSizeLatency();
+      return d ? { dev: d.view.dev, lo: d.view.uLo, hi: d.view.uHi, max: d.view.scale.max } : undefined;
+    },
+    sizeCellCenter(s, bucket) {
+      document.querySelector('[data-testid="size-heatmap"]')?.scrollIntoView({ block: 'center', inline: 'nearest' });
+      const p = sizeCellCentre(s, bucket);
+      return p && inViewport(p) ? p : undefined;
+    },
+    sizePixelAt(x, y) {
+      return pixelOf(document.querySelector<HTMLCanvasElement>('[data-testid="size-heatmap"]'), x, y);
     },
     cellAt(x, y) {
       for (const dev of useData.getState().shownDevs) {
@@ -273,7 +304,17 @@ export function installTestHook({ connection, data }: TestHookSources): void {
     },
     selection() {
       const sel = useData.getState().selection;
-      return sel ? { dev: sel.dev, from: sel.from, to: sel.to, bucketLo: sel.bucketLo, bucketHi: sel.bucketHi } : undefined;
+      return sel
+        ? {
+            dev: sel.dev,
+            from: sel.from,
+            to: sel.to,
+            bucketLo: sel.bucketLo,
+            bucketHi: sel.bucketHi,
+            sizeClass: sel.sizeClass,
+            cgroup: sel.cgroup,
+          }
+        : undefined;
     },
     samples() {
       const s = useData.getState().samples;

@@ -5,7 +5,14 @@ import { decodeUrlState, DEFAULT_URL_STATE, encodeUrlState, type UrlState } from
 
 test('default state encodes to an empty query', () => {
   assert.equal(encodeUrlState(DEFAULT_URL_STATE), '');
-  assert.deepEqual(decodeUrlState(''), { ...DEFAULT_URL_STATE, from: undefined, to: undefined, disks: undefined, problems: [] });
+  assert.deepEqual(decodeUrlState(''), {
+    ...DEFAULT_URL_STATE,
+    from: undefined,
+    to: undefined,
+    disks: undefined,
+    cgroup: undefined,
+    problems: [],
+  });
 });
 
 test('every field round-trips', () => {
@@ -35,11 +42,22 @@ test('every field round-trips', () => {
       percentiles: true,
       compare: { baseline: { from: 1_700_000_000, to: 1_700_000_060 } },
     },
+    {
+      live: true,
+      span: 300,
+      classes: [],
+      cgroup: '/user.slice/backup.scope',
+      kind: 'device',
+      colour: 'log',
+      norm: 'disk',
+      percentiles: true,
+      compare: undefined,
+    },
   ];
   for (const s of states) {
     const q = encodeUrlState(s);
     const back = decodeUrlState(`?${q}`);
-    assert.deepEqual(back, { ...s, from: s.from, to: s.to, disks: s.disks, problems: [] }, q);
+    assert.deepEqual(back, { ...s, from: s.from, to: s.to, disks: s.disks, cgroup: s.cgroup, problems: [] }, q);
     assert.equal(encodeUrlState(back), q);
   }
   assert.match(encodeUrlState(states[1] as UrlState), /disks=vda,loop0,7:3/);
@@ -90,4 +108,26 @@ test('compare ranges: base and cmp round-trip; a bad value is named and ignored,
   const half = decodeUrlState('?base=1700000000-1700000300&cmp=1700000300-x');
   assert.deepEqual(half.compare, { baseline: { from: 1_700_000_000, to: 1_700_000_300 } });
   assert.match(half.problems[0] as string, /^cmp=1700000300-x is not a time range/);
+});
+
+test('cgroup filter: round-trips readable, wins over classes, junk is dropped and named', () => {
+  const urlProblems = (q: string): readonly string[] => decodeUrlState(q).problems;
+  const s: UrlState = { ...DEFAULT_URL_STATE, cgroup: '/system.slice/postgres.service' };
+  const q = encodeUrlState(s);
+  assert.equal(q, 'cgroup=/system.slice/postgres.service');
+  assert.equal(decodeUrlState(`?${q}`).cgroup, '/system.slice/postgres.service');
+  for (const g of ['(none)', '(other)', 'cgroup#42', '/a b/c&d=e'])
+    assert.equal(decodeUrlState(`?${encodeUrlState({ ...DEFAULT_URL_STATE, cgroup: g })}`).cgroup, g, g);
+  // cg has no class split: both in one link keeps the cgroup, and encoding never writes both.
+  const both = decodeUrlState('?classes=Read&cgroup=/x');
+  assert.equal(both.cgroup, '/x');
+  assert.deepEqual(both.classes, []);
+  assert.equal(encodeUrlState({ ...DEFAULT_URL_STATE, classes: ['Read'], cgroup: '/x' }), 'cgroup=/x');
+  for (const bad of ['relative', '', '/a//b', '/a%0Ab']) {
+    assert.equal(decodeUrlState(`?cgroup=${bad}&classes=Read`).cgroup, undefined, bad);
+    assert.deepEqual(decodeUrlState(`?cgroup=${bad}&classes=Read`).classes, ['Read'], 'a refused cgroup leaves the classes');
+    assert.equal(urlProblems(`?cgroup=${bad}`).length, 1, bad);
+  }
+  assert.deepEqual(urlProblems('?cgroup=/ok'), []);
+  assert.match(urlProblems('?cgroup=/ok&classes=Read')[0] ?? '', /class filter ignored/);
 });

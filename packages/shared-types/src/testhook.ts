@@ -13,7 +13,7 @@ export interface HookRange {
 export interface HookDiskCounts {
   /** Name as the agent reports it ("loop0"). */
   readonly name: string;
-  /** Sum of the heat map's latency histogram over the summary range (class filter applied). */
+  /** Sum of the heat map's latency histogram over the summary range (class or cgroup filter applied). */
   readonly histogram: number;
   /** Completed I/Os over the summary range, all classes (as /proc/diskstats counts). */
   readonly completed: number;
@@ -64,6 +64,8 @@ export interface BlkheatHook {
     readonly window: HookRange | undefined;
     readonly shownDisks: readonly string[];
     readonly classes: readonly string[];
+    /** The cgroup filter (a DiskFrame.cg path), undefined when off. */
+    readonly cgroup: string | undefined;
     readonly kind: string;
     readonly colour: string;
     /** 'disk': each heat map on its own colour scale; 'shared': one for all. */
@@ -82,6 +84,27 @@ export interface BlkheatHook {
   percentiles(dev: string): Readonly<Record<string, number>>;
   /** Per class over the summary range and shown disks: completed I/Os. */
   classCounts(): Readonly<Record<string, number>>;
+  /** Per cgroup of one disk over the summary range (the cgroup table): I/Os, busiest first. */
+  cgroups(dev: string): readonly { readonly g: string; readonly n: number }[];
+  /**
+   * Size × latency of one disk over the summary range (the size panel's data, class filter
+   * applied): I/Os per size class s (bytes <= 2^s) and the non-empty cells (s, latency bucket).
+   */
+  sizeLatency(dev: string):
+    | {
+        readonly sizes: readonly { readonly s: number; readonly n: number }[];
+        readonly cells: readonly { readonly s: number; readonly bucket: number; readonly count: number }[];
+      }
+    | undefined;
+  /**
+   * What the size panel draws now: its disk, latency rows [lo, hi) and colour scale top, or
+   * undefined when it draws nothing.
+   */
+  sizePanel(): { readonly dev: string; readonly lo: number; readonly hi: number; readonly max: number } | undefined;
+  /** Viewport coordinates of the centre of a size panel cell (scrolled into view first), undefined when not drawn. */
+  sizeCellCenter(s: number, bucket: number): { x: number; y: number } | undefined;
+  /** RGBA drawn at a client point of the size heat map, or undefined outside it. */
+  sizePixelAt(clientX: number, clientY: number): [number, number, number, number] | undefined;
   /** The heat map cell at a client point, if the point is over a heat map. */
   cellAt(clientX: number, clientY: number): HookCell | undefined;
   /**
@@ -151,7 +174,18 @@ export interface BlkheatHook {
   ): [number, number, number, number] | undefined;
   /** Current drill-down selection and its samples. */
   selection():
-    { readonly dev: string; readonly from: number; readonly to: number; readonly bucketLo: number; readonly bucketHi: number } | undefined;
+    | {
+        readonly dev: string;
+        readonly from: number;
+        readonly to: number;
+        readonly bucketLo: number;
+        readonly bucketHi: number;
+        /** The size class of a size × latency cell, when one was clicked. */
+        readonly sizeClass?: number | undefined;
+        /** The cgroup filter the samples are kept by. */
+        readonly cgroup?: string | undefined;
+      }
+    | undefined;
   samples(): { readonly status: string; readonly count: number; readonly truncated: boolean; readonly error?: string | undefined };
   /** Messages shown to the user (errors and notices). */
   notices(): readonly { readonly kind: string; readonly text: string }[];

@@ -16,6 +16,7 @@
  * them apart for the renderer and the tooltip.
  */
 import type { Frame, LatencyKind, SparseHist } from '@blkheat/shared-types';
+import { cgroupHistogram } from './cgroups.js';
 
 /** Which part of the frames a matrix counts. */
 export interface MatrixFilter {
@@ -23,6 +24,12 @@ export interface MatrixFilter {
   readonly kind: LatencyKind;
   /** Classes to count; undefined = all. */
   readonly classes?: ReadonlySet<string> | undefined;
+  /**
+   * Count only the device latency charged to this cgroup (DiskFrame.cg) instead of the
+   * classes'; `cg` is split neither by class nor into queue latency, so `classes` is not
+   * applied and `kind` must be 'device' (model/cgroups.ts: cgroupFilterApplies).
+   */
+  readonly cgroup?: string | undefined;
 }
 
 export class HeatMatrix {
@@ -178,6 +185,11 @@ export class HeatMatrix {
     const disk = frame.disks.find((d) => d.dev === filter.dev);
     if (!this.markRecorded(col, frame.step)) return false;
     if (!disk) return true;
+    if (filter.cgroup !== undefined) {
+      const d = cgroupHistogram(disk, filter.cgroup);
+      if (d) this.addSparse(col, d);
+      return true;
+    }
     for (const cls of disk.cls) {
       if (filter.classes && !filter.classes.has(cls.c)) continue;
       this.addSparse(col, filter.kind === 'device' ? cls.d : cls.q);

@@ -106,3 +106,19 @@ export function latencyTicks(uLo: number, uHi: number, schema: BucketSchema, min
   if (out.filter((t) => t.major).length < minMajor) return out.map((t) => ({ ...t, major: true }));
   return out;
 }
+
+/**
+ * Buckets [lo, hi) holding every count of `hists` (dense histograms), widened to hold [lo, hi)
+ * of `within` when given (a view's latency window); undefined when all are empty and no window.
+ */
+export function bucketWindowOf(hists: readonly ArrayLike<number>[], within?: readonly [number, number]): [number, number] | undefined {
+  let lo = within ? within[0] : Infinity;
+  let hi = within ? within[1] : -Infinity;
+  for (const h of hists)
+    for (let b = 0; b < h.length; b++)
+      if ((h[b] as number) > 0) {
+        lo = Math.min(lo, b);
+        hi = Math.max(hi, b + 1);
+      }
+  return lo < hi ? [lo, hi] : undefined;
+}

@@ -4,6 +4,7 @@
  */
 import type { BucketSchema, IoSample, LatencyKind } from '@blkheat/shared-types';
 import { bucketRangeNs } from './latency.js';
+import { sizeClassOf } from './sizeLatency.js';
 
 /** What the user selected on a heat map. */
 export interface CellSelection {
@@ -19,6 +20,10 @@ export interface CellSelection {
   readonly kind: LatencyKind;
   /** Class filter in force; empty = all. */
   readonly classes: readonly string[];
+  /** Cgroup filter in force (samples whose `cg` is this path); undefined = every cgroup. */
+  readonly cgroup?: string | undefined;
+  /** A size × latency cell: only I/Os of this size class (model/sizeLatency.ts). */
+  readonly sizeClass?: number | undefined;
 }
 
 export interface SamplesQuery {
@@ -29,12 +34,33 @@ export interface SamplesQuery {
   readonly maxNs: number;
   readonly disks: readonly string[];
   readonly classes?: readonly string[];
+  /** Not in the agent's samples request: applied to its answer (localFilter). */
+  readonly cgroup?: string;
+  readonly sizeClass?: number;
 }
 
 export function selectionQuery(sel: CellSelection): SamplesQuery {
   const { minNs, maxNs } = bucketRangeNs(sel.bucketLo, sel.bucketHi, sel.schema);
-  const q: SamplesQuery = { from: sel.from, to: sel.to, kind: sel.kind, minNs, maxNs, disks: [sel.dev] };
-  return sel.classes.length > 0 ? { ...q, classes: sel.classes } : q;
+  return {
+    from: sel.from,
+    to: sel.to,
+    kind: sel.kind,
+    minNs,
+    maxNs,
+    disks: [sel.dev],
+    ...(sel.classes.length > 0 ? { classes: sel.classes } : {}),
+    ...(sel.cgroup !== undefined ? { cgroup: sel.cgroup } : {}),
+    ...(sel.sizeClass !== undefined ? { sizeClass: sel.sizeClass } : {}),
+  };
+}
+
+/**
+ * The part of a query the agent's samples request cannot say (cgroup, size class), as a
+ * predicate for its answer; undefined when there is none.
+ */
+export function localFilter(q: SamplesQuery): ((s: IoSample) => boolean) | undefined {
+  if (q.cgroup === undefined && q.sizeClass === undefined) return undefined;
+  return (s) => (q.cgroup === undefined || s.cg === q.cgroup) && (q.sizeClass === undefined || sizeClassOf(s.bytes) === q.sizeClass);
 }
 
 /** True when a sample satisfies a query (the agent's semantics, for snapshots offline). */
@@ -42,6 +68,8 @@ export function sampleMatches(s: IoSample, q: SamplesQuery): boolean {
   if (s.ts_us < q.from * 1e6 || s.ts_us >= q.to * 1e6) return false;
   if (!q.disks.includes(s.dev)) return false;
   if (q.classes && !q.classes.includes(s.c)) return false;
+  if (q.cgroup !== undefined && s.cg !== q.cgroup) return false;
+  if (q.sizeClass !== undefined && sizeClassOf(s.bytes) !== q.sizeClass) return false;
   const v = q.kind === 'device' ? s.d_ns : s.q_ns;
   return v !== null && v >= q.minNs && v <= q.maxNs;
 }
@@ -56,11 +84,12 @@ export function matchSamples(all: readonly IoSample[], q: SamplesQuery, limit = 
   return { samples: out, truncated: false };
 }
 
-export type SampleSortKey = 'ts_us' | 'dev' | 'c' | 'sector' | 'bytes' | 'q_ns' | 'd_ns' | 'pid' | 'comm';
+export type SampleSortKey = 'ts_us' | 'dev' | 'c' | 'sector' | 'bytes' | 'q_ns' | 'd_ns' | 'pid' | 'comm' | 'cg';
 
 export function compareSamples(a: IoSample, b: IoSample, key: SampleSortKey): number {
-  const x = a[key];
-  const y = b[key];
+  // Samples of agents before protocol 3 have no cgroup path: sorted as unknown.
+  const x = a[key] ?? null;
+  const y = b[key] ?? null;
   // Unknown queue latencies (null) sort before every known one.
   if (x === null || y === null) return x === y ? 0 : x === null ? -1 : 1;
   if (typeof x === 'number' && typeof y === 'number') return x - y;

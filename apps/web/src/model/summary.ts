@@ -8,9 +8,11 @@
  */
 import type { BucketSchema, Frame, LatencyKind } from '@blkheat/shared-types';
 import { BreakdownTally, type ClassSummary, type DiskSummary } from './breakdown.js';
+import { type CgroupBreakdown, CgroupTally } from './cgroups.js';
 import { type Known, recordedSecondsIn, unrecordedSeconds } from './gaps.js';
 import type { HeatMatrix } from './heatmatrix.js';
 import { quantilesOf, type QuantileValue } from './percentiles.js';
+import { type SizeLatency, SizeTally } from './sizeLatency.js';
 
 /** Disk-frames (one disk in one frame) summed per slice: about a millisecond's work, so a caller can stop near any time budget. */
 export const SUMMARY_SLICE = 500;
@@ -32,6 +34,10 @@ export interface Summary {
   readonly disks: ReadonlyMap<string, DiskSummary>;
   /** Every class present in the window, for the filter. */
   readonly allClasses: readonly string[];
+  /** Per shown disk: its cgroups (device latency; every class: `cg` is not split by class). */
+  readonly cgroups: ReadonlyMap<string, CgroupBreakdown>;
+  /** Per shown disk: size × device latency of the filtered classes (no cgroup split). */
+  readonly sizes: ReadonlyMap<string, SizeLatency>;
   /**
    * Seconds of the range with data: recorded by the agent (live), or inside the snapshot's
    * range. Rates divide by this, not by the span (which includes the future, seconds before
@@ -53,6 +59,8 @@ export interface SummaryInput {
   /** Disks the class breakdown covers (the shown ones). */
   readonly devs: ReadonlySet<string>;
   readonly kind: LatencyKind;
+  /** The class filter (size × latency is split by class); undefined = every class. */
+  readonly classes?: ReadonlySet<string> | undefined;
   /** The schema of the frames' histograms and the matrices' rows. */
   readonly schema: BucketSchema;
   /** A snapshot's range (its seconds are covered), or undefined when live. */
@@ -77,12 +85,16 @@ export function summaryWeight(frames: readonly Frame[], limit = Infinity): numbe
 export function* summarize(input: SummaryInput, slice = SUMMARY_SLICE): Generator<void, Summary> {
   const { from, to, step, frames } = input;
   const tally = new BreakdownTally({ from, to, devs: input.devs, kind: input.kind }, input.schema);
+  const cgroups = new CgroupTally({ from, to, devs: input.devs }, input.schema);
+  const sizes = new SizeTally({ from, to, devs: input.devs, classes: input.classes }, input.schema);
   let i = 0;
   while (i < frames.length) {
     let end = i;
     let weight = 0;
     while (end < frames.length && weight < slice) weight += Math.max(1, (frames[end++] as Frame).disks.length);
     tally.add(frames, i, end);
+    cgroups.add(frames, i, end);
+    sizes.add(frames, i, end);
     i = end;
     if (i < frames.length) yield;
   }
@@ -119,6 +131,8 @@ export function* summarize(input: SummaryInput, slice = SUMMARY_SLICE): Generato
     classes: tally.classes(),
     disks: tally.disks(),
     allClasses: tally.allClasses(),
+    cgroups: cgroups.result(),
+    sizes: sizes.result(),
   };
 }
 

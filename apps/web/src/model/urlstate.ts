@@ -8,6 +8,10 @@
  *   ?from=1700000000&to=...   a fixed range (unix seconds)
  *   &disks=vda,loop0          disks shown (names or MAJ:MIN); absent = automatic
  *   &classes=Read,Sync-Write  class filter; absent = all classes
+ *   &cgroup=/system.slice/x   cgroup filter (a DiskFrame.cg path, "(none)", "(other)" or
+ *                             "cgroup#ID"); absent = every cgroup. Not combined with classes:
+ *                             when both are given the cgroup wins (cg has no class split).
+ *                             An invalid one is dropped.
  *   &lat=queue                latency kind (default device)
  *   &color=lin                colour scale (default log)
  *   &scale=shared             one colour scale for every disk (default: each disk its own)
@@ -15,11 +19,12 @@
  *   &base=1700000000-1700000300   compare (A/B): the baseline range [FROM, TO) in unix seconds
  *   &cmp=1700000300-1700000600    and the comparison range (absent: the visible range)
  *
- * `base` and `cmp` are checked rather than quietly dropped: a value that is not a range is
- * ignored and named in `problems`, which the page shows (a shared link that silently compared
- * something else would mislead).
+ * `cgroup`, `base` and `cmp` are checked rather than quietly dropped: a bad value is ignored
+ * and named in `problems`, which the page shows (a shared link that silently filtered or
+ * compared something else would mislead).
  */
 import { type LatencyKind, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
+import { cgroupProblem } from './cgroups.js';
 import type { ColourNorm, ColourScaleKind } from './colour.js';
 import type { CompareChoice, TimeRange } from './compare.js';
 
@@ -32,6 +37,8 @@ export interface UrlState {
   readonly to?: number | undefined;
   readonly disks?: readonly string[] | undefined;
   readonly classes: readonly string[];
+  /** Cgroup filter; undefined = every cgroup. */
+  readonly cgroup?: string | undefined;
   readonly kind: LatencyKind;
   readonly colour: ColourScaleKind;
   readonly norm: ColourNorm;
@@ -119,6 +126,17 @@ function decodeCompare(p: URLSearchParams): { compare: CompareChoice | undefined
   return { compare: comparison ? { baseline, comparison } : { baseline }, problems };
 }
 
+/** The cgroup filter of a query, and what was wrong with it (a bad one is dropped). */
+function decodeCgroup(p: URLSearchParams): { cgroup: string | undefined; problems: string[] } {
+  const g = p.get('cgroup');
+  if (g === null) return { cgroup: undefined, problems: [] };
+  const problem = cgroupProblem(g);
+  if (problem !== undefined)
+    return { cgroup: undefined, problems: [`cgroup filter ${JSON.stringify(g.slice(0, 80))} ignored: ${problem}`] };
+  const problems = p.get('classes') ? [`class filter ignored: the data has no class split of cgroups, and the link names cgroup ${g}`] : [];
+  return { cgroup: g, problems };
+}
+
 /** Parses a query string (with or without the leading "?"). Never throws. */
 export function decodeUrlState(search: string): DecodedUrlState {
   const p = new URLSearchParams(search.startsWith('?') ? search.slice(1) : search);
@@ -128,14 +146,17 @@ export function decodeUrlState(search: string): DecodedUrlState {
   const span = int(p.get('live'), MIN_SPAN, MAX_SPAN) ?? DEFAULT_SPAN;
   const lat = p.get('lat');
   const color = p.get('color');
-  const { compare, problems } = decodeCompare(p);
+  const { compare, problems: compareProblems } = decodeCompare(p);
+  const { cgroup, problems: cgroupProblems } = decodeCgroup(p);
+  const problems = [...cgroupProblems, ...compareProblems];
   return {
     live: !fixed,
     span: fixed ? (to as number) - (from as number) : span,
     from: fixed ? from : undefined,
     to: fixed ? to : undefined,
     disks: list(p.get('disks'), DISK_RE),
-    classes: list(p.get('classes'), CLASS_RE) ?? [],
+    classes: cgroup !== undefined ? [] : (list(p.get('classes'), CLASS_RE) ?? []),
+    cgroup,
     kind: lat === 'queue' ? 'queue' : 'device',
     colour: color === 'lin' ? 'linear' : 'log',
     norm: p.get('scale') === 'shared' ? 'shared' : 'disk',
@@ -155,7 +176,8 @@ export function encodeUrlState(s: UrlState): string {
     p.set('to', String(Math.ceil(s.to)));
   }
   if (s.disks !== undefined) p.set('disks', s.disks.join(','));
-  if (s.classes.length > 0) p.set('classes', s.classes.join(','));
+  if (s.cgroup !== undefined) p.set('cgroup', s.cgroup);
+  else if (s.classes.length > 0) p.set('classes', s.classes.join(','));
   if (s.kind !== 'device') p.set('lat', s.kind);
   if (s.colour !== 'log') p.set('color', 'lin');
   if (s.norm !== 'disk') p.set('scale', s.norm);
@@ -164,6 +186,6 @@ export function encodeUrlState(s: UrlState): string {
     p.set('base', formatRangeParam(s.compare.baseline));
     if (s.compare.comparison) p.set('cmp', formatRangeParam(s.compare.comparison));
   }
-  // Commas and colons are safe in a query; keep them readable.
-  return p.toString().replace(/%2C/g, ',').replace(/%3A/g, ':');
+  // Commas, colons and slashes are safe in a query; keep them readable.
+  return p.toString().replace(/%2C/g, ',').replace(/%3A/g, ':').replace(/%2F/g, '/');
 }

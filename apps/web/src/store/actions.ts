@@ -120,17 +120,44 @@ export function setTool(tool: Tool): void {
   useUi.setState({ tool });
 }
 
-/** Clicking a class: show only it; clicking it again (or the only one left) shows all. Ctrl/⌘ toggles. */
+/**
+ * Clicking a class: show only it; clicking it again (or the only one left) shows all. Ctrl/⌘
+ * toggles. It replaces a cgroup filter: the data has no class split of cgroups.
+ */
 export function clickClass(c: string, additive: boolean): void {
   const cur = useUi.getState().classes;
   let next: string[];
   if (additive) next = cur.includes(c) ? cur.filter((x) => x !== c) : [...cur, c];
   else next = cur.length === 1 && cur[0] === c ? [] : [c];
-  useUi.setState({ classes: next.sort() });
+  // Samples listed under the cgroup filter were kept by it: they go with it.
+  if (useUi.getState().cgroup !== undefined) data().clearSelection();
+  useUi.setState({ classes: next.sort(), cgroup: undefined });
 }
 
 export function clearClasses(): void {
   useUi.setState({ classes: [] });
+}
+
+/**
+ * Clicking a cgroup: every view shows only its I/O (clicking it again shows all). It replaces
+ * a class filter (the data has no class split of cgroups); the selected cells' samples go, as
+ * they were picked under the other filter.
+ */
+export function clickCgroup(g: string): void {
+  const cur = useUi.getState().cgroup;
+  data().clearSelection();
+  useUi.setState({ cgroup: cur === g ? undefined : g, classes: [] });
+}
+
+export function clearCgroup(): void {
+  if (useUi.getState().cgroup === undefined) return;
+  data().clearSelection();
+  useUi.setState({ cgroup: undefined });
+}
+
+/** The disk the cgroup and size panels show. */
+export function setPanelDisk(dev: string): void {
+  useUi.setState({ panelDisk: dev });
 }
 
 /** Shows or hides a disk; the first toggle turns the automatic choice into an explicit one. */

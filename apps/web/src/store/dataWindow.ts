@@ -60,9 +60,9 @@ export type WindowSource = Pick<
   'schema' | 'step' | 'requestedStep' | 'from' | 'to' | 'following' | 'frames' | 'coveredTo' | 'knownFrom' | 'provisional'
 >;
 
-/** The filter a window's heat maps were built for, as a key (kind and classes). */
-export function filterKey(kind: LatencyKind, classes: readonly string[]): string {
-  return `${kind}|${[...classes].sort().join(',')}`;
+/** The filter a window's heat maps were built for, as a key (kind, classes and the cgroup applied). */
+export function filterKey(kind: LatencyKind, classes: readonly string[], cgroup?: string): string {
+  return `${kind}|${[...classes].sort().join(',')}|${cgroup === undefined ? '' : JSON.stringify(cgroup)}`;
 }
 
 /** One disk's heat map of a window. */

@@ -6,6 +6,7 @@
  * Publishes which disks are shown, how many latency rows, and a version the renderers watch.
  */
 import { bucketCount, bucketOfSeconds, compareDev, type Frame } from '@blkheat/shared-types';
+import { cgroupFilterApplies } from '../model/cgroups.js';
 import { colourDomain, CountScale } from '../model/colour.js';
 import type { HeatMatrix, MatrixFilter } from '../model/heatmatrix.js';
 import { PercentileTrack } from '../model/percentiles.js';
@@ -48,14 +49,23 @@ export class HeatMaps {
     this.store.setState((s) => ({ dataVersion: s.dataVersion + 1 }));
   }
 
+  /** The cgroup filter in force on the heat maps: none for queue latency, which `cg` does not split. */
+  private cgroup(): string | undefined {
+    const ui = this.ui.getState();
+    return cgroupFilterApplies(ui.kind) ? ui.cgroup : undefined;
+  }
+
   private filter(): Omit<MatrixFilter, 'dev'> {
     const ui = this.ui.getState();
+    const cgroup = this.cgroup();
+    if (cgroup !== undefined) return { kind: ui.kind, cgroup };
     return { kind: ui.kind, classes: ui.classes.length > 0 ? new Set(ui.classes) : undefined };
   }
 
   private key(): string {
     const ui = this.ui.getState();
-    return filterKey(ui.kind, ui.classes);
+    const cgroup = this.cgroup();
+    return filterKey(ui.kind, cgroup === undefined ? ui.classes : [], cgroup);
   }
 
   /** Disks to draw: the user's choice (by name or MAJ:MIN), else every disk with I/O. */

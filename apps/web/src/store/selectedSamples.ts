@@ -4,7 +4,7 @@
  * selection and the answer; an answer for a selection no longer current is dropped.
  */
 import { type IoSample, MAX_SAMPLES_PER_ANSWER } from '@blkheat/shared-types';
-import { type CellSelection, matchSamples, selectionQuery } from '../model/samples.js';
+import { type CellSelection, localFilter, matchSamples, selectionQuery } from '../model/samples.js';
 import type { Busy } from './busy.js';
 import { NO_SAMPLES, type SamplesSlice, type SliceStore } from './dataStore.js';
 import type { AgentSource, DataSource } from './source.js';
@@ -60,9 +60,12 @@ export class SelectedSamples {
             maxNs: Math.min(query.maxNs, Number.MAX_SAFE_INTEGER),
             disks: [...query.disks],
             ...(query.classes ? { classes: [...query.classes] } : {}),
-            limit: Math.min(SAMPLE_LIMIT, MAX_SAMPLES_PER_ANSWER),
+            // Filtered here afterwards: ask for as many as an answer may carry.
+            limit: localFilter(query) ? MAX_SAMPLES_PER_ANSWER : Math.min(SAMPLE_LIMIT, MAX_SAMPLES_PER_ANSWER),
           });
-          rows = [...answer.samples];
+          // The request cannot name a cgroup or a size class: those are kept from the answer here.
+          const keep = localFilter(query);
+          rows = keep ? answer.samples.filter(keep) : [...answer.samples];
           truncated = answer.truncated;
         }
         if (still()) this.store.setState({ samples: { status: 'done', rows, truncated } });

@@ -42,6 +42,14 @@ export interface UiState {
   /** Disks the user chose (names or MAJ:MIN); undefined = automatic (every disk with I/O). */
   diskChoice: readonly string[] | undefined;
   classes: readonly string[];
+  /**
+   * Cgroup filter (a path of DiskFrame.cg): heat maps, histograms and percentiles draw its
+   * device latency, samples are kept by their `cg`. Never set together with `classes` (the
+   * data has no class split of cgroups).
+   */
+  cgroup: string | undefined;
+  /** The disk the cgroup and size panels show (undefined: the first shown disk). */
+  panelDisk: string | undefined;
   kind: LatencyKind;
   colour: ColourScaleKind;
   /** Colour scale per disk (default) or shared by every disk. */
@@ -72,6 +80,8 @@ export function createUiStore() {
     liveSpan: DEFAULT_SPAN,
     diskChoice: undefined,
     classes: [],
+    cgroup: undefined,
+    panelDisk: undefined,
     kind: 'device',
     colour: 'log',
     norm: 'disk',

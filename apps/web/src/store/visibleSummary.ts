@@ -186,6 +186,7 @@ export class VisibleSummary {
       matrices: cur.matrices,
       devs: new Set(cur.devs),
       kind: this.ui.getState().kind,
+      classes: this.ui.getState().classes.length > 0 ? new Set(this.ui.getState().classes) : undefined,
       schema: cur.schema,
       snapshotRange: this.source.snapshot?.range,
       known: windowKnown(cur, this.ui.getState().agent?.historyFrom),

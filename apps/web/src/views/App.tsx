@@ -5,16 +5,19 @@ import { scheduler } from '../render/scheduler.js';
 import { clearSelection, resetView } from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
+import { CgroupBreakdown } from './CgroupBreakdown.js';
 import { ClassBreakdown } from './ClassBreakdown.js';
 import { ComparePanel } from './ComparePanel.js';
 import { DiskPicker } from './DiskPicker.js';
 import { DiskRow } from './DiskRow.js';
 import { DropZone } from './DropZone.js';
+import { FilterBar } from './FilterBar.js';
 import { Header } from './Header.js';
 import { HistoryFault } from './HistoryFault.js';
 import { Legend } from './Legend.js';
 import { Notices } from './Notices.js';
 import { SamplesTable } from './SamplesTable.js';
+import { SizeLatencyPanel } from './SizeLatencyPanel.js';
 import { onSystemThemeChange, resetRenderTheme, resolvedTheme } from './theme.js';
 import { TimeAxis } from './TimeAxis.js';
 import { Toolbar } from './Toolbar.js';
@@ -76,6 +79,7 @@ export function App() {
       <Header />
       <HistoryFault />
       <Toolbar />
+      <FilterBar />
       <DiskPicker />
       <main>
         <section className="heatmaps" aria-label="latency heat maps" data-testid="heatmaps">
@@ -97,6 +101,8 @@ export function App() {
         <ComparePanel />
         <div className="panels">
           <ClassBreakdown />
+          <CgroupBreakdown />
+          <SizeLatencyPanel />
           <SamplesTable />
         </div>
       </main>

@@ -3,28 +3,13 @@
  * percentiles and distribution per class. Clicking a class filters every view to it
  * (Ctrl/⌘-click adds or removes); "all classes" clears the filter.
  */
-import { useEffect, useRef } from 'react';
 import { formatCount, formatShare } from '../model/format.js';
 import { formatLatency } from '../model/latency.js';
 import type { ClassSummary } from '../model/breakdown.js';
-import { paintSpark } from '../render/spark.js';
 import { clearClasses, clickClass } from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
-import { renderTheme, resolvedTheme } from './theme.js';
-
-const SPARK_W = 120;
-const SPARK_H = 18;
-
-function Spark({ hist, uLo, uHi }: { hist: Float64Array; uLo: number; uHi: number }) {
-  const ref = useRef<HTMLCanvasElement>(null);
-  const theme = useUi((s) => resolvedTheme(s.theme));
-  useEffect(() => {
-    const size = { width: SPARK_W, height: SPARK_H, dpr: window.devicePixelRatio || 1 };
-    if (ref.current) paintSpark(ref.current, hist, uLo, uHi, size, renderTheme(theme).bar);
-  }, [hist, uLo, uHi, theme]);
-  return <canvas ref={ref} className="spark" aria-hidden="true" />;
-}
+import { Spark } from './Spark.js';
 
 function Row({ c, selected, uLo, uHi }: { c: ClassSummary; selected: boolean; uLo: number; uHi: number }) {
   const q = (label: string): string => {
@@ -38,7 +23,7 @@ function Row({ c, selected, uLo, uHi }: { c: ClassSummary; selected: boolean; uL
           type="button"
           className="class-button"
           aria-pressed={selected}
-          title="Show only this class (Ctrl/⌘-click to add or remove)"
+          title="Show only this class (Ctrl/⌘-click to add or remove); replaces a cgroup filter"
           data-testid={`class-${c.c}`}
           onClick={(e) => clickClass(c.c, e.ctrlKey || e.metaKey)}
         >
@@ -66,6 +51,7 @@ export function ClassBreakdown() {
   const kind = useUi((s) => s.kind);
   const summary = useData((s) => s.summary);
   const cur = useData((s) => s.window);
+  const cgroup = useUi((s) => s.cgroup);
   const rows = summary?.classes ?? [];
   // Classes filtered out of the heat maps still appear here (counts are over all classes).
   return (
@@ -73,6 +59,11 @@ export function ClassBreakdown() {
       <header className="panel-head">
         <h2 id="breakdown-title">Op classes</h2>
         <span className="muted">visible range, shown disks · {kind} latency</span>
+        {cgroup !== undefined && (
+          <span className="tag tag-warn" data-testid="class-not-split">
+            not split by cgroup: every cgroup’s I/O (a class replaces the cgroup filter)
+          </span>
+        )}
         <button type="button" className="link" onClick={clearClasses} disabled={classes.length === 0} data-testid="class-all">
           all classes
         </button>

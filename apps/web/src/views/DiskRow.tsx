@@ -10,6 +10,7 @@ import type { DiskInfo } from '@blkheat/shared-types';
 import type { CountScale } from '../model/colour.js';
 import { formatCompact, formatCount, formatShare } from '../model/format.js';
 import { formatLatency } from '../model/latency.js';
+import { cgroupFilterApplies } from '../model/cgroups.js';
 import { allInLowestBucket, type QuantileValue } from '../model/percentiles.js';
 import { paintRamp } from '../render/ramp.js';
 import { scheduler } from '../render/scheduler.js';
@@ -99,12 +100,18 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
   const win = useData((s) => s.window);
   const kind = useUi((s) => s.kind);
   const norm = useUi((s) => s.norm);
+  const cgroup = useUi((s) => (cgroupFilterApplies(s.kind) ? s.cgroup : undefined));
 
   const d = summary?.perDisk.get(dev);
   const ds = summary?.disks.get(dev);
   // A rate over the seconds with data: not the future, not before the agent started, not outages.
   const covered = summary?.covered ?? 0;
   const rate = ds && covered > 0 ? `${formatCount(ds.n / covered)}/s` : '–/s';
+  // Under a cgroup filter the count is the cgroup's (its heat map's total), the disk's beside it.
+  const cgCount = cgroup !== undefined ? (d?.total ?? 0) : undefined;
+  const cgRate = cgCount !== undefined && covered > 0 ? `${formatCount(cgCount / covered)}/s` : '–/s';
+  const cgs = summary?.cgroups.get(dev);
+  const noCgData = cgroup !== undefined && cgs !== undefined && cgs.framesWithIo > 0 && cgs.framesWithCg === 0;
   const p99 = d?.quantiles.find((q) => q.label === 'p99');
   const quantiles = d?.quantiles ?? [];
   // Queue latency all ≤ 1 µs: dispatched straight from the plug (start and issue share a clock).
@@ -125,8 +132,17 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
           </span>
         )}
         {kind === 'queue' && disk.kind === 'bio' && <span className="tag tag-warn">no queue latency for bio-based disks</span>}
+        {noCgData && (
+          <span className="tag tag-warn" data-testid={`no-cgroup-data-${disk.name}`}>
+            no per-cgroup data in this range (older agent): not drawn under the cgroup filter
+          </span>
+        )}
         <span className="disk-stats" data-testid={`disk-stats-${disk.name}`} title={`rate over the ${formatCount(covered)} s with data`}>
-          {ds ? `${formatCount(ds.n)} I/Os · ${rate}` : 'no I/O'}
+          {cgCount !== undefined
+            ? `${formatCount(cgCount)} I/Os of the cgroup · ${cgRate} (disk: ${ds ? formatCount(ds.n) : 0})`
+            : ds
+              ? `${formatCount(ds.n)} I/Os · ${rate}`
+              : 'no I/O'}
           {p99 ? ` · p99 ${formatLatency(p99.seconds)}` : ''}
           {ds && ds.dropped > 0 ? ` · ${formatCount(ds.dropped)} not sampled` : ''}
           {ds && ds.missed > 0 ? ` · ${formatCount(ds.missed)} start unseen (${formatShare(ds.missed / Math.max(1, ds.n))})` : ''}

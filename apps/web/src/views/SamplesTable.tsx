@@ -4,6 +4,7 @@ import type { IoSample } from '@blkheat/shared-types';
 import { formatBytes, formatClock, formatCount, formatMicroClock, formatNs } from '../model/format.js';
 import { bucketBoundsSeconds, formatLatency } from '../model/latency.js';
 import { type SampleSortKey, sortSamples } from '../model/samples.js';
+import { sizeClassBytes } from '../model/sizeLatency.js';
 import { clearSelection, sortSamplesBy } from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
@@ -21,6 +22,7 @@ const COLUMNS: { key: SampleSortKey; label: string; num?: boolean; render: (s: I
   { key: 'd_ns', label: 'device', num: true, render: (s) => formatNs(s.d_ns) },
   { key: 'pid', label: 'pid', num: true, render: (s) => (s.pid ? String(s.pid) : '–') },
   { key: 'comm', label: 'comm', render: (s) => s.comm || '–' },
+  { key: 'cg', label: 'cgroup', render: (s) => s.cg ?? '–' },
 ];
 
 export function SamplesTable() {
@@ -49,6 +51,8 @@ export function SamplesTable() {
         <span className="muted" data-testid="samples-scope">
           {name(sel.dev)} · {formatClock(sel.from)}–{formatClock(sel.to)} · {sel.kind} latency {formatLatency(lo)} – {formatLatency(hi)}
           {sel.classes.length > 0 ? ` · ${sel.classes.join(', ')}` : ''}
+          {sel.sizeClass !== undefined ? ` · size ≤ ${formatBytes(sizeClassBytes(sel.sizeClass))}` : ''}
+          {sel.cgroup !== undefined ? ` · cgroup ${sel.cgroup}` : ''}
         </span>
         <button type="button" className="link" onClick={clearSelection} data-testid="samples-close">
           close
@@ -103,6 +107,8 @@ export function SamplesTable() {
                     data-q-ns={s.q_ns ?? ''}
                     data-pid={s.pid}
                     data-comm={s.comm}
+                    data-bytes={s.bytes}
+                    data-cg={s.cg ?? ''}
                   >
                     {COLUMNS.map((c) => (
                       <td key={c.key} className={c.num ? 'num' : undefined}>

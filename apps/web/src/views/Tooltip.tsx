@@ -4,6 +4,7 @@
  */
 import { Fragment } from 'react';
 import { cumulativeShare } from '@blkheat/shared-types';
+import { cgroupFilterApplies } from '../model/cgroups.js';
 import { formatClock, formatCount, formatShare } from '../model/format.js';
 import { columnRecording } from '../model/gaps.js';
 import { bucketBoundsSeconds, formatLatency } from '../model/latency.js';
@@ -17,6 +18,7 @@ export function Tooltip() {
   useData((s) => s.dataVersion);
   const disks = useData((s) => s.disks);
   const kind = useUi((s) => s.kind);
+  const cgroup = useUi((s) => (cgroupFilterApplies(s.kind) ? s.cgroup : undefined));
   const historyFrom = useUi((s) => s.agent?.historyFrom);
   const cur = useData((s) => s.window);
   if (h.dev === undefined || h.col === undefined || h.bucket === undefined || h.drag || !cur) return null;
@@ -39,7 +41,7 @@ export function Tooltip() {
   return (
     <div className="tooltip" role="tooltip" data-testid="tooltip" data-recorded={String(recorded)} style={{ left, top }}>
       <div className="tooltip-title">
-        {name} · {kind} latency
+        {name} · {kind} latency{cgroup !== undefined ? ` · cgroup ${cgroup}` : ''}
       </div>
       <dl>
         <dt>time</dt>

@@ -1,4 +1,5 @@
 /** Export the visible heat maps as a PNG file. */
+import { cgroupFilterApplies } from '../model/cgroups.js';
 import { formatDateTime, formatSpan } from '../model/format.js';
 import { snapshotFileName } from '../model/snapshot.js';
 import { composePng } from '../render/png.js';
@@ -24,7 +25,9 @@ export async function exportPng(): Promise<void> {
   const canvas = composePng({
     title: `blkheat · ${host?.hostname ?? 'unknown host'}${d.mode === 'snapshot' ? ` · snapshot ${d.snapshot?.name ?? ''}` : ''}`,
     subtitle: `${formatDateTime(sum.from)} + ${formatSpan(sum.to - sum.from)} · ${ui.kind} latency · ${cur.step} s columns · ${
-      ui.classes.length > 0 ? ui.classes.join(', ') : 'all classes'
+      ui.cgroup !== undefined && cgroupFilterApplies(ui.kind)
+        ? `cgroup ${ui.cgroup}`
+        : `${ui.classes.length > 0 ? ui.classes.join(', ') : 'all classes'}${ui.cgroup !== undefined ? ' · every cgroup (queue latency is not split by cgroup)' : ''}`
     } · ${host?.kernel ?? ''}`,
     from: d.visible.from,
     to: d.visible.to,

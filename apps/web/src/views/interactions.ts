@@ -13,6 +13,7 @@
  *   keys (focused)      ←/→ ↑/↓ move the cell cursor, Shift+←/→ pan, +/− zoom, Enter selects
  */
 import { bucketCount } from '@blkheat/shared-types';
+import { cgroupFilterApplies } from '../model/cgroups.js';
 import { alignCeil, alignFloor } from '../model/resolution.js';
 import type { ViewState } from '../model/view.js';
 import { panFrom, panSeconds, resetView, selectCells, setBaseline, zoomBy, zoomTo } from '../store/actions.js';
@@ -42,6 +43,7 @@ function selectOneCell(dev: string, col: number, step: number, bucket: number): 
     schema,
     kind: ui.kind,
     classes: ui.classes,
+    cgroup: cgroupFilterApplies(ui.kind) ? ui.cgroup : undefined,
   });
 }
 
@@ -137,7 +139,17 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () =
     const to = Math.max(from + cur.step, alignCeil(Math.max(drag.t0, drag.t1), cur.step));
     const lo = Math.max(0, Math.floor(Math.min(drag.u0, drag.u1)));
     const hi = Math.min(bucketCount(cur.schema) - 1, Math.floor(Math.max(drag.u0, drag.u1)));
-    selectCells({ dev, from, to, bucketLo: lo, bucketHi: hi, schema: cur.schema, kind: ui.kind, classes: ui.classes });
+    selectCells({
+      dev,
+      from,
+      to,
+      bucketLo: lo,
+      bucketHi: hi,
+      schema: cur.schema,
+      kind: ui.kind,
+      classes: ui.classes,
+      cgroup: cgroupFilterApplies(ui.kind) ? ui.cgroup : undefined,
+    });
   };
 
   const onCancel = (): void => {

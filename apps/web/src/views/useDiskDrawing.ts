@@ -58,7 +58,8 @@ function overlayMarks(dev: string): OverlayMarks {
     compare: cmp ? { baseline: cmp.baseline, comparison: cmp.comparison } : undefined,
     cursor: hv.t !== undefined && !drag ? hv.t : undefined,
     cell: hv.dev === dev && hv.col !== undefined && hv.bucket !== undefined && !drag ? { col: hv.col, bucket: hv.bucket } : undefined,
-    selection: sel && sel.dev === dev && sel.kind === useUi.getState().kind ? sel : undefined,
+    // A size × latency cell spans the whole range at one bucket, of one size only: not a heat map cell.
+    selection: sel && sel.dev === dev && sel.kind === useUi.getState().kind && sel.sizeClass === undefined ? sel : undefined,
     drag: drag && (drag.kind === 'zoom' || drag.kind === 'baseline' || (drag.kind === 'box' && drag.dev === dev)) ? drag : undefined,
   };
 }

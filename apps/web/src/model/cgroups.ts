@@ -1,0 +1,128 @@
+/**
+ * Per-cgroup breakdown of a range (DiskFrame.cg, protocol 3): count, share and device latency
+ * per cgroup path of each disk, and the cgroup filter's rules. The agent splits only the count
+ * and the device latency by cgroup: op classes, queue latency, sizes and bytes are not split,
+ * so a cgroup filter cannot apply to them (the views say so instead of showing them as if
+ * filtered).
+ */
+import {
+  addCgroup,
+  type BucketSchema,
+  bucketCount,
+  CGROUP_NONE,
+  CGROUP_OTHER,
+  type CgroupAcc,
+  type DiskFrame,
+  type Frame,
+  type LatencyKind,
+  type SparseHist,
+} from '@blkheat/shared-types';
+import { quantilesOf, type QuantileValue } from './percentiles.js';
+
+export interface CgroupSummary {
+  /** The cgroup's path ("/" the root), CGROUP_NONE, CGROUP_OTHER or "cgroup#ID". */
+  readonly g: string;
+  readonly n: number;
+  /** Share of the disk's I/Os split by cgroup in the range (0..1). */
+  readonly share: number;
+  /** Device latency (dense). */
+  readonly hist: Float64Array;
+  readonly quantiles: QuantileValue[];
+}
+
+/** One disk's cgroups over a range. */
+export interface CgroupBreakdown {
+  /** Busiest first. */
+  readonly rows: readonly CgroupSummary[];
+  /** Frames of the range that carried `cg` for this disk (0: the data has no per-cgroup split). */
+  readonly framesWithCg: number;
+  /** Frames of the range with I/O on this disk. */
+  readonly framesWithIo: number;
+}
+
+/** Longest cgroup path accepted (the snapshot and frame schemas' limit). */
+export const MAX_CGROUP_LENGTH = 4096;
+const REMOVED_RE = /^cgroup#\d{1,20}$/;
+// eslint-disable-next-line no-control-regex -- a path with control characters is refused on purpose
+const CONTROL_RE = /[\u0000-\u001f\u007f]/;
+
+/**
+ * Why `g` cannot be a cgroup filter (undefined when it can): a path ("/" or "/a/b", no control
+ * characters, no empty segment), or one of the names the protocol defines.
+ */
+export function cgroupProblem(g: string): string | undefined {
+  if (g === CGROUP_NONE || g === CGROUP_OTHER || REMOVED_RE.test(g)) return undefined;
+  if (g.length === 0) return 'empty';
+  if (g.length > MAX_CGROUP_LENGTH) return `longer than ${MAX_CGROUP_LENGTH} characters`;
+  if (!g.startsWith('/')) return `must be a path starting with "/", ${CGROUP_NONE}, ${CGROUP_OTHER} or cgroup#ID`;
+  if (CONTROL_RE.test(g)) return 'contains control characters';
+  if (g !== '/' && (g.endsWith('/') || g.includes('//'))) return 'has an empty path segment';
+  return undefined;
+}
+
+/** The cgroup filter as the heat maps apply it: device latency only (`cg` has no queue latency). */
+export function cgroupFilterApplies(kind: LatencyKind): boolean {
+  return kind === 'device';
+}
+
+/** A disk's device latency charged to cgroup `g` in one frame (undefined: none, or no `cg` in the data). */
+export function cgroupHistogram(disk: DiskFrame, g: string): SparseHist | undefined {
+  return disk.cg?.find((x) => x.g === g)?.d;
+}
+
+/**
+ * Running per-disk cgroup totals of frames in [from, to) over `devs`, fed a slice at a time
+ * (model/summary.ts). Coarse (merged) frames sum the same: `cg` adds per path.
+ */
+export class CgroupTally {
+  private readonly disks = new Map<string, { cg: Map<string, CgroupAcc>; withCg: number; withIo: number }>();
+
+  constructor(
+    private readonly opts: { readonly from: number; readonly to: number; readonly devs?: ReadonlySet<string> | undefined },
+    private readonly schema: BucketSchema,
+  ) {}
+
+  add(frames: readonly Frame[], start = 0, end = frames.length): void {
+    const { from, to, devs } = this.opts;
+    const buckets = bucketCount(this.schema);
+    for (let i = start; i < end; i++) {
+      const f = frames[i] as Frame;
+      if (f.ts < from || f.ts >= to) continue;
+      for (const d of f.disks) {
+        if (devs && !devs.has(d.dev)) continue;
+        let a = this.disks.get(d.dev);
+        if (!a) this.disks.set(d.dev, (a = { cg: new Map(), withCg: 0, withIo: 0 }));
+        if (d.cls.length > 0) a.withIo++;
+        if (!d.cg) continue;
+        a.withCg++;
+        for (const g of d.cg) addCgroup(a.cg, g.g, g.n, buckets, g.d);
+      }
+    }
+  }
+
+  /** Per disk: its cgroups, busiest first (ties by path). */
+  result(): Map<string, CgroupBreakdown> {
+    const out = new Map<string, CgroupBreakdown>();
+    for (const [dev, a] of this.disks) {
+      let total = 0;
+      for (const v of a.cg.values()) total += v.n;
+      const rows: CgroupSummary[] = [...a.cg.entries()]
+        .filter(([, v]) => v.n > 0)
+        .map(([g, v]) => ({ g, n: v.n, share: total > 0 ? v.n / total : 0, hist: v.d, quantiles: quantilesOf(v.d, this.schema) }))
+        .sort((x, y) => y.n - x.n || (x.g < y.g ? -1 : x.g > y.g ? 1 : 0));
+      out.set(dev, { rows, framesWithCg: a.withCg, framesWithIo: a.withIo });
+    }
+    return out;
+  }
+}
+
+/** Per-disk cgroup breakdown of frames in [from, to) (all at once). */
+export function cgroupBreakdown(
+  frames: readonly Frame[],
+  opts: { from: number; to: number; devs?: ReadonlySet<string> | undefined },
+  schema: BucketSchema,
+): Map<string, CgroupBreakdown> {
+  const t = new CgroupTally(opts, schema);
+  t.add(frames);
+  return t.result();
+}

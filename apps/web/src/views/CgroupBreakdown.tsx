@@ -1,0 +1,128 @@
+/**
+ * Cgroups of one disk over the visible range (DiskFrame.cg): count, share, device latency
+ * percentiles and distribution per cgroup path. Clicking a cgroup filters every view to it
+ * (clicking it again, or "every cgroup", removes the filter).
+ */
+import { CGROUP_NONE, CGROUP_OTHER } from '@blkheat/shared-types';
+import type { CgroupSummary } from '../model/cgroups.js';
+import { formatCount, formatShare } from '../model/format.js';
+import { bucketWindowOf, formatLatency } from '../model/latency.js';
+import { clearCgroup, clickCgroup } from '../store/actions.js';
+import { useData } from '../store/dataStore.js';
+import { useUi } from '../store/store.js';
+import { PanelDiskSelect, usePanelDisk } from './PanelDisk.js';
+import { Spark } from './Spark.js';
+
+/** What the protocol's special names mean, for their tooltips. */
+function cgroupTitle(g: string): string {
+  if (g === CGROUP_NONE) return 'I/O charged to no cgroup (requests without a bio: flushes)';
+  if (g === CGROUP_OTHER) return 'every cgroup past the 64 busiest of a step, summed';
+  if (g.startsWith('cgroup#')) return 'a cgroup removed before the agent could name it (its id)';
+  return g;
+}
+
+function Row({ c, selected, uLo, uHi }: { c: CgroupSummary; selected: boolean; uLo: number; uHi: number }) {
+  const q = (label: string): string => {
+    const v = c.quantiles.find((x) => x.label === label);
+    return v ? formatLatency(v.seconds) : '–';
+  };
+  return (
+    <tr className={selected ? 'selected' : undefined} data-testid="cgroup-row" data-cgroup={c.g} data-count={c.n}>
+      <th scope="row">
+        <button
+          type="button"
+          className="class-button cgroup-button"
+          aria-pressed={selected}
+          title={`${cgroupTitle(c.g)}\nShow only this cgroup's I/O in every view (replaces a class filter)`}
+          data-testid="cgroup-button"
+          onClick={() => clickCgroup(c.g)}
+        >
+          {c.g}
+        </button>
+      </th>
+      <td className="num" data-testid="cgroup-count">
+        {formatCount(c.n)}
+      </td>
+      <td className="share">
+        <span className="share-bar" style={{ width: `${Math.max(1, c.share * 100)}%` }} />
+        <span className="share-text">{formatShare(c.share)}</span>
+      </td>
+      <td className="num">{q('p50')}</td>
+      <td className="num">{q('p99')}</td>
+      <td>
+        <Spark hist={c.hist} uLo={uLo} uHi={uHi} />
+      </td>
+    </tr>
+  );
+}
+
+export function CgroupBreakdown() {
+  const cgroup = useUi((s) => s.cgroup);
+  const summary = useData((s) => s.summary);
+  const cur = useData((s) => s.window);
+  const dev = usePanelDisk();
+  const b = dev !== undefined ? summary?.cgroups.get(dev) : undefined;
+  const rows = b?.rows ?? [];
+  // Sparklines over the heat maps' latency window, widened to every cgroup's device latency
+  // (the window may be queue latency's, or narrowed to the filtered cgroup).
+  const [uLo, uHi] = bucketWindowOf(
+    rows.map((r) => r.hist),
+    cur ? [cur.yLo, cur.yHi] : undefined,
+  ) ?? [0, 1];
+  return (
+    <section className="panel breakdown cgroups" aria-labelledby="cgroups-title" data-testid="cgroup-breakdown">
+      <header className="panel-head">
+        <h2 id="cgroups-title">Cgroups</h2>
+        <PanelDiskSelect testId="cgroup-disk" />
+        <span className="muted">visible range · device latency (the only latency split by cgroup)</span>
+        <button type="button" className="link" onClick={clearCgroup} disabled={cgroup === undefined} data-testid="cgroup-all">
+          every cgroup
+        </button>
+      </header>
+      {rows.length === 0 ? (
+        <p className="muted" data-testid="cgroup-empty">
+          {b && b.framesWithIo > 0 && b.framesWithCg === 0
+            ? 'This data has no per-cgroup split (agents before protocol 3 do not send it).'
+            : 'No I/O in this range.'}
+        </p>
+      ) : (
+        <div className="table-scroll">
+          <table className="grid">
+            <thead>
+              <tr>
+                <th scope="col">cgroup</th>
+                <th scope="col" className="num">
+                  I/Os
+                </th>
+                <th scope="col">share</th>
+                <th scope="col" className="num">
+                  p50
+                </th>
+                <th scope="col" className="num">
+                  p99
+                </th>
+                <th scope="col">distribution</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((c) => (
+                <Row key={c.g} c={c} selected={cgroup === c.g} uLo={uLo} uHi={uHi} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {rows.some((r) => r.g === CGROUP_OTHER) && (
+        <p className="muted" data-testid="cgroup-other-note">
+          {CGROUP_OTHER}: the cgroups past the 64 busiest of a step, summed; a cgroup that was among them in some steps has those steps’ I/O
+          there, not in its own row.
+        </p>
+      )}
+      {b && b.framesWithCg > 0 && b.framesWithCg < b.framesWithIo && (
+        <p className="muted" data-testid="cgroup-partial">
+          Part of this range has no per-cgroup split (recorded by an older agent): its I/O is not in this table.
+        </p>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,44 @@
+/**
+ * The cgroup filter while it is on: which cgroup, a button that removes it, and in plain words
+ * what it cannot filter (the data has no per-cgroup split of op classes, queue latency, sizes
+ * or bytes), so nothing unfiltered passes for filtered.
+ */
+import { cgroupFilterApplies } from '../model/cgroups.js';
+import { clearCgroup, setKind } from '../store/actions.js';
+import { useUi } from '../store/store.js';
+
+export function FilterBar() {
+  const cgroup = useUi((s) => s.cgroup);
+  const kind = useUi((s) => s.kind);
+  if (cgroup === undefined) return null;
+  const applies = cgroupFilterApplies(kind);
+  return (
+    <div className={applies ? 'filter-bar' : 'filter-bar filter-bar-off'} role="status" data-testid="filter-bar" data-applied={applies}>
+      <span className="filter-chip" data-testid="filter-cgroup" data-cgroup={cgroup}>
+        cgroup <strong>{cgroup}</strong>
+        <button
+          type="button"
+          className="link"
+          onClick={clearCgroup}
+          aria-label={`remove the cgroup filter ${cgroup}`}
+          data-testid="filter-cgroup-remove"
+        >
+          ✕ remove
+        </button>
+      </span>
+      {applies ? (
+        <span className="muted" data-testid="filter-scope">
+          Heat maps, histograms, percentiles, each disk’s I/O count and sampled I/Os show this cgroup only. Not split by cgroup, so shown
+          for every cgroup: op classes, size × latency, throughput.
+        </span>
+      ) : (
+        <span className="filter-warn" data-testid="filter-not-applied">
+          Queue latency is not split by cgroup: the heat maps show every cgroup’s queue latency, not this cgroup’s.{' '}
+          <button type="button" className="link" onClick={() => setKind('device')}>
+            show device latency
+          </button>
+        </span>
+      )}
+    </div>
+  );
+}
