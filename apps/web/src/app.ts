@@ -38,8 +38,11 @@ function applyUrl(): void {
     colour: u.colour,
     norm: u.norm,
     percentiles: u.percentiles,
+    stuck: u.stuck,
     theme,
   });
+  // Say what in the link was ignored (a threshold that is no number of seconds) rather than guess.
+  for (const p of u.problems ?? []) notify('error', `Link: ${p}.`);
 }
 
 function urlOf(s: UiState): string {
@@ -54,6 +57,7 @@ function urlOf(s: UiState): string {
     colour: s.colour,
     norm: s.norm,
     percentiles: s.percentiles,
+    stuck: s.stuck,
   });
 }
 
@@ -172,13 +176,13 @@ export function startApp(): void {
     const changed = (...keys: (keyof UiState)[]): boolean => keys.some((k) => s[k] !== prev[k]);
     if (changed('view', 'kind', 'classes', 'diskChoice', 'plotWidth', 'dpr')) data.refresh();
     if (changed('colour')) data.recolour();
-    if (changed('view', 'percentiles', 'theme', 'norm', 'dpr')) scheduler.invalidateMatching();
-    if (changed('view', 'diskChoice', 'classes', 'kind', 'colour', 'norm', 'percentiles')) syncUrl(s);
+    if (changed('view', 'percentiles', 'theme', 'norm', 'dpr', 'stuck')) scheduler.invalidateMatching();
+    if (changed('view', 'diskChoice', 'classes', 'kind', 'colour', 'norm', 'percentiles', 'stuck')) syncUrl(s);
   });
   // What the data layer derived → the renderers.
   useData.subscribe((s, prev) => {
     const changed = (...keys: (keyof DataState)[]): boolean => keys.some((k) => s[k] !== prev[k]);
-    if (changed('dataVersion', 'visible')) scheduler.invalidateMatching();
+    if (changed('dataVersion', 'visible', 'lastFrame')) scheduler.invalidateMatching();
   });
 
   // A paused view whose data the agent has not got yet: the first hello sets historyFrom.

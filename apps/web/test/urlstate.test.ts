@@ -10,7 +10,7 @@ test('default state encodes to an empty query', () => {
 
 test('every field round-trips', () => {
   const states: UrlState[] = [
-    { live: true, span: 900, classes: [], kind: 'device', colour: 'log', norm: 'disk', percentiles: true },
+    { live: true, span: 900, classes: [], kind: 'device', colour: 'log', norm: 'disk', percentiles: true, stuck: 1 },
     {
       live: false,
       span: 600,
@@ -22,8 +22,9 @@ test('every field round-trips', () => {
       colour: 'linear',
       norm: 'shared',
       percentiles: false,
+      stuck: 0.25,
     },
-    { live: true, span: 60, disks: [], classes: ['Flush'], kind: 'device', colour: 'linear', norm: 'shared', percentiles: true },
+    { live: true, span: 60, disks: [], classes: ['Flush'], kind: 'device', colour: 'linear', norm: 'shared', percentiles: true, stuck: 30 },
   ];
   for (const s of states) {
     const q = encodeUrlState(s);
@@ -33,6 +34,21 @@ test('every field round-trips', () => {
   }
   assert.match(encodeUrlState(states[1] as UrlState), /disks=vda,loop0,7:3/);
   assert.match(encodeUrlState(states[1] as UrlState), /scale=shared/);
+  assert.match(encodeUrlState(states[1] as UrlState), /stuck=0\.25/);
+  assert.doesNotMatch(encodeUrlState(states[0] as UrlState), /stuck/, 'the default threshold stays out of the URL');
+});
+
+test('stuck threshold: seconds within 0.01..3600, anything else is the default and a problem that says why', () => {
+  assert.equal(decodeUrlState('stuck=2.5').stuck, 2.5);
+  assert.equal(decodeUrlState('stuck=0.01').stuck, 0.01);
+  assert.equal(decodeUrlState('stuck=3600').stuck, 3600);
+  assert.equal(decodeUrlState('stuck=2').problems, undefined);
+  for (const bad of ['0', '0.001', '3601', '-1', '1e3', 'abc', '', '1.2345', 'Infinity', ' 1']) {
+    const s = decodeUrlState(`stuck=${encodeURIComponent(bad)}`);
+    assert.equal(s.stuck, 1, bad);
+    assert.equal(s.problems?.length, 1, bad);
+    assert.match(s.problems?.[0] ?? '', /stuck=.*expected a number of seconds from 0\.01 to 3600/, bad);
+  }
 });
 
 test('junk falls back to defaults, field by field', () => {

@@ -12,9 +12,12 @@
  *   &color=lin                colour scale (default log)
  *   &scale=shared             one colour scale for every disk (default: each disk its own)
  *   &pct=off                  percentile lines (default on)
+ *   &stuck=0.5                I/O in flight longer than this many seconds is stuck (default 1;
+ *                             0.01..3600; anything else is reported in `problems`)
  */
 import { type LatencyKind, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from './colour.js';
+import { DEFAULT_STUCK_SECONDS, parseStuckSeconds } from './stuck.js';
 
 export interface UrlState {
   readonly live: boolean;
@@ -29,6 +32,10 @@ export interface UrlState {
   readonly colour: ColourScaleKind;
   readonly norm: ColourNorm;
   readonly percentiles: boolean;
+  /** Stuck I/O threshold, seconds. */
+  readonly stuck: number;
+  /** What was ignored and why (for the page to say so); only some fields report here. */
+  readonly problems?: readonly string[] | undefined;
 }
 
 export const DEFAULT_SPAN = 300;
@@ -44,6 +51,7 @@ export const DEFAULT_URL_STATE: UrlState = Object.freeze({
   colour: 'log',
   norm: 'disk',
   percentiles: true,
+  stuck: DEFAULT_STUCK_SECONDS,
 });
 
 const DISK_RE = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -75,6 +83,8 @@ export function decodeUrlState(search: string): UrlState {
   const span = int(p.get('live'), MIN_SPAN, MAX_SPAN) ?? DEFAULT_SPAN;
   const lat = p.get('lat');
   const color = p.get('color');
+  const stuckText = p.get('stuck');
+  const stuck = stuckText === null ? undefined : parseStuckSeconds(stuckText);
   return {
     live: !fixed,
     span: fixed ? (to as number) - (from as number) : span,
@@ -86,6 +96,8 @@ export function decodeUrlState(search: string): UrlState {
     colour: color === 'lin' ? 'linear' : 'log',
     norm: p.get('scale') === 'shared' ? 'shared' : 'disk',
     percentiles: p.get('pct') !== 'off',
+    stuck: stuck?.ok ? stuck.value : DEFAULT_STUCK_SECONDS,
+    ...(stuck && !stuck.ok ? { problems: [stuck.message] } : {}),
   };
 }
 
@@ -104,6 +116,7 @@ export function encodeUrlState(s: UrlState): string {
   if (s.colour !== 'log') p.set('color', 'lin');
   if (s.norm !== 'disk') p.set('scale', s.norm);
   if (!s.percentiles) p.set('pct', 'off');
+  if (s.stuck !== DEFAULT_STUCK_SECONDS) p.set('stuck', String(+s.stuck.toFixed(3)));
   // Commas and colons are safe in a query; keep them readable.
   return p.toString().replace(/%2C/g, ',').replace(/%3A/g, ':');
 }

@@ -165,7 +165,7 @@ export class DataSource {
     if (added.length === 0) return { added, newDisk: false };
     const newDisk = this.noteActive(added);
     const last = this.log.last;
-    if (!this.snap && last) this.store.setState({ lastFrameTs: last.ts });
+    if (!this.snap && last) this.store.setState({ lastFrameTs: last.ts, lastFrame: last });
     return { added, newDisk };
   }
 
