@@ -12,7 +12,8 @@
 // apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DiskFrame, Frame, InflightIo } from '@blkheat/shared-types';
 import { CHROMIUM, type Hooked, launch, screenshot } from '../../../../e2e/lib/browser.ts';
@@ -392,3 +393,72 @@ test('a bad stuck threshold in a link is reported and the default used', { timeo
   );
   assert.equal(await s.page.inputValue('[data-testid="stuck-threshold"]'), '1');
 });
+
+test(
+  'an imported snapshot marks its stuck I/O, failed I/Os and requeues; the row head stays quiet (a live verdict)',
+  { timeout: 60_000 },
+  async (t: TestContext) => {
+    if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
+    if (!existsSync(dist)) return void t.skip('apps/web is not built');
+    const T0 = 1_700_000_000;
+    const S = T0 + 100.4;
+    const DONE = T0 + 131;
+    const source = withIncidents(syntheticSource({ disks: defaultDisks(T0) }), S, DONE);
+    const snap = { ...source.snapshot(T0, T0 + 300), frames: source.frames(T0, T0 + 300).filter((f) => f.disks.length > 0) };
+    const dir = mkdtempSync(join(tmpdir(), 'blkheat-incidents-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'hang-snapshot.json');
+    writeFileSync(file, JSON.stringify(snap));
+    const agent = await startFakeAgent();
+    t.after(() => agent.close());
+    const s = await launch({ colorScheme: 'light' });
+    t.after(() => s.close());
+    const page = s.page;
+    await page.goto(agent.url);
+    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().mode === 'live', undefined, { timeout: 20_000 });
+    await page.setInputFiles('[data-testid=import-input]', file);
+    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot', undefined, {
+      timeout: 20_000,
+    });
+    const read = await page.evaluate(async (dev) => {
+      const hook = (globalThis as unknown as Hooked).__blkheat;
+      await hook.idle();
+      const bucket = hook.hottestCell(dev)?.bucket ?? 0;
+      const st = hook.stuck(dev);
+      const start = st.spans[0]?.start ?? 0;
+      const step = hook.state().step ?? 1;
+      const at = hook.cellCenter(dev, Math.floor(start / step) * step, bucket);
+      const r = (globalThis as unknown as InPage).document.querySelector('[data-testid="heatmap-overlay-loop0"]')?.getBoundingClientRect();
+      return {
+        stuck: st,
+        step,
+        faults: hook.faults(dev),
+        view: hook.state().view,
+        px: at && r ? hook.overlayPixelAt(dev, at.x, r.top + 2) : undefined,
+        loud: (globalThis as unknown as InPage).document.querySelector('[data-testid="disk-row-loop0"][data-stuck="true"]') !== null,
+      };
+    }, LOOP0);
+    assert.equal(read.loud, false, 'no live frame: no stuck verdict');
+    assert.equal(read.stuck.count, 0);
+    assert.equal(read.stuck.spans.length, 1, JSON.stringify(read.stuck.spans));
+    const span = read.stuck.spans[0];
+    assert.ok(span && Math.abs(span.start - S) < read.step, `starts in the column of ${S}: ${span?.start}`);
+    // Last in flight in second DONE − 1: the end of the column holding it.
+    assert.equal(span.end, (Math.floor((DONE - 1) / read.step) + 1) * read.step);
+    assert.ok(isAlert(read.px), `the mark above its start column: ${read.px}`);
+    // The marks' counts are the source's, column by column.
+    const step = read.step;
+    let checked = 0;
+    for (let ts = Math.ceil(read.view.from / step) * step; ts + step <= read.view.to; ts += step) {
+      const want = sourceFaults(source, LOOP0, ts, step);
+      const got = read.faults.find((f) => f.ts === ts);
+      if (want.failed === 0 && want.requeues === 0) assert.equal(got, undefined, `no mark at ${ts}`);
+      else {
+        assert.deepEqual(got, { ts, ...want }, `marks at ${ts}`);
+        checked++;
+      }
+    }
+    assert.ok(checked >= 40, `${checked} columns checked`);
+    await screenshot(page, 'incidents-snapshot', 'web-browser');
+  },
+);
