@@ -1,5 +1,5 @@
 // Incident views in headless chromium with the fake agent. loop0 carries a stuck I/O (pid
-// STUCK_PID) made at a known fractional second S a few seconds after the test starts, aging one
+// STUCK_PID) made at a known fractional second S a few seconds after the page went live, aging one
 // second per second until it completes at second DONE, besides younger I/Os in flight; and failed
 // I/Os (IOERR, TIMEOUT) and requeues in known seconds. Checked: the row head turns loud within
 // 3 s of the I/O passing the 1 s threshold and quietens once it completed; the list (a click on
@@ -12,11 +12,11 @@
 // apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DiskFrame, Frame, InflightIo } from '@blkheat/shared-types';
-import { CHROMIUM, type Hooked, launch, screenshot } from '../../../../e2e/lib/browser.ts';
+import { artifactsDir, CHROMIUM, type Hooked, launch, screenshot } from '../../../../e2e/lib/browser.ts';
 import { startFakeAgent } from '../fixtures/fakeAgent.ts';
 import { defaultDisks, syntheticSource, type SyntheticSource } from '../fixtures/synthetic.ts';
 
@@ -36,10 +36,20 @@ const ioerrAt = (ts: number): number => (ts % 7 === 3 ? 1 + (ts % 3) : 0);
 const timeoutAt = (ts: number): number => (ts % 14 === 3 ? 1 : 0);
 const requeuesAt = (ts: number): number => (ts % 9 === 4 ? 2 + (ts % 4) : 0);
 
-/** loop0 with a stuck I/O made at `start` (unix s, fractional) in flight until second `done`, errors and requeues. */
-function withIncidents(base: SyntheticSource, start: number, done: number): SyntheticSource {
+/** When the stuck I/O is made (unix s, fractional) and the second it completes in (its frame no longer has it). */
+interface Hang {
+  readonly start: number;
+  readonly done: number;
+}
+
+/**
+ * loop0 with a stuck I/O (`hang()`, read as each frame is made: a test may set it once the page is
+ * live, to the future, so the frames already sent stay true), errors and requeues.
+ */
+function withIncidents(base: SyntheticSource, hang: () => Hang): SyntheticSource {
   const disk = (d: DiskFrame, ts: number): DiskFrame => {
     if (d.dev !== LOOP0) return d;
+    const { start, done } = hang();
     const ios: InflightIo[] = [];
     const young = 1 + (ts % 3);
     if (ts >= Math.floor(start) && ts < done) {
@@ -118,9 +128,8 @@ test(
     if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
     if (!existsSync(dist)) return void t.skip('apps/web is not built');
     const started = Math.floor(Date.now() / 1000);
-    const S = started + 8.4; // the stuck I/O is made then…
-    const DONE = started + 17; // …and completes in this second (its frame no longer has it)
-    const source = withIncidents(syntheticSource({ disks: defaultDisks(started - 260) }), S, DONE);
+    let hang: Hang = { start: Infinity, done: Infinity }; // set below, once the page is live
+    const source = withIncidents(syntheticSource({ disks: defaultDisks(started - 260) }), () => hang);
     const agent = await startFakeAgent({ source });
     t.after(() => agent.close());
     const s = await launch({ colorScheme: 'light' });
@@ -130,7 +139,11 @@ test(
     await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().mode === 'live', undefined, { timeout: 20_000 });
     await page.waitForSelector('[data-testid="disk-row-loop0"]', { timeout: 20_000 });
     const row = page.locator('[data-testid="disk-row-loop0"]');
-    if (Date.now() / 1000 < S + 1) assert.equal(await row.getAttribute('data-stuck'), 'false', 'quiet before the I/O is a second old');
+    // The stuck I/O is made 2.4 s from now and completes in the 9th second after.
+    const S = Math.floor(Date.now() / 1000) + 2.4;
+    const DONE = Math.floor(S) + 9;
+    hang = { start: S, done: DONE };
+    assert.equal(await row.getAttribute('data-stuck'), 'false', 'quiet before the I/O is a second old');
 
     // Loud within 3 s of the I/O passing the threshold (1 s, the default).
     await page.waitForFunction(
@@ -403,7 +416,7 @@ test(
     const T0 = 1_700_000_000;
     const S = T0 + 100.4;
     const DONE = T0 + 131;
-    const source = withIncidents(syntheticSource({ disks: defaultDisks(T0) }), S, DONE);
+    const source = withIncidents(syntheticSource({ disks: defaultDisks(T0) }), () => ({ start: S, done: DONE }));
     const snap = { ...source.snapshot(T0, T0 + 300), frames: source.frames(T0, T0 + 300).filter((f) => f.disks.length > 0) };
     const dir = mkdtempSync(join(tmpdir(), 'blkheat-incidents-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -460,5 +473,15 @@ test(
     }
     assert.ok(checked >= 40, `${checked} columns checked`);
     await screenshot(page, 'incidents-snapshot', 'web-browser');
+    // The PNG export draws the same marks (render/png.ts): it is written, and nothing threw.
+    const download = page.waitForEvent('download');
+    await page.click('[data-testid=export-png]');
+    const png = join(artifactsDir('web-browser'), 'incidents-snapshot-export.png');
+    await (await download).saveAs(png);
+    assert.equal(readFileSync(png).subarray(1, 4).toString(), 'PNG');
+    assert.deepEqual(
+      s.errors.filter((e) => !/WebSocket|Failed to load resource/.test(e)),
+      [],
+    );
   },
 );
