@@ -5,11 +5,12 @@
 // 3 s of the I/O passing the 1 s threshold and quietens once it completed; the list (a click on
 // the badge) shows its pid, comm, sector, size, class and an age that equals the source's and
 // grows with the seconds; the overlay has the mark's pixels above the start column (not before
-// it), and keeps the whole hang after completion; the strip's oldest-in-flight lane equals the
-// source's ages; the error/requeue marks, the tooltip and the op-class errors column equal the
-// source's counts; zoomed out (coarse columns) the marks still sit on the right columns; the
-// threshold is in the toolbar and the URL, and a bad one in a link is reported. Needs
-// apps/web/dist and chromium.
+// it), and keeps the whole hang after completion; a page showing only another disk says in its
+// header that loop0 hangs; the strip's oldest-in-flight lane equals the source's ages; the
+// error/requeue marks, the tooltip and the op-class errors column equal the source's counts;
+// zoomed out (coarse columns) the marks still sit on the right columns; the threshold is in the
+// toolbar and the URL, and a bad one in a link is reported; an imported snapshot has the marks
+// but no live verdict, and its PNG export draws. Needs apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -139,9 +140,9 @@ test(
     await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().mode === 'live', undefined, { timeout: 20_000 });
     await page.waitForSelector('[data-testid="disk-row-loop0"]', { timeout: 20_000 });
     const row = page.locator('[data-testid="disk-row-loop0"]');
-    // The stuck I/O is made 2.4 s from now and completes in the 9th second after.
+    // The stuck I/O is made 2.4 s from now and completes in the 12th second after.
     const S = Math.floor(Date.now() / 1000) + 2.4;
-    const DONE = Math.floor(S) + 9;
+    const DONE = Math.floor(S) + 12;
     hang = { start: S, done: DONE };
     assert.equal(await row.getAttribute('data-stuck'), 'false', 'quiet before the I/O is a second old');
 
@@ -241,6 +242,15 @@ test(
     assert.ok(isAlert(m1.at), `mark above the start column: ${m1.at}`);
     assert.equal(m1.before?.[3], 0, `nothing drawn 30 s before it: ${m1.before}`);
     await screenshot(page, 'incidents-stuck', 'web-browser');
+
+    // A page showing only vda says loop0 hangs in its header.
+    const other = await page.context().newPage();
+    await other.goto(`${agent.url}?disks=vda`);
+    const hidden = other.locator('[data-testid="stuck-hidden"]');
+    await hidden.waitFor({ timeout: 10_000 });
+    assert.equal(await hidden.textContent(), 'stuck I/O on loop0 (not shown)');
+    assert.ok(Date.now() / 1000 < DONE + 1, 'seen while it hung');
+    await other.close();
 
     // Quiet again within 3 s of the frame without it; the mark keeps the whole hang.
     await page.waitForFunction(
