@@ -105,6 +105,7 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
   const lastFrame = useData((s) => s.lastFrame);
   const threshold = useUi((s) => s.stuck);
   const listOpen = useUi((s) => s.stuckListOf === dev);
+  const connection = useUi((s) => s.connection);
   // Judged on the newest live frame: loud while an I/O hangs, quiet again once it completed.
   const stuck = stuckOf(lastFrame, mode, dev, threshold);
 
@@ -127,7 +128,15 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
     >
       <header className="disk-row-head">
         <span className="disk-name">{disk.name}</span>
-        {stuck && <StuckBadge name={disk.name} dev={dev} stuck={stuck} open={listOpen} />}
+        {stuck && (
+          <StuckBadge
+            name={disk.name}
+            dev={dev}
+            stuck={stuck}
+            open={listOpen}
+            stale={connection !== 'live' && lastFrame ? lastFrame.ts + lastFrame.step : undefined}
+          />
+        )}
         <span className="disk-dev">{dev}</span>
         {disk.kind === 'bio' && (
           <span className="tag" title="bio-based device: latency is queue → complete; no queue latency">

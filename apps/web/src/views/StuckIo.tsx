@@ -2,14 +2,28 @@
  * Stuck I/O in a disk's row head: a loud badge ("stuck: 2 I/Os, oldest 12.3 s") while the newest
  * live frame has I/O in flight longer than the threshold, and, when the badge is clicked, the
  * list of those I/Os (pid, comm, sector, size, class, age), re-rendered with every live frame.
- * When the I/O completes the next frame no longer has it: badge and list go.
+ * When the I/O completes the next frame no longer has it: badge and list go. While the agent is
+ * unreachable the badge says how old its verdict is.
  */
 import { formatBytes, formatClock } from '../model/format.js';
 import { formatLatency } from '../model/latency.js';
 import { type StuckState, stuckText } from '../model/stuck.js';
 import { toggleStuckList } from '../store/actions.js';
 
-export function StuckBadge({ name, dev, stuck, open }: { name: string; dev: string; stuck: StuckState; open: boolean }) {
+export function StuckBadge({
+  name,
+  dev,
+  stuck,
+  open,
+  stale,
+}: {
+  name: string;
+  dev: string;
+  stuck: StuckState;
+  open: boolean;
+  /** The newest live frame's end when no new frames come (the agent is unreachable): the verdict is that old. */
+  stale: number | undefined;
+}) {
   return (
     <button
       type="button"
@@ -21,6 +35,7 @@ export function StuckBadge({ name, dev, stuck, open }: { name: string; dev: stri
       onClick={() => toggleStuckList(dev)}
     >
       {stuckText(stuck, formatLatency)}
+      {stale !== undefined ? ` (as of ${formatClock(stale)})` : ''}
     </button>
   );
 }

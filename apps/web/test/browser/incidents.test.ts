@@ -10,7 +10,7 @@
 // error/requeue marks, the tooltip and the op-class errors column equal the source's counts;
 // zoomed out (coarse columns) the marks still sit on the right columns; the threshold is in the
 // toolbar and the URL, and a bad one in a link is reported; an imported snapshot has the marks
-// but no live verdict, and its PNG export draws. Needs apps/web/dist and chromium.
+// but no live verdict, and its PNG export draws; with the agent gone the verdict says its age. Needs apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DiskFrame, Frame, InflightIo } from '@blkheat/shared-types';
 import { artifactsDir, CHROMIUM, type Hooked, launch, screenshot } from '../../../../e2e/lib/browser.ts';
+import { formatClock } from '../../src/model/format.ts';
 import { startFakeAgent } from '../fixtures/fakeAgent.ts';
 import { defaultDisks, syntheticSource, type SyntheticSource } from '../fixtures/synthetic.ts';
 
@@ -495,3 +496,42 @@ test(
     );
   },
 );
+
+test('when the agent goes away the stuck verdict says how old it is', { timeout: 60_000 }, async (t: TestContext) => {
+  if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
+  if (!existsSync(dist)) return void t.skip('apps/web is not built');
+  const started = Math.floor(Date.now() / 1000);
+  // Hung since 30 s before the agent started, and never completes.
+  const source = withIncidents(syntheticSource({ disks: defaultDisks(started - 260) }), () => ({ start: started - 29.5, done: Infinity }));
+  const agent = await startFakeAgent({ source });
+  t.after(() => agent.close());
+  const s = await launch({ colorScheme: 'light' });
+  t.after(() => s.close());
+  const page = s.page;
+  await page.goto(agent.url);
+  const badge = page.locator('[data-testid="stuck-loop0"]');
+  await badge.waitFor({ timeout: 20_000 });
+  assert.doesNotMatch((await badge.textContent()) ?? '', /as of/, 'connected: the verdict is current');
+  await agent.close();
+  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().connection !== 'live', undefined, {
+    timeout: 20_000,
+  });
+  await page.waitForFunction(
+    () =>
+      /as of/.test(
+        (globalThis as unknown as { document: { querySelector(q: string): { textContent: string } | null } }).document.querySelector(
+          '[data-testid="stuck-loop0"]',
+        )?.textContent ?? '',
+      ),
+    undefined,
+    { timeout: 5000 },
+  );
+  const last = (await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state())).lastFrameTs;
+  assert.ok(last !== undefined);
+  const text = (await badge.textContent()) ?? '';
+  assert.match(
+    text,
+    new RegExp(`^stuck: 1 I/O, oldest ${(last + 1 - (started - 29.5)).toFixed(1)} s \\(as of ${formatClock(last + 1)}\\)$`),
+  );
+  await screenshot(page, 'incidents-stale', 'web-browser');
+});
