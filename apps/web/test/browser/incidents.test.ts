@@ -1,127 +1,36 @@
-// Incident views in headless chromium with the fake agent. loop0 carries a stuck I/O (pid
-// STUCK_PID) made at a known fractional second S a few seconds after the page went live, aging one
-// second per second until it completes at second DONE, besides younger I/Os in flight; and failed
-// I/Os (IOERR, TIMEOUT) and requeues in known seconds. Checked: the row head turns loud within
-// 3 s of the I/O passing the 1 s threshold and quietens once it completed; the list (a click on
-// the badge) shows its pid, comm, sector, size, class and an age that equals the source's and
-// grows with the seconds; the overlay has the mark's pixels above the start column (not before
-// it), and keeps the whole hang after completion; a page showing only another disk says in its
-// header that loop0 hangs; the strip's oldest-in-flight lane equals the source's ages; the
+// Incident views in headless chromium with the fake agent, live (fixtures/incidents.ts: loop0
+// carries a stuck I/O made at a known fractional second S a few seconds after the page went live,
+// aging one second per second until it completes at second DONE, besides younger I/Os in flight;
+// failed I/Os and requeues in known seconds). Checked: the row head turns loud within 3 s of the
+// I/O passing the 1 s threshold and quietens once it completed; the list (a click on the badge)
+// shows its pid, comm, sector, size, class and an age that equals the source's and grows with
+// the seconds; the overlay has the mark's pixels above the start column (not before it), and
+// keeps the whole hang after completion; a page showing only another disk says in its header
+// that loop0 hangs; the strip's oldest-in-flight lane equals the source's ages; the
 // error/requeue marks, the tooltip and the op-class errors column equal the source's counts;
 // zoomed out (coarse columns) the marks still sit on the right columns; the threshold is in the
-// toolbar and the URL, and a bad one in a link is reported; an imported snapshot has the marks
-// but no live verdict, and its PNG export draws; with the agent gone the verdict says its age. Needs apps/web/dist and chromium.
+// toolbar and the URL, and a bad one in a link is reported. Needs apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DiskFrame, Frame, InflightIo } from '@blkheat/shared-types';
-import { artifactsDir, CHROMIUM, type Hooked, launch, screenshot } from '../../../../e2e/lib/browser.ts';
-import { formatClock } from '../../src/model/format.ts';
+import { CHROMIUM, type Hooked, launch, screenshot } from '../../../../e2e/lib/browser.ts';
 import { startFakeAgent } from '../fixtures/fakeAgent.ts';
-import { defaultDisks, syntheticSource, type SyntheticSource } from '../fixtures/synthetic.ts';
+import {
+  type Hang,
+  type InPage,
+  isAlert,
+  LOOP0,
+  sourceClassFailed,
+  sourceFaults,
+  STUCK_COMM,
+  STUCK_PID,
+  STUCK_SECTOR,
+  withIncidents,
+} from '../fixtures/incidents.ts';
+import { defaultDisks, syntheticSource } from '../fixtures/synthetic.ts';
 
 const dist = join(import.meta.dirname, '../../dist/index.html');
-const LOOP0 = '7:0';
-const STUCK_PID = 31337;
-const STUCK_COMM = 'xfs_repair';
-const STUCK_SECTOR = 123_456;
-const STUCK_BYTES = 8192;
-
-/** The page's document, as functions run in the page see it (they cannot use node-side helpers). */
-type Doc = { querySelector(q: string): { getBoundingClientRect(): { top: number; bottom: number; left: number } } | null };
-type InPage = { document: Doc };
-
-/** Failed I/Os and requeues of loop0 in second `ts` (the wrapper's rule; the test reads them back from the frames). */
-const ioerrAt = (ts: number): number => (ts % 7 === 3 ? 1 + (ts % 3) : 0);
-const timeoutAt = (ts: number): number => (ts % 14 === 3 ? 1 : 0);
-const requeuesAt = (ts: number): number => (ts % 9 === 4 ? 2 + (ts % 4) : 0);
-
-/** When the stuck I/O is made (unix s, fractional) and the second it completes in (its frame no longer has it). */
-interface Hang {
-  readonly start: number;
-  readonly done: number;
-}
-
-/**
- * loop0 with a stuck I/O (`hang()`, read as each frame is made: a test may set it once the page is
- * live, to the future, so the frames already sent stay true), errors and requeues.
- */
-function withIncidents(base: SyntheticSource, hang: () => Hang): SyntheticSource {
-  const disk = (d: DiskFrame, ts: number): DiskFrame => {
-    if (d.dev !== LOOP0) return d;
-    const { start, done } = hang();
-    const ios: InflightIo[] = [];
-    const young = 1 + (ts % 3);
-    if (ts >= Math.floor(start) && ts < done) {
-      const age = Math.round((ts + 1 - start) * 1e9);
-      ios.push({
-        c: 'Write',
-        pid: STUCK_PID,
-        comm: STUCK_COMM,
-        sector: STUCK_SECTOR,
-        bytes: STUCK_BYTES,
-        age_ns: age,
-        dev_age_ns: age - 1e6,
-      });
-    }
-    for (let i = 0; i < young; i++)
-      ios.push({ c: 'Read', pid: 500 + i, comm: 'fio', sector: 8 * i, bytes: 4096, age_ns: 2e6, dev_age_ns: 1e6 });
-    const cls = d.cls.map((c) => {
-      const e: Record<string, number> = {};
-      if (c.c === 'Read' && ioerrAt(ts) > 0) e.IOERR = Math.min(c.n, ioerrAt(ts));
-      if (c.c === 'Write' && timeoutAt(ts) > 0) e.TIMEOUT = Math.min(c.n, timeoutAt(ts));
-      return Object.keys(e).length > 0 ? { ...c, e } : c;
-    });
-    const requeues = requeuesAt(ts);
-    return {
-      ...d,
-      cls,
-      ...(requeues > 0 ? { requeues } : {}),
-      inflight: { n: ios.length, oldest_ns: Math.max(...ios.map((x) => x.age_ns)), ios },
-    };
-  };
-  const frame = (f: Frame): Frame => {
-    const disks = f.disks.map((d) => disk(d, f.ts));
-    if (!disks.some((d) => d.dev === LOOP0)) disks.push(disk({ dev: LOOP0, cls: [] }, f.ts));
-    return { ...f, disks };
-  };
-  return { ...base, frame: (ts) => frame(base.frame(ts)), frames: (from, to) => base.frames(from, to).map(frame) };
-}
-
-/** Failed I/Os (by status) and requeues of `dev` the source had in [ts, ts + step). */
-function sourceFaults(
-  src: SyntheticSource,
-  dev: string,
-  ts: number,
-  step: number,
-): { failed: number; byStatus: Record<string, number>; requeues: number } {
-  const byStatus: Record<string, number> = {};
-  let failed = 0;
-  let requeues = 0;
-  for (let s = ts; s < ts + step; s++) {
-    const d = src.frame(s).disks.find((x) => x.dev === dev);
-    requeues += d?.requeues ?? 0;
-    for (const c of d?.cls ?? []) {
-      for (const [k, v] of Object.entries(c.e ?? {})) {
-        failed += v;
-        byStatus[k] = (byStatus[k] ?? 0) + v;
-      }
-    }
-  }
-  return { failed, byStatus, requeues };
-}
-
-/** Failed I/Os of class `c` over every disk of the source in [from, to). */
-function sourceClassFailed(src: SyntheticSource, c: string, from: number, to: number): number {
-  let n = 0;
-  for (let s = from; s < to; s++)
-    for (const d of src.frame(s).disks) for (const x of d.cls) if (x.c === c) for (const v of Object.values(x.e ?? {})) n += v;
-  return n;
-}
-
-const isAlert = (px: readonly number[] | undefined): boolean => !!px && (px[3] ?? 0) > 200 && (px[0] ?? 0) > 150 && (px[1] ?? 255) < 110;
 
 test(
   'incident views: stuck I/O loud, listed, marked, quiet after; errors and requeues counted and marked',
@@ -416,122 +325,4 @@ test('a bad stuck threshold in a link is reported and the default used', { timeo
     JSON.stringify(hook.notices),
   );
   assert.equal(await s.page.inputValue('[data-testid="stuck-threshold"]'), '1');
-});
-
-test(
-  'an imported snapshot marks its stuck I/O, failed I/Os and requeues; the row head stays quiet (a live verdict)',
-  { timeout: 60_000 },
-  async (t: TestContext) => {
-    if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
-    if (!existsSync(dist)) return void t.skip('apps/web is not built');
-    const T0 = 1_700_000_000;
-    const S = T0 + 100.4;
-    const DONE = T0 + 131;
-    const source = withIncidents(syntheticSource({ disks: defaultDisks(T0) }), () => ({ start: S, done: DONE }));
-    const snap = { ...source.snapshot(T0, T0 + 300), frames: source.frames(T0, T0 + 300).filter((f) => f.disks.length > 0) };
-    const dir = mkdtempSync(join(tmpdir(), 'blkheat-incidents-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const file = join(dir, 'hang-snapshot.json');
-    writeFileSync(file, JSON.stringify(snap));
-    const agent = await startFakeAgent();
-    t.after(() => agent.close());
-    const s = await launch({ colorScheme: 'light' });
-    t.after(() => s.close());
-    const page = s.page;
-    await page.goto(agent.url);
-    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().mode === 'live', undefined, { timeout: 20_000 });
-    await page.setInputFiles('[data-testid=import-input]', file);
-    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot', undefined, {
-      timeout: 20_000,
-    });
-    const read = await page.evaluate(async (dev) => {
-      const hook = (globalThis as unknown as Hooked).__blkheat;
-      await hook.idle();
-      const bucket = hook.hottestCell(dev)?.bucket ?? 0;
-      const st = hook.stuck(dev);
-      const start = st.spans[0]?.start ?? 0;
-      const step = hook.state().step ?? 1;
-      const at = hook.cellCenter(dev, Math.floor(start / step) * step, bucket);
-      const r = (globalThis as unknown as InPage).document.querySelector('[data-testid="heatmap-overlay-loop0"]')?.getBoundingClientRect();
-      return {
-        stuck: st,
-        step,
-        faults: hook.faults(dev),
-        view: hook.state().view,
-        px: at && r ? hook.overlayPixelAt(dev, at.x, r.top + 2) : undefined,
-        loud: (globalThis as unknown as InPage).document.querySelector('[data-testid="disk-row-loop0"][data-stuck="true"]') !== null,
-      };
-    }, LOOP0);
-    assert.equal(read.loud, false, 'no live frame: no stuck verdict');
-    assert.equal(read.stuck.count, 0);
-    assert.equal(read.stuck.spans.length, 1, JSON.stringify(read.stuck.spans));
-    const span = read.stuck.spans[0];
-    assert.ok(span && Math.abs(span.start - S) < read.step, `starts in the column of ${S}: ${span?.start}`);
-    // Last in flight in second DONE − 1: the end of the column holding it.
-    assert.equal(span.end, (Math.floor((DONE - 1) / read.step) + 1) * read.step);
-    assert.ok(isAlert(read.px), `the mark above its start column: ${read.px}`);
-    // The marks' counts are the source's, column by column.
-    const step = read.step;
-    let checked = 0;
-    for (let ts = Math.ceil(read.view.from / step) * step; ts + step <= read.view.to; ts += step) {
-      const want = sourceFaults(source, LOOP0, ts, step);
-      const got = read.faults.find((f) => f.ts === ts);
-      if (want.failed === 0 && want.requeues === 0) assert.equal(got, undefined, `no mark at ${ts}`);
-      else {
-        assert.deepEqual(got, { ts, ...want }, `marks at ${ts}`);
-        checked++;
-      }
-    }
-    assert.ok(checked >= 40, `${checked} columns checked`);
-    await screenshot(page, 'incidents-snapshot', 'web-browser');
-    // The PNG export draws the same marks (render/png.ts): it is written, and nothing threw.
-    const download = page.waitForEvent('download');
-    await page.click('[data-testid=export-png]');
-    const png = join(artifactsDir('web-browser'), 'incidents-snapshot-export.png');
-    await (await download).saveAs(png);
-    assert.equal(readFileSync(png).subarray(1, 4).toString(), 'PNG');
-    assert.deepEqual(
-      s.errors.filter((e) => !/WebSocket|Failed to load resource/.test(e)),
-      [],
-    );
-  },
-);
-
-test('when the agent goes away the stuck verdict says how old it is', { timeout: 60_000 }, async (t: TestContext) => {
-  if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
-  if (!existsSync(dist)) return void t.skip('apps/web is not built');
-  const started = Math.floor(Date.now() / 1000);
-  // Hung since 30 s before the agent started, and never completes.
-  const source = withIncidents(syntheticSource({ disks: defaultDisks(started - 260) }), () => ({ start: started - 29.5, done: Infinity }));
-  const agent = await startFakeAgent({ source });
-  t.after(() => agent.close());
-  const s = await launch({ colorScheme: 'light' });
-  t.after(() => s.close());
-  const page = s.page;
-  await page.goto(agent.url);
-  const badge = page.locator('[data-testid="stuck-loop0"]');
-  await badge.waitFor({ timeout: 20_000 });
-  assert.doesNotMatch((await badge.textContent()) ?? '', /as of/, 'connected: the verdict is current');
-  await agent.close();
-  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().connection !== 'live', undefined, {
-    timeout: 20_000,
-  });
-  await page.waitForFunction(
-    () =>
-      /as of/.test(
-        (globalThis as unknown as { document: { querySelector(q: string): { textContent: string } | null } }).document.querySelector(
-          '[data-testid="stuck-loop0"]',
-        )?.textContent ?? '',
-      ),
-    undefined,
-    { timeout: 5000 },
-  );
-  const last = (await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state())).lastFrameTs;
-  assert.ok(last !== undefined);
-  const text = (await badge.textContent()) ?? '';
-  assert.match(
-    text,
-    new RegExp(`^stuck: 1 I/O, oldest ${(last + 1 - (started - 29.5)).toFixed(1)} s \\(as of ${formatClock(last + 1)}\\)$`),
-  );
-  await screenshot(page, 'incidents-stale', 'web-browser');
 });
