@@ -12,6 +12,7 @@ import { formatThroughput, THROUGHPUT_KEYS, THROUGHPUT_LABELS, throughputAt, thr
 import { useData } from '../store/dataStore.js';
 import { windowKnown } from '../store/dataWindow.js';
 import { useHover, useUi } from '../store/store.js';
+import { incidentMarks } from './incidents.js';
 
 export function Tooltip() {
   const h = useHover();
@@ -38,6 +39,8 @@ export function Tooltip() {
   const col = h.col;
   const tput = throughputSeries(cur.frames, h.dev, cur.step, col, col + 1);
   const faults = faultsAt(cur.frames, h.dev, cur.step, col);
+  // Stuck I/O in flight during this column: a hang completes nothing, so the counts alone read as idle.
+  const hanging = (incidentMarks(h.dev)?.stuck ?? []).filter((x) => x.start < from + cur.step && x.end > from);
   return (
     <div className="tooltip" role="tooltip" data-testid="tooltip" data-recorded={String(recorded)} style={{ left, top }}>
       <div className="tooltip-title">
@@ -79,6 +82,16 @@ export function Tooltip() {
             <dd data-testid="tooltip-requeues" data-count={faults.requeues}>
               {formatCount(faults.requeues)}
             </dd>
+            {hanging.length > 0 && (
+              <>
+                <dt>stuck</dt>
+                <dd data-testid="tooltip-stuck" data-count={hanging.length} className="class-errors">
+                  {hanging
+                    .map((x) => `${x.comm || 'I/O'}${x.pid ? ` (${x.pid})` : ''} in flight since ${formatClock(Math.floor(x.start))}`)
+                    .join('; ')}
+                </dd>
+              </>
+            )}
           </>
         )}
         {rec.state === 'partial' && (

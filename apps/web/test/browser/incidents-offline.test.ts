@@ -80,7 +80,34 @@ test(
       }
     }
     assert.ok(checked >= 40, `${checked} columns checked`);
+
+    // The tooltip of a column inside the hang names it; one before it does not. A snapshot does not scroll.
+    const hover = async (ts: number) => {
+      const bucket = await page.evaluate((dev) => (globalThis as unknown as Hooked).__blkheat.hottestCell(dev)?.bucket ?? 0, LOOP0);
+      const c = await page.evaluate(({ dev, ts, b }) => (globalThis as unknown as Hooked).__blkheat.cellCenter(dev, ts, b), {
+        dev: LOOP0,
+        ts,
+        b: bucket,
+      });
+      assert.ok(c);
+      await page.mouse.move(c.x, c.y);
+      await page.waitForSelector('[data-testid=tooltip-failed]', { timeout: 5000 });
+      return Number(await page.locator('[data-testid=tooltip-time]').getAttribute('data-ts'));
+    };
+    const inside = Math.floor(S / step) * step + 5 * step;
+    assert.equal(await hover(inside), inside);
+    assert.equal(
+      await page.locator('[data-testid=tooltip-stuck]').textContent(),
+      `xfs_repair (31337) in flight since ${formatClock(Math.floor(S))}`,
+    );
+    const want = sourceFaults(source, LOOP0, inside, step);
+    assert.equal(Number(await page.locator('[data-testid=tooltip-failed]').getAttribute('data-count')), want.failed);
+    assert.equal(Number(await page.locator('[data-testid=tooltip-requeues]').getAttribute('data-count')), want.requeues);
     await screenshot(page, 'incidents-snapshot', 'web-browser');
+    const before = Math.floor(S / step) * step - 20 * step;
+    assert.equal(await hover(before), before);
+    assert.equal(await page.locator('[data-testid=tooltip-stuck]').count(), 0, 'before the hang: nothing stuck');
+    await page.mouse.move(2, 2);
     // The PNG export draws the same marks (render/png.ts): it is written, and nothing threw.
     const download = page.waitForEvent('download');
     await page.click('[data-testid=export-png]');
