@@ -40,6 +40,7 @@ function applyUrl(): void {
     norm: u.norm,
     percentiles: u.percentiles,
     compare: u.compare,
+    stuck: u.stuck,
     theme,
   });
   // A link that asked for something this page cannot show says so (and the rest of it works).
@@ -60,6 +61,7 @@ function urlOf(s: UiState): string {
     norm: s.norm,
     percentiles: s.percentiles,
     compare: s.compare,
+    stuck: s.stuck,
   });
 }
 
@@ -178,13 +180,13 @@ export function startApp(): void {
     const changed = (...keys: (keyof UiState)[]): boolean => keys.some((k) => s[k] !== prev[k]);
     if (changed('view', 'kind', 'classes', 'cgroup', 'diskChoice', 'plotWidth', 'dpr', 'compare')) data.refresh();
     if (changed('colour')) data.recolour();
-    if (changed('view', 'percentiles', 'theme', 'norm', 'dpr')) scheduler.invalidateMatching();
-    if (changed('view', 'diskChoice', 'classes', 'cgroup', 'kind', 'colour', 'norm', 'percentiles', 'compare')) syncUrl(s);
+    if (changed('view', 'percentiles', 'theme', 'norm', 'dpr', 'stuck')) scheduler.invalidateMatching();
+    if (changed('view', 'diskChoice', 'classes', 'cgroup', 'kind', 'colour', 'norm', 'percentiles', 'compare', 'stuck')) syncUrl(s);
   });
   // What the data layer derived → the renderers.
   useData.subscribe((s, prev) => {
     const changed = (...keys: (keyof DataState)[]): boolean => keys.some((k) => s[k] !== prev[k]);
-    if (changed('dataVersion', 'visible')) scheduler.invalidateMatching();
+    if (changed('dataVersion', 'visible', 'lastFrame')) scheduler.invalidateMatching();
     // A comparison following the view is summed in the new window's columns; a new disk joins it.
     if (changed('window', 'shownDevs')) data.refreshCompare();
     if (changed('compare')) scheduler.invalidateMatching('compare:');

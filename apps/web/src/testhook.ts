@@ -13,6 +13,7 @@ import { useUi } from './store/store.js';
 import type { BlkheatHook, HookCell, HookCompareRow } from './testhookApi.js';
 import type { AgentClient } from './net/client.js';
 import { heatmapGeometry } from './views/geometry.js';
+import { incidentMarks, stuckOf } from './views/incidents.js';
 import { drawnThroughput } from './views/throughputStrip.js';
 import { ALL_CLASSES } from './model/compare.js';
 import { apply, bucketToCssX } from './model/coords.js';
@@ -252,7 +253,41 @@ export function installTestHook({ connection, data }: TestHookSources): void {
       if (!t) return undefined;
       const list = (a: Float64Array): (number | null)[] => Array.from(a, (v) => (Number.isNaN(v) ? null : v));
       const s = t.series;
-      return { from: s.col0 * s.step, step: s.step, iops: list(s.iops), mbps: list(s.mbps), queue: list(s.queue), scales: { ...t.scales } };
+      return {
+        from: s.col0 * s.step,
+        step: s.step,
+        iops: list(s.iops),
+        mbps: list(s.mbps),
+        queue: list(s.queue),
+        oldest: list(s.oldest),
+        scales: { ...t.scales },
+      };
+    },
+    stuck(dev) {
+      const d = useData.getState();
+      const thresholdS = useUi.getState().stuck;
+      const now = stuckOf(d.lastFrame, d.mode, dev, thresholdS);
+      return {
+        thresholdS,
+        frameTs: d.mode === 'live' ? d.lastFrame?.ts : undefined,
+        count: now?.count ?? 0,
+        atLeast: now?.atLeast ?? false,
+        oldestS: now?.oldestS ?? 0,
+        ios: now?.ios.map((io) => ({ ...io })) ?? [],
+        spans: (incidentMarks(dev)?.stuck ?? []).map((x) => ({ start: x.start, end: x.end, ageS: x.ageS, pid: x.pid })),
+      };
+    },
+    faults(dev) {
+      const step = useData.getState().window?.step ?? 1;
+      return (incidentMarks(dev)?.faults ?? []).map((f) => ({
+        ts: f.col * step,
+        failed: f.failed,
+        byStatus: { ...f.byStatus },
+        requeues: f.requeues,
+      }));
+    },
+    overlayPixelAt(dev, x, y) {
+      return canvasPixel('heatmap-overlay', dev, x, y);
     },
     throughputPixelAt(dev, x, y) {
       return canvasPixel('throughput', dev, x, y);

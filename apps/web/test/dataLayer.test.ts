@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUCKET_SCHEMA, FINE_BUCKET_SCHEMA, type Frame } from '@blkheat/shared-types';
 import { liveView } from '../src/model/view.ts';
-import { dataHarness, LOOP0, snapshotOf } from './fixtures/dataLayer.ts';
+import { dataHarness, LOOP0, SDA, snapshotOf } from './fixtures/dataLayer.ts';
 
 const T0 = 1_700_000_000;
 
@@ -61,4 +61,44 @@ test('data layer: live frames, a schema change, a snapshot and samples never wri
   } finally {
     stop();
   }
+});
+
+test('data layer: a disk whose only I/O is in flight (a hang completes nothing) is shown; the newest live frame is published', async () => {
+  const h = dataHarness({ disks: [LOOP0, SDA] });
+  h.ui.setState({ view: liveView(T0 + 10, 60) });
+  const dm = h.dm;
+  dm.setLiveSchema(BUCKET_SCHEMA);
+  const hung = (ts: number): Frame => ({
+    ts,
+    step: 1,
+    disks: [
+      ...io(ts).disks,
+      {
+        dev: SDA.dev,
+        cls: [],
+        inflight: {
+          n: 1,
+          oldest_ns: (ts - T0 + 1) * 1e9,
+          ios: [{ c: 'Write', pid: 9, comm: 'dd', sector: 0, bytes: 4096, age_ns: (ts - T0 + 1) * 1e9, dev_age_ns: null }],
+        },
+      },
+    ],
+  });
+  dm.onFrames([0, 1, 2].map((s) => hung(T0 + s)));
+  dm.onCovered(T0, T0 + 3);
+  dm.refresh();
+  for (let i = 0; i < 5; i++) await tick();
+  const st = h.store.getState();
+  assert.deepEqual(st.shownDevs, [LOOP0.dev, SDA.dev]);
+  assert.equal(st.lastFrame?.ts, T0 + 2);
+  assert.equal(st.lastFrame?.disks.find((d) => d.dev === SDA.dev)?.inflight?.oldest_ns, 3e9);
+  // Idle with nothing in flight is still no I/O.
+  const idle = dataHarness({ disks: [LOOP0, SDA] });
+  idle.ui.setState({ view: liveView(T0 + 10, 60) });
+  idle.dm.setLiveSchema(BUCKET_SCHEMA);
+  idle.dm.onFrames([{ ts: T0, step: 1, disks: [...io(T0).disks, { dev: SDA.dev, cls: [], inflight: { n: 0, oldest_ns: 0, ios: [] } }] }]);
+  idle.dm.onCovered(T0, T0 + 1);
+  idle.dm.refresh();
+  for (let i = 0; i < 5; i++) await tick();
+  assert.deepEqual(idle.store.getState().shownDevs, [LOOP0.dev]);
 });

@@ -1,10 +1,11 @@
 // Throughput per heat map column (model/throughput.ts): exact IOPS, MB/s and I/Os in flight from
 // synthetic frames; passthrough classes left out; missing `b` or `inflight` is no data (NaN),
-// never 0; coarse columns rate over the seconds recorded and keep the worst queue depth.
+// never 0; coarse columns rate over the seconds recorded and keep the worst queue depth and the
+// oldest age in flight.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClassSeries, DiskFrame, Frame } from '@blkheat/shared-types';
-import { formatRate, throughputAt, throughputSeries } from '../src/model/throughput.ts';
+import { formatRate, formatThroughput, throughputAt, throughputSeries } from '../src/model/throughput.ts';
 
 const T0 = 1_700_000_000;
 const cls = (c: string, n: number, b?: number, pt?: true): ClassSeries => ({
@@ -15,10 +16,11 @@ const cls = (c: string, n: number, b?: number, pt?: true): ClassSeries => ({
   ...(b !== undefined ? { b } : {}),
   ...(pt ? { pt } : {}),
 });
-const disk = (dev: string, c: ClassSeries[], inflight?: number): DiskFrame => ({
+/** In flight: `inflight` I/Os, the oldest `oldestNs` old (default 1000 ns × inflight). */
+const disk = (dev: string, c: ClassSeries[], inflight?: number, oldestNs?: number): DiskFrame => ({
   dev,
   cls: c,
-  ...(inflight !== undefined ? { inflight: { n: inflight, oldest_ns: 1000, ios: [] } } : {}),
+  ...(inflight !== undefined ? { inflight: { n: inflight, oldest_ns: oldestNs ?? 1000 * inflight, ios: [] } } : {}),
 });
 const frame = (ts: number, disks: DiskFrame[], step = 1): Frame => ({ ts, step, disks });
 const list = (a: Float64Array): (number | null)[] => Array.from(a, (v) => (Number.isNaN(v) ? null : v));
@@ -42,6 +44,11 @@ test('per-second columns: IOPS, MB/s and in flight, exact', () => {
   assert.deepEqual(list(s.iops), [150, 0, 30, null, 10, 15]);
   assert.deepEqual(list(s.mbps), [2.4096, 0, null, null, 0.04096, null]);
   assert.deepEqual(list(s.queue), [4, 0, null, null, 0, 2]);
+  assert.deepEqual(
+    list(s.oldest),
+    [4e-6, 0, null, null, 0, 2e-6],
+    'oldest in flight, seconds: none in flight is 0, no `inflight` is no data',
+  );
   assert.equal(throughputAt(s, 'iops', T0), 150);
   assert.ok(Number.isNaN(throughputAt(s, 'iops', T0 + 6)), 'outside the series');
 });
@@ -51,16 +58,18 @@ test('coarse columns: rates over the seconds recorded, the worst queue depth', (
   const c0 = Math.floor(T0 / step);
   const frames = [
     // Column c0: two 10 s frames would not share a column; here 1 s frames in a 10 s column (3 of 10 s recorded).
-    frame(c0 * step, [disk('7:0', [cls('Read', 30, 3e6)], 3)]),
-    frame(c0 * step + 1, [disk('7:0', [cls('Read', 30, 3e6)], 8)]),
+    frame(c0 * step, [disk('7:0', [cls('Read', 30, 3e6)], 3, 7.5e9)]),
+    frame(c0 * step + 1, [disk('7:0', [cls('Read', 30, 3e6)], 8, 2e6)]),
     frame(c0 * step + 2, []),
     // Column c0 + 1: one coarse frame (the merge kept the worst second's in-flight count).
-    frame((c0 + 1) * step, [disk('7:0', [cls('Write', 500, 20e6)], 16)], step),
+    frame((c0 + 1) * step, [disk('7:0', [cls('Write', 500, 20e6)], 16, 3e9)], step),
   ];
   const s = throughputSeries(frames, '7:0', step, c0, c0 + 3);
   assert.deepEqual(list(s.iops), [20, 50, null]);
   assert.deepEqual(list(s.mbps), [2, 2, null]);
   assert.deepEqual(list(s.queue), [8, 16, null]);
+  // The oldest age is the column's worst, whichever second had it (not the deepest queue's).
+  assert.deepEqual(list(s.oldest), [7.5, 3, null]);
 });
 
 test('formatRate: no data is a dash, not 0', () => {
@@ -68,4 +77,7 @@ test('formatRate: no data is a dash, not 0', () => {
   assert.equal(formatRate(0), '0');
   assert.equal(formatRate(2.4096), '2.41');
   assert.equal(formatRate(12_345), '12.3k');
+  assert.equal(formatThroughput('oldest', 12.34), '12.3 s', 'an age is written as a latency');
+  assert.equal(formatThroughput('oldest', NaN), '–');
+  assert.equal(formatThroughput('queue', 2), '2');
 });

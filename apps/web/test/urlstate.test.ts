@@ -17,7 +17,7 @@ test('default state encodes to an empty query', () => {
 
 test('every field round-trips', () => {
   const states: UrlState[] = [
-    { live: true, span: 900, classes: [], kind: 'device', colour: 'log', norm: 'disk', percentiles: true, compare: undefined },
+    { live: true, span: 900, classes: [], kind: 'device', colour: 'log', norm: 'disk', percentiles: true, compare: undefined, stuck: 1 },
     {
       live: false,
       span: 600,
@@ -30,6 +30,7 @@ test('every field round-trips', () => {
       norm: 'shared',
       percentiles: false,
       compare: { baseline: { from: 1_700_000_000, to: 1_700_000_300 }, comparison: { from: 1_700_000_300, to: 1_700_000_600 } },
+      stuck: 0.25,
     },
     {
       live: true,
@@ -41,6 +42,7 @@ test('every field round-trips', () => {
       norm: 'shared',
       percentiles: true,
       compare: { baseline: { from: 1_700_000_000, to: 1_700_000_060 } },
+      stuck: 30,
     },
     {
       live: true,
@@ -52,6 +54,7 @@ test('every field round-trips', () => {
       norm: 'disk',
       percentiles: true,
       compare: undefined,
+      stuck: 1,
     },
   ];
   for (const s of states) {
@@ -62,6 +65,21 @@ test('every field round-trips', () => {
   }
   assert.match(encodeUrlState(states[1] as UrlState), /disks=vda,loop0,7:3/);
   assert.match(encodeUrlState(states[1] as UrlState), /scale=shared/);
+  assert.match(encodeUrlState(states[1] as UrlState), /stuck=0\.25/);
+  assert.doesNotMatch(encodeUrlState(states[0] as UrlState), /stuck/, 'the default threshold stays out of the URL');
+});
+
+test('stuck threshold: seconds within 0.01..3600, anything else is the default and a problem that says why', () => {
+  assert.equal(decodeUrlState('stuck=2.5').stuck, 2.5);
+  assert.equal(decodeUrlState('stuck=0.01').stuck, 0.01);
+  assert.equal(decodeUrlState('stuck=3600').stuck, 3600);
+  assert.deepEqual(decodeUrlState('stuck=2').problems, []);
+  for (const bad of ['0', '0.001', '3601', '-1', '1e3', 'abc', '', '1.2345', 'Infinity', ' 1']) {
+    const s = decodeUrlState(`stuck=${encodeURIComponent(bad)}`);
+    assert.equal(s.stuck, 1, bad);
+    assert.equal(s.problems?.length, 1, bad);
+    assert.match(s.problems?.[0] ?? '', /stuck=.*expected a number of seconds from 0\.01 to 3600/, bad);
+  }
 });
 
 test('junk falls back to defaults, field by field', () => {

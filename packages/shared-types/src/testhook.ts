@@ -129,8 +129,9 @@ export interface BlkheatHook {
    */
   pixelAt(dev: string, clientX: number, clientY: number): [number, number, number, number] | undefined;
   /**
-   * What a disk's throughput strip drew last: per column from `from` (`step` s each) IOPS, MB/s
-   * and I/Os in flight (null: no data), and each lane's scale (its top value).
+   * What a disk's throughput strip drew last: per column from `from` (`step` s each) IOPS, MB/s,
+   * I/Os in flight and the age of the oldest of them in seconds (null: no data), and each lane's
+   * scale (its top value).
    */
   throughput(dev: string):
     | {
@@ -139,7 +140,8 @@ export interface BlkheatHook {
         readonly iops: readonly (number | null)[];
         readonly mbps: readonly (number | null)[];
         readonly queue: readonly (number | null)[];
-        readonly scales: { readonly iops: number; readonly mbps: number; readonly queue: number };
+        readonly oldest: readonly (number | null)[];
+        readonly scales: { readonly iops: number; readonly mbps: number; readonly queue: number; readonly oldest: number };
       }
     | undefined;
   /** RGBA at a client point of a disk's throughput strip, or undefined outside it. */
@@ -172,6 +174,41 @@ export interface BlkheatHook {
     bucket: number,
     value: number,
   ): [number, number, number, number] | undefined;
+  /**
+   * Stuck I/O of a disk as its row head judges it (the newest live frame's in-flight I/Os older
+   * than the threshold), and the stuck spans its heat map marks (start = frame ts + step − age,
+   * end = the end of the newest frame that still saw it in flight).
+   */
+  stuck(dev: string): {
+    readonly thresholdS: number;
+    /** The newest live frame judged (undefined: none, or a snapshot on screen). */
+    readonly frameTs: number | undefined;
+    readonly count: number;
+    /** True when more may be stuck than listed (the agent lists the oldest few). */
+    readonly atLeast: boolean;
+    readonly oldestS: number;
+    readonly ios: readonly {
+      readonly pid: number;
+      readonly comm: string;
+      readonly c: string;
+      readonly sector: number | null;
+      readonly bytes: number;
+      readonly ageS: number;
+    }[];
+    readonly spans: readonly { readonly start: number; readonly end: number; readonly ageS: number; readonly pid: number }[];
+  };
+  /**
+   * Columns of the view (and one either side) of a disk with failed I/Os or requeues, as its heat map marks them: the
+   * column's start second, failed I/Os by block status, their sum, and requeues.
+   */
+  faults(dev: string): readonly {
+    readonly ts: number;
+    readonly failed: number;
+    readonly byStatus: Readonly<Record<string, number>>;
+    readonly requeues: number;
+  }[];
+  /** RGBA at a client point of a disk's heat map overlay (cursor, selection, incident marks). */
+  overlayPixelAt(dev: string, clientX: number, clientY: number): [number, number, number, number] | undefined;
   /** Current drill-down selection and its samples. */
   selection():
     | {

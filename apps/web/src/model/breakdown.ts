@@ -20,6 +20,9 @@ export interface ClassSummary {
   readonly c: string;
   /** Completed I/Os (matches /proc/diskstats). */
   readonly n: number;
+  /** Of n: failed I/Os (Σ `e`, protocol 2), and by block status. */
+  readonly failed: number;
+  readonly errors: Readonly<Record<string, number>>;
   /** Share of all completed I/Os in the range over the chosen disks (0..1). */
   readonly share: number;
   /** Latency histogram of the chosen kind (dense). */
@@ -51,7 +54,7 @@ export interface DiskSummary {
  * what one call over all the frames gives. One pass per frame serves all three results.
  */
 export class BreakdownTally {
-  private readonly cls = new Map<string, { n: number; hist: Float64Array }>();
+  private readonly cls = new Map<string, { n: number; failed: number; errors: Record<string, number>; hist: Float64Array }>();
   private clsTotal = 0;
   private readonly disk = new Map<string, DiskAcc>();
   private readonly seen = new Set<string>();
@@ -81,8 +84,14 @@ export class BreakdownTally {
         if (!devs || devs.has(d.dev)) {
           for (const c of d.cls) {
             let a = this.cls.get(c.c);
-            if (!a) this.cls.set(c.c, (a = { n: 0, hist: new Float64Array(bucketCount(this.schema)) }));
+            if (!a) this.cls.set(c.c, (a = { n: 0, failed: 0, errors: {}, hist: new Float64Array(bucketCount(this.schema)) }));
             a.n += c.n;
+            if (c.e) {
+              for (const [status, k] of Object.entries(c.e)) {
+                a.failed += k;
+                a.errors[status] = (a.errors[status] ?? 0) + k;
+              }
+            }
             this.clsTotal += c.n;
             addSparseInto(a.hist, kind === 'device' ? c.d : c.q);
           }
@@ -111,7 +120,15 @@ export class BreakdownTally {
     const out: ClassSummary[] = [];
     const total = this.clsTotal;
     for (const [c, a] of this.cls) {
-      out.push({ c, n: a.n, share: total > 0 ? a.n / total : 0, hist: a.hist, quantiles: quantilesOf(a.hist, this.schema) });
+      out.push({
+        c,
+        n: a.n,
+        failed: a.failed,
+        errors: a.errors,
+        share: total > 0 ? a.n / total : 0,
+        hist: a.hist,
+        quantiles: quantilesOf(a.hist, this.schema),
+      });
     }
     out.sort((x, y) => y.n - x.n || (x.c < y.c ? -1 : x.c > y.c ? 1 : 0));
     return out;

@@ -1,14 +1,17 @@
 /**
  * Throughput and queue depth per heat map column (issue 11, "Throughput lines"): for one disk,
  * per column of `step` seconds, IOPS (Σ n of the classes /proc/diskstats counts, i.e. without
- * `pt`, per second), MB/s (Σ b of those classes / 1e6 per second) and queue depth (I/Os in
- * flight when the step closed; for a column of several frames, the worst one). NaN means "no
+ * `pt`, per second), MB/s (Σ b of those classes / 1e6 per second), queue depth (I/Os in
+ * flight when the step closed; for a column of several frames, the worst one) and the age of
+ * the oldest I/O in flight (`inflight.oldest_ns`, in seconds, the worst of the column: a stuck
+ * I/O shows as a ramp growing one second per second). NaN means "no
  * data", never 0: a column no frame covers (not recorded), MB/s of data with I/Os but no byte
- * count (`b` is new in protocol 3), queue depth of a disk entry without `inflight` (before 2).
+ * count (`b` is new in protocol 3), queue depth and oldest age of a disk entry without `inflight` (before 2).
  * A recorded second without the disk had no I/O and nothing in flight (the agent leaves a disk
  * out only then): 0 for all three. Rates are over the seconds recorded in the column.
  */
 import type { DiskFrame, Frame } from '@blkheat/shared-types';
+import { formatLatency } from './latency.js';
 
 export interface ThroughputSeries {
   readonly dev: string;
@@ -21,10 +24,12 @@ export interface ThroughputSeries {
   readonly mbps: Float64Array;
   /** I/Os in flight. */
   readonly queue: Float64Array;
+  /** Age of the oldest I/O in flight, seconds. */
+  readonly oldest: Float64Array;
 }
 
 /** The three series as named in the strip, tooltip and test hook. */
-export const THROUGHPUT_KEYS = ['iops', 'mbps', 'queue'] as const;
+export const THROUGHPUT_KEYS = ['iops', 'mbps', 'queue', 'oldest'] as const;
 export type ThroughputKey = (typeof THROUGHPUT_KEYS)[number];
 
 interface Acc {
@@ -33,6 +38,8 @@ interface Acc {
   b: number;
   bKnown: boolean;
   q: number;
+  /** Oldest age in flight, ns. */
+  o: number;
   qKnown: boolean;
 }
 
@@ -47,8 +54,10 @@ function addDisk(a: Acc, d: DiskFrame | undefined): void {
     if (c.b !== undefined) a.b += c.b;
     else if (c.n > 0) a.bKnown = false;
   }
-  if (d.inflight) a.q = Math.max(a.q, d.inflight.n);
-  else a.qKnown = false;
+  if (d.inflight) {
+    a.q = Math.max(a.q, d.inflight.n);
+    a.o = Math.max(a.o, d.inflight.oldest_ns);
+  } else a.qKnown = false;
 }
 
 /** The series of columns [col0, col1) of `dev` from `frames` (any order; others are ignored). */
@@ -59,7 +68,7 @@ export function throughputSeries(frames: readonly Frame[], dev: string, step: nu
     const i = Math.floor(f.ts / step) - col0;
     if (i < 0 || i >= len) continue;
     let a = accs[i];
-    if (!a) accs[i] = a = { seconds: 0, n: 0, b: 0, bKnown: true, q: 0, qKnown: true };
+    if (!a) accs[i] = a = { seconds: 0, n: 0, b: 0, bKnown: true, q: 0, o: 0, qKnown: true };
     a.seconds += f.step;
     addDisk(
       a,
@@ -69,14 +78,18 @@ export function throughputSeries(frames: readonly Frame[], dev: string, step: nu
   const iops = new Float64Array(len).fill(NaN);
   const mbps = new Float64Array(len).fill(NaN);
   const queue = new Float64Array(len).fill(NaN);
+  const oldest = new Float64Array(len).fill(NaN);
   for (let i = 0; i < len; i++) {
     const a = accs[i];
     if (!a || a.seconds <= 0) continue;
     iops[i] = a.n / a.seconds;
     if (a.bKnown) mbps[i] = a.b / a.seconds / 1e6;
-    if (a.qKnown) queue[i] = a.q;
+    if (a.qKnown) {
+      queue[i] = a.q;
+      oldest[i] = a.o / 1e9;
+    }
   }
-  return { dev, step, col0, iops, mbps, queue };
+  return { dev, step, col0, iops, mbps, queue, oldest };
 }
 
 /** The value of one series at column `col` (NaN: no data, or outside the series). */
@@ -102,4 +115,14 @@ export function formatRate(v: number): string {
   return `${+(v / 1e6).toPrecision(3)}M`;
 }
 
-export const THROUGHPUT_LABELS: Readonly<Record<ThroughputKey, string>> = { iops: 'IOPS', mbps: 'MB/s', queue: 'in flight' };
+export const THROUGHPUT_LABELS: Readonly<Record<ThroughputKey, string>> = {
+  iops: 'IOPS',
+  mbps: 'MB/s',
+  queue: 'in flight',
+  oldest: 'oldest in flight',
+};
+
+/** A value of series `key` as the strip and tooltip write it: an age as a latency, the rest as rates. */
+export function formatThroughput(key: ThroughputKey, v: number): string {
+  return key === 'oldest' ? (Number.isNaN(v) ? '–' : formatLatency(v)) : formatRate(v);
+}

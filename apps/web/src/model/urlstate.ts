@@ -16,17 +16,20 @@
  *   &color=lin                colour scale (default log)
  *   &scale=shared             one colour scale for every disk (default: each disk its own)
  *   &pct=off                  percentile lines (default on)
+ *   &stuck=0.5                I/O in flight longer than this many seconds is stuck (default 1;
+ *                             0.01..3600)
  *   &base=1700000000-1700000300   compare (A/B): the baseline range [FROM, TO) in unix seconds
  *   &cmp=1700000300-1700000600    and the comparison range (absent: the visible range)
  *
- * `cgroup`, `base` and `cmp` are checked rather than quietly dropped: a bad value is ignored
- * and named in `problems`, which the page shows (a shared link that silently filtered or
- * compared something else would mislead).
+ * `cgroup`, `stuck`, `base` and `cmp` are checked rather than quietly dropped: a bad value is
+ * ignored and named in `problems`, which the page shows (a shared link that silently filtered,
+ * judged or compared something else would mislead).
  */
 import { type LatencyKind, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
 import { cgroupProblem } from './cgroups.js';
 import type { ColourNorm, ColourScaleKind } from './colour.js';
 import type { CompareChoice, TimeRange } from './compare.js';
+import { DEFAULT_STUCK_SECONDS, parseStuckSeconds } from './stuck.js';
 
 export interface UrlState {
   readonly live: boolean;
@@ -45,6 +48,8 @@ export interface UrlState {
   readonly percentiles: boolean;
   /** Compare (A/B) ranges; undefined = no comparison. */
   readonly compare: CompareChoice | undefined;
+  /** Stuck I/O threshold, seconds. */
+  readonly stuck: number;
 }
 
 /** A decoded URL: its state, and what in it was ignored and why (for the user). */
@@ -66,6 +71,7 @@ export const DEFAULT_URL_STATE: UrlState = Object.freeze({
   norm: 'disk',
   percentiles: true,
   compare: undefined,
+  stuck: DEFAULT_STUCK_SECONDS,
 });
 
 const DISK_RE = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -148,7 +154,9 @@ export function decodeUrlState(search: string): DecodedUrlState {
   const color = p.get('color');
   const { compare, problems: compareProblems } = decodeCompare(p);
   const { cgroup, problems: cgroupProblems } = decodeCgroup(p);
-  const problems = [...cgroupProblems, ...compareProblems];
+  const stuckText = p.get('stuck');
+  const stuck = stuckText === null ? undefined : parseStuckSeconds(stuckText);
+  const problems = [...cgroupProblems, ...(stuck && !stuck.ok ? [stuck.message] : []), ...compareProblems];
   return {
     live: !fixed,
     span: fixed ? (to as number) - (from as number) : span,
@@ -162,6 +170,7 @@ export function decodeUrlState(search: string): DecodedUrlState {
     norm: p.get('scale') === 'shared' ? 'shared' : 'disk',
     percentiles: p.get('pct') !== 'off',
     compare,
+    stuck: stuck?.ok ? stuck.value : DEFAULT_STUCK_SECONDS,
     problems,
   };
 }
@@ -182,6 +191,7 @@ export function encodeUrlState(s: UrlState): string {
   if (s.colour !== 'log') p.set('color', 'lin');
   if (s.norm !== 'disk') p.set('scale', s.norm);
   if (!s.percentiles) p.set('pct', 'off');
+  if (s.stuck !== DEFAULT_STUCK_SECONDS) p.set('stuck', String(+s.stuck.toFixed(3)));
   if (s.compare) {
     p.set('base', formatRangeParam(s.compare.baseline));
     if (s.compare.comparison) p.set('cmp', formatRangeParam(s.compare.comparison));

@@ -44,6 +44,10 @@ export interface RenderTheme {
   readonly accent: string;
   readonly bar: string;
   readonly selection: string;
+  /** Loud marks: stuck I/O, failed I/Os. */
+  readonly alert: string;
+  /** Requeues (a warning, quieter than failures). */
+  readonly warn: string;
   /** Hatching of "no data" (not recorded) bands. */
   readonly gap: string;
   /** Per percentile line, in LINE_QUANTILES order. */

@@ -1,14 +1,18 @@
 /**
- * The overlay above a heat map: the time cursor synced across every disk, the cell under the
- * pointer (or the keyboard cursor), the selected cells, a gesture under way (a zoom band or
- * a selection box), and the compare (A/B) ranges as labelled strips along the top. Cleared and
- * redrawn whole: it holds a handful of strokes.
+ * The overlay above a heat map: incident marks (stuck I/O, failed I/Os, requeues: incidents.ts),
+ * the time cursor synced across every disk, the cell under the pointer (or the keyboard
+ * cursor), the selected cells, a gesture under way (a zoom band or a selection box), and the
+ * compare (A/B) ranges as labelled strips along the top. Cleared and redrawn whole: it holds a
+ * handful of strokes.
  */
 import { apply } from '../model/coords.js';
 import { prepareCanvas, type RenderContext, type RenderTheme } from './contract.js';
+import { drawIncidentMarks, type IncidentMarks } from './incidents.js';
 
 /** What the overlay marks, in data coordinates (time in seconds, buckets as u). */
 export interface OverlayMarks {
+  /** Stuck I/O, failed I/Os and requeues (incidents.ts), drawn first: under everything else. */
+  readonly incidents?: IncidentMarks | undefined;
   /** The time cursor (the same time on every disk's heat map). */
   readonly cursor?: number | undefined;
   /** The cell under the pointer or the keyboard cursor (an absolute column of `rc.step`). */
@@ -90,6 +94,7 @@ export function drawOverlay(canvas: HTMLCanvasElement, rc: RenderContext, marks:
   const ctx = prepareCanvas(canvas, w, h, dpr);
   if (!ctx) return;
   ctx.clearRect(0, 0, w, h);
+  if (marks.incidents) drawIncidentMarks(ctx, rc, marks.incidents, theme);
   if (marks.compare) drawCompareStrips(ctx, rc, marks.compare, theme);
   if (marks.cursor !== undefined) drawTimeCursor(ctx, rc, marks.cursor, theme.foreground);
   const cell = marks.cell;

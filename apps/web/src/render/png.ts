@@ -1,6 +1,7 @@
 /**
  * The heat maps as one image (PNG export): title, shared time axis, then per disk its name,
- * latency axis, heat map with "no data" bands, percentile lines and sideways histogram, and the
+ * latency axis, heat map with "no data" bands, percentile lines, incident marks (stuck I/O, failed
+ * I/Os, requeues) and sideways histogram, and the
  * colour legend (per disk when each disk has its own colour scale).
  * Uses the same renderers as the screen, at a fixed size and 2× pixel density.
  */
@@ -15,6 +16,7 @@ import { paintLatencyAxis, paintTimeAxis } from './axes.js';
 import { renderContext, type RenderTheme } from './contract.js';
 import { drawGaps } from './gaps.js';
 import { HeatmapBitmap } from './heatmap.js';
+import { drawIncidentMarks, type IncidentMarks } from './incidents.js';
 import { drawHistogram, type HistogramData } from './histogram.js';
 import { PercentileLayer } from './percentileLines.js';
 
@@ -25,6 +27,8 @@ export interface PngDisk {
   readonly histogram: HistogramData;
   /** This disk's colour scale (each disk its own, or all the shared one). */
   readonly scale: CountScale;
+  /** Stuck I/O, failed I/Os and requeues, as the screen marks them. */
+  readonly incidents?: IncidentMarks | undefined;
 }
 
 export interface PngInput {
@@ -115,6 +119,7 @@ export function composePng(input: PngInput): HTMLCanvasElement {
       scratch.getContext('2d')?.putImageData(img, 0, 0);
       ctx.drawImage(scratch, 0, 0, plotW, ROW);
     }
+    if (d.incidents) drawIncidentMarks(ctx, rc, d.incidents, t);
     ctx.restore();
     ctx.strokeStyle = t.grid;
     ctx.strokeRect(LEFT + 0.5, y + 0.5, plotW, ROW);

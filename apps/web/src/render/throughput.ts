@@ -1,12 +1,13 @@
 /**
- * The throughput strip under a disk's heat map: three lanes (IOPS, MB/s, I/Os in flight), one
+ * The throughput strip under a disk's heat map: four lanes (IOPS, MB/s, I/Os in flight, age of
+ * the oldest I/O in flight), one
  * bar per heat map column, each lane scaled to its largest visible value, drawn with the heat
  * map's x mapping (the same RenderContext time → css, so it zooms and scrolls with it), and the
  * shared time cursor. Columns with no data get a faint band, never a zero-height bar.
  */
 import { apply } from '../model/coords.js';
 import {
-  formatRate,
+  formatThroughput,
   seriesMax,
   THROUGHPUT_KEYS,
   THROUGHPUT_LABELS,
@@ -26,7 +27,7 @@ export type ThroughputScales = Readonly<Record<ThroughputKey, number>>;
 
 /** Lane colours, in THROUGHPUT_KEYS order. */
 export function laneColours(theme: RenderTheme): readonly string[] {
-  return [theme.bar, theme.marks[1] ?? theme.accent, theme.marks[3] ?? theme.accent];
+  return [theme.bar, theme.marks[1] ?? theme.accent, theme.marks[3] ?? theme.accent, theme.alert];
 }
 
 /** The y range [top, bottom) of lane `i` of a strip `height` px tall. */
@@ -49,7 +50,7 @@ export function paintThroughput(
   ctx.clearRect(0, 0, w, h);
   if (!series) return undefined;
   const colours = laneColours(theme);
-  const scales = { iops: 0, mbps: 0, queue: 0 };
+  const scales = { iops: 0, mbps: 0, queue: 0, oldest: 0 };
   ctx.font = theme.font;
   ctx.textBaseline = 'top';
   THROUGHPUT_KEYS.forEach((key, li) => {
@@ -82,7 +83,7 @@ export function paintThroughput(
       ctx.fillRect(0, top, w, 1);
     }
     ctx.fillStyle = theme.muted;
-    ctx.fillText(`${THROUGHPUT_LABELS[key]} ≤ ${formatRate(max)}`, 4, top + pad);
+    ctx.fillText(`${THROUGHPUT_LABELS[key]} ≤ ${formatThroughput(key, max)}`, 4, top + pad);
   });
   if (marks.cursor !== undefined) drawTimeCursor(ctx, rc, marks.cursor, theme.foreground);
   return scales;

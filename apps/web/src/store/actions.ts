@@ -8,6 +8,7 @@ import type { LatencyKind } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from '../model/colour.js';
 import { alignRange, type TimeRange } from '../model/compare.js';
 import type { CellSelection, SampleSortKey } from '../model/samples.js';
+import { MAX_STUCK_SECONDS, MIN_STUCK_SECONDS } from '../model/stuck.js';
 import {
   checkSnapshotSize,
   compareInSnapshot,
@@ -105,6 +106,17 @@ export function setNorm(norm: ColourNorm): void {
 
 export function setPercentiles(on: boolean): void {
   useUi.setState({ percentiles: on });
+}
+
+/** The stuck I/O threshold, seconds (one of the accepted values: see model/stuck.ts). */
+export function setStuckThreshold(seconds: number): void {
+  if (!(seconds >= MIN_STUCK_SECONDS && seconds <= MAX_STUCK_SECONDS)) throw new RangeError(`stuck threshold ${seconds} s out of range`);
+  useUi.setState({ stuck: seconds });
+}
+
+/** Lists the stuck I/Os of `dev` under its row head, or closes the list when it is open. */
+export function toggleStuckList(dev: string): void {
+  useUi.setState((s) => ({ stuckListOf: s.stuckListOf === dev ? undefined : dev }));
 }
 
 export function setTheme(theme: ThemeChoice): void {

@@ -7,7 +7,7 @@
  */
 import { create } from 'zustand';
 import type { StoreApi } from 'zustand';
-import { BUCKET_SCHEMA, type BucketSchema, type DiskInfo, type HostInfo, type IoSample } from '@blkheat/shared-types';
+import { BUCKET_SCHEMA, type BucketSchema, type DiskInfo, type Frame, type HostInfo, type IoSample } from '@blkheat/shared-types';
 import type { CellSelection } from '../model/samples.js';
 import type { Summary } from '../model/summary.js';
 import type { CompareState } from './comparison.js';
@@ -42,6 +42,8 @@ export interface SourceSlice {
   schema: BucketSchema;
   /** Newest second received live. */
   lastFrameTs: number | undefined;
+  /** The newest live frame (what is in flight now: stuck I/O is judged on it). */
+  lastFrame: Frame | undefined;
 }
 
 /** The window loader (windowLoader.ts). */
@@ -101,6 +103,7 @@ export function createDataStore() {
     disks: [],
     schema: BUCKET_SCHEMA,
     lastFrameTs: undefined,
+    lastFrame: undefined,
     window: undefined,
     visible: liveView(Math.floor(Date.now() / 1000), DEFAULT_SPAN),
     shownDevs: [],

@@ -59,7 +59,7 @@ export class DataSource {
   private liveSchema: BucketSchema | undefined;
   /** Why the agent's schema cannot be drawn (its frames are then dropped), if it cannot. */
   private liveRefusal: string | undefined;
-  /** Disks with I/O in the source, with the newest second they had some. */
+  /** Disks with I/O in the source (completed or in flight), with the newest second they had some. */
   private readonly active = new Map<string, number>();
   /** The agent's disks (kept while a snapshot replaces them on screen). */
   private agentList: readonly DiskInfo[] = [];
@@ -138,7 +138,8 @@ export class DataSource {
     let changed = false;
     for (const f of frames) {
       for (const d of f.disks) {
-        if (d.cls.length === 0) continue;
+        // I/O in flight is I/O: a disk whose only I/O hangs (it completes nothing) must be shown.
+        if (d.cls.length === 0 && !(d.inflight && d.inflight.n > 0)) continue;
         const prev = this.active.get(d.dev);
         if (prev === undefined) {
           changed = true;
@@ -165,7 +166,7 @@ export class DataSource {
     if (added.length === 0) return { added, newDisk: false };
     const newDisk = this.noteActive(added);
     const last = this.log.last;
-    if (!this.snap && last) this.store.setState({ lastFrameTs: last.ts });
+    if (!this.snap && last) this.store.setState({ lastFrameTs: last.ts, lastFrame: last });
     return { added, newDisk };
   }
 

@@ -11,6 +11,7 @@ import type { AgentStatus, HostInfo, LatencyKind } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from '../model/colour.js';
 import type { CompareChoice } from '../model/compare.js';
 import type { SampleSortKey } from '../model/samples.js';
+import { DEFAULT_STUCK_SECONDS } from '../model/stuck.js';
 import { DEFAULT_SPAN } from '../model/urlstate.js';
 import { type ViewState, liveView } from '../model/view.js';
 import type { ConnectionState } from '../net/client.js';
@@ -55,6 +56,10 @@ export interface UiState {
   /** Colour scale per disk (default) or shared by every disk. */
   norm: ColourNorm;
   percentiles: boolean;
+  /** I/O in flight longer than this (seconds) is stuck: its disk's row head turns loud. */
+  stuck: number;
+  /** The disk ("MAJ:MIN") whose stuck I/Os are listed under its row head, if any. */
+  stuckListOf: string | undefined;
   theme: ThemeChoice;
   tool: Tool;
   sampleSort: { key: SampleSortKey; dir: 'asc' | 'desc' };
@@ -86,6 +91,8 @@ export function createUiStore() {
     colour: 'log',
     norm: 'disk',
     percentiles: true,
+    stuck: DEFAULT_STUCK_SECONDS,
+    stuckListOf: undefined,
     theme: 'system',
     tool: 'zoom',
     sampleSort: { key: 'd_ns', dir: 'desc' },

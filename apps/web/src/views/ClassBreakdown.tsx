@@ -1,9 +1,10 @@
 /**
- * Op-class breakdown of the visible range over the shown disks: count, share, latency
- * percentiles and distribution per class. Clicking a class filters every view to it
+ * Op-class breakdown of the visible range over the shown disks: count, failed I/Os (by block
+ * status in the cell's title), share, latency percentiles and distribution per class. Clicking a class filters every view to it
  * (Ctrl/⌘-click adds or removes); "all classes" clears the filter.
  */
 import { formatCount, formatShare } from '../model/format.js';
+import { statusText } from '../model/faults.js';
 import { formatLatency } from '../model/latency.js';
 import type { ClassSummary } from '../model/breakdown.js';
 import { clearClasses, clickClass } from '../store/actions.js';
@@ -32,6 +33,14 @@ function Row({ c, selected, uLo, uHi }: { c: ClassSummary; selected: boolean; uL
       </th>
       <td className="num" data-testid={`class-count-${c.c}`}>
         {formatCount(c.n)}
+      </td>
+      <td
+        className={c.failed > 0 ? 'num class-errors' : 'num muted'}
+        data-testid={`class-errors-${c.c}`}
+        data-count={c.failed}
+        title={c.failed > 0 ? `failed I/Os by block status: ${statusText(c.errors)}` : 'no failed I/Os'}
+      >
+        {formatCount(c.failed)}
       </td>
       <td className="share">
         <span className="share-bar" style={{ width: `${Math.max(1, c.share * 100)}%` }} />
@@ -78,6 +87,9 @@ export function ClassBreakdown() {
                 <th scope="col">class</th>
                 <th scope="col" className="num">
                   I/Os
+                </th>
+                <th scope="col" className="num" title="failed I/Os (in the I/O count), by block status in each cell's title">
+                  errors
                 </th>
                 <th scope="col">share</th>
                 <th scope="col" className="num">

@@ -17,14 +17,16 @@ import { scheduler } from '../render/scheduler.js';
 import { useData } from '../store/dataStore.js';
 import { windowScale } from '../store/dataWindow.js';
 import { useUi } from '../store/store.js';
+import { stuckOf } from './incidents.js';
+import { StuckBadge, StuckList } from './StuckIo.js';
 import { paletteFor, resolvedTheme } from './theme.js';
 import { type DiskElements, useDiskDrawing } from './useDiskDrawing.js';
 import { type Size, useElementSize } from './useElementSize.js';
 
 export const Y_AXIS_WIDTH = 58;
 export const HIST_WIDTH = 200;
-/** Height of the throughput strip (three lanes: IOPS, MB/s, in flight), CSS px. */
-export const TPUT_HEIGHT = 60;
+/** Height of the throughput strip (four lanes: IOPS, MB/s, in flight, oldest in flight), CSS px. */
+export const TPUT_HEIGHT = 80;
 
 const RAMP_W = 56;
 const RAMP_H = 8;
@@ -101,6 +103,13 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
   const kind = useUi((s) => s.kind);
   const norm = useUi((s) => s.norm);
   const cgroup = useUi((s) => (cgroupFilterApplies(s.kind) ? s.cgroup : undefined));
+  const mode = useData((s) => s.mode);
+  const lastFrame = useData((s) => s.lastFrame);
+  const threshold = useUi((s) => s.stuck);
+  const listOpen = useUi((s) => s.stuckListOf === dev);
+  const connection = useUi((s) => s.connection);
+  // Judged on the newest live frame: loud while an I/O hangs, quiet again once it completed.
+  const stuck = stuckOf(lastFrame, mode, dev, threshold);
 
   const d = summary?.perDisk.get(dev);
   const ds = summary?.disks.get(dev);
@@ -117,9 +126,24 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
   // Queue latency all ≤ 1 µs: dispatched straight from the plug (start and issue share a clock).
   const straight = kind === 'queue' && disk.kind !== 'bio' && d !== undefined && allInLowestBucket(d.hist);
   return (
-    <section className="disk-row" data-testid={`disk-row-${disk.name}`} data-dev={dev} aria-label={`Disk ${disk.name}`}>
+    <section
+      className={stuck ? 'disk-row disk-row-stuck' : 'disk-row'}
+      data-testid={`disk-row-${disk.name}`}
+      data-dev={dev}
+      data-stuck={stuck ? 'true' : 'false'}
+      aria-label={`Disk ${disk.name}`}
+    >
       <header className="disk-row-head">
         <span className="disk-name">{disk.name}</span>
+        {stuck && (
+          <StuckBadge
+            name={disk.name}
+            dev={dev}
+            stuck={stuck}
+            open={listOpen}
+            stale={connection !== 'live' && lastFrame ? lastFrame.ts + lastFrame.step : undefined}
+          />
+        )}
         <span className="disk-dev">{dev}</span>
         {disk.kind === 'bio' && (
           <span className="tag" title="bio-based device: latency is queue → complete; no queue latency">
@@ -168,6 +192,7 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
           ))}
         </span>
       </header>
+      {stuck && listOpen && lastFrame && <StuckList name={disk.name} stuck={stuck} thresholdS={threshold} frameTs={lastFrame.ts} />}
       <div className="disk-row-body" style={{ gridTemplateRows: `${height}px ${TPUT_HEIGHT}px` }}>
         <svg className="y-axis" width={Y_AXIS_WIDTH} height={height} aria-hidden="true">
           <g ref={yAxisRef} transform={`translate(${Y_AXIS_WIDTH - 1},0)`} />
@@ -199,7 +224,7 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
           className="tput"
           data-testid={`throughput-${disk.name}`}
           role="img"
-          aria-label={`IOPS, MB/s and I/Os in flight of ${disk.name} per heat map column, on the heat map's time axis`}
+          aria-label={`IOPS, MB/s, I/Os in flight and the age of the oldest of them on ${disk.name} per heat map column, on the heat map's time axis`}
           style={{ height: TPUT_HEIGHT }}
         />
         <svg className="share-axis" width={HIST_WIDTH} height={20} aria-hidden="true">

@@ -1,9 +1,10 @@
-/** Title bar: host and kernel, connection state, Live/Paused, snapshot banner. */
+/** Title bar: host and kernel, connection state, Live/Paused, snapshot banner, stuck I/O on disks not shown. */
 import { useEffect } from 'react';
 import { formatCount, formatDateTime, formatSpan } from '../model/format.js';
 import { closeSnapshot, goLive, resetView, retryConnection } from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
+import { stuckOf } from './incidents.js';
 
 const STATE_LABEL = { connecting: 'connecting…', live: 'connected', reconnecting: 'reconnecting…', offline: 'offline' } as const;
 
@@ -16,6 +17,14 @@ export function Header() {
   const following = useUi((s) => s.view.following);
   const view = useUi((s) => s.view);
   const summary = useData((s) => s.summary);
+  const lastFrame = useData((s) => s.lastFrame);
+  const shown = useData((s) => s.shownDevs);
+  const disks = useData((s) => s.disks);
+  const threshold = useUi((s) => s.stuck);
+  // A disk the user left out of the view can hang too: say so here, where it cannot be missed.
+  const hiddenStuck = (lastFrame?.disks ?? [])
+    .filter((d) => !shown.includes(d.dev) && stuckOf(lastFrame, mode, d.dev, threshold) !== undefined)
+    .map((d) => disks.find((x) => x.dev === d.dev)?.name ?? d.dev);
   let dropped = 0;
   let missed = 0;
   for (const d of summary?.disks.values() ?? []) {
@@ -81,6 +90,15 @@ export function Header() {
             <button type="button" className="primary" onClick={() => goLive()} data-testid="back-to-live" title="Back to live (Esc)">
               Back to live
             </button>
+          </span>
+        )}
+        {hiddenStuck.length > 0 && (
+          <span
+            className="tag tag-stuck"
+            data-testid="stuck-hidden"
+            title="I/O in flight longer than the stuck threshold on disks not shown: add them in the disk list"
+          >
+            stuck I/O on {hiddenStuck.join(', ')} (not shown)
           </span>
         )}
         {summary && summary.unrecorded > 0 && (

@@ -1,5 +1,7 @@
-/** Controls: live span, latency kind, colour scale, percentiles, tool, theme, files. */
+/** Controls: live span, latency kind, colour scale, percentiles, stuck threshold, tool, theme, files. */
 import { useRef } from 'react';
+import { formatLatency } from '../model/latency.js';
+import { STUCK_PRESETS } from '../model/stuck.js';
 import { LIVE_SPANS } from '../model/view.js';
 import {
   exportSnapshot,
@@ -10,6 +12,7 @@ import {
   setKind,
   setNorm,
   setPercentiles,
+  setStuckThreshold,
   setTheme,
   setTool,
 } from '../store/actions.js';
@@ -45,6 +48,24 @@ function Segmented<T extends string>({
         </button>
       ))}
     </div>
+  );
+}
+
+/** The stuck I/O threshold: the presets, plus a value a link set that is not one of them. */
+function StuckThreshold() {
+  const stuck = useUi((s) => s.stuck);
+  const options = STUCK_PRESETS.includes(stuck) ? STUCK_PRESETS : [...STUCK_PRESETS, stuck].sort((a, b) => a - b);
+  return (
+    <label className="check" title="An I/O in flight longer than this is stuck: its disk's row head turns red and lists it">
+      stuck after
+      <select value={String(stuck)} onChange={(e) => setStuckThreshold(Number(e.target.value))} data-testid="stuck-threshold">
+        {options.map((v) => (
+          <option key={v} value={String(v)}>
+            {formatLatency(v)}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 
@@ -118,6 +139,7 @@ export function Toolbar() {
         <span className="pl pl-p99">p99</span>
         <span className="pl pl-p999">p99.9</span>
       </label>
+      <StuckThreshold />
       <Segmented
         label="drag tool"
         testid="tool"

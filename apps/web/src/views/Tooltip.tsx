@@ -8,10 +8,12 @@ import { cgroupFilterApplies } from '../model/cgroups.js';
 import { formatClock, formatCount, formatShare } from '../model/format.js';
 import { columnRecording } from '../model/gaps.js';
 import { bucketBoundsSeconds, formatLatency } from '../model/latency.js';
-import { formatRate, THROUGHPUT_KEYS, THROUGHPUT_LABELS, throughputAt, throughputSeries } from '../model/throughput.js';
+import { faultsAt, statusText } from '../model/faults.js';
+import { formatThroughput, THROUGHPUT_KEYS, THROUGHPUT_LABELS, throughputAt, throughputSeries } from '../model/throughput.js';
 import { useData } from '../store/dataStore.js';
 import { windowKnown } from '../store/dataWindow.js';
 import { useHover, useUi } from '../store/store.js';
+import { incidentMarks } from './incidents.js';
 
 export function Tooltip() {
   const h = useHover();
@@ -38,6 +40,9 @@ export function Tooltip() {
   const recorded = rec.state !== 'unrecorded';
   const col = h.col;
   const tput = throughputSeries(cur.frames, h.dev, cur.step, col, col + 1);
+  const faults = faultsAt(cur.frames, h.dev, cur.step, col);
+  // Stuck I/O in flight during this column: a hang completes nothing, so the counts alone read as idle.
+  const hanging = (incidentMarks(h.dev)?.stuck ?? []).filter((x) => x.start < from + cur.step && x.end > from);
   return (
     <div className="tooltip" role="tooltip" data-testid="tooltip" data-recorded={String(recorded)} style={{ left, top }}>
       <div className="tooltip-title">
@@ -67,9 +72,28 @@ export function Tooltip() {
             {THROUGHPUT_KEYS.map((k) => (
               <Fragment key={k}>
                 <dt>{THROUGHPUT_LABELS[k]}</dt>
-                <dd data-testid={`tooltip-${k}`}>{formatRate(throughputAt(tput, k, col))}</dd>
+                <dd data-testid={`tooltip-${k}`}>{formatThroughput(k, throughputAt(tput, k, col))}</dd>
               </Fragment>
             ))}
+            <dt>failed</dt>
+            <dd data-testid="tooltip-failed" data-count={faults.failed} className={faults.failed > 0 ? 'class-errors' : undefined}>
+              {formatCount(faults.failed)}
+              {faults.failed > 0 ? ` (${statusText(faults.byStatus)})` : ''}
+            </dd>
+            <dt>requeues</dt>
+            <dd data-testid="tooltip-requeues" data-count={faults.requeues}>
+              {formatCount(faults.requeues)}
+            </dd>
+            {hanging.length > 0 && (
+              <>
+                <dt>stuck</dt>
+                <dd data-testid="tooltip-stuck" data-count={hanging.length} className="class-errors">
+                  {hanging
+                    .map((x) => `${x.comm || 'I/O'}${x.pid ? ` (${x.pid})` : ''} in flight since ${formatClock(Math.floor(x.start))}`)
+                    .join('; ')}
+                </dd>
+              </>
+            )}
           </>
         )}
         {rec.state === 'partial' && (

@@ -7,6 +7,7 @@ import { download, exportSummary } from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { windowKnown, windowScale } from '../store/dataWindow.js';
 import { notify } from '../store/notices.js';
+import { incidentMarks } from './incidents.js';
 import { useUi } from '../store/store.js';
 import { paletteFor, renderTheme, resolvedTheme } from './theme.js';
 
@@ -45,6 +46,7 @@ export async function exportPng(): Promise<void> {
           track: cur.tracks.get(dev),
           histogram: { hist: h?.hist ?? [], total: h?.total ?? 0, quantiles: h?.quantiles ?? [], maxShare: sum.maxShare },
           scale: windowScale(cur, dev, ui.norm) ?? cur.scale,
+          incidents: incidentMarks(dev),
         },
       ];
     }),

@@ -41,6 +41,8 @@ export function renderTheme(theme: ThemeName): RenderTheme {
     bar: v('--bar', '#5b8def'),
     selection: v('--selection', '#2a7fff'),
     gap: v('--gap', '#8a93a3'),
+    alert: v('--bad', '#c62828'),
+    warn: v('--warn', '#b35900'),
     percentiles: [v('--p50', '#39d0ff'), v('--p99', '#7dff6b'), v('--p999', '#ff5ce1')],
     marks: [v('--p50', '#39d0ff'), v('--p90', '#ffd166'), v('--p99', '#7dff6b'), v('--p999', '#ff5ce1')],
     font: `11px ${v('--font-mono', 'ui-monospace, monospace')}`,

@@ -2,8 +2,8 @@
  * Keeps one disk's canvases drawn: registers its heat map, overlay and histogram renderers
  * with the scheduler (one animation frame per redraw) and its geometry for hit-testing,
  * invalidates each on the store changes that concern it, and binds the heat map's gestures.
- * The drawing itself is in render/ (heatLayers.ts, overlay.ts, histogram.ts, axes.ts,
- * throughput.ts for the strip under the heat map).
+ * The drawing itself is in render/ (heatLayers.ts, overlay.ts with incidents.ts, histogram.ts,
+ * axes.ts, throughput.ts for the strip under the heat map).
  */
 import { type RefObject, useEffect } from 'react';
 import { renderContext, type RenderContext } from '../render/contract.js';
@@ -16,6 +16,7 @@ import { useData } from '../store/dataStore.js';
 import { windowKnown, windowScale } from '../store/dataWindow.js';
 import { useHover, useUi } from '../store/store.js';
 import { heatmapGeometry, registerGeometry } from './geometry.js';
+import { forgetIncidents, incidentMarks } from './incidents.js';
 import { bindHeatmapGestures } from './interactions.js';
 import { paletteFor, renderTheme, resolvedTheme } from './theme.js';
 import { throughputDraw } from './throughputStrip.js';
@@ -48,7 +49,7 @@ function heatContext(width: number, height: number): RenderContext | undefined {
   return renderContext({ from: v.from, to: v.to, uLo: cur.yLo, uHi: cur.yHi, width, height, dpr: useUi.getState().dpr }, cur.step);
 }
 
-/** What the overlay of `dev` marks now, from the hover and the selection. */
+/** What the overlay of `dev` marks now, from the data (incidents), the hover and the selection. */
 function overlayMarks(dev: string): OverlayMarks {
   const hv = useHover.getState();
   const sel = useData.getState().selection;
@@ -56,6 +57,7 @@ function overlayMarks(dev: string): OverlayMarks {
   const cmp = useData.getState().compare;
   return {
     compare: cmp ? { baseline: cmp.baseline, comparison: cmp.comparison } : undefined,
+    incidents: incidentMarks(dev),
     cursor: hv.t !== undefined && !drag ? hv.t : undefined,
     cell: hv.dev === dev && hv.col !== undefined && hv.bucket !== undefined && !drag ? { col: hv.col, bucket: hv.bucket } : undefined,
     // A size × latency cell spans the whole range at one bucket, of one size only: not a heat map cell.
@@ -142,6 +144,7 @@ export function useDiskDrawing(dev: string, el: DiskElements): void {
       scheduler.register(`tput:${dev}`, tput.draw),
       tput.dispose,
       scheduler.register(`overlay:${dev}`, drawMarks),
+      () => forgetIncidents(dev),
       scheduler.register(`hist:${dev}`, drawHist),
       registerGeometry(dev, () => {
         const overlay = el.overlay.current;

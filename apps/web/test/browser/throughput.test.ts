@@ -12,6 +12,7 @@ import type { DiskFrame, Frame } from '@blkheat/shared-types';
 import { CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
 import { startFakeAgent } from '../fixtures/fakeAgent.ts';
 import { defaultDisks, syntheticSource, type SyntheticSource } from '../fixtures/synthetic.ts';
+import { THROUGHPUT_KEYS } from '../../src/model/throughput.ts';
 
 const dist = join(import.meta.dirname, '../../dist/index.html');
 const LOOP0 = '7:0';
@@ -88,7 +89,9 @@ test(
       assert.equal(vda.queue[i], null, 'no in-flight counts in the data: no data, not 0');
     }
 
-    // Pixels, at the x of heat map columns: the in-flight lane (bottom third) full for 6, empty for 0.
+    // Pixels, at the x of heat map columns: the in-flight lane full for 6, empty for 0.
+    const lane = THROUGHPUT_KEYS.indexOf('queue');
+    const laneMid = (lane + 0.5) / THROUGHPUT_KEYS.length; // lanes are equal bands, top to bottom
     if (step === 1) {
       const cols = loop.queue.map((q, i) => ({ q, ts: loop.from + i }));
       const pick = (q: number): number | undefined => cols.slice(Math.floor(cols.length / 3), -3).find((c) => c.q === q)?.ts;
@@ -96,7 +99,7 @@ test(
       const empty = pick(0);
       assert.ok(full !== undefined && empty !== undefined, 'columns with 6 and 0 in flight in view');
       const px = await page.evaluate(
-        ({ dev, full, empty }) => {
+        ({ dev, full, empty, laneMid }) => {
           const hook = (globalThis as unknown as Hooked).__blkheat;
           const hot = hook.hottestCell(dev);
           if (!hot) return undefined;
@@ -109,11 +112,11 @@ test(
             const c = hook.cellCenter(dev, ts, hot.bucket);
             const r = doc.querySelector('[data-testid="throughput-loop0"]')?.getBoundingClientRect();
             if (!c || !r) return undefined;
-            return hook.throughputPixelAt(dev, c.x, r.top + (r.height * 5) / 6);
+            return hook.throughputPixelAt(dev, c.x, r.top + r.height * laneMid);
           };
           return { full: read(full), empty: read(empty) };
         },
-        { dev: LOOP0, full, empty },
+        { dev: LOOP0, full, empty, laneMid },
       );
       assert.ok(px?.full && px.empty, `pixels read: ${JSON.stringify(px)}`);
       assert.ok(px.full[3] > 200, `6 in flight: the lane is filled (${px.full})`);

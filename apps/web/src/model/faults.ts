@@ -1,0 +1,66 @@
+/**
+ * Failed I/Os and requeues per heat map column (issue "Incident views", part "Errors and
+ * requeues"): for one disk, per column of `step` seconds, the failed I/Os by block status
+ * (`cls[].e`, protocol 2, over every class: a failed passthrough command failed too) and the
+ * requests sent back to the queue (`DiskFrame.requeues`). Frames of any step add up (merging is
+ * exact for both), so a coarse column holds the sum of its seconds.
+ */
+import type { DiskFrame, Frame } from '@blkheat/shared-types';
+import { formatCount } from './format.js';
+
+export interface FaultColumn {
+  /** Absolute column (floor(ts / step)). */
+  readonly col: number;
+  /** Failed I/Os, Σ byStatus. */
+  readonly failed: number;
+  /** Failed I/Os by block status name ("IOERR", "TIMEOUT", …). */
+  readonly byStatus: Readonly<Record<string, number>>;
+  readonly requeues: number;
+}
+
+interface Acc {
+  failed: number;
+  byStatus: Record<string, number>;
+  requeues: number;
+}
+
+function addDisk(a: Acc, d: DiskFrame): void {
+  a.requeues += d.requeues ?? 0;
+  for (const c of d.cls) {
+    if (!c.e) continue;
+    for (const [status, n] of Object.entries(c.e)) {
+      a.failed += n;
+      a.byStatus[status] = (a.byStatus[status] ?? 0) + n;
+    }
+  }
+}
+
+/** The columns in [col0, col1) of `dev` that had failed I/Os or requeues, in column order. */
+export function faultColumns(frames: readonly Frame[], dev: string, step: number, col0: number, col1: number): FaultColumn[] {
+  const accs = new Map<number, Acc>();
+  for (const f of frames) {
+    const col = Math.floor(f.ts / step);
+    if (col < col0 || col >= col1) continue;
+    const d = f.disks.find((x) => x.dev === dev);
+    if (!d) continue;
+    let a = accs.get(col);
+    if (!a) accs.set(col, (a = { failed: 0, byStatus: {}, requeues: 0 }));
+    addDisk(a, d);
+  }
+  const out: FaultColumn[] = [];
+  for (const [col, a] of accs) if (a.failed > 0 || a.requeues > 0) out.push({ col, ...a });
+  return out.sort((x, y) => x.col - y.col);
+}
+
+/** Failed I/Os and requeues of one column (zeros when it had none). */
+export function faultsAt(frames: readonly Frame[], dev: string, step: number, col: number): FaultColumn {
+  return faultColumns(frames, dev, step, col, col + 1)[0] ?? { col, failed: 0, byStatus: {}, requeues: 0 };
+}
+
+/** "IOERR 2, TIMEOUT 1": statuses by count, then name. */
+export function statusText(byStatus: Readonly<Record<string, number>>): string {
+  return Object.entries(byStatus)
+    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0))
+    .map(([s, n]) => `${s} ${formatCount(n)}`)
+    .join(', ');
+}

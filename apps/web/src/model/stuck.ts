@@ -1,0 +1,141 @@
+/**
+ * Stuck I/O (issue "Incident views", part "In flight / stuck I/O"): an I/O still in flight
+ * longer than a threshold. Two questions, both answered from `DiskFrame.inflight` (protocol 2):
+ *
+ *   - Is a disk stuck now? Judged on the newest live frame only (`stuckNow`): what was in flight
+ *     when that second closed. An I/O that completed is not in it any more, so the verdict ends
+ *     with the I/O.
+ *   - Where did each stuck I/O start and how long did it hang? (`stuckSpans`, for the heat map's
+ *     marks) From every frame that listed it: start = frame ts + step − age (the age is measured
+ *     when the step closed), end = the end of the newest frame that still had it in flight. For a
+ *     merged (coarse) frame the in-flight state is that of its worst second, so its start is only
+ *     known to within the frame's step (it is put at the latest possible second).
+ */
+import type { DiskFrame, Frame, InflightIo } from '@blkheat/shared-types';
+
+/** Default threshold: in flight for more than a second. */
+export const DEFAULT_STUCK_SECONDS = 1;
+/** Accepted thresholds (URL `stuck=`, toolbar): 10 ms .. 1 h. */
+export const MIN_STUCK_SECONDS = 0.01;
+export const MAX_STUCK_SECONDS = 3600;
+/** What the toolbar offers (a threshold from a URL outside these is offered as well). */
+export const STUCK_PRESETS: readonly number[] = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30];
+
+/** A threshold as the URL writes it: seconds, at most 3 decimals. */
+const STUCK_RE = /^\d{1,4}(\.\d{1,3})?$/;
+
+/** Parses a threshold in seconds ("0.5", "2"); a message saying what is accepted when it is not one. */
+export function parseStuckSeconds(text: string): { ok: true; value: number } | { ok: false; message: string } {
+  const v = Number(text);
+  if (!STUCK_RE.test(text) || !(v >= MIN_STUCK_SECONDS && v <= MAX_STUCK_SECONDS)) {
+    return {
+      ok: false,
+      message: `stuck=${text.slice(0, 32)}: expected a number of seconds from ${MIN_STUCK_SECONDS} to ${MAX_STUCK_SECONDS} (e.g. stuck=0.5); using ${DEFAULT_STUCK_SECONDS} s`,
+    };
+  }
+  return { ok: true, value: v };
+}
+
+/** A stuck I/O as the row head lists it (one of `inflight.ios`), age in seconds. */
+export interface StuckIo {
+  readonly c: string;
+  readonly pid: number;
+  readonly comm: string;
+  readonly sector: number | null;
+  readonly bytes: number;
+  readonly ageS: number;
+}
+
+export interface StuckState {
+  /** Stuck I/Os counted (those listed older than the threshold; 1 when none is listed but the oldest is). */
+  readonly count: number;
+  /** More may be stuck than counted: every listed I/O is stuck and more were in flight than listed. */
+  readonly atLeast: boolean;
+  /** Age of the oldest I/O in flight, seconds. */
+  readonly oldestS: number;
+  /** The stuck I/Os listed, oldest first. */
+  readonly ios: readonly StuckIo[];
+}
+
+function stuckIo(io: InflightIo): StuckIo {
+  return { c: io.c, pid: io.pid, comm: io.comm, sector: io.sector, bytes: io.bytes, ageS: io.age_ns / 1e9 };
+}
+
+/**
+ * What of `disk` (its entry in the newest live frame; undefined: absent, so nothing in flight)
+ * has been in flight longer than `thresholdS`; undefined when nothing has (or no `inflight`).
+ */
+export function stuckNow(disk: DiskFrame | undefined, thresholdS: number): StuckState | undefined {
+  const inf = disk?.inflight;
+  if (!inf || inf.n === 0 || !(inf.oldest_ns / 1e9 > thresholdS)) return undefined;
+  const ios = inf.ios
+    .filter((io) => io.age_ns / 1e9 > thresholdS)
+    .map(stuckIo)
+    .sort((a, b) => b.ageS - a.ageS);
+  // The agent lists the oldest few per disk: if all of those are stuck, others may be too.
+  const allListedStuck = ios.length === inf.ios.length;
+  const count = Math.max(1, ios.length);
+  return { count, atLeast: allListedStuck && inf.n > count, oldestS: inf.oldest_ns / 1e9, ios };
+}
+
+/** "stuck: 2 I/Os, oldest 12.3 s" (the age formatted by `formatAge`: the page's latency format). */
+export function stuckText(s: StuckState, formatAge: (seconds: number) => string): string {
+  const n = `${s.atLeast ? '≥ ' : ''}${s.count} I/O${s.count === 1 && !s.atLeast ? '' : 's'}`;
+  return `stuck: ${n}, oldest ${formatAge(s.oldestS)}`;
+}
+
+/** One stuck I/O over time, as the heat map marks it. */
+export interface StuckSpan {
+  /** When it was made (unix seconds, fractional): frame ts + step − age. */
+  readonly start: number;
+  /** The start is known to within this many seconds (the finest step it was seen at). */
+  readonly resolution: number;
+  /** End of the newest frame that still had it in flight. */
+  readonly end: number;
+  /** Its age then, seconds. */
+  readonly ageS: number;
+  readonly pid: number;
+  readonly comm: string;
+  readonly c: string;
+  readonly sector: number | null;
+}
+
+/** Same I/O seen in two frames: same identity and starts that agree within the frames' resolution (plus clock jitter). */
+function sameIo(s: StuckSpan, io: InflightIo, start: number, step: number): boolean {
+  const tolerance = Math.max(s.resolution, step) + 0.5;
+  return s.pid === io.pid && s.comm === io.comm && s.c === io.c && s.sector === io.sector && Math.abs(s.start - start) <= tolerance;
+}
+
+/**
+ * The stuck I/Os of `dev` in `frames` (any order; any step), each once with its start and the
+ * end of its newest sighting, oldest start first. I/Os of no listing (the agent lists the oldest
+ * few) are represented by the frame's `oldest_ns` alone, as pid 0.
+ */
+export function stuckSpans(frames: readonly Frame[], dev: string, thresholdS: number): StuckSpan[] {
+  const out: StuckSpan[] = [];
+  const sorted = [...frames].sort((a, b) => a.ts - b.ts);
+  for (const f of sorted) {
+    const inf = f.disks.find((d) => d.dev === dev)?.inflight;
+    if (!inf || inf.n === 0) continue;
+    const end = f.ts + f.step;
+    const ios: InflightIo[] = inf.ios.filter((io) => io.age_ns / 1e9 > thresholdS);
+    if (ios.length === 0 && inf.oldest_ns / 1e9 > thresholdS) {
+      ios.push({ c: '', pid: 0, comm: '', sector: null, bytes: 0, age_ns: inf.oldest_ns, dev_age_ns: null });
+    }
+    for (const io of ios) {
+      const ageS = io.age_ns / 1e9;
+      const start = end - ageS;
+      const i = out.findIndex((s) => sameIo(s, io, start, f.step));
+      const span: StuckSpan = { start, resolution: f.step, end, ageS, pid: io.pid, comm: io.comm, c: io.c, sector: io.sector };
+      const prev = out[i];
+      if (!prev) out.push(span);
+      else {
+        // The finest sighting says when it started (a coarse frame's start is its latest possible one); the newest, how old it got.
+        const fine = f.step < prev.resolution || (f.step === prev.resolution && start < prev.start) ? span : prev;
+        const newest = end >= prev.end ? span : prev;
+        out[i] = { ...newest, start: fine.start, resolution: fine.resolution };
+      }
+    }
+  }
+  return out.sort((a, b) => a.start - b.start);
+}
