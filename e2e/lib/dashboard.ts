@@ -119,7 +119,9 @@ export async function waitFor(page: Page, what: string, ok: () => Promise<boolea
 
 /** Drags across a disk's heat map from one fraction of its width to another, at mid height. */
 export async function dragAcross(page: Page, diskName: string, from: number, to: number): Promise<void> {
-  const box = await page.locator(`[data-testid="heatmap-overlay-${diskName}"]`).boundingBox();
+  const overlay = page.locator(`[data-testid="heatmap-overlay-${diskName}"]`);
+  await overlay.scrollIntoViewIfNeeded(); // a lower disk's heat map may be below the fold
+  const box = await overlay.boundingBox();
   if (!box) throw new Error(`no heat map for ${diskName}`);
   const y = box.y + box.height / 2;
   await page.mouse.move(box.x + box.width * from, y);

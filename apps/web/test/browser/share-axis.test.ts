@@ -81,6 +81,8 @@ test('share axis: no overlapping labels, none at all when every histogram is emp
   assertApart(busy);
 
   // Drag-zoom into the quiet tail (the last half of the range): no disk has I/O in view.
+  // The third disk's heat map may lie below the fold: bring it into view before dragging on it.
+  await page.locator('[data-testid="heatmap-overlay-vda"]').scrollIntoViewIfNeeded();
   const box = await page.locator('[data-testid="heatmap-overlay-vda"]').boundingBox();
   assert.ok(box);
   await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
