@@ -5,13 +5,13 @@
  */
 import { CGROUP_NONE, CGROUP_OTHER } from '@blkheat/shared-types';
 import type { CgroupSummary } from '../model/cgroups.js';
-import { formatCount, formatShare } from '../model/format.js';
-import { bucketWindowOf, formatLatency } from '../model/latency.js';
+import { formatCount } from '../model/format.js';
+import { bucketWindowOf } from '../model/latency.js';
 import { clearCgroup, clickCgroup } from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
 import { PanelDiskSelect, usePanelDisk } from './PanelDisk.js';
-import { Spark } from './Spark.js';
+import { DistributionCells } from './DistributionCells.js';
 
 /** What the protocol's special names mean, for their tooltips. */
 function cgroupTitle(g: string): string {
@@ -22,10 +22,6 @@ function cgroupTitle(g: string): string {
 }
 
 function Row({ c, selected, uLo, uHi }: { c: CgroupSummary; selected: boolean; uLo: number; uHi: number }) {
-  const q = (label: string): string => {
-    const v = c.quantiles.find((x) => x.label === label);
-    return v ? formatLatency(v.seconds) : '–';
-  };
   return (
     <tr className={selected ? 'selected' : undefined} data-testid="cgroup-row" data-cgroup={c.g} data-count={c.n}>
       <th scope="row">
@@ -43,15 +39,7 @@ function Row({ c, selected, uLo, uHi }: { c: CgroupSummary; selected: boolean; u
       <td className="num" data-testid="cgroup-count">
         {formatCount(c.n)}
       </td>
-      <td className="share">
-        <span className="share-bar" style={{ width: `${Math.max(1, c.share * 100)}%` }} />
-        <span className="share-text">{formatShare(c.share)}</span>
-      </td>
-      <td className="num">{q('p50')}</td>
-      <td className="num">{q('p99')}</td>
-      <td>
-        <Spark hist={c.hist} uLo={uLo} uHi={uHi} />
-      </td>
+      <DistributionCells row={c} uLo={uLo} uHi={uHi} />
     </tr>
   );
 }

@@ -3,20 +3,15 @@
  * status in the cell's title), share, latency percentiles and distribution per class. Clicking a class filters every view to it
  * (Ctrl/⌘-click adds or removes); "all classes" clears the filter.
  */
-import { formatCount, formatShare } from '../model/format.js';
+import { formatCount } from '../model/format.js';
 import { statusText } from '../model/faults.js';
-import { formatLatency } from '../model/latency.js';
 import type { ClassSummary } from '../model/breakdown.js';
 import { clearClasses, clickClass } from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
-import { Spark } from './Spark.js';
+import { DistributionCells } from './DistributionCells.js';
 
 function Row({ c, selected, uLo, uHi }: { c: ClassSummary; selected: boolean; uLo: number; uHi: number }) {
-  const q = (label: string): string => {
-    const v = c.quantiles.find((x) => x.label === label);
-    return v ? formatLatency(v.seconds) : '–';
-  };
   return (
     <tr className={selected ? 'selected' : undefined} data-testid={`class-row-${c.c}`}>
       <th scope="row">
@@ -42,15 +37,7 @@ function Row({ c, selected, uLo, uHi }: { c: ClassSummary; selected: boolean; uL
       >
         {formatCount(c.failed)}
       </td>
-      <td className="share">
-        <span className="share-bar" style={{ width: `${Math.max(1, c.share * 100)}%` }} />
-        <span className="share-text">{formatShare(c.share)}</span>
-      </td>
-      <td className="num">{q('p50')}</td>
-      <td className="num">{q('p99')}</td>
-      <td>
-        <Spark hist={c.hist} uLo={uLo} uHi={uHi} />
-      </td>
+      <DistributionCells row={c} uLo={uLo} uHi={uHi} />
     </tr>
   );
 }

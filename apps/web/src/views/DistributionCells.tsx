@@ -1,0 +1,35 @@
+/**
+ * The cells every breakdown row ends with (op classes, cgroups): its share of the range as a
+ * bar and a number, its p50 and p99, and its latency distribution as a sparkline. One place, so
+ * the two tables read alike.
+ */
+import type { QuantileValue } from '../model/percentiles.js';
+import { formatShare } from '../model/format.js';
+import { formatLatency } from '../model/latency.js';
+import { Spark } from './Spark.js';
+
+export interface DistributionRow {
+  readonly share: number;
+  readonly hist: Float64Array;
+  readonly quantiles: readonly QuantileValue[];
+}
+
+export function DistributionCells({ row, uLo, uHi }: { row: DistributionRow; uLo: number; uHi: number }) {
+  const q = (label: string): string => {
+    const v = row.quantiles.find((x) => x.label === label);
+    return v ? formatLatency(v.seconds) : '–';
+  };
+  return (
+    <>
+      <td className="share">
+        <span className="share-bar" style={{ width: `${Math.max(1, row.share * 100)}%` }} />
+        <span className="share-text">{formatShare(row.share)}</span>
+      </td>
+      <td className="num">{q('p50')}</td>
+      <td className="num">{q('p99')}</td>
+      <td>
+        <Spark hist={row.hist} uLo={uLo} uHi={uHi} />
+      </td>
+    </>
+  );
+}
