@@ -80,6 +80,13 @@ export function createApp(options: AppOptions): express.Express {
   });
 
   app.get('/healthz', (_req: Request, res: Response) => {
+    if (ctx.fleet) {
+      const reasons = ctx.fleet.problems();
+      res
+        .status(reasons.length === 0 ? 200 : 503)
+        .json({ status: reasons.length === 0 ? 'ok' : 'degraded', fleet: ctx.fleet.info(), ...(reasons.length ? { reasons } : {}) });
+      return;
+    }
     const newest = ctx.history.newestTs;
     const now = Date.now() / 1000;
     const lag = newest === undefined ? null : now - (newest + 1);
@@ -122,6 +129,13 @@ export function createApp(options: AppOptions): express.Express {
   app.get('/api/v1/range', (req: Request, res: Response) => {
     const q = parseRangeQuery(params(req), ctx.disks());
     if (!sendQueryError(res, q)) return;
+    if (ctx.fleet) {
+      ctx.fleet.range(q.value, ANSWER_MAX_BYTES).then(
+        (a) => res.type('application/json').send(`{${rangeAnswerFields(a)}}`),
+        (e: unknown) => fail(res, 502, e instanceof Error ? e.message : String(e)),
+      );
+      return;
+    }
     const a = answerRange(ctx.history, q.value, ANSWER_MAX_BYTES);
     res.type('application/json').send(`{${rangeAnswerFields(a)}}`);
   });
