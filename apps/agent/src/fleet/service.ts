@@ -38,6 +38,11 @@ const DISCOVERY_MS = 5_000;
 const LIVE_CATCH_UP_S = 600;
 /** Assumed until the targets say otherwise. */
 const DEFAULT_SCRAPE_INTERVAL_S = 15;
+/**
+ * How far back the page may scroll: Prometheus' default retention. Its actual retention is not
+ * in the HTTP API; columns older than what it keeps read as not recorded.
+ */
+const PROMETHEUS_RETENTION_S = 15 * 86400;
 
 export interface RunningFleet {
   readonly url: string;
@@ -67,6 +72,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   const fleet: FleetSource = {
     info,
     problems: () => (problem ? [problem] : []),
+    historyFrom: () => Math.floor(Date.now() / 1000) - PROMETHEUS_RETENTION_S,
     async range(req: RangeQuery, maxBytes: number): Promise<FramesAnswer> {
       const plan = planFleetRange(req.from, req.to, req.step, scrapeInterval);
       const { frames } = await fleetFrames(api, dir, plan, { disks: req.disks, classes: req.classes }, scrapeInterval, options.schema);

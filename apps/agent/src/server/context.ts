@@ -34,6 +34,8 @@ export interface AgentContext {
  */
 export interface FleetSource {
   info(): FleetInfo;
+  /** Oldest second ranges may be asked for (Prometheus' data, not the live tail's). */
+  historyFrom(): number;
   range(req: RangeQuery, maxBytes: number): Promise<FramesAnswer>;
   /** Why the fleet view is degraded now (Prometheus unreachable, no series); empty when fine. */
   problems(): string[];

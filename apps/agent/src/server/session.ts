@@ -93,7 +93,7 @@ export class ClientSession {
       step: 1,
       disks: ctx.disks(),
       now,
-      historyFrom: ctx.history.oldestTs ?? now,
+      historyFrom: ctx.fleet ? ctx.fleet.historyFrom() : (ctx.history.oldestTs ?? now),
       tiers: ctx.history.tierSteps,
       status: agentStatus(ctx),
       ...(ctx.fleet ? { fleet: ctx.fleet.info() } : {}),
