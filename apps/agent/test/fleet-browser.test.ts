@@ -7,6 +7,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Frame } from '@blkheat/shared-types';
 import { prometheusUnavailable } from '@blkheat/testkit';
 import { CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../e2e/lib/browser.ts';
 import { B_100US, B_5MS, FLEET_HOSTS, startFleetRig, WEB_ROOT } from './lib/fleet-rig.js';
@@ -75,10 +76,12 @@ test(
     assert.equal(state.step, 1, 'a 1 s scrape interval gives 1 s columns when zoomed in');
     const counts = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.counts());
     for (const h of FLEET_HOSTS) {
-      const want: number | undefined = rig.exporters
-        .find((e) => e.host.instance === h.instance)
-        ?.frames.filter((f) => f.ts >= range.from && f.ts < range.to)
-        .reduce((a, f) => a + (f.disks[0]?.cls ?? []).reduce((b, c) => b + c.n, 0), 0);
+      // The exporter's seconds, grouped by the scrapes Prometheus stored (one second each unless
+      // a scrape came late), whose first second lies in the range.
+      const groups: [number, Frame][] = [...(await rig.attributed(h.instance)).bySecond.entries()].filter(
+        ([ts]) => ts >= range.from && ts < range.to,
+      );
+      const want: number = groups.reduce((a: number, [, f]) => a + (f.disks[0]?.cls ?? []).reduce((b, c) => b + c.n, 0), 0);
       assert.equal(counts[devs[h.instance] ?? '']?.completed, want, `${h.instance}: the zoomed range's I/Os equal what its agent counted`);
     }
 

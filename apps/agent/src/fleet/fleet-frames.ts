@@ -33,6 +33,9 @@ export const DEVICE_METRIC = 'blkheat_device_latency_seconds';
 export const QUEUE_METRIC = 'blkheat_queue_latency_seconds';
 export const WINDOW_END_METRIC = 'blkheat_histogram_window_end_seconds';
 
+/** A host whose newest scrape is this much older than the newest host's is left behind by the live edge (s). */
+const STALE_HOST_S = 10;
+
 /** Beyond this many scrapes per series, a range is asked for as increase() per step. */
 export const RAW_SCRAPES_PER_SERIES = 3600;
 
@@ -176,7 +179,11 @@ async function rawColumns(
   walk(dev, 'd');
   walk(queue, 'q');
   for (const c of cells.values()) b.add(c.ts, c.dev, c.cls, c.cell);
-  b.completeTo = newest.size === 0 ? undefined : Math.min(...newest.values());
+  // A host no longer scraped (gone, or its agent down) must not hold the others back.
+  const lastEnds = [...newest.values()];
+  const latest = Math.max(...lastEnds);
+  const current = lastEnds.filter((e) => e >= latest - Math.max(STALE_HOST_S, 3 * scrapeInterval));
+  b.completeTo = current.length === 0 ? undefined : Math.min(...current);
 }
 
 /** Counts by increase() per step (see the header). */

@@ -1,9 +1,15 @@
 /**
  * A stand-in for one host's agent on /metrics, for fleet tests that must not load BPF: it makes
- * a synthetic frame of known counts each wall-clock second and serves the cumulative totals in
- * the protobuf format built by the agent's own exposition code (Exposition + renderProtobuf),
- * with the window gauges the agent exports. Every frame it made is kept, so a test can compare
- * what the fleet view shows with what was counted.
+ * a synthetic frame of known counts per second and serves the cumulative totals in the protobuf
+ * format built by the agent's own exposition code (Exposition + renderProtobuf), with the window
+ * gauges the agent exports. Every frame it made is kept, so a test can compare what the fleet
+ * view shows with what was counted.
+ *
+ * Its seconds close in step with the scrapes: a real agent closes a second at the wall-clock
+ * edge, and a scrape that lands within milliseconds of that edge may see two seconds at once or
+ * none (the fleet view then gives both to the first: docs/fleet.md). Here a second closes half
+ * a scrape interval after the phase of the first scrape, so each scrape sees exactly one new
+ * second and the test can demand exact columns.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -76,33 +82,25 @@ export function exposition(host: FakeHost, totals: LatencyTotals, schema: Bucket
   return out;
 }
 
-/** Starts the exporter on loopback; it makes its first frame for the current second at once. */
+/** Starts the exporter on loopback; its first scrape closes the seconds since it started. */
 export async function startFakeExporter(host: FakeHost, schema: BucketSchema = BUCKET_SCHEMA): Promise<FakeExporter> {
   const totals = new LatencyTotals(schema);
   const frames: Frame[] = [];
   let next = Math.floor(Date.now() / 1000) - 1;
-  // A second is added once it is over, as the agent does.
+  /** Fraction of a second at which the first scrape came (scrapes come at a fixed phase). */
+  let phase: number | undefined;
+  // Closes every second up to the one before the current scrape period (see the header).
   const tick = (): void => {
-    const now = Math.floor(Date.now() / 1000);
-    while (next < now) {
+    const now = Date.now() / 1000;
+    phase ??= now % 1;
+    const period = Math.round(now - phase);
+    while (next < period) {
       const f = fakeFrame(host, next);
       frames.push(f);
       totals.add(f);
       next++;
     }
   };
-  tick();
-  let timer: NodeJS.Timeout | undefined;
-  const schedule = (): void => {
-    timer = setTimeout(
-      () => {
-        tick();
-        schedule();
-      },
-      1000 - (Date.now() % 1000) + 5,
-    );
-  };
-  schedule();
   const server: Server = createServer((req, res) => {
     if (req.url !== '/metrics') {
       res.writeHead(404).end();
@@ -122,7 +120,6 @@ export async function startFakeExporter(host: FakeHost, schema: BucketSchema = B
     host,
     frames,
     stop: async () => {
-      clearTimeout(timer);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -5,7 +5,7 @@
  * (fleet/service.ts) asking it. Everything is torn down with the test.
  */
 import { fileURLToPath } from 'node:url';
-import { BUCKET_SCHEMA, bucketOfNs, type Frame } from '@blkheat/shared-types';
+import { BUCKET_SCHEMA, bucketOfNs, mergeFrames, type Frame } from '@blkheat/shared-types';
 import { startPrometheus, type CleanupContext, type PrometheusServer } from '@blkheat/testkit';
 import { startFleet, type RunningFleet } from '../../src/fleet/service.js';
 import { startFakeExporter, type FakeExporter, type FakeHost } from './fake-exporter.js';
@@ -35,8 +35,14 @@ export interface FleetRig {
   readonly exporters: readonly FakeExporter[];
   readonly prom: PrometheusServer;
   readonly fleet: RunningFleet;
-  /** The frame a host's exporter made for a second, if it made one. */
-  frameOf(instance: string, ts: number): Frame | undefined;
+  /**
+   * What the fleet view must show for a host, per second: the exporter's own frames, grouped by
+   * the scrapes Prometheus stored. A stored scrape is dated by the agent's window end, so the
+   * seconds between two stored scrapes [e0, e1) show as one entry at e0: one second each, unless
+   * a scrape failed or came late (a loaded machine), when the later one carries both seconds
+   * (docs/fleet.md). `merged` counts such groups.
+   */
+  attributed(instance: string): Promise<{ bySecond: Map<number, Frame>; merged: number }>;
 }
 
 export const WEB_ROOT = fileURLToPath(new URL('../../../web/dist/', import.meta.url));
@@ -56,7 +62,30 @@ export async function startFleetRig(t: CleanupContext, log: (line: string) => vo
     exporters,
     prom,
     fleet,
-    frameOf: (instance, ts) => exporters.find((e) => e.host.instance === instance)?.frames.find((f) => f.ts === ts),
+    async attributed(instance) {
+      const frames = exporters.find((e) => e.host.instance === instance)?.frames ?? [];
+      const query = `blkheat_histogram_window_end_seconds{instance="${instance}"}[600s]`;
+      const res = await fetch(`${prom.url}/api/v1/query?query=${encodeURIComponent(query)}&time=${Date.now() / 1000}`);
+      const body = (await res.json()) as { data: { result: { values: [number, string][] }[] } };
+      const ends = [...new Set((body.data.result[0]?.values ?? []).map((v) => Number(v[1])))].sort((a, b) => a - b);
+      const bySecond = new Map<number, Frame>();
+      let merged = 0;
+      for (let i = 1; i < ends.length; i++) {
+        const a = ends[i - 1] as number;
+        const b = ends[i] as number;
+        if (b - a > 1) merged++;
+        bySecond.set(
+          a,
+          mergeFrames(
+            frames.filter((f) => f.ts >= a && f.ts < b),
+            a,
+            1,
+            BUCKET_SCHEMA,
+          ),
+        );
+      }
+      return { bySecond, merged };
+    },
   };
 }
 
