@@ -5,8 +5,9 @@
 // the exporters counted in it. Needs apps/web/dist, chromium and prometheus.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import type { Frame } from '@blkheat/shared-types';
 import { prometheusUnavailable } from '@blkheat/testkit';
 import { CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../e2e/lib/browser.ts';
@@ -110,6 +111,27 @@ test(
     assert.ok(!below || below[3] === 0, 'the 100 µs cell of host-c is empty');
 
     await screenshot(page, 'fleet-view', 'web-browser');
+
+    // Export the zoomed range and import it again: the same rows, links and counts, offline.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=export-json]')]);
+    const file = join(mkdtempSync(join(tmpdir(), 'blkheat-fleet-snap-')), 'fleet.json');
+    t.after(() => rmSync(dirname(file), { recursive: true, force: true }));
+    await download.saveAs(file);
+    await page.setInputFiles('[data-testid=import-input]', file);
+    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot', undefined, {
+      timeout: 20_000,
+    });
+    await idle(page);
+    const imported = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.counts());
+    for (const [i, h] of FLEET_HOSTS.entries()) {
+      const name = `${h.instance}/${h.disk}`;
+      const dev = devs[h.instance] ?? '';
+      assert.equal(imported[dev]?.completed, counts[dev]?.completed, `${name}: the imported snapshot counts what the live view did`);
+      const href = await page.locator(`[data-testid="agent-link-${name}"]`).getAttribute('href');
+      assert.equal(href, `http://127.0.0.1:${rig.exporters[i]?.port}/`, `${name} still links to its agent in the snapshot`);
+    }
+    assert.equal(await page.locator('[data-testid^="host-chip-"]').count(), 3, 'the host picker in the snapshot');
+    await screenshot(page, 'fleet-snapshot', 'web-browser');
     assert.deepEqual(s.errors, [], 'no console errors');
   },
 );

@@ -25,7 +25,6 @@ import { StreamHub } from '../server/hub.js';
 import { TokenChecker } from '../server/security.js';
 import { StaticSite } from '../server/static.js';
 import { LatencyTotals } from '../server/totals.js';
-import { hostInfo } from '../service/agent.js';
 import { AGENT_VERSION } from '../version.js';
 import { FleetDirectory, linksOf } from './fleet-disks.js';
 import { DEVICE_METRIC, fleetFrames, planFleetRange, QUEUE_METRIC, WINDOW_END_METRIC } from './fleet-frames.js';
@@ -82,7 +81,9 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
 
   const context: AgentContext = {
     version: AGENT_VERSION,
-    host: hostInfo('fleet'),
+    // What a snapshot of the fleet view says it is: the fleet, from this Prometheus (not the
+    // machine the fleet server happens to run on).
+    host: { hostname: 'fleet', kernel: `Prometheus ${api.url}`.slice(0, 255), instance: 'fleet' },
     schema: options.schema,
     history,
     samples: new SampleStore({ capacity: 1, windowSeconds: 1 }),
