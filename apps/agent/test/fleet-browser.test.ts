@@ -48,6 +48,7 @@ test(
       /3 hosts · Prometheus http:\/\/127\.0\.0\.1:\d+ · scraped every 1 s/,
     );
     assert.equal(await page.locator('[data-testid^="host-chip-"]').count(), 3, 'a host picker with the three hosts');
+    assert.equal(await page.locator('[data-testid="fleet-problem"]').count(), 0, 'no problem shown once Prometheus answers');
 
     // Drag across host-a's heat map, over seconds the exporters made: a fixed, zoomed range.
     const devA = devs['host-a'] ?? '';

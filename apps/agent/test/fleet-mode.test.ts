@@ -211,4 +211,9 @@ test('fleet mode: Prometheus unreachable is said plainly, and the server keeps s
   assert.match(range.body.error, /unreachable/);
   const page = await fetch(fleet.url);
   assert.equal(page.status, 200, 'the dashboard is served regardless');
+  // The page is told too: the hello's status names the problem.
+  const ws = await WsTestClient.connect(`${fleet.url.replace('http', 'ws')}api/v1/stream`);
+  t.after(() => ws.destroy());
+  const hello = await ws.nextJson<HelloMessage>((m) => m.t === 'hello');
+  assert.match(hello.status?.fleetProblem?.message ?? '', /Prometheus at http:\/\/127\.0\.0\.1:9 is unreachable/);
 });

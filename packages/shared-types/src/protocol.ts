@@ -63,8 +63,6 @@ export interface FleetInfo {
   readonly prometheus: string;
   /** Prometheus' scrape interval of the blkheat targets (s): the finest step the view has. */
   readonly scrapeInterval: number;
-  /** Why the fleet has no data now (Prometheus unreachable, no blkheat series), if it has none. */
-  readonly problem?: string;
 }
 
 /** What the dashboard shows about the agent itself. Added in 3. */
@@ -77,6 +75,11 @@ export interface AgentStatus {
    * coming; the seconds not recorded read back as no data.
    */
   readonly historyFault?: { readonly message: string; readonly since: number };
+  /**
+   * Fleet view only (added in 3): present while the fleet has no data to show: Prometheus is
+   * unreachable, fails, or has no blkheat series; why, and since when (unix seconds).
+   */
+  readonly fleetProblem?: { readonly message: string; readonly since: number };
 }
 
 /** The agent's status changed (a history fault began or ended). Added in 3. */

@@ -9,7 +9,8 @@
  *    which backfills and reconnects read as they do on an agent) and broadcast as frames;
  *  - every few seconds the disks (host × disk) and the links to each host's agent are
  *    refreshed from Prometheus' series and targets. While Prometheus is unreachable or has no
- *    blkheat series, the reason is logged once, shown on /healthz and in hello.fleet.problem,
+ *    blkheat series, the reason is logged once, shown on /healthz and on the page (the status
+ *    message's fleetProblem),
  *    and the loops keep retrying.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -60,17 +61,24 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   const history = HistoryStore.open({ dir: tailDir, historySeconds: 3600, maxBytes: 64 * 1024 ** 2, schema: options.schema, log });
 
   let scrapeInterval = DEFAULT_SCRAPE_INTERVAL_S;
-  let problem: string | undefined = 'not asked Prometheus yet';
+  let problem: { message: string; since: number } | undefined = {
+    message: `asking Prometheus at ${api.url}`,
+    since: Math.floor(Date.now() / 1000),
+  };
+  /** Set once the hub exists: tells the pages when the problem changes. */
+  let announceStatus: () => void = () => {};
   const setProblem = (p: string | undefined): void => {
-    if (p !== problem) log(p === undefined ? `fleet: Prometheus at ${api.url} answers with blkheat series` : `fleet: ${p}; retrying`);
-    problem = p;
+    if (p === problem?.message) return;
+    log(p === undefined ? `fleet: Prometheus at ${api.url} answers with blkheat series` : `fleet: ${p}; retrying`);
+    problem = p === undefined ? undefined : { message: p, since: Math.floor(Date.now() / 1000) };
+    announceStatus();
   };
 
-  const info = (): FleetInfo => ({ prometheus: api.url, scrapeInterval, ...(problem ? { problem } : {}) });
+  const info = (): FleetInfo => ({ prometheus: api.url, scrapeInterval });
 
   const fleet: FleetSource = {
     info,
-    problems: () => (problem ? [problem] : []),
+    problem: () => problem,
     historyFrom: () => Math.floor(Date.now() / 1000) - PROMETHEUS_RETENTION_S,
     async range(req: RangeQuery, maxBytes: number): Promise<FramesAnswer> {
       const plan = planFleetRange(req.from, req.to, req.step, scrapeInterval);
@@ -94,6 +102,9 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     fleet,
   };
   const hub = new StreamHub(context, log);
+  announceStatus = () => hub.broadcastStatusIfChanged();
+  // Remember the first status (hello carries it), so that its end is announced as a change.
+  announceStatus();
   let server;
   try {
     server = await listen({

@@ -81,7 +81,8 @@ export function createApp(options: AppOptions): express.Express {
 
   app.get('/healthz', (_req: Request, res: Response) => {
     if (ctx.fleet) {
-      const reasons = ctx.fleet.problems();
+      const problem = ctx.fleet.problem();
+      const reasons = problem ? [problem.message] : [];
       res
         .status(reasons.length === 0 ? 200 : 503)
         .json({ status: reasons.length === 0 ? 'ok' : 'degraded', fleet: ctx.fleet.info(), ...(reasons.length ? { reasons } : {}) });

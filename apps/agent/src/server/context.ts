@@ -37,12 +37,17 @@ export interface FleetSource {
   /** Oldest second ranges may be asked for (Prometheus' data, not the live tail's). */
   historyFrom(): number;
   range(req: RangeQuery, maxBytes: number): Promise<FramesAnswer>;
-  /** Why the fleet view is degraded now (Prometheus unreachable, no series); empty when fine. */
-  problems(): string[];
+  /** Why the fleet view has no data now (Prometheus unreachable, no series), and since when. */
+  problem(): { message: string; since: number } | undefined;
 }
 
 /** The status the dashboard shows (hello.status, status messages). */
 export function agentStatus(ctx: AgentContext): AgentStatus {
   const fault = ctx.history.health().fault;
-  return { startedAt: ctx.startedAt, ...(fault ? { historyFault: { message: fault.message, since: fault.since } } : {}) };
+  const fleetProblem = ctx.fleet?.problem();
+  return {
+    startedAt: ctx.startedAt,
+    ...(fault ? { historyFault: { message: fault.message, since: fault.since } } : {}),
+    ...(fleetProblem ? { fleetProblem } : {}),
+  };
 }

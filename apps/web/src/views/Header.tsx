@@ -24,6 +24,7 @@ export function Header() {
   }
   const host = mode === 'snapshot' ? snapshot?.host : agent?.host;
   const fleet = mode === 'live' ? agent?.fleet : undefined;
+  const fleetProblem = useUi((s) => s.agentStatus?.fleetProblem);
   const hostCount = new Set(useData((s) => s.disks).flatMap((d) => (d.host === undefined ? [] : [d.host]))).size;
   const hostname = host?.hostname;
   useEffect(() => {
@@ -41,9 +42,9 @@ export function Header() {
             <span className="muted">
               {hostCount} host{hostCount === 1 ? '' : 's'} · Prometheus {fleet.prometheus} · scraped every {fleet.scrapeInterval} s
             </span>
-            {fleet.problem && (
-              <span className="tag tag-warn" data-testid="fleet-problem">
-                {fleet.problem}
+            {fleetProblem && (
+              <span className="tag tag-warn" role="alert" data-testid="fleet-problem" data-since={fleetProblem.since}>
+                no data since {formatDateTime(fleetProblem.since)}: {fleetProblem.message}
               </span>
             )}
           </span>
