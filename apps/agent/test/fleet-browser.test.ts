@@ -50,6 +50,19 @@ test(
     assert.equal(await page.locator('[data-testid^="host-chip-"]').count(), 3, 'a host picker with the three hosts');
     assert.equal(await page.locator('[data-testid="fleet-problem"]').count(), 0, 'no problem shown once Prometheus answers');
 
+    // The host picker hides and shows all of a host's disks.
+    await page.click('[data-testid="host-chip-host-b"]');
+    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().shownDisks.length === 2, undefined, {
+      timeout: 10_000,
+    });
+    assert.equal(await page.locator('[data-testid="disk-row-host-b/sda"]').count(), 0, "host-b's row is hidden");
+    assert.equal(await page.locator('[data-testid="host-chip-host-b"]').getAttribute('aria-pressed'), 'false');
+    await page.click('[data-testid="host-chip-host-b"]');
+    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().shownDisks.length === 3, undefined, {
+      timeout: 10_000,
+    });
+    await idle(page);
+
     // Drag across host-a's heat map, over seconds the exporters made: a fixed, zoomed range.
     const devA = devs['host-a'] ?? '';
     const first = rig.exporters[0]?.frames[0]?.ts ?? 0;
