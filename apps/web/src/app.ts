@@ -138,7 +138,7 @@ export function startApp(): void {
           notify('error', `The agent's bucket schema ${JSON.stringify(hello.schema)} cannot be drawn (${refusal}); its data is not shown.`);
         }
         useUi.setState({
-          agent: { version: hello.agent, host: hello.host, tiers: hello.tiers, historyFrom: hello.historyFrom },
+          agent: { version: hello.agent, host: hello.host, tiers: hello.tiers, historyFrom: hello.historyFrom, fleet: hello.fleet },
         });
         data.setAgentDisks(hello.disks);
       },

@@ -15,6 +15,13 @@ export interface DiskInfo {
   readonly present: boolean;
   readonly sizeBytes?: number;
   readonly model?: string;
+  /**
+   * Fleet view only (added in 3, `blkheat fleet`): the host (the agent's `instance` label) this
+   * disk is on; `dev` is then the fleet's own id for the host × disk and `name` reads "host/disk".
+   */
+  readonly host?: string;
+  /** Fleet view only (added in 3): that host's own agent dashboard, for per-I/O drill-down. */
+  readonly link?: string;
 }
 
 /** One op class of one disk over one step. */

@@ -50,7 +50,19 @@ export interface HelloMessage {
   /** History tiers' steps in seconds, finest first (e.g. [1, 10, 60]). */
   readonly tiers: readonly number[];
   /** The agent's status at connection time; `status` messages follow when it changes. Added in 3. */
-  readonly status?: AgentStatus;
+  readonly status?: AgentStatus; /**
+   * Present when the server is `blkheat fleet` (added in 3): the data comes from Prometheus'
+   * native histograms of many agents, one disk entry per host × disk (DiskInfo.host, .link).
+   */
+  readonly fleet?: FleetInfo;
+}
+
+/** What a fleet view says about its source. Added in 3. */
+export interface FleetInfo {
+  /** The Prometheus base URL the fleet server queries. */
+  readonly prometheus: string;
+  /** Prometheus' scrape interval of the blkheat targets (s): the finest step the view has. */
+  readonly scrapeInterval: number;
 }
 
 /** What the dashboard shows about the agent itself. Added in 3. */
@@ -63,6 +75,11 @@ export interface AgentStatus {
    * coming; the seconds not recorded read back as no data.
    */
   readonly historyFault?: { readonly message: string; readonly since: number };
+  /**
+   * Fleet view only (added in 3): present while the fleet has no data to show: Prometheus is
+   * unreachable, fails, or has no blkheat series; why, and since when (unix seconds).
+   */
+  readonly fleetProblem?: { readonly message: string; readonly since: number };
 }
 
 /** The agent's status changed (a history fault began or ended). Added in 3. */

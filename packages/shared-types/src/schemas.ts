@@ -171,11 +171,17 @@ export const frameSchema = z.strictObject({
 
 export const diskInfoSchema = z.strictObject({
   dev: devSchema,
-  name: z.string().min(1).max(64),
+  name: z.string().min(1).max(192), // 192: a fleet view names a disk "host/disk"
   kind: z.enum(['request', 'bio']),
   present: z.boolean(),
   sizeBytes: count.optional(),
   model: z.string().max(128).optional(),
+  host: z.string().min(1).max(128).optional(),
+  link: z
+    .string()
+    .max(2048)
+    .regex(/^https?:\/\/[^\s]+$/, 'expected an http(s) URL')
+    .optional(),
 });
 
 export const ioSampleSchema = z.strictObject({

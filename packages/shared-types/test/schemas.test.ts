@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  diskInfoSchema,
   BUCKET_SCHEMA,
   MAX_SPAN_SECONDS,
   MAX_STEP_SECONDS,
@@ -116,4 +117,13 @@ test('client messages are validated field by field', () => {
       if (field) assert.equal(r.field, field, text);
     }
   }
+});
+
+test('DiskInfo of a fleet view: host and link are checked (added in 3)', () => {
+  const fleet = { dev: '2:1', name: 'db-1/nvme0n1', kind: 'request', present: true, host: 'db-1', link: 'http://db-1:7360/' };
+  assert.equal(diskInfoSchema.safeParse(fleet).success, true);
+  assert.equal(diskInfoSchema.safeParse({ ...fleet, link: 'javascript:alert(1)' }).success, false, 'only http(s) links');
+  assert.equal(diskInfoSchema.safeParse({ ...fleet, link: 'http://a b/' }).success, false, 'no spaces');
+  assert.equal(diskInfoSchema.safeParse({ ...fleet, host: '' }).success, false, 'a host is named');
+  assert.equal(diskInfoSchema.safeParse({ ...fleet, name: 'x'.repeat(193) }).success, false, 'names up to 192 characters');
 });

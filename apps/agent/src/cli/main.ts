@@ -10,6 +10,7 @@ interface Subcommand {
 }
 
 const subcommands: Record<string, () => Promise<Subcommand>> = {
+  fleet: () => import('./fleet.js'),
   record: () => import('./record.js'),
   serve: () => import('./serve.js'),
 };
@@ -21,6 +22,7 @@ function usage(): string {
     'Usage: blkheat <command> [options]',
     '',
     'Commands:',
+    '  fleet    one dashboard for many agents, drawn from Prometheus native histograms (no BPF, no root)',
     '  record   print per-interval latency histograms per disk and op class (like biolatency -D -F, finer)',
     '  serve    run the agent: live dashboard, WebSocket stream, history, REST API, Prometheus /metrics',
     '',

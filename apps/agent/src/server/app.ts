@@ -7,13 +7,13 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { AgentContext } from './context.js';
 import { answerRange, rangeAnswerFields } from '../history/range-read.js';
-import { DEFAULT_SAMPLES_LIMIT, ANSWER_MAX_BYTES } from './limits.js';
+import { DEFAULT_SAMPLES_LIMIT, ANSWER_MAX_BYTES, SNAPSHOT_MAX_BYTES } from './limits.js';
 import { renderText, TEXT_CONTENT_TYPE } from './exposition.js';
 import { buildMetrics, type StreamStats } from './metrics.js';
 import { PROTOBUF_CONTENT_TYPE, renderProtobuf, wantsProtobuf } from './native-histograms.js';
 import { MAX_QUERY_BYTES, parseNoQuery, parseRangeQuery, parseSamplesQuery, parseSnapshotQuery, type QueryResult } from './http-query.js';
 import { hostAllowed, presentedToken, setSecurityHeaders, type AccessPolicy } from './security.js';
-import { snapshotJson } from './snapshot.js';
+import { snapshotJson, snapshotOfAnswer } from './snapshot.js';
 import { notBuiltPage, safeStaticPath, sendStatic, type StaticSite } from './static.js';
 
 export interface AppOptions {
@@ -80,6 +80,14 @@ export function createApp(options: AppOptions): express.Express {
   });
 
   app.get('/healthz', (_req: Request, res: Response) => {
+    if (ctx.fleet) {
+      const problem = ctx.fleet.problem();
+      const reasons = problem ? [problem.message] : [];
+      res
+        .status(reasons.length === 0 ? 200 : 503)
+        .json({ status: reasons.length === 0 ? 'ok' : 'degraded', fleet: ctx.fleet.info(), ...(reasons.length ? { reasons } : {}) });
+      return;
+    }
     const newest = ctx.history.newestTs;
     const now = Date.now() / 1000;
     const lag = newest === undefined ? null : now - (newest + 1);
@@ -122,6 +130,13 @@ export function createApp(options: AppOptions): express.Express {
   app.get('/api/v1/range', (req: Request, res: Response) => {
     const q = parseRangeQuery(params(req), ctx.disks());
     if (!sendQueryError(res, q)) return;
+    if (ctx.fleet) {
+      ctx.fleet.range(q.value, ANSWER_MAX_BYTES).then(
+        (a) => res.type('application/json').send(`{${rangeAnswerFields(a)}}`),
+        (e: unknown) => fail(res, 502, e instanceof Error ? e.message : String(e)),
+      );
+      return;
+    }
     const a = answerRange(ctx.history, q.value, ANSWER_MAX_BYTES);
     res.type('application/json').send(`{${rangeAnswerFields(a)}}`);
   });
@@ -137,10 +152,21 @@ export function createApp(options: AppOptions): express.Express {
   app.get('/api/v1/snapshot', (req: Request, res: Response) => {
     const q = parseSnapshotQuery(params(req), ctx.disks());
     if (!sendQueryError(res, q)) return;
-    const snap = snapshotJson(ctx, q.value);
     const host = ctx.host.hostname.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'host';
-    res.setHeader('Content-Disposition', `attachment; filename="blkheat-${host}-${snap.from}-${snap.to}.json"`);
-    res.type('application/json').send(snap.json);
+    const send = (snap: { json: string; from: number; to: number }): void => {
+      res.setHeader('Content-Disposition', `attachment; filename="blkheat-${host}-${snap.from}-${snap.to}.json"`);
+      res.type('application/json').send(snap.json);
+    };
+    if (ctx.fleet) {
+      // A fleet view exports what Prometheus has for the range, as its range answers do.
+      const req = q.value;
+      ctx.fleet.range(req, SNAPSHOT_MAX_BYTES).then(
+        (a) => send(snapshotOfAnswer(ctx, req, a)),
+        (e: unknown) => fail(res, 502, e instanceof Error ? e.message : String(e)),
+      );
+      return;
+    }
+    send(snapshotJson(ctx, q.value));
   });
 
   app.get('/metrics', (req: Request, res: Response) => {

@@ -2,8 +2,9 @@
  * What the HTTP and WebSocket layers read from the rest of the agent. The server owns no
  * data: frames live in history, samples in the sample store, counters in the collector.
  */
-import type { AgentStatus, BucketSchema, DiskInfo, HostInfo } from '@blkheat/shared-types';
+import type { AgentStatus, BucketSchema, DiskInfo, FleetInfo, HostInfo } from '@blkheat/shared-types';
 import type { CollectorStats } from '../collector/types.js';
+import type { FramesAnswer, RangeQuery } from '../history/range-read.js';
 import type { HistoryStore } from '../history/store.js';
 import type { SampleStore } from '../history/samples.js';
 import type { LatencyTotals } from './totals.js';
@@ -23,10 +24,30 @@ export interface AgentContext {
   disks(): readonly DiskInfo[];
   /** The collector's self-metrics; undefined when it is not running. */
   collectorStats(): CollectorStats | undefined;
+  /** Set when this server is `blkheat fleet` (fleet/service.ts): data comes from Prometheus. */
+  readonly fleet?: FleetSource;
+}
+
+/**
+ * What a fleet server answers from Prometheus instead of its own history: ranges (any span, at
+ * steps no finer than the scrape interval) and its health. Its history holds the live tail only.
+ */
+export interface FleetSource {
+  info(): FleetInfo;
+  /** Oldest second ranges may be asked for (Prometheus' data, not the live tail's). */
+  historyFrom(): number;
+  range(req: RangeQuery, maxBytes: number): Promise<FramesAnswer>;
+  /** Why the fleet view has no data now (Prometheus unreachable, no series), and since when. */
+  problem(): { message: string; since: number } | undefined;
 }
 
 /** The status the dashboard shows (hello.status, status messages). */
 export function agentStatus(ctx: AgentContext): AgentStatus {
   const fault = ctx.history.health().fault;
-  return { startedAt: ctx.startedAt, ...(fault ? { historyFault: { message: fault.message, since: fault.since } } : {}) };
+  const fleetProblem = ctx.fleet?.problem();
+  return {
+    startedAt: ctx.startedAt,
+    ...(fault ? { historyFault: { message: fault.message, since: fault.since } } : {}),
+    ...(fleetProblem ? { fleetProblem } : {}),
+  };
 }

@@ -82,7 +82,7 @@ export class StreamHub implements SessionHost {
     if (json === this.lastStatus) return;
     const first = this.lastStatus === undefined;
     this.lastStatus = json;
-    if (first && !status.historyFault) return; // hello carried it
+    if (first && !status.historyFault && !status.fleetProblem) return; // hello carried it
     const msg = Buffer.from(json, 'utf8');
     for (const ws of this.sessions.keys()) ws.send(msg, { binary: false });
   }

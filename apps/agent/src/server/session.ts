@@ -93,9 +93,10 @@ export class ClientSession {
       step: 1,
       disks: ctx.disks(),
       now,
-      historyFrom: ctx.history.oldestTs ?? now,
+      historyFrom: ctx.fleet ? ctx.fleet.historyFrom() : (ctx.history.oldestTs ?? now),
       tiers: ctx.history.tierSteps,
       status: agentStatus(ctx),
+      ...(ctx.fleet ? { fleet: ctx.fleet.info() } : {}),
     });
   }
 
@@ -230,6 +231,15 @@ export class ClientSession {
 
   private range(msg: RangeRequest): void {
     if (this.refuseWhileBehind(msg.id)) return;
+    const fleet = this.host.ctx.fleet;
+    if (fleet) {
+      // From Prometheus: answered when it answers (matched by id, as every answer is).
+      fleet.range(msg, ANSWER_MAX_BYTES).then(
+        (a) => this.sendRaw(`{"t":"range","id":${JSON.stringify(msg.id)},${rangeAnswerFields(a)}}`, 0),
+        (e: unknown) => this.sendError({ id: msg.id, message: e instanceof Error ? e.message : String(e) }),
+      );
+      return;
+    }
     const answer = answerRange(this.host.ctx.history, msg, ANSWER_MAX_BYTES);
     this.sendRaw(`{"t":"range","id":${JSON.stringify(msg.id)},${rangeAnswerFields(answer)}}`, 0);
   }

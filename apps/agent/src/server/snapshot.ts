@@ -5,12 +5,21 @@
  */
 import { SNAPSHOT_FORMAT, SNAPSHOT_VERSION, isEmptyFrame, type Frame, type RangeRequest } from '@blkheat/shared-types';
 import type { AgentContext } from './context.js';
-import { answerRange } from '../history/range-read.js';
+import { answerRange, type FramesAnswer } from '../history/range-read.js';
 import { SNAPSHOT_MAX_BYTES, SNAPSHOT_MAX_SAMPLES } from './limits.js';
 
 /** The snapshot as JSON text (frames are spliced in as stored, not re-serialized when possible). */
 export function snapshotJson(ctx: AgentContext, req: RangeRequest, now: Date = new Date()): { json: string; from: number; to: number } {
-  const answer = answerRange(ctx.history, req, SNAPSHOT_MAX_BYTES);
+  return snapshotOfAnswer(ctx, req, answerRange(ctx.history, req, SNAPSHOT_MAX_BYTES), now);
+}
+
+/** The snapshot of a range answer (from history, or from Prometheus in a fleet view). */
+export function snapshotOfAnswer(
+  ctx: AgentContext,
+  req: RangeRequest,
+  answer: FramesAnswer,
+  now: Date = new Date(),
+): { json: string; from: number; to: number } {
   // Cheap emptiness test on the text; parse only the rare candidates.
   const frames = answer.frames.filter((j) => !j.includes('"disks":[]') || !isEmptyFrame(JSON.parse(j) as Frame));
   const samples = ctx.samples.query({

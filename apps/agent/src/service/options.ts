@@ -141,31 +141,7 @@ export function parseServeArgs(
   }
   if (values.help) return 'help';
 
-  const host = values.host ?? DEFAULTS.host;
-  if (!(isIP(host) || /^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(host))) fail(`--host: "${host}" is not an IP address or host name`);
-  const port = values.port === undefined ? DEFAULTS.port : intArg('port', values.port, 0, 65535);
-
-  if (values.token !== undefined && values['token-file'] !== undefined) fail('--token and --token-file: give one, not both');
-  let token = values.token;
-  if (values['token-file'] !== undefined) token = readTokenFile(values['token-file']);
-  if (token !== undefined) {
-    if (token.length < MIN_TOKEN_CHARS) fail(`token: at least ${MIN_TOKEN_CHARS} characters, please (e.g. openssl rand -hex 16)`);
-    if (!/^[\x21-\x7e]+$/.test(token)) fail('token: only printable ASCII without spaces');
-  }
-  const loopback = isLoopbackHost(host.includes(':') ? `[${host}]` : host);
-  if (!loopback && token === undefined) {
-    fail(
-      `refusing to listen on ${host} without a token: anyone who can reach it would see this machine's I/O. ` +
-        'Add --token-file FILE (or --token T), or listen on 127.0.0.1 and use an SSH tunnel.',
-    );
-  }
-
-  const allowOrigins: string[] = [];
-  for (const o of values['allow-origin'] ?? []) {
-    const n = normalizeOrigin(o);
-    if (!n) fail(`--allow-origin: "${o}" is not an origin like https://example.org or http://host:8080`);
-    allowOrigins.push(n);
-  }
+  const { host, port, token, allowOrigins } = parseListenFlags(values);
 
   let historySeconds: number = DEFAULTS.historySeconds;
   if (values.history !== undefined) {
@@ -220,6 +196,45 @@ export function parseServeArgs(
     samplesBudget,
     webRoot: resolve(values['web-root'] ?? DEFAULTS.webRoot),
   };
+}
+
+/** The listening flags `serve` and `fleet` share, with the same rules: a token for anything wider than loopback. */
+export interface ListenFlags {
+  readonly host?: string | undefined;
+  readonly port?: string | undefined;
+  readonly token?: string | undefined;
+  readonly 'token-file'?: string | undefined;
+  readonly 'allow-origin'?: string[] | undefined;
+}
+
+export function parseListenFlags(values: ListenFlags): Pick<ServeOptions, 'host' | 'port' | 'token' | 'allowOrigins'> {
+  const host = values.host ?? DEFAULTS.host;
+  if (!(isIP(host) || /^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(host))) fail(`--host: "${host}" is not an IP address or host name`);
+  const port = values.port === undefined ? DEFAULTS.port : intArg('port', values.port, 0, 65535);
+
+  if (values.token !== undefined && values['token-file'] !== undefined) fail('--token and --token-file: give one, not both');
+  let token = values.token;
+  if (values['token-file'] !== undefined) token = readTokenFile(values['token-file']);
+  if (token !== undefined) {
+    if (token.length < MIN_TOKEN_CHARS) fail(`token: at least ${MIN_TOKEN_CHARS} characters, please (e.g. openssl rand -hex 16)`);
+    if (!/^[\x21-\x7e]+$/.test(token)) fail('token: only printable ASCII without spaces');
+  }
+  const loopback = isLoopbackHost(host.includes(':') ? `[${host}]` : host);
+  if (!loopback && token === undefined) {
+    fail(
+      `refusing to listen on ${host} without a token: anyone who can reach it would see this machine's I/O. ` +
+        'Add --token-file FILE (or --token T), or listen on 127.0.0.1 and use an SSH tunnel.',
+    );
+  }
+
+  const allowOrigins: string[] = [];
+  for (const o of values['allow-origin'] ?? []) {
+    const n = normalizeOrigin(o);
+    if (!n) fail(`--allow-origin: "${o}" is not an origin like https://example.org or http://host:8080`);
+    allowOrigins.push(n);
+  }
+
+  return { host, port, token, allowOrigins };
 }
 
 /** --schema N (serve and record): 2 or 3; absent = BUCKET_SCHEMA. Throws UsageError. */

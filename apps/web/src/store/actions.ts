@@ -181,6 +181,19 @@ export function toggleDisk(dev: string): void {
   useUi.setState({ diskChoice: next.map((x) => byDev.get(x) ?? x) });
 }
 
+/** Fleet view: shows every disk of a host, or hides them all when they are all shown. */
+export function toggleHost(host: string): void {
+  const d = useData.getState();
+  const mine = d.disks.filter((x) => x.host === host);
+  const shown = new Set(d.shownDevs);
+  const allShown = mine.every((x) => shown.has(x.dev));
+  for (const x of mine) {
+    if (allShown) shown.delete(x.dev);
+    else shown.add(x.dev);
+  }
+  useUi.setState({ diskChoice: d.disks.filter((x) => shown.has(x.dev)).map((x) => x.name) });
+}
+
 export function autoDisks(): void {
   useUi.setState({ diskChoice: undefined });
 }

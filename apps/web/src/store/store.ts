@@ -7,7 +7,7 @@
  */
 import { create } from 'zustand';
 import type { StoreApi } from 'zustand';
-import type { AgentStatus, HostInfo, LatencyKind } from '@blkheat/shared-types';
+import type { AgentStatus, FleetInfo, HostInfo, LatencyKind } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from '../model/colour.js';
 import type { CompareChoice } from '../model/compare.js';
 import type { SampleSortKey } from '../model/samples.js';
@@ -24,6 +24,8 @@ export interface AgentInfo {
   readonly host: HostInfo;
   readonly tiers: readonly number[];
   readonly historyFrom: number;
+  /** Set when the server is a fleet view (`blkheat fleet`): where its data comes from. */
+  readonly fleet?: FleetInfo | undefined;
 }
 
 export interface UiState {

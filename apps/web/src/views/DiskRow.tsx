@@ -144,7 +144,20 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
             stale={connection !== 'live' && lastFrame ? lastFrame.ts + lastFrame.step : undefined}
           />
         )}
-        <span className="disk-dev">{dev}</span>
+        {/* In a fleet view `dev` is the fleet's own id, not a device number: not shown. */}
+        {disk.host === undefined && <span className="disk-dev">{dev}</span>}
+        {disk.link && (
+          <a
+            className="agent-link"
+            href={disk.link}
+            target="_blank"
+            rel="noopener noreferrer"
+            data-testid={`agent-link-${disk.name}`}
+            title={`${disk.host ?? disk.name}'s own blkheat agent: per-I/O drill-down (add #token=… if it needs one)`}
+          >
+            agent ↗
+          </a>
+        )}
         {disk.kind === 'bio' && (
           <span className="tag" title="bio-based device: latency is queue → complete; no queue latency">
             bio

@@ -32,6 +32,9 @@ export function Header() {
     missed += d.missed;
   }
   const host = mode === 'snapshot' ? snapshot?.host : agent?.host;
+  const fleet = mode === 'live' ? agent?.fleet : undefined;
+  const fleetProblem = useUi((s) => s.agentStatus?.fleetProblem);
+  const hostCount = new Set(useData((s) => s.disks).flatMap((d) => (d.host === undefined ? [] : [d.host]))).size;
   const hostname = host?.hostname;
   useEffect(() => {
     document.title = hostname ? `blkheat · ${hostname}${mode === 'snapshot' ? ' (snapshot)' : ''}` : 'blkheat';
@@ -42,7 +45,19 @@ export function Header() {
         blk<span>heat</span>
       </h1>
       <div className="host" data-testid="host">
-        {host ? (
+        {fleet ? (
+          <span data-testid="fleet-source" title={`Drawn from ${fleet.prometheus}'s native histograms`}>
+            <strong>fleet</strong>{' '}
+            <span className="muted">
+              {hostCount} host{hostCount === 1 ? '' : 's'} · Prometheus {fleet.prometheus} · scraped every {fleet.scrapeInterval} s
+            </span>
+            {fleetProblem && (
+              <span className="tag tag-warn" role="alert" data-testid="fleet-problem" data-since={fleetProblem.since}>
+                no data since {formatDateTime(fleetProblem.since)}: {fleetProblem.message}
+              </span>
+            )}
+          </span>
+        ) : host ? (
           <>
             <strong>{host.hostname}</strong> <span className="muted">{host.kernel}</span>
             {mode === 'live' && agent && <span className="muted"> · agent {agent.version}</span>}

@@ -1,0 +1,145 @@
+/**
+ * The fleet's disks: one entry per host × disk found in Prometheus' blkheat series. Hosts are
+ * the series' `instance` label (the agent's --instance), disks their `dev`. Each host × disk gets
+ * a fleet id of the "MAJ:MIN" form the protocol carries (host number : disk number, both from
+ * 1, in the order first seen; stable while the fleet server runs), so the dashboard's filters,
+ * rows and URL state work unchanged. Each entry also links to the host's own agent dashboard,
+ * derived from the scrape URL Prometheus has for that host (targets API).
+ */
+import type { DiskInfo } from '@blkheat/shared-types';
+import type { PromSeries, PromTarget } from './prometheus-api.js';
+
+export interface FleetDisk {
+  readonly id: string;
+  readonly instance: string;
+  /** The disk's kernel name on its host ("nvme0n1"). */
+  readonly disk: string;
+  /** Its "MAJ:MIN" on its host. */
+  readonly dev: string;
+  readonly queued: boolean;
+}
+
+export class FleetDirectory {
+  private readonly hosts = new Map<string, number>();
+  private readonly byKey = new Map<string, FleetDisk>();
+  private readonly links = new Map<string, string>();
+  private version = 0;
+
+  /** Bumped whenever the list or a link changes. */
+  get changes(): number {
+    return this.version;
+  }
+
+  /** Takes the label sets of the latency series; returns true when a disk was new. */
+  learn(series: readonly Readonly<Record<string, string>>[]): boolean {
+    let added = false;
+    const sorted = [...series].sort(
+      (a, b) => (a.instance ?? '').localeCompare(b.instance ?? '') || (a.dev ?? '').localeCompare(b.dev ?? ''),
+    );
+    for (const s of sorted) {
+      const instance = s.instance;
+      const dev = s.dev;
+      if (!instance || !dev) continue;
+      const key = `${instance}\u0000${dev}`;
+      const queued = s.__name__ === 'blkheat_queue_latency_seconds';
+      const known = this.byKey.get(key);
+      if (known) {
+        if (queued && !known.queued) this.byKey.set(key, { ...known, queued: true });
+        continue;
+      }
+      let host = this.hosts.get(instance);
+      if (host === undefined) {
+        host = this.hosts.size + 1;
+        this.hosts.set(instance, host);
+      }
+      const diskNo = [...this.byKey.values()].filter((d) => d.instance === instance).length + 1;
+      this.byKey.set(key, { id: `${host}:${diskNo}`, instance, disk: s.disk ?? dev, dev, queued });
+      added = true;
+    }
+    if (added) this.version++;
+    return added;
+  }
+
+  /** The fleet id of a host's disk, if known. */
+  idOf(instance: string, dev: string): string | undefined {
+    return this.byKey.get(`${instance}\u0000${dev}`)?.id;
+  }
+
+  get disks(): FleetDisk[] {
+    return [...this.byKey.values()];
+  }
+
+  setLinks(links: ReadonlyMap<string, string>): void {
+    let changed = links.size !== this.links.size;
+    for (const [k, v] of links) if (this.links.get(k) !== v) changed = true;
+    if (!changed) return;
+    this.links.clear();
+    for (const [k, v] of links) this.links.set(k, v);
+    this.version++;
+  }
+
+  /** The disks as the protocol lists them. */
+  diskInfos(): DiskInfo[] {
+    return this.disks.map((d) => {
+      const link = this.links.get(d.instance);
+      return {
+        dev: d.id,
+        name: `${d.instance}/${d.disk}`.slice(0, 192),
+        kind: d.queued ? 'request' : 'bio',
+        present: true,
+        host: d.instance.slice(0, 128),
+        ...(link ? { link } : {}),
+      };
+    });
+  }
+}
+
+/** The agent's dashboard URL from its scrape URL: same scheme, host and port, path "/". */
+export function agentUrlOf(scrapeUrl: string): string | undefined {
+  try {
+    const u = new URL(scrapeUrl);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return undefined;
+    return `${u.protocol}//${u.host}/`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The times of a series' newest scrapes (a target's first scrape may precede its first blkheat frame). */
+function timestamps(s: PromSeries): string {
+  return (s.values ?? [])
+    .slice(-5)
+    .map((v) => v[0].toFixed(3))
+    .join(',');
+}
+
+/**
+ * Which target scrapes which instance. When the target's own `instance` label is the agent's
+ * (no honor_labels), that says it. With honor_labels (what docs/fleet.md recommends) the
+ * series carry the agent's instance and lose the target's; then the target is the one whose
+ * `up` samples have exactly the timestamps of the instance's blkheat samples: Prometheus stamps
+ * every sample of one scrape with that scrape's time, and scrapes of different targets are
+ * spread over the interval, so the sets of times differ from target to target.
+ */
+export function linksOf(
+  targets: readonly PromTarget[],
+  instances: readonly string[],
+  up: readonly PromSeries[],
+  windowEnds: readonly PromSeries[],
+): Map<string, string> {
+  const out = new Map<string, string>();
+  const upTimes = new Map<string, string>();
+  for (const s of up) if (s.metric.instance) upTimes.set(s.metric.instance, timestamps(s));
+  const endTimes = new Map<string, string>();
+  for (const s of windowEnds) if (s.metric.instance) endTimes.set(s.metric.instance, timestamps(s));
+  for (const instance of instances) {
+    let target = targets.find((t) => t.labels.instance === instance);
+    if (!target) {
+      const times = endTimes.get(instance);
+      if (times) target = targets.find((t) => t.labels.instance !== undefined && upTimes.get(t.labels.instance) === times);
+    }
+    const url = target ? agentUrlOf(target.scrapeUrl) : undefined;
+    if (url) out.set(instance, url);
+  }
+  return out;
+}

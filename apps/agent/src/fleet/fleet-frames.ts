@@ -1,0 +1,247 @@
+/**
+ * Frames of a time range, at a step, from Prometheus: the heat map columns of a fleet view.
+ *
+ * Two ways, by size:
+ *  - **Scrape by scrape** (up to RAW_SCRAPES_PER_SERIES scrapes in the range): the raw samples of
+ *    the cumulative native histograms, differenced scrape to scrape. Each difference is what
+ *    the agent counted between two scrapes, exactly, and the agent's
+ *    blkheat_histogram_window_end_seconds of the same scrapes says which of its seconds that
+ *    was: [end at the first, end at the second). The difference goes to the column that second
+ *    span starts in. With a 1 s scrape interval every column is the agent's own second, bucket
+ *    for bucket.
+ *  - **increase() per step** (longer ranges): `increase(metric[step])` evaluated at the end of
+ *    each column. Prometheus extrapolates the first and last scrape of each window to its
+ *    edges, so counts are rounded estimates (docs/fleet.md says by how much).
+ */
+import {
+  alignDown,
+  filterFrame,
+  MAX_FRAMES_PER_ANSWER,
+  MAX_STEP_SECONDS,
+  mergeFrames,
+  type BucketSchema,
+  type ClassSeries,
+  type Frame,
+  type FrameFilter,
+  type SparseHist,
+} from '@blkheat/shared-types';
+import type { FleetDirectory } from './fleet-disks.js';
+import { countsBetween, denseCounts, roundedCounts } from './native-buckets.js';
+import type { PrometheusApi, PromSeries } from './prometheus-api.js';
+
+export const DEVICE_METRIC = 'blkheat_device_latency_seconds';
+export const QUEUE_METRIC = 'blkheat_queue_latency_seconds';
+export const WINDOW_END_METRIC = 'blkheat_histogram_window_end_seconds';
+
+/** A host whose newest scrape is this much older than the newest host's is left behind by the live edge (s). */
+const STALE_HOST_S = 10;
+
+/** Beyond this many scrapes per series, a range is asked for as increase() per step. */
+export const RAW_SCRAPES_PER_SERIES = 3600;
+
+export interface FleetPlan {
+  readonly from: number;
+  readonly to: number;
+  readonly step: number;
+}
+
+/**
+ * The step a range is answered at: what was asked for, but never finer than the scrape
+ * interval (Prometheus has nothing finer) nor so fine that the range exceeds
+ * MAX_FRAMES_PER_ANSWER columns; from/to aligned outwards to it.
+ */
+export function planFleetRange(from: number, to: number, step: number | undefined, scrapeInterval: number): FleetPlan {
+  let s = Math.max(step ?? 1, Math.ceil(scrapeInterval), Math.ceil((to - from) / MAX_FRAMES_PER_ANSWER));
+  s = Math.min(s, MAX_STEP_SECONDS);
+  for (;;) {
+    const f = alignDown(from, s);
+    const t = alignDown(to + s - 1, s);
+    if ((t - f) / s <= MAX_FRAMES_PER_ANSWER || s >= MAX_STEP_SECONDS) return { from: f, to: t, step: s };
+    s++;
+  }
+}
+
+interface Cell {
+  d?: SparseHist;
+  q?: SparseHist;
+}
+
+/** Builds frames from per-column, per-series counts. */
+class ColumnBuilder {
+  private readonly cols = new Map<number, Frame[]>();
+  /** Columns that some scrape covered (a column no scrape covered is "not recorded"). */
+  private readonly seen = new Set<number>();
+
+  constructor(
+    private readonly plan: FleetPlan,
+    private readonly schema: BucketSchema,
+  ) {}
+
+  /** Marks the seconds [from, to) as counted (their columns exist, empty or not). */
+  covered(from: number, to: number): void {
+    for (let ts = Math.max(from, this.plan.from); ts < Math.min(to, this.plan.to); ts += this.plan.step) {
+      this.seen.add(alignDown(ts, this.plan.step));
+    }
+    if (to > from && to - 1 >= this.plan.from && to - 1 < this.plan.to) this.seen.add(alignDown(to - 1, this.plan.step));
+  }
+
+  /** End of what every host has been scraped for (raw path): columns before it are final. */
+  completeTo: number | undefined;
+
+  add(ts: number, dev: string, cls: string, cell: Cell): void {
+    if (ts < this.plan.from || ts >= this.plan.to) return;
+    const col = alignDown(ts, this.plan.step);
+    this.seen.add(col);
+    const d = cell.d ?? [];
+    let n = 0;
+    for (let i = 1; i < d.length; i += 2) n += d[i] as number;
+    const series: ClassSeries = { c: cls, n, d, q: cell.q ?? [] };
+    if (n === 0 && series.q.length === 0) return;
+    const list = this.cols.get(col) ?? [];
+    list.push({ ts: col, step: this.plan.step, disks: [{ dev, cls: [series] }] });
+    this.cols.set(col, list);
+  }
+
+  frames(filter: FrameFilter): Frame[] {
+    return [...this.seen]
+      .sort((a, b) => a - b)
+      .map((col) => filterFrame(mergeFrames(this.cols.get(col) ?? [], col, this.plan.step, this.schema), filter));
+  }
+}
+
+function seriesKey(m: Readonly<Record<string, string>>): string {
+  return `${m.instance ?? ''}\u0000${m.dev ?? ''}\u0000${m.class ?? ''}`;
+}
+
+/** The window end gauge per instance and scrape time (ms), from its raw samples. */
+function windowEnds(series: readonly PromSeries[]): Map<string, Map<number, number>> {
+  const out = new Map<string, Map<number, number>>();
+  for (const s of series) {
+    const inst = s.metric.instance;
+    if (!inst) continue;
+    const m = out.get(inst) ?? new Map<number, number>();
+    for (const [t, v] of s.values ?? []) m.set(Math.round(t * 1000), Number(v));
+    out.set(inst, m);
+  }
+  return out;
+}
+
+/** Counts scrape by scrape (see the header). */
+async function rawColumns(
+  api: PrometheusApi,
+  dir: FleetDirectory,
+  plan: FleetPlan,
+  scrapeInterval: number,
+  b: ColumnBuilder,
+  schema: BucketSchema,
+): Promise<void> {
+  // Scrapes of a second come after it: look one interval and a little past `to`, and one
+  // scrape before `from` so the first difference has a start.
+  const margin = Math.ceil(scrapeInterval) * 2 + 2;
+  const at = plan.to + margin;
+  const window = at - plan.from + margin;
+  const [dev, queue, ends] = await Promise.all([
+    api.rawSamples(DEVICE_METRIC, window, at),
+    api.rawSamples(QUEUE_METRIC, window, at),
+    api.rawSamples(WINDOW_END_METRIC, window, at),
+  ]);
+  dir.learn([...dev, ...queue].map((s) => s.metric));
+  const endOf = windowEnds(ends);
+  const cells = new Map<string, { ts: number; dev: string; cls: string; cell: Cell }>();
+  /** Per host, the end of the newest second its scrapes counted. */
+  const newest = new Map<string, number>();
+  const walk = (series: readonly PromSeries[], kind: 'd' | 'q'): void => {
+    for (const s of series) {
+      const inst = s.metric.instance ?? '';
+      const id = dir.idOf(inst, s.metric.dev ?? '');
+      if (!id) continue;
+      const ends = endOf.get(inst);
+      let prev: Float64Array | undefined;
+      let prevEnd: number | undefined;
+      for (const [t, h] of s.histograms ?? []) {
+        const counts = denseCounts(h, schema);
+        const end = ends?.get(Math.round(t * 1000)) ?? Math.floor(t);
+        if (prev !== undefined && prevEnd !== undefined && end > prevEnd) {
+          b.covered(prevEnd, end);
+          const key = `${seriesKey(s.metric)}\u0000${prevEnd}`;
+          const entry = cells.get(key) ?? { ts: prevEnd, dev: id, cls: s.metric.class ?? 'Unknown', cell: {} };
+          entry.cell[kind] = countsBetween(prev, counts);
+          cells.set(key, entry);
+        }
+        if (prevEnd === undefined || end > prevEnd) {
+          prev = counts;
+          prevEnd = end;
+        }
+      }
+      if (prevEnd !== undefined) newest.set(inst, Math.max(newest.get(inst) ?? -Infinity, prevEnd));
+    }
+  };
+  walk(dev, 'd');
+  walk(queue, 'q');
+  for (const c of cells.values()) b.add(c.ts, c.dev, c.cls, c.cell);
+  // A host no longer scraped (gone, or its agent down) must not hold the others back.
+  const lastEnds = [...newest.values()];
+  const latest = Math.max(...lastEnds);
+  const current = lastEnds.filter((e) => e >= latest - Math.max(STALE_HOST_S, 3 * scrapeInterval));
+  b.completeTo = current.length === 0 ? undefined : Math.min(...current);
+}
+
+/** Counts by increase() per step (see the header). */
+async function increaseColumns(
+  api: PrometheusApi,
+  dir: FleetDirectory,
+  plan: FleetPlan,
+  b: ColumnBuilder,
+  schema: BucketSchema,
+): Promise<void> {
+  const q = (metric: string): Promise<PromSeries[]> =>
+    api.queryRange(`increase(${metric}[${plan.step}s])`, plan.from + plan.step, plan.to, plan.step);
+  const [dev, queue] = await Promise.all([q(DEVICE_METRIC), q(QUEUE_METRIC)]);
+  // increase() drops the metric name: say which is which.
+  dir.learn([
+    ...dev.map((s) => ({ ...s.metric, __name__: DEVICE_METRIC })),
+    ...queue.map((s) => ({ ...s.metric, __name__: QUEUE_METRIC })),
+  ]);
+  const cells = new Map<string, { ts: number; dev: string; cls: string; cell: Cell }>();
+  const walk = (series: readonly PromSeries[], kind: 'd' | 'q'): void => {
+    for (const s of series) {
+      const id = dir.idOf(s.metric.instance ?? '', s.metric.dev ?? '');
+      if (!id) continue;
+      for (const [t, h] of s.histograms ?? []) {
+        // The value at t is the increase over (t - step, t]: the column that starts at t - step.
+        const ts = Math.round(t) - plan.step;
+        b.covered(ts, ts + plan.step);
+        const key = `${seriesKey(s.metric)}\u0000${ts}`;
+        const entry = cells.get(key) ?? { ts, dev: id, cls: s.metric.class ?? 'Unknown', cell: {} };
+        entry.cell[kind] = roundedCounts(denseCounts(h, schema));
+        cells.set(key, entry);
+      }
+    }
+  };
+  walk(dev, 'd');
+  walk(queue, 'q');
+  for (const c of cells.values()) b.add(c.ts, c.dev, c.cls, c.cell);
+  b.completeTo = plan.to;
+}
+
+export interface FleetFrames {
+  readonly frames: Frame[];
+  /** Columns before this are final: every host was scraped past them (undefined: no data). */
+  readonly completeTo: number | undefined;
+}
+
+/** Frames of [plan.from, plan.to) at plan.step for the filter (fleet ids), from Prometheus. */
+export async function fleetFrames(
+  api: PrometheusApi,
+  dir: FleetDirectory,
+  plan: FleetPlan,
+  filter: FrameFilter,
+  scrapeInterval: number,
+  schema: BucketSchema,
+): Promise<FleetFrames> {
+  const b = new ColumnBuilder(plan, schema);
+  const scrapes = (plan.to - plan.from) / Math.max(scrapeInterval, 1e-3);
+  if (scrapes <= RAW_SCRAPES_PER_SERIES) await rawColumns(api, dir, plan, scrapeInterval, b, schema);
+  else await increaseColumns(api, dir, plan, b, schema);
+  return { frames: b.frames(filter), completeTo: b.completeTo };
+}

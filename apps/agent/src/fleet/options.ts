@@ -1,0 +1,94 @@
+/**
+ * `blkheat fleet` flags: --prometheus URL, the bucket schema the agents export, and the same
+ * listening rules as `serve` (parseListenFlags: loopback unless a token is given).
+ */
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { BucketSchema } from '@blkheat/shared-types';
+import { DEFAULTS, parseListenFlags, parseSchemaFlag, UsageError } from '../service/options.js';
+
+export interface FleetOptions {
+  readonly prometheus: string;
+  readonly host: string;
+  readonly port: number;
+  readonly token: string | undefined;
+  readonly allowOrigins: readonly string[];
+  readonly schema: BucketSchema;
+  readonly webRoot: string;
+}
+
+export const FLEET_DEFAULT_PORT = 7361;
+
+export const summary = 'fleet view: one dashboard for many agents, drawn from Prometheus native histograms (no BPF, no root)';
+
+export function fleetHelpText(): string {
+  return `Usage: blkheat fleet --prometheus URL [options]
+
+Serves the blkheat dashboard for a whole fleet: one heat map row per host × disk, drawn
+from the native histograms Prometheus scrapes from each host's agent (docs/fleet.md).
+Loads no probes and needs no root. Each row links to its host's own agent dashboard
+(from the scrape URL Prometheus has for that host) for per-I/O drill-down.
+
+Options:
+  --prometheus URL      Prometheus base URL, e.g. http://prometheus:9090 (required). Started
+                        with --enable-feature=native-histograms, scraping the agents with
+                        honor_labels: true. While it is unreachable or has no blkheat series,
+                        the fleet view says so (page, /healthz) and keeps retrying.
+  --schema N            the agents' bucket schema (their --schema): 2 (default) or 3. A bucket
+                        Prometheus returns that is not one of this schema's is an error.
+  --host ADDR           address to listen on (default ${DEFAULTS.host}). Any address that is not
+                        loopback needs --token or --token-file.
+  --port N              TCP port (default ${FLEET_DEFAULT_PORT}; 0 picks a free one, printed at start)
+  --token T             require this token on the API and the WebSocket, as for serve; open
+                        the dashboard as http://HOST:PORT/#token=T
+  --token-file F        read the token from the first line of file F
+  --allow-origin O      also accept WebSocket connections from pages served by origin O; repeatable
+  --web-root DIR        the built dashboard (default ${DEFAULTS.webRoot})
+  -h, --help            show this help
+
+Steps follow the zoom; the finest is Prometheus' scrape interval (a finer request is
+answered at it, and the page shows the step it got). The live edge moves every second
+with a 1 s scrape interval.`;
+}
+
+export function parseFleetArgs(argv: readonly string[]): FleetOptions | 'help' {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        prometheus: { type: 'string' },
+        schema: { type: 'string' },
+        host: { type: 'string' },
+        port: { type: 'string' },
+        token: { type: 'string' },
+        'token-file': { type: 'string' },
+        'allow-origin': { type: 'string', multiple: true },
+        'web-root': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message.split('\n')[0] + " (see 'blkheat fleet --help')" : String(e));
+  }
+  if (values.help) return 'help';
+  if (values.prometheus === undefined) throw new UsageError("--prometheus URL is required (see 'blkheat fleet --help')");
+  let url: URL;
+  try {
+    url = new URL(values.prometheus);
+  } catch {
+    throw new UsageError(`--prometheus: "${values.prometheus}" is not a URL like http://prometheus:9090`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`--prometheus: "${values.prometheus}" is not an http(s) URL`);
+  if (url.search || url.hash) throw new UsageError('--prometheus: give the base URL, without ?query or #fragment');
+  const listen = parseListenFlags({ ...values, port: values.port ?? String(FLEET_DEFAULT_PORT) });
+  return {
+    prometheus: url.toString().replace(/\/+$/, ''),
+    ...listen,
+    schema: parseSchemaFlag(values.schema),
+    webRoot: resolve(values['web-root'] ?? DEFAULTS.webRoot),
+  };
+}

@@ -1,0 +1,235 @@
+/**
+ * `blkheat fleet` as a service: the composition root of fleet mode, as service/agent.ts is for
+ * serve. The same server (server/http.ts: express app, static dashboard, WebSocket hub and
+ * sessions, token and Origin rules) with a FleetSource in its context instead of a collector:
+ *  - ranges (zoom, history) are asked of Prometheus (fleet-frames.ts), at steps no finer than
+ *    the scrape interval;
+ *  - the live edge: with a 1 s scrape interval, every second the newest seconds every host has
+ *    been scraped for are read from Prometheus, kept in a private history (the live tail,
+ *    which backfills and reconnects read as they do on an agent) and broadcast as frames;
+ *  - every few seconds the disks (host × disk) and the links to each host's agent are
+ *    refreshed from Prometheus' series and targets. While Prometheus is unreachable or has no
+ *    blkheat series, the reason is logged once, shown on /healthz and on the page (the status
+ *    message's fleetProblem),
+ *    and the loops keep retrying.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FleetInfo, Frame } from '@blkheat/shared-types';
+import type { FramesAnswer, RangeQuery } from '../history/range-read.js';
+import { SampleStore } from '../history/samples.js';
+import { HistoryStore } from '../history/store.js';
+import type { AgentContext, FleetSource } from '../server/context.js';
+import { listen } from '../server/http.js';
+import { StreamHub } from '../server/hub.js';
+import { TokenChecker } from '../server/security.js';
+import { StaticSite } from '../server/static.js';
+import { LatencyTotals } from '../server/totals.js';
+import { AGENT_VERSION } from '../version.js';
+import { FleetDirectory, linksOf } from './fleet-disks.js';
+import { DEVICE_METRIC, fleetFrames, planFleetRange, QUEUE_METRIC, WINDOW_END_METRIC } from './fleet-frames.js';
+import type { FleetOptions } from './options.js';
+import { PrometheusApi, promDurationSeconds } from './prometheus-api.js';
+
+/** How often disks, links and the scrape interval are refreshed. */
+const DISCOVERY_MS = 5_000;
+/** The live tail read at start, and the longest gap the live loop fills in one go (s). */
+const LIVE_CATCH_UP_S = 600;
+/** Assumed until the targets say otherwise. */
+const DEFAULT_SCRAPE_INTERVAL_S = 15;
+/**
+ * How far back the page may scroll: Prometheus' default retention. Its actual retention is not
+ * in the HTTP API; columns older than what it keeps read as not recorded.
+ */
+const PROMETHEUS_RETENTION_S = 15 * 86400;
+
+export interface RunningFleet {
+  readonly url: string;
+  readonly port: number;
+  readonly context: AgentContext;
+  stop(): Promise<void>;
+}
+
+export async function startFleet(options: FleetOptions, log: (line: string) => void): Promise<RunningFleet> {
+  const api = new PrometheusApi(options.prometheus);
+  const dir = new FleetDirectory();
+  const site = StaticSite.load(options.webRoot);
+  if (!site) log(`fleet: no dashboard build in ${options.webRoot}: the page will say how to build it (the API works)`);
+  // The live tail only (ranges come from Prometheus): private, gone when the fleet server stops.
+  const tailDir = mkdtempSync(join(tmpdir(), 'blkheat-fleet-'));
+  const history = HistoryStore.open({ dir: tailDir, historySeconds: 3600, maxBytes: 64 * 1024 ** 2, schema: options.schema, log });
+
+  let scrapeInterval = DEFAULT_SCRAPE_INTERVAL_S;
+  let problem: { message: string; since: number } | undefined = {
+    message: `asking Prometheus at ${api.url}`,
+    since: Math.floor(Date.now() / 1000),
+  };
+  /** Set once the hub exists: tells the pages when the problem changes. */
+  let announceStatus: () => void = () => {};
+  const setProblem = (p: string | undefined): void => {
+    if (p === problem?.message) return;
+    log(p === undefined ? `fleet: Prometheus at ${api.url} answers with blkheat series` : `fleet: ${p}; retrying`);
+    problem = p === undefined ? undefined : { message: p, since: Math.floor(Date.now() / 1000) };
+    announceStatus();
+  };
+
+  const info = (): FleetInfo => ({ prometheus: api.url, scrapeInterval });
+
+  const fleet: FleetSource = {
+    info,
+    problem: () => problem,
+    historyFrom: () => Math.floor(Date.now() / 1000) - PROMETHEUS_RETENTION_S,
+    async range(req: RangeQuery, maxBytes: number): Promise<FramesAnswer> {
+      const plan = planFleetRange(req.from, req.to, req.step, scrapeInterval);
+      const { frames } = await fleetFrames(api, dir, plan, { disks: req.disks, classes: req.classes }, scrapeInterval, options.schema);
+      return cutAnswer(frames, plan.from, plan.to, plan.step, maxBytes);
+    },
+  };
+
+  const context: AgentContext = {
+    version: AGENT_VERSION,
+    // What a snapshot of the fleet view says it is: the fleet, from this Prometheus (not the
+    // machine the fleet server happens to run on).
+    host: { hostname: 'fleet', kernel: `Prometheus ${api.url}`.slice(0, 255), instance: 'fleet' },
+    schema: options.schema,
+    history,
+    samples: new SampleStore({ capacity: 1, windowSeconds: 1 }),
+    totals: new LatencyTotals(options.schema),
+    startedAt: Math.floor(Date.now() / 1000),
+    disks: () => dir.diskInfos(),
+    collectorStats: () => undefined,
+    fleet,
+  };
+  const hub = new StreamHub(context, log);
+  announceStatus = () => hub.broadcastStatusIfChanged();
+  // Remember the first status (hello carries it), so that its end is announced as a change.
+  announceStatus();
+  let server;
+  try {
+    server = await listen({
+      host: options.host,
+      port: options.port,
+      ctx: context,
+      hub,
+      policy: { tokens: new TokenChecker(options.token), allowOrigins: new Set(options.allowOrigins), bindHost: options.host },
+      site,
+      webRoot: options.webRoot,
+      log,
+    });
+  } catch (e) {
+    history.close();
+    rmSync(tailDir, { recursive: true, force: true });
+    throw e;
+  }
+
+  let stopped = false;
+  let announced = dir.changes;
+  const announceDisks = (): void => {
+    if (dir.changes === announced) return;
+    announced = dir.changes;
+    hub.broadcastDisks(dir.diskInfos());
+  };
+
+  const discover = async (): Promise<void> => {
+    try {
+      const now = Date.now() / 1000;
+      const [targets, up, ends, series] = await Promise.all([
+        api.targets(),
+        api.rawSamples('up', 30, now),
+        api.rawSamples(WINDOW_END_METRIC, 30, now),
+        api.rawSamples(`{__name__=~"${DEVICE_METRIC}|${QUEUE_METRIC}"}`, 30, now),
+      ]);
+      dir.learn(series.map((s) => s.metric));
+      const instances = [...new Set(dir.disks.map((d) => d.instance))];
+      const links = linksOf(targets, instances, up, ends);
+      dir.setLinks(links);
+      const intervals = targets
+        .filter((t) => [...links.values()].some((l) => t.scrapeUrl.startsWith(l)))
+        .map((t) => promDurationSeconds(t.scrapeInterval ?? ''))
+        .filter((s): s is number => s !== undefined && s > 0);
+      if (intervals.length > 0) scrapeInterval = Math.min(...intervals);
+      announceDisks();
+      setProblem(
+        series.length === 0
+          ? `Prometheus at ${api.url} has no blkheat series in the last 30 s: are the agents scraped (job with honor_labels: true), ` +
+              'and is Prometheus started with --enable-feature=native-histograms?'
+          : undefined,
+      );
+    } catch (e) {
+      setProblem(e instanceof Error ? e.message : String(e));
+    }
+  };
+
+  let liveFrom: number | undefined;
+  const live = async (): Promise<void> => {
+    if (scrapeInterval > 1 || problem !== undefined) return;
+    const now = Math.floor(Date.now() / 1000);
+    const newest = history.newestTs;
+    const from = Math.max(liveFrom ?? (newest === undefined ? now - LIVE_CATCH_UP_S : newest + 1), now - LIVE_CATCH_UP_S);
+    if (from >= now) return;
+    try {
+      const { frames, completeTo } = await fleetFrames(api, dir, { from, to: now, step: 1 }, {}, scrapeInterval, options.schema);
+      announceDisks();
+      if (completeTo === undefined) return;
+      const byTs = new Map(frames.map((f) => [f.ts, f]));
+      for (let ts = from; ts < completeTo; ts++) {
+        // A second some host's scrape covered but no I/O: an idle second, drawn as zero.
+        const frame: Frame = byTs.get(ts) ?? { ts, step: 1, disks: [] };
+        history.append(frame, JSON.stringify(frame));
+        hub.broadcastFrame(frame);
+      }
+      liveFrom = Math.max(from, completeTo);
+    } catch (e) {
+      setProblem(e instanceof Error ? e.message : String(e));
+    }
+  };
+
+  // One loop at a time each: a slow Prometheus delays the next round instead of piling them up.
+  const loop = (fn: () => Promise<void>, everyMs: number): (() => Promise<void>) => {
+    let timer: NodeJS.Timeout | undefined;
+    let running: Promise<void> = Promise.resolve();
+    const round = (): void => {
+      running = fn().finally(() => {
+        if (!stopped) timer = setTimeout(round, everyMs);
+      });
+    };
+    round();
+    return async () => {
+      clearTimeout(timer);
+      await running;
+    };
+  };
+  const stopDiscovery = loop(discover, DISCOVERY_MS);
+  const stopLive = loop(live, 1000);
+
+  const shown = server.address.family === 'IPv6' ? `[${server.address.address}]` : server.address.address;
+  let stopping: Promise<void> | undefined;
+  const listening = server;
+  return {
+    url: `http://${shown}:${server.address.port}/`,
+    port: server.address.port,
+    context,
+    stop: () =>
+      (stopping ??= (async () => {
+        stopped = true;
+        await Promise.all([stopDiscovery(), stopLive()]);
+        await listening.close();
+        history.close();
+        rmSync(tailDir, { recursive: true, force: true });
+      })()),
+  };
+}
+
+/** A range answer from frames, cut at about maxBytes of JSON (the client asks again from `to`). */
+function cutAnswer(frames: readonly Frame[], from: number, to: number, step: number, maxBytes: number): FramesAnswer {
+  const texts: string[] = [];
+  let bytes = 0;
+  for (const f of frames) {
+    const text = JSON.stringify(f);
+    if (bytes + text.length > maxBytes && texts.length > 0) return { from, to: f.ts, step, frames: texts, cut: true };
+    texts.push(text);
+    bytes += text.length + 1;
+  }
+  return { from, to, step, frames: texts, cut: false };
+}
