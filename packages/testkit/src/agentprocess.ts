@@ -11,9 +11,11 @@ import { fileURLToPath } from 'node:url';
 export const AGENT_CLI = fileURLToPath(new URL('../../../apps/agent/dist/cli/main.js', import.meta.url));
 
 export interface AgentProcessOptions {
-  /** --data-dir (required: tests own a temp directory). */
-  readonly dataDir: string;
-  /** Extra `serve` flags. --port defaults to 0 (any free port). */
+  /** `serve` (default) or `fleet` (no kernel, no data directory: its options are all in `args`). */
+  readonly command?: 'serve' | 'fleet';
+  /** --data-dir of `serve` (tests own a temp directory); unused by `fleet`. */
+  readonly dataDir?: string;
+  /** Extra flags. --port defaults to 0 (any free port). */
   readonly args?: readonly string[];
   readonly env?: NodeJS.ProcessEnv;
   /** How long to wait for "listening on" (loading BPF takes a few seconds). */
@@ -54,7 +56,12 @@ export function startAgentProcess(options: AgentProcessOptions): Promise<AgentPr
   if (!existsSync(cli)) return Promise.reject(new Error(`${cli} is missing: run node scripts/build.mjs first`));
   const args = [...(options.args ?? [])];
   if (!args.includes('--port')) args.push('--port', '0');
-  const child = spawn(process.execPath, [cli, 'serve', '--data-dir', options.dataDir, ...args], {
+  const command = options.command ?? 'serve';
+  if (command === 'serve') {
+    if (options.dataDir === undefined) return Promise.reject(new Error('serve needs a dataDir'));
+    args.unshift('--data-dir', options.dataDir);
+  }
+  const child = spawn(process.execPath, [cli, command, ...args], {
     env: options.env ?? process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -16,6 +16,12 @@ export interface PrometheusServer {
   query(promql: string, time: number): Promise<{ metric: Record<string, string>; value: number }[]>;
   /** Unix second of the newest scrape of every target, or undefined before each was scraped once. */
   lastScrapes(): Promise<number | undefined>;
+  /**
+   * The distinct values of blkheat_histogram_window_end_seconds Prometheus stored for an
+   * instance over the last `seconds`, ascending: where each stored scrape's data ends. The fleet
+   * view dates a scrape's increment by them, so tests group an agent's seconds the same way.
+   */
+  windowEnds(instance: string, seconds?: number): Promise<number[]>;
   stop(): Promise<void>;
 }
 
@@ -107,6 +113,13 @@ export async function startPrometheus(options: { targets: readonly string[]; t: 
         oldest = Math.min(oldest, Date.parse(t.lastScrape) / 1000);
       }
       return Number.isFinite(oldest) ? oldest : undefined;
+    },
+    async windowEnds(instance, seconds = 600) {
+      const promql = `blkheat_histogram_window_end_seconds{instance="${instance}"}[${seconds}s]`;
+      const data = (await api(`/api/v1/query?query=${encodeURIComponent(promql)}&time=${Date.now() / 1000}`)) as {
+        result: { values: [number, string][] }[];
+      };
+      return [...new Set((data.result[0]?.values ?? []).map((v) => Number(v[1])))].sort((a, b) => a - b);
     },
     stop,
   };

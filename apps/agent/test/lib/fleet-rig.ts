@@ -64,10 +64,7 @@ export async function startFleetRig(t: CleanupContext, log: (line: string) => vo
     fleet,
     async attributed(instance) {
       const frames = exporters.find((e) => e.host.instance === instance)?.frames ?? [];
-      const query = `blkheat_histogram_window_end_seconds{instance="${instance}"}[600s]`;
-      const res = await fetch(`${prom.url}/api/v1/query?query=${encodeURIComponent(query)}&time=${Date.now() / 1000}`);
-      const body = (await res.json()) as { data: { result: { values: [number, string][] }[] } };
-      const ends = [...new Set((body.data.result[0]?.values ?? []).map((v) => Number(v[1])))].sort((a, b) => a - b);
+      const ends = await prom.windowEnds(instance);
       const bySecond = new Map<number, Frame>();
       let merged = 0;
       for (let i = 1; i < ends.length; i++) {
