@@ -5,6 +5,7 @@
 import { axisBottom, axisLeft, axisTop, scaleLinear, scaleTime, select } from 'd3';
 import type { BucketSchema } from '@blkheat/shared-types';
 import { latencyTicks } from '../model/latency.js';
+import { offsetTicks } from '../model/offsetScatter.js';
 import { shareTicks } from '../model/shareTicks.js';
 import { timeTickFormat, timeTicks } from '../model/timeTicks.js';
 
@@ -47,6 +48,18 @@ export function renderLatencyAxis(g: SVGGElement, uLo: number, uHi: number, sche
     .tickSizeOuter(0);
   const sel = select(g).call(axis);
   sel.selectAll<SVGLineElement, number>('.tick line').attr('x2', (u) => (labelled.has(u) ? -6 : -3));
+}
+
+/** The offset scatter's y axis: sectors drawn linearly, labelled with their byte offsets (model/offsetScatter.ts). */
+export function renderOffsetAxis(g: SVGGElement, sectorLo: number, sectorHi: number, height: number): void {
+  const scale = scaleLinear().domain([sectorLo, sectorHi]).range([height, 0]);
+  const ticks = offsetTicks(sectorLo, sectorHi, height);
+  const label = new Map(ticks.map((t) => [t.sector, t.label]));
+  const axis = axisLeft(scale)
+    .tickValues(ticks.map((t) => t.sector))
+    .tickFormat((v) => label.get(v as number) ?? '')
+    .tickSizeOuter(0);
+  select(g).call(axis);
 }
 
 /** Share axis under a histogram: no ticks without I/O, labels never overlapping (model/shareTicks.ts). */
