@@ -114,4 +114,9 @@ test('sector extent holds every I/O on round byte offsets; ticks are labelled in
   assert.ok(ticks.length >= 3);
   for (const t of ticks) assert.match(t.label, /^\d+(\.\d+)? (B|KiB|MiB|GiB)$/);
   assert.equal(ticks[0]?.label, '0 B');
+  // Counted in GiB: whole binary values, never decimal ones shown in binary units.
+  assert.deepEqual(
+    offsetTicks(0, (20 * 2 ** 30) / SECTOR_BYTES, 200).map((t) => t.label),
+    ['0 B', '5 GiB', '10 GiB', '15 GiB', '20 GiB'],
+  );
 });

@@ -68,11 +68,21 @@ export function sectorExtent(samples: readonly IoSample[]): [number, number] {
     hi = Math.max(hi, s.sector + Math.max(1, Math.ceil(s.bytes / SECTOR_BYTES)));
   }
   if (!(lo < hi)) return [0, 1];
-  const t = ticks(lo * SECTOR_BYTES, hi * SECTOR_BYTES, 5);
+  const t = byteTicks(lo * SECTOR_BYTES, hi * SECTOR_BYTES, 5);
   const stepBytes = t.length > 1 ? (t[1] as number) - (t[0] as number) : SECTOR_BYTES;
   const a = Math.floor((lo * SECTOR_BYTES) / stepBytes) * stepBytes;
   const b = Math.ceil((hi * SECTOR_BYTES) / stepBytes) * stepBytes;
   return [Math.floor(a / SECTOR_BYTES), Math.max(Math.floor(a / SECTOR_BYTES) + 1, Math.ceil(b / SECTOR_BYTES))];
+}
+
+/**
+ * Round byte offsets in [lo, hi]: d3's 1-2-5 ticks counted in the binary unit (KiB, MiB, GiB,
+ * TiB) the span is measured in, so labels read "2 GiB, 4 GiB", not "4.66 GiB, 9.31 GiB".
+ */
+export function byteTicks(lo: number, hi: number, count: number): number[] {
+  let unit = 1;
+  while (unit < 2 ** 40 && (hi - lo) / unit >= 1024) unit *= 1024;
+  return ticks(lo / unit, hi / unit, count).map((v) => Math.round(v * unit));
 }
 
 export interface OffsetTick {
@@ -84,7 +94,7 @@ export interface OffsetTick {
 /** Ticks on round byte offsets inside [lo, hi] sectors, about one per `spacing` px of `height`. */
 export function offsetTicks(lo: number, hi: number, height: number, spacing = 40): OffsetTick[] {
   const n = Math.max(2, Math.floor(height / spacing));
-  return ticks(lo * SECTOR_BYTES, hi * SECTOR_BYTES, n)
+  return byteTicks(lo * SECTOR_BYTES, hi * SECTOR_BYTES, n)
     .filter((b) => b % SECTOR_BYTES === 0)
     .map((b) => ({ sector: b / SECTOR_BYTES, label: formatBytes(b) }));
 }

@@ -50,7 +50,15 @@ export function paintOffsetScatter(
   vp: OffsetViewport,
   rows: readonly IoSample[],
   colouring: ScatterColouring,
-  marks: { readonly box?: OffsetBox | undefined; readonly brush?: OffsetBox | undefined; readonly colour: string; readonly muted: string },
+  marks: {
+    readonly box?: OffsetBox | undefined;
+    readonly brush?: OffsetBox | undefined;
+    /** Truncated answer: samples after this time were not loaded (shaded, so it does not read as idle). */
+    readonly unloadedFrom?: number | undefined;
+    readonly colour: string;
+    readonly muted: string;
+    readonly gap: string;
+  },
 ): void {
   const ctx = prepareCanvas(canvas, vp.width, vp.height, vp.dpr);
   if (!ctx) return;
@@ -83,6 +91,16 @@ export function paintOffsetScatter(
   ctx.putImageData(image, 0, 0);
   const t = scatterTimeToCss(vp);
   const y = sectorToCss(vp);
+  if (marks.unloadedFrom !== undefined) {
+    const x0 = Math.max(0, Math.ceil(apply(t, marks.unloadedFrom)) + 1);
+    if (x0 < vp.width) {
+      ctx.save();
+      ctx.globalAlpha = 0.18;
+      ctx.fillStyle = marks.gap;
+      ctx.fillRect(x0, 0, vp.width - x0, vp.height);
+      ctx.restore();
+    }
+  }
   const outline = (b: OffsetBox, dashed: boolean): void => {
     const xa = apply(t, b.from);
     const xb = apply(t, b.to);

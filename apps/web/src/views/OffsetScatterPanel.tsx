@@ -16,6 +16,7 @@ import {
   type OffsetViewport,
   SECTOR_BYTES,
   sampleClasses,
+  sampleTime,
   sectorExtent,
 } from '../model/offsetScatter.js';
 import { renderOffsetAxis, renderTimeAxis } from '../render/axes.js';
@@ -107,7 +108,9 @@ export function OffsetScatterPanel() {
   const yAxis = useRef<SVGGElement>(null);
   const xAxis = useRef<SVGGElement>(null);
   const brush = useRef<{ x0: number; y0: number; box: OffsetBox } | undefined>(undefined);
-  const latest = useRef({ dev, rows, lo, hi, by, colours, uLo, uHi, schema, width });
+  const truncated = offset?.truncated ?? false;
+  const lastTime = rows.length > 0 ? Math.max(...rows.map(sampleTime)) : undefined;
+  const latest = useRef({ dev, rows, lo, hi, by, colours, uLo, uHi, schema, width, truncated, lastTime });
 
   const viewport = (): OffsetViewport => {
     const v = useData.getState().visible;
@@ -131,7 +134,14 @@ export function OffsetScatterPanel() {
       const sel = useData.getState().selection;
       const box =
         sel?.sectors && sel.dev === l.dev ? { from: sel.from, to: sel.to, sectorLo: sel.sectors.lo, sectorHi: sel.sectors.hi } : undefined;
-      paintOffsetScatter(el, vp, l.rows, colouring, { box, brush: brush.current?.box, colour: rt.selection, muted: rt.muted });
+      paintOffsetScatter(el, vp, l.rows, colouring, {
+        box,
+        brush: brush.current?.box,
+        unloadedFrom: l.truncated ? l.lastTime : undefined,
+        colour: rt.selection,
+        muted: rt.muted,
+        gap: rt.gap,
+      });
       if (yAxis.current) renderOffsetAxis(yAxis.current, vp.sectorLo, vp.sectorHi, HEIGHT);
       if (xAxis.current) renderTimeAxis(xAxis.current, vp.from, vp.to, vp.width, 'bottom', useData.getState().window?.step ?? 1);
       drawn = { vp, canvas: el, rows: l.rows, colouring };
@@ -150,9 +160,9 @@ export function OffsetScatterPanel() {
     };
   }, []);
   useEffect(() => {
-    latest.current = { dev, rows, lo, hi, by, colours, uLo, uHi, schema, width };
+    latest.current = { dev, rows, lo, hi, by, colours, uLo, uHi, schema, width, truncated, lastTime };
     scheduler.invalidate(KEY);
-  }, [dev, rows, lo, hi, by, colours, uLo, uHi, schema, width]);
+  }, [dev, rows, lo, hi, by, colours, uLo, uHi, schema, width, truncated, lastTime]);
 
   const [hint, setHint] = useState<string | undefined>(undefined);
   const local = (e: PointerEvent): { x: number; y: number } => {
@@ -214,7 +224,9 @@ export function OffsetScatterPanel() {
         </span>
         {offset?.truncated && (
           <span className="tag tag-warn" data-testid="offset-truncated">
-            truncated: the agent returned the first {formatCount(rows.length)}, more exist; zoom in to see all
+            truncated: the agent returned the first {formatCount(rows.length)}
+            {lastTime !== undefined ? ` (to ${formatClock(Math.floor(lastTime))}; later ones shaded, not loaded)` : ''}, more exist; zoom in
+            to see all
           </span>
         )}
         <span className="offset-colour" role="radiogroup" aria-label="colour points by">
