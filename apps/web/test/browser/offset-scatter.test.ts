@@ -181,6 +181,32 @@ test(
     await screenshot(page, 'offset-scatter-class', 'web-browser');
     await page.click('[data-testid=offset-by-latency]');
 
+    // The class filter narrows the points as it narrows the samples table: only Reads (the
+    // brushed box closed first: its outline would cover points on its edges).
+    await page.click('[data-testid=samples-close]');
+    await page.click('[data-testid=class-Read]');
+    await page.waitForFunction(
+      () => (globalThis as unknown as Hooked).__blkheat.offsetScatter()?.samples.every((x) => x.c === 'Read'),
+      undefined,
+      {
+        timeout: 20_000,
+      },
+    );
+    await idle(page);
+    const reads = await scatter(page);
+    assert.ok(reads);
+    await checkPoints(
+      page,
+      reads,
+      want.filter((x) => x.c === 'Read'),
+      source.schema,
+      'class filter',
+    );
+    await page.click('[data-testid=class-Read]');
+    await page.waitForFunction((n) => (globalThis as unknown as Hooked).__blkheat.offsetScatter()?.samples.length === n, want.length, {
+      timeout: 20_000,
+    });
+
     // The same range as an imported snapshot: the same points and the same brush.
     const dir = mkdtempSync(join(tmpdir(), 'blkheat-offset-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
