@@ -257,3 +257,41 @@ test(
     await screenshot(page, 'offset-scatter-zoomed', 'web-browser');
   },
 );
+
+test(
+  'offset vs time live: the points are the fixture’s samples of the seconds on screen, and move on with the live edge',
+  { timeout: 90_000 },
+  async (t) => {
+    if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
+    if (!existsSync(dist)) return void t.skip('apps/web is not built');
+    const started = Math.floor(Date.now() / 1000);
+    const source = syntheticSource({ disks: defaultDisks(started - 260) });
+    const agent = await startFakeAgent({ source });
+    t.after(() => agent.close());
+    const s = await launch({ colorScheme: 'light' });
+    t.after(() => s.close());
+    const page = s.page;
+    await page.goto(agent.url);
+    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().connection === 'live', undefined, {
+      timeout: 20_000,
+    });
+    const first = await ready(page);
+    // Read what the page shows: each drawn sample is one of the fixture's, of the panel disk, in the
+    // seconds drawn (the answer may be a second behind the range on screen, never outside it by more).
+    const check = (d: Drawn): void => {
+      const all = new Set(expected(source, d.dev, Math.floor(d.from) - 2, Math.ceil(d.to) + 1).map(key));
+      for (const x of d.samples) assert.ok(all.has(key(x)), `live sample ${key(x)} is the fixture's`);
+      assert.ok(d.samples.length > 0);
+    };
+    check(first);
+    await page.waitForFunction((to) => ((globalThis as unknown as Hooked).__blkheat.offsetScatter()?.to ?? 0) >= to + 2, first.to, {
+      timeout: 20_000,
+    });
+    await idle(page);
+    const later = await scatter(page);
+    assert.ok(later && later.to > first.to, 'the scatter follows the live edge');
+    check(later);
+    assert.ok(Math.max(...later.samples.map((x) => x.ts_us)) > Math.max(...first.samples.map((x) => x.ts_us)), 'newer samples arrived');
+    await screenshot(page, 'offset-scatter-following', 'web-browser');
+  },
+);
