@@ -19,6 +19,7 @@ import { ALL_CLASSES } from './model/compare.js';
 import { apply, bucketToCssX } from './model/coords.js';
 import { differenceToCss, overlayShareToCss } from './render/compare.js';
 import { drawnCompare } from './views/compareCharts.js';
+import { drawnOffsetScatter } from './views/OffsetScatterPanel.js';
 import { drawnSizeLatency, sizeCellCentre } from './views/SizeLatencyPanel.js';
 
 declare global {
@@ -195,6 +196,32 @@ export function installTestHook({ connection, data }: TestHookSources): void {
       document.querySelector('[data-testid="size-heatmap"]')?.scrollIntoView({ block: 'center', inline: 'nearest' });
       const p = sizeCellCentre(s, bucket);
       return p && inViewport(p) ? p : undefined;
+    },
+    offsetScatter() {
+      document.querySelector('[data-testid="offset-canvas"]')?.scrollIntoView({ block: 'center', inline: 'nearest' });
+      const d = drawnOffsetScatter();
+      const offset = useData.getState().offset;
+      if (!d) return undefined;
+      const c = d.colouring;
+      return {
+        dev: offset?.dev ?? '',
+        from: d.vp.from,
+        to: d.vp.to,
+        sectorLo: d.vp.sectorLo,
+        sectorHi: d.vp.sectorHi,
+        left: d.rect.left,
+        top: d.rect.top,
+        width: d.vp.width,
+        height: d.vp.height,
+        dpr: d.vp.dpr,
+        by: c.by,
+        ...(c.by === 'latency' ? { uLo: c.uLo, uHi: c.uHi } : { classColours: Object.fromEntries(c.colours) }),
+        truncated: offset?.truncated ?? false,
+        samples: [...d.rows],
+      };
+    },
+    offsetPixelAt(x, y) {
+      return pixelOf(document.querySelector<HTMLCanvasElement>('[data-testid="offset-canvas"]'), x, y);
     },
     sizePixelAt(x, y) {
       return pixelOf(document.querySelector<HTMLCanvasElement>('[data-testid="size-heatmap"]'), x, y);

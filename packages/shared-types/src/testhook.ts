@@ -5,6 +5,8 @@
  * never from apps/web/src; the dashboard's hook (apps/web/src/testhook.ts) implements it.
  */
 
+import type { IoSample } from './frame-model.js';
+
 export interface HookRange {
   readonly from: number;
   readonly to: number;
@@ -105,6 +107,33 @@ export interface BlkheatHook {
   sizeCellCenter(s: number, bucket: number): { x: number; y: number } | undefined;
   /** RGBA drawn at a client point of the size heat map, or undefined outside it. */
   sizePixelAt(clientX: number, clientY: number): [number, number, number, number] | undefined;
+  /**
+   * What the offset scatter draws now (scrolled into view first): its disk, the time × sector
+   * window, the plot's client rect and size, how points are coloured (with the latency window
+   * when by latency), whether the samples were truncated, and the samples it was given.
+   */
+  offsetScatter():
+    | {
+        readonly dev: string;
+        readonly from: number;
+        readonly to: number;
+        readonly sectorLo: number;
+        readonly sectorHi: number;
+        readonly left: number;
+        readonly top: number;
+        readonly width: number;
+        readonly height: number;
+        readonly dpr: number;
+        readonly by: 'latency' | 'class';
+        readonly uLo?: number;
+        readonly uHi?: number;
+        readonly classColours?: Readonly<Record<string, string>>;
+        readonly truncated: boolean;
+        readonly samples: readonly IoSample[];
+      }
+    | undefined;
+  /** RGBA drawn at a client point of the offset scatter, or undefined outside it. */
+  offsetPixelAt(clientX: number, clientY: number): [number, number, number, number] | undefined;
   /** The heat map cell at a client point, if the point is over a heat map. */
   cellAt(clientX: number, clientY: number): HookCell | undefined;
   /**

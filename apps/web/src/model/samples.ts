@@ -24,6 +24,8 @@ export interface CellSelection {
   readonly cgroup?: string | undefined;
   /** A size × latency cell: only I/Os of this size class (model/sizeLatency.ts). */
   readonly sizeClass?: number | undefined;
+  /** A box brushed on the offset scatter: first sectors [sectorLo, sectorHi] (its samples are listed as they were drawn). */
+  readonly sectors?: { readonly lo: number; readonly hi: number } | undefined;
 }
 
 export interface SamplesQuery {

@@ -2,20 +2,12 @@
  * Axes and labels as vectors, with d3: SVG on screen (crisp at any zoom, selectable text),
  * and the same ticks painted onto a canvas for the PNG export.
  */
-import { axisBottom, axisLeft, axisTop, scaleLinear, scaleTime, select, timeFormat } from 'd3';
+import { axisBottom, axisLeft, axisTop, scaleLinear, scaleTime, select } from 'd3';
 import type { BucketSchema } from '@blkheat/shared-types';
 import { latencyTicks } from '../model/latency.js';
+import { offsetTicks } from '../model/offsetScatter.js';
 import { shareTicks } from '../model/shareTicks.js';
-
-const fmtSecond = timeFormat('%H:%M:%S');
-const fmtMinute = timeFormat('%H:%M');
-const fmtDay = timeFormat('%b %d');
-
-/** Local-time tick labels: seconds when zoomed in, dates at day boundaries. */
-export function timeTickFormat(d: Date): string {
-  if (d.getHours() === 0 && d.getMinutes() === 0 && d.getSeconds() === 0) return fmtDay(d);
-  return d.getSeconds() === 0 ? fmtMinute(d) : fmtSecond(d);
-}
+import { timeTickFormat, timeTicks } from '../model/timeTicks.js';
 
 export function timeScale(from: number, to: number, width: number) {
   return scaleTime()
@@ -23,12 +15,11 @@ export function timeScale(from: number, to: number, width: number) {
     .range([0, width]);
 }
 
-/** The shared time axis above the heat maps. */
-export function renderTimeAxis(g: SVGGElement, from: number, to: number, width: number, orient: 'top' | 'bottom' = 'top'): void {
+/** The shared time axis above the heat maps; ticks never finer than the data's `step` (model/timeTicks.ts). */
+export function renderTimeAxis(g: SVGGElement, from: number, to: number, width: number, orient: 'top' | 'bottom' = 'top', step = 1): void {
   const scale = timeScale(from, to, width);
-  const ticks = Math.max(2, Math.floor(width / 90));
   const axis = (orient === 'top' ? axisTop(scale) : axisBottom(scale))
-    .ticks(ticks)
+    .tickValues(timeTicks(from, to, width, step))
     .tickFormat((d) => timeTickFormat(d as Date))
     .tickSizeOuter(0);
   select(g).call(axis);
@@ -59,6 +50,18 @@ export function renderLatencyAxis(g: SVGGElement, uLo: number, uHi: number, sche
   sel.selectAll<SVGLineElement, number>('.tick line').attr('x2', (u) => (labelled.has(u) ? -6 : -3));
 }
 
+/** The offset scatter's y axis: sectors drawn linearly, labelled with their byte offsets (model/offsetScatter.ts). */
+export function renderOffsetAxis(g: SVGGElement, sectorLo: number, sectorHi: number, height: number): void {
+  const scale = scaleLinear().domain([sectorLo, sectorHi]).range([height, 0]);
+  const ticks = offsetTicks(sectorLo, sectorHi, height);
+  const label = new Map(ticks.map((t) => [t.sector, t.label]));
+  const axis = axisLeft(scale)
+    .tickValues(ticks.map((t) => t.sector))
+    .tickFormat((v) => label.get(v as number) ?? '')
+    .tickSizeOuter(0);
+  select(g).call(axis);
+}
+
 /** Share axis under a histogram: no ticks without I/O, labels never overlapping (model/shareTicks.ts). */
 export function renderShareAxis(g: SVGGElement, maxShare: number, width: number): void {
   const length = width - 4;
@@ -83,6 +86,7 @@ export function paintTimeAxis(
   y: number,
   width: number,
   colour: string,
+  step = 1,
 ): void {
   const scale = timeScale(from, to, width);
   ctx.save();
@@ -93,7 +97,7 @@ export function paintTimeAxis(
   ctx.beginPath();
   ctx.moveTo(x, y + 0.5);
   ctx.lineTo(x + width, y + 0.5);
-  for (const d of scale.ticks(Math.max(2, Math.floor(width / 90)))) {
+  for (const d of timeTicks(from, to, width, step)) {
     const px = Math.round(x + scale(d)) + 0.5;
     ctx.moveTo(px, y);
     ctx.lineTo(px, y - 5);

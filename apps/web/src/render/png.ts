@@ -80,7 +80,7 @@ export function composePng(input: PngInput): HTMLCanvasElement {
   ctx.fillStyle = t.muted;
   ctx.fillText(input.subtitle, LEFT, 42);
   ctx.font = t.font;
-  paintTimeAxis(ctx, input.from, input.to, LEFT, top - 4, plotW, t.foreground);
+  paintTimeAxis(ctx, input.from, input.to, LEFT, top - 4, plotW, t.foreground, input.disks[0]?.matrix.step ?? 1);
   let y = top;
   for (const d of input.disks) {
     ctx.fillStyle = t.foreground;

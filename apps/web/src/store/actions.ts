@@ -4,7 +4,7 @@
  * UI store (app.ts passes the change on to the data layer) or call the data layer directly
  * (samples, files); they are bound to the data layer app.ts starts (bindActions).
  */
-import type { LatencyKind } from '@blkheat/shared-types';
+import type { IoSample, LatencyKind } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from '../model/colour.js';
 import { alignRange, type TimeRange } from '../model/compare.js';
 import type { CellSelection, SampleSortKey } from '../model/samples.js';
@@ -26,6 +26,7 @@ import type { AgentClient } from '../net/client.js';
 import { apiFetch } from '../net/endpoints.js';
 import { parseSnapshotFile } from '../workers/snapshotImport.js';
 import type { DataLayer } from './data.js';
+import type { OffsetRequest } from './offsetSamples.js';
 import { useData } from './dataStore.js';
 import { dismissTagged, notify } from './notices.js';
 import { type ThemeChoice, type Tool, useUi } from './store.js';
@@ -200,6 +201,20 @@ export function autoDisks(): void {
 
 export function selectCells(sel: CellSelection): void {
   void data().selectCells(sel);
+}
+
+export function setOffsetColour(by: 'latency' | 'class'): void {
+  useUi.setState({ offsetColour: by });
+}
+
+/** A box brushed on the offset scatter: its samples become the selection (listed as they are). */
+export function selectScatterSamples(sel: CellSelection, rows: readonly IoSample[], truncated: boolean): void {
+  data().showSamples(sel, rows, truncated);
+}
+
+/** The offset scatter wants the samples of `r` (the data layer asks only when it changed). */
+export function loadOffsetSamples(r: OffsetRequest): void {
+  void data().loadOffsetSamples(r);
 }
 
 export function clearSelection(): void {

@@ -6,6 +6,7 @@
  *   windowLoader.ts     the data window on screen: taken from the live log, fetched, or sliced
  *   heatMaps.ts         the window's matrices, percentile tracks, latency window, colour scales
  *   visibleSummary.ts   histograms, percentiles and breakdowns of the visible range
+ *   offsetSamples.ts    the offset scatter's samples of the panel disk in the visible range
  *   selectedSamples.ts  the selected cells and their sampled I/Os
  *   comparison.ts       compare (A/B): the baseline and comparison ranges' distributions
  *
@@ -13,7 +14,7 @@
  * of the data store; none writes the UI store. app.ts routes the agent client's events and the
  * UI store's changes here; actions (actions.ts) call the rest.
  */
-import type { BucketSchema, DiskInfo, Frame, Snapshot } from '@blkheat/shared-types';
+import type { BucketSchema, DiskInfo, Frame, IoSample, Snapshot } from '@blkheat/shared-types';
 import type { CellSelection } from '../model/samples.js';
 import type { Summary } from '../model/summary.js';
 import type { ViewLimits } from '../model/view.js';
@@ -22,6 +23,7 @@ import { Comparison } from './comparison.js';
 import type { DataStore } from './dataStore.js';
 import { HeatMaps } from './heatMaps.js';
 import type { Notify } from './notices.js';
+import { OffsetSamples, type OffsetRequest } from './offsetSamples.js';
 import { SelectedSamples } from './selectedSamples.js';
 import { type AgentSource, DataSource, type LiveLog } from './source.js';
 import type { UiReader } from './store.js';
@@ -49,6 +51,7 @@ export class DataLayer {
   private readonly windows: WindowLoader;
   private readonly samples: SelectedSamples;
   private readonly comparison: Comparison;
+  private readonly offsets: OffsetSamples;
 
   constructor(o: DataLayerOptions) {
     const { ui, store, client } = o;
@@ -68,6 +71,7 @@ export class DataLayer {
     });
     this.samples = new SelectedSamples({ store, client, busy, source: this.source });
     this.comparison = new Comparison({ ui, store, client, busy, source: this.source });
+    this.offsets = new OffsetSamples({ store, client, busy, source: this.source });
   }
 
   // ---------------------------------------------------------------- from the agent client
@@ -145,12 +149,23 @@ export class DataLayer {
     this.windows.reset();
     this.summary.reset();
     this.samples.clear();
+    this.offsets.reset();
     this.windows.refresh();
     this.comparison.reset();
   }
 
   selectCells(sel: CellSelection): Promise<void> {
     return this.samples.select(sel);
+  }
+
+  /** Shows samples in hand as the selection (a box brushed on the offset scatter). */
+  showSamples(sel: CellSelection, rows: readonly IoSample[], truncated: boolean): void {
+    this.samples.show(sel, rows, truncated);
+  }
+
+  /** Loads the offset scatter's samples (nothing when the same query was asked last). */
+  loadOffsetSamples(r: OffsetRequest): Promise<void> {
+    return this.offsets.load(r);
   }
 
   clearSelection(): void {

@@ -7,7 +7,15 @@
  */
 import { create } from 'zustand';
 import type { StoreApi } from 'zustand';
-import { BUCKET_SCHEMA, type BucketSchema, type DiskInfo, type Frame, type HostInfo, type IoSample } from '@blkheat/shared-types';
+import {
+  BUCKET_SCHEMA,
+  type BucketSchema,
+  type DiskInfo,
+  type Frame,
+  type HostInfo,
+  type IoSample,
+  type LatencyKind,
+} from '@blkheat/shared-types';
 import type { CellSelection } from '../model/samples.js';
 import type { Summary } from '../model/summary.js';
 import type { CompareState } from './comparison.js';
@@ -78,13 +86,25 @@ export interface SamplesSlice {
   samples: SamplesState;
 }
 
+/** The offset scatter's samples (offsetSamples.ts): one disk, the visible range in whole seconds. */
+export interface OffsetSamplesState extends SamplesState {
+  readonly dev: string;
+  readonly from: number;
+  readonly to: number;
+  readonly kind: LatencyKind;
+}
+
+export interface OffsetSamplesSlice {
+  offset: OffsetSamplesState | undefined;
+}
+
 /** The compare (A/B) view (comparison.ts). */
 export interface CompareSlice {
   /** The two ranges compared and their distributions; undefined when no baseline is set. */
   compare: CompareState | undefined;
 }
 
-export type DataState = SourceSlice & WindowSlice & HeatMapSlice & SummarySlice & SamplesSlice & CompareSlice;
+export type DataState = SourceSlice & WindowSlice & HeatMapSlice & SummarySlice & SamplesSlice & OffsetSamplesSlice & CompareSlice;
 
 /** What one data part may do with the data store: read all of it, write its own slice. */
 export interface SliceStore<Slice> {
@@ -113,6 +133,7 @@ export function createDataStore() {
     summaryVersion: 0,
     selection: undefined,
     samples: NO_SAMPLES,
+    offset: undefined,
     compare: undefined,
   }));
 }

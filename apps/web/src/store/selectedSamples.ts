@@ -4,12 +4,46 @@
  * selection and the answer; an answer for a selection no longer current is dropped.
  */
 import { type IoSample, MAX_SAMPLES_PER_ANSWER } from '@blkheat/shared-types';
-import { type CellSelection, localFilter, matchSamples, selectionQuery } from '../model/samples.js';
+import { type CellSelection, localFilter, matchSamples, type SamplesQuery, selectionQuery } from '../model/samples.js';
 import type { Busy } from './busy.js';
 import { NO_SAMPLES, type SamplesSlice, type SliceStore } from './dataStore.js';
 import type { AgentSource, DataSource } from './source.js';
 
 const SAMPLE_LIMIT = 2000;
+
+/**
+ * The sampled I/Os a query asks for, at most `limit` (truncated: more matched): matched in an
+ * imported snapshot's samples, else asked of the agent, the cgroup and size class (which the
+ * request cannot name) kept from its answer here.
+ */
+export async function fetchSamples(
+  source: DataSource,
+  client: AgentSource | undefined,
+  query: SamplesQuery,
+  limit: number,
+): Promise<{ rows: IoSample[]; truncated: boolean }> {
+  const snapshot = source.snapshot;
+  if (snapshot) {
+    const r = matchSamples(snapshot.samples, query, limit);
+    return { rows: r.samples, truncated: r.truncated };
+  }
+  if (!client?.connected) throw new Error('not connected to the agent');
+  const keep = localFilter(query);
+  const answer = await client.request({
+    t: 'samples',
+    from: query.from,
+    to: query.to,
+    kind: query.kind,
+    minNs: query.minNs,
+    maxNs: Math.min(query.maxNs, Number.MAX_SAFE_INTEGER),
+    disks: [...query.disks],
+    ...(query.classes ? { classes: [...query.classes] } : {}),
+    // Filtered here afterwards: ask for as many as an answer may carry.
+    limit: keep ? MAX_SAMPLES_PER_ANSWER : Math.min(limit, MAX_SAMPLES_PER_ANSWER),
+  });
+  const rows = keep ? answer.samples.filter(keep) : [...answer.samples];
+  return { rows: rows.slice(0, limit), truncated: answer.truncated || rows.length > limit };
+}
 
 export interface SelectedSamplesOptions {
   readonly store: SliceStore<SamplesSlice>;
@@ -36,38 +70,20 @@ export class SelectedSamples {
     if (s.selection !== undefined || s.samples !== NO_SAMPLES) this.store.setState({ selection: undefined, samples: NO_SAMPLES });
   }
 
+  /**
+   * Shows samples already in hand as the selection (a box brushed on the offset scatter): the
+   * table lists exactly the points inside it, not a new answer that might differ.
+   */
+  show(sel: CellSelection, rows: readonly IoSample[], truncated: boolean): void {
+    this.store.setState({ selection: sel, samples: { status: 'done', rows, truncated } });
+  }
+
   async select(sel: CellSelection): Promise<void> {
     this.store.setState({ selection: sel, samples: { status: 'loading', rows: [], truncated: false } });
-    const query = selectionQuery(sel);
     const still = (): boolean => this.store.getState().selection === sel;
     await this.busy.during(async () => {
       try {
-        let rows: IoSample[];
-        let truncated: boolean;
-        const snapshot = this.source.snapshot;
-        if (snapshot) {
-          const r = matchSamples(snapshot.samples, query, SAMPLE_LIMIT);
-          rows = r.samples;
-          truncated = r.truncated;
-        } else {
-          if (!this.client?.connected) throw new Error('not connected to the agent');
-          const answer = await this.client.request({
-            t: 'samples',
-            from: query.from,
-            to: query.to,
-            kind: query.kind,
-            minNs: query.minNs,
-            maxNs: Math.min(query.maxNs, Number.MAX_SAFE_INTEGER),
-            disks: [...query.disks],
-            ...(query.classes ? { classes: [...query.classes] } : {}),
-            // Filtered here afterwards: ask for as many as an answer may carry.
-            limit: localFilter(query) ? MAX_SAMPLES_PER_ANSWER : Math.min(SAMPLE_LIMIT, MAX_SAMPLES_PER_ANSWER),
-          });
-          // The request cannot name a cgroup or a size class: those are kept from the answer here.
-          const keep = localFilter(query);
-          rows = keep ? answer.samples.filter(keep) : [...answer.samples];
-          truncated = answer.truncated;
-        }
+        const { rows, truncated } = await fetchSamples(this.source, this.client, selectionQuery(sel), SAMPLE_LIMIT);
         if (still()) this.store.setState({ samples: { status: 'done', rows, truncated } });
       } catch (e) {
         if (still())

@@ -53,6 +53,8 @@ export interface UiState {
   cgroup: string | undefined;
   /** The disk the cgroup and size panels show (undefined: the first shown disk). */
   panelDisk: string | undefined;
+  /** What colours the offset scatter's points: their latency (the heat map palette) or their class. */
+  offsetColour: 'latency' | 'class';
   kind: LatencyKind;
   colour: ColourScaleKind;
   /** Colour scale per disk (default) or shared by every disk. */
@@ -89,6 +91,7 @@ export function createUiStore() {
     classes: [],
     cgroup: undefined,
     panelDisk: undefined,
+    offsetColour: 'latency',
     kind: 'device',
     colour: 'log',
     norm: 'disk',

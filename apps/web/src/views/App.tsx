@@ -16,6 +16,7 @@ import { Header } from './Header.js';
 import { HistoryFault } from './HistoryFault.js';
 import { Legend } from './Legend.js';
 import { Notices } from './Notices.js';
+import { OffsetScatterPanel } from './OffsetScatterPanel.js';
 import { SamplesTable } from './SamplesTable.js';
 import { SizeLatencyPanel } from './SizeLatencyPanel.js';
 import { onSystemThemeChange, resetRenderTheme, resolvedTheme } from './theme.js';
@@ -99,6 +100,7 @@ export function App() {
           <Legend />
         </section>
         <ComparePanel />
+        <OffsetScatterPanel />
         <div className="panels">
           <ClassBreakdown />
           <CgroupBreakdown />

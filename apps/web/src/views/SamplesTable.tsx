@@ -8,6 +8,7 @@ import { sizeClassBytes } from '../model/sizeLatency.js';
 import { clearSelection, sortSamplesBy } from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
+import { boxText } from './OffsetScatterPanel.js';
 
 const SHOWN = 500;
 
@@ -49,7 +50,10 @@ export function SamplesTable() {
       <header className="panel-head">
         <h2 id="samples-title">Sampled I/Os</h2>
         <span className="muted" data-testid="samples-scope">
-          {name(sel.dev)} · {formatClock(sel.from)}–{formatClock(sel.to)} · {sel.kind} latency {formatLatency(lo)} – {formatLatency(hi)}
+          {name(sel.dev)} ·{' '}
+          {sel.sectors
+            ? `offset vs time box ${boxText({ from: sel.from, to: sel.to, sectorLo: sel.sectors.lo, sectorHi: sel.sectors.hi })} · every ${sel.kind} latency`
+            : `${formatClock(sel.from)}–${formatClock(sel.to)} · ${sel.kind} latency ${formatLatency(lo)} – ${formatLatency(hi)}`}
           {sel.classes.length > 0 ? ` · ${sel.classes.join(', ')}` : ''}
           {sel.sizeClass !== undefined ? ` · size ≤ ${formatBytes(sizeClassBytes(sel.sizeClass))}` : ''}
           {sel.cgroup !== undefined ? ` · cgroup ${sel.cgroup}` : ''}

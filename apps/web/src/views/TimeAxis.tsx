@@ -23,8 +23,8 @@ export function TimeAxis() {
       const w = size.current.width;
       if (!el || w <= 0) return;
       svg.current?.setAttribute('width', String(w));
-      const v = useData.getState().visible;
-      renderTimeAxis(el, v.from, v.to, w, 'top');
+      const { visible: v, window: cur } = useData.getState();
+      renderTimeAxis(el, v.from, v.to, w, 'top', cur?.step ?? 1);
     });
   }, []);
   return (

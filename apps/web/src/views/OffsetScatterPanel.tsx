@@ -1,0 +1,283 @@
+/**
+ * Offset vs time: the panel disk's sampled I/Os in the visible range, x = completion time on
+ * the heat maps' time axis (same range, same width), y = first sector (linear, byte offsets on
+ * the axis), coloured by latency (the heat map palette over its latency window) or by class.
+ * Dragging a box selects the points inside it: the samples table lists exactly them.
+ */
+import { type PointerEvent, useEffect, useMemo, useRef, useState } from 'react';
+import { type IoSample, overflowIndex } from '@blkheat/shared-types';
+import { formatBytes, formatClock, formatCount } from '../model/format.js';
+import { formatLatency, uToSeconds } from '../model/latency.js';
+import {
+  boxFromCss,
+  classColours,
+  inBox,
+  type OffsetBox,
+  type OffsetViewport,
+  SECTOR_BYTES,
+  sampleClasses,
+  sampleTime,
+  sectorExtent,
+} from '../model/offsetScatter.js';
+import { renderOffsetAxis, renderTimeAxis } from '../render/axes.js';
+import { paintOffsetScatter, type ScatterColouring } from '../render/offsetScatter.js';
+import { paintRamp } from '../render/ramp.js';
+import { scheduler } from '../render/scheduler.js';
+import { loadOffsetSamples, selectScatterSamples, setOffsetColour } from '../store/actions.js';
+import { type OffsetSamplesState, useData } from '../store/dataStore.js';
+import { useUi } from '../store/store.js';
+import { Y_AXIS_WIDTH } from './DiskRow.js';
+import { PanelDiskSelect, usePanelDisk } from './PanelDisk.js';
+import { paletteFor, renderTheme, resolvedTheme } from './theme.js';
+
+const HEIGHT = 220;
+const AXIS_H = 24;
+const RAMP_W = 120;
+const RAMP_H = 8;
+const KEY = 'offset-scatter';
+
+let drawn: { vp: OffsetViewport; canvas: HTMLCanvasElement; rows: readonly IoSample[]; colouring: ScatterColouring } | undefined;
+
+/** What the scatter drew last and where (the test hook reads it). */
+export function drawnOffsetScatter():
+  { vp: OffsetViewport; rect: DOMRect; rows: readonly IoSample[]; colouring: ScatterColouring } | undefined {
+  if (!drawn || !drawn.canvas.isConnected) return undefined;
+  return { vp: drawn.vp, rect: drawn.canvas.getBoundingClientRect(), rows: drawn.rows, colouring: drawn.colouring };
+}
+
+/** Asks for the samples of the panel disk in the visible range whenever one of them changes. */
+function useOffsetSamples(dev: string | undefined): OffsetSamplesState | undefined {
+  const visible = useData((s) => s.visible);
+  const mode = useData((s) => s.mode);
+  const snapshot = useData((s) => s.snapshot);
+  const connection = useUi((s) => s.connection);
+  const kind = useUi((s) => s.kind);
+  const classes = useUi((s) => s.classes);
+  const cgroup = useUi((s) => s.cgroup);
+  const from = Math.floor(visible.from);
+  const to = Math.ceil(visible.to);
+  useEffect(() => {
+    if (dev !== undefined) loadOffsetSamples({ dev, from, to, kind, classes, cgroup });
+  }, [dev, from, to, kind, classes, cgroup, mode, snapshot, connection]);
+  const offset = useData((s) => s.offset);
+  return offset && offset.dev === dev ? offset : undefined;
+}
+
+function LatencyKey({ uLo, uHi }: { uLo: number; uHi: number }) {
+  const ref = useRef<HTMLCanvasElement>(null);
+  const theme = useUi((s) => resolvedTheme(s.theme));
+  const schema = useData((s) => s.window?.schema ?? s.schema);
+  useEffect(() => {
+    if (ref.current) paintRamp(ref.current, paletteFor(theme), RAMP_W, RAMP_H, window.devicePixelRatio || 1);
+  }, [theme]);
+  return (
+    <span className="offset-key" data-testid="offset-legend" data-by="latency">
+      <span>{formatLatency(uToSeconds(uLo, schema))}</span>
+      <canvas ref={ref} aria-hidden="true" />
+      <span>{formatLatency(uToSeconds(uHi, schema))}</span>
+    </span>
+  );
+}
+
+function ClassKey({ colours }: { colours: ReadonlyMap<string, string> }) {
+  return (
+    <span className="offset-key" data-testid="offset-legend" data-by="class">
+      {[...colours].map(([c, css]) => (
+        <span key={c} className="offset-class" data-class={c}>
+          <span className="swatch" style={{ background: css }} aria-hidden="true" />
+          {c}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+export function OffsetScatterPanel() {
+  const dev = usePanelDisk();
+  const offset = useOffsetSamples(dev);
+  const by = useUi((s) => s.offsetColour);
+  const width = useUi((s) => s.plotWidth);
+  const cur = useData((s) => s.window);
+  const schema = useData((s) => s.window?.schema ?? s.schema);
+  const rows = useMemo(() => offset?.rows ?? [], [offset]);
+  const colours = useMemo(() => classColours(sampleClasses(rows)), [rows]);
+  const [lo, hi] = useMemo(() => sectorExtent(rows), [rows]);
+  const uLo = cur?.yLo ?? 0;
+  const uHi = cur?.yHi ?? 1;
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const yAxis = useRef<SVGGElement>(null);
+  const xAxis = useRef<SVGGElement>(null);
+  const brush = useRef<{ x0: number; y0: number; box: OffsetBox } | undefined>(undefined);
+  const truncated = offset?.truncated ?? false;
+  const lastTime = rows.length > 0 ? Math.max(...rows.map(sampleTime)) : undefined;
+  const latest = useRef({ dev, rows, lo, hi, by, colours, uLo, uHi, schema, width, truncated, lastTime });
+
+  const viewport = (): OffsetViewport => {
+    const v = useData.getState().visible;
+    const l = latest.current;
+    return { from: v.from, to: v.to, sectorLo: l.lo, sectorHi: l.hi, width: l.width, height: HEIGHT, dpr: useUi.getState().dpr };
+  };
+
+  useEffect(() => {
+    const unregister = scheduler.register(KEY, () => {
+      const el = canvas.current;
+      const l = latest.current;
+      if (!el || l.width <= 0) return;
+      const ui = useUi.getState();
+      const theme = resolvedTheme(ui.theme);
+      const rt = renderTheme(theme);
+      const vp = viewport();
+      const colouring: ScatterColouring =
+        l.by === 'latency'
+          ? { by: 'latency', kind: ui.kind, uLo: l.uLo, uHi: l.uHi, schema: l.schema, palette: paletteFor(theme) }
+          : { by: 'class', kind: ui.kind, colours: l.colours };
+      const sel = useData.getState().selection;
+      const box =
+        sel?.sectors && sel.dev === l.dev ? { from: sel.from, to: sel.to, sectorLo: sel.sectors.lo, sectorHi: sel.sectors.hi } : undefined;
+      paintOffsetScatter(el, vp, l.rows, colouring, {
+        box,
+        brush: brush.current?.box,
+        unloadedFrom: l.truncated ? l.lastTime : undefined,
+        colour: rt.selection,
+        muted: rt.muted,
+        gap: rt.gap,
+      });
+      if (yAxis.current) renderOffsetAxis(yAxis.current, vp.sectorLo, vp.sectorHi, HEIGHT);
+      if (xAxis.current) renderTimeAxis(xAxis.current, vp.from, vp.to, vp.width, 'bottom', useData.getState().window?.step ?? 1);
+      drawn = { vp, canvas: el, rows: l.rows, colouring };
+    });
+    const unsub = [
+      useUi.subscribe((s, p) => {
+        if (s.theme !== p.theme || s.dpr !== p.dpr || s.kind !== p.kind) scheduler.invalidate(KEY);
+      }),
+      useData.subscribe((s, p) => {
+        if (s.selection !== p.selection || s.visible !== p.visible || s.window !== p.window) scheduler.invalidate(KEY);
+      }),
+    ];
+    return () => {
+      unregister();
+      for (const u of unsub) u();
+    };
+  }, []);
+  useEffect(() => {
+    latest.current = { dev, rows, lo, hi, by, colours, uLo, uHi, schema, width, truncated, lastTime };
+    scheduler.invalidate(KEY);
+  }, [dev, rows, lo, hi, by, colours, uLo, uHi, schema, width, truncated, lastTime]);
+
+  const [hint, setHint] = useState<string | undefined>(undefined);
+  const local = (e: PointerEvent): { x: number; y: number } => {
+    const r = (e.currentTarget as HTMLCanvasElement).getBoundingClientRect();
+    return { x: Math.max(0, Math.min(r.width, e.clientX - r.left)), y: Math.max(0, Math.min(r.height, e.clientY - r.top)) };
+  };
+  const onDown = (e: PointerEvent): void => {
+    if (e.button !== 0) return;
+    const p = local(e);
+    (e.currentTarget as HTMLCanvasElement).setPointerCapture(e.pointerId);
+    brush.current = { x0: p.x, y0: p.y, box: boxFromCss(viewport(), p.x, p.y, p.x, p.y) };
+  };
+  const onMove = (e: PointerEvent): void => {
+    const b = brush.current;
+    if (!b) return;
+    const p = local(e);
+    b.box = boxFromCss(viewport(), b.x0, b.y0, p.x, p.y);
+    setHint(boxText(b.box));
+    scheduler.invalidate(KEY);
+  };
+  const onUp = (e: PointerEvent): void => {
+    const b = brush.current;
+    brush.current = undefined;
+    setHint(undefined);
+    if (!b || dev === undefined) return;
+    const p = local(e);
+    if (Math.abs(p.x - b.x0) < 2 && Math.abs(p.y - b.y0) < 2) return void scheduler.invalidate(KEY);
+    const box = boxFromCss(viewport(), b.x0, b.y0, p.x, p.y);
+    const ui = useUi.getState();
+    selectScatterSamples(
+      {
+        dev,
+        from: box.from,
+        to: box.to,
+        bucketLo: 0,
+        // Every latency: the box is in time × offset.
+        bucketHi: overflowIndex(schema),
+        schema,
+        kind: ui.kind,
+        classes: ui.classes,
+        cgroup: ui.cgroup,
+        sectors: { lo: box.sectorLo, hi: box.sectorHi },
+      },
+      latest.current.rows.filter((s) => inBox(s, box)),
+      offset?.truncated ?? false,
+    );
+  };
+
+  const shown = rows.filter((s) => s.sector !== null).length;
+  return (
+    <section className="panel offset-scatter" aria-labelledby="offset-title" data-testid="offset-scatter">
+      <header className="panel-head">
+        <h2 id="offset-title">Offset vs time</h2>
+        <PanelDiskSelect testId="offset-disk" />
+        <span className="muted" data-testid="offset-count">
+          {offset === undefined || (offset.status === 'loading' && rows.length === 0)
+            ? 'loading sampled I/Os…'
+            : `${formatCount(shown)} sampled I/O${shown === 1 ? '' : 's'} · visible range`}
+        </span>
+        {offset?.truncated && (
+          <span className="tag tag-warn" data-testid="offset-truncated">
+            truncated: the agent returned the first {formatCount(rows.length)}
+            {lastTime !== undefined ? ` (to ${formatClock(Math.floor(lastTime))}; later ones shaded, not loaded)` : ''}, more exist; zoom in
+            to see all
+          </span>
+        )}
+        <span className="offset-colour" role="radiogroup" aria-label="colour points by">
+          {(['latency', 'class'] as const).map((k) => (
+            <button
+              key={k}
+              type="button"
+              role="radio"
+              aria-checked={by === k}
+              className={by === k ? 'on' : undefined}
+              onClick={() => setOffsetColour(k)}
+              data-testid={`offset-by-${k}`}
+            >
+              {k}
+            </button>
+          ))}
+        </span>
+        {by === 'latency' ? <LatencyKey uLo={uLo} uHi={uHi} /> : <ClassKey colours={colours} />}
+      </header>
+      {offset?.status === 'error' && (
+        <p className="error" role="alert">
+          Could not load samples: {offset.error}
+        </p>
+      )}
+      <div className="offset-plot" style={{ gridTemplateColumns: `${Y_AXIS_WIDTH}px ${width}px` }}>
+        <svg className="y-axis" width={Y_AXIS_WIDTH} height={HEIGHT} aria-hidden="true">
+          <g ref={yAxis} transform={`translate(${Y_AXIS_WIDTH - 1},0)`} />
+        </svg>
+        <canvas
+          ref={canvas}
+          style={{ width, height: HEIGHT }}
+          data-testid="offset-canvas"
+          role="img"
+          aria-label={`Sampled I/Os of the visible range: completion time left to right, byte offset on the disk bottom to top (${formatBytes(lo * SECTOR_BYTES)} – ${formatBytes(hi * SECTOR_BYTES)}). Drag a box to list the I/Os inside it.`}
+          onPointerDown={onDown}
+          onPointerMove={onMove}
+          onPointerUp={onUp}
+        />
+        <span />
+        <svg width={width} height={AXIS_H} aria-hidden="true">
+          <g ref={xAxis} />
+        </svg>
+      </div>
+      <p className="muted" data-testid="offset-hint" aria-live="polite">
+        {hint ?? 'Drag a box to list the sampled I/Os inside it (flushes have no offset and are not drawn).'}
+      </p>
+    </section>
+  );
+}
+
+/** A brushed box in words (the samples panel names it too). */
+export function boxText(b: OffsetBox): string {
+  return `${formatClock(Math.floor(b.from))}–${formatClock(Math.ceil(b.to))} · offsets ${formatBytes(b.sectorLo * SECTOR_BYTES)} – ${formatBytes((b.sectorHi + 1) * SECTOR_BYTES)}`;
+}
