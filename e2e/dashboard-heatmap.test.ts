@@ -5,8 +5,9 @@
 // whose latency lies inside that cell. A screenshot per step goes to artifacts/dashboard/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addSparseInto, bucketOfSeconds, conservedCount, denseHist, type Frame, upperBoundsNs } from '@blkheat/shared-types';
+import { addSparseInto, bucketCount, bucketOfSeconds, conservedCount, denseHist, type Frame, upperBoundsNs } from '@blkheat/shared-types';
 import { createDelayedLoopDevice } from '@blkheat/testkit';
+import type { Hooked } from './lib/browser.ts';
 import { backgroundFio, canRun, dragAcross, H, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
 
 const DELAY_MS = 5;
@@ -49,17 +50,28 @@ test('dashboard: heat map, drag-zoom and drill-down on a 5 ms FUSE-delayed loop 
   assert.ok(hot, 'no lit cell on the heat map');
   assert.ok(hot.bucket >= lo && hot.bucket <= hi, `the hottest cell is in bucket ${hot.bucket}, not in the 5 ms rows ${lo}..${hi}`);
   // The pixels agree with the counts down the hottest column: lit exactly where there is I/O.
+  // Counts and pixels are read in one synchronous pass once the page is idle, so no frame that
+  // arrives meanwhile can change the data between a cell's count and its pixel.
   const st = await h.state();
-  let checked = 0;
-  for (let b = 0; b < 106; b++) {
-    const c = await h.cellCenter(disk.dev, hot.from, b);
-    if (!c) continue; // outside the drawn latency range
-    const cell = await h.cellAt(c.x, c.y);
-    const px = await h.pixelAt(disk.dev, c.x, c.y);
-    assert.ok(cell && px, `no cell or pixel at bucket ${b}`);
-    assert.equal(px[3] > 0, cell.count > 0, `bucket ${b} of column ${hot.from}: ${cell.count} I/Os but pixel alpha ${px[3]}`);
-    checked++;
+  const column = await page.evaluate(
+    async ({ dev, ts, buckets }) => {
+      const hook = (globalThis as unknown as Hooked).__blkheat;
+      await hook.idle();
+      const out: { b: number; count: number | undefined; alpha: number | undefined }[] = [];
+      for (let b = 0; b < buckets; b++) {
+        const c = hook.cellCenter(dev, ts, b);
+        if (!c) continue; // outside the drawn latency range
+        out.push({ b, count: hook.cellAt(c.x, c.y)?.count, alpha: hook.pixelAt(dev, c.x, c.y)?.[3] });
+      }
+      return out;
+    },
+    { dev: disk.dev, ts: hot.from, buckets: bucketCount() },
+  );
+  for (const r of column) {
+    assert.ok(r.count !== undefined && r.alpha !== undefined, `no cell or pixel at bucket ${r.b}`);
+    assert.equal(r.alpha > 0, r.count > 0, `bucket ${r.b} of column ${hot.from}: ${r.count} I/Os but pixel alpha ${r.alpha}`);
   }
+  const checked = column.length;
   assert.ok(checked >= 20, `only ${checked} rows visible`);
   t.diagnostic(`pixels agree with counts on ${checked} rows; view ${JSON.stringify(st.view)} step ${st.step}`);
   await shot(page, 'heatmap-1-lit-5ms');

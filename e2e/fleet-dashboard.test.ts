@@ -18,7 +18,7 @@ import {
   startFio,
   startPrometheus,
 } from '@blkheat/testkit';
-import { canRun, dragAcross, H, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
+import { canRun, H, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
 
 const missing = prometheusUnavailable();
 
@@ -39,12 +39,14 @@ test(
       hosts.map((h) => startAgent(t, ['--instance', h.instance, '--disk', h.disk, '--samples-budget', '0'])),
     );
     const prom = await startPrometheus({ targets: agents.map((a) => `127.0.0.1:${a.port}`), t });
+    const scrapingSince = Math.ceil(Date.now() / 1000);
     const fleet = await startAgentProcess({ command: 'fleet', args: ['--prometheus', prom.url] });
     t.after(() => fleet.stop());
 
     startFio({ filename: plainA.path, rw: 'randread', runtimeS: 120, rateIops: 300 }, t);
     startFio({ filename: plainB.path, rw: 'randrw', runtimeS: 120, rateIops: 200 }, t);
-    startFio({ filename: slow.path, rw: 'randread', runtimeS: 120, rateIops: 100, iodepth: 4, ioengine: 'libaio' }, t);
+    // One read at a time: each waits its 5 ms and no other (the loop device serves them in turn).
+    startFio({ filename: slow.path, rw: 'randread', runtimeS: 120, rateIops: 100 }, t);
     // Forty seconds of scrapes, so the live view has columns to draw and to zoom into.
     await sleep(40_000);
 
@@ -80,10 +82,19 @@ test(
 
     // 3. A drag zooms into the middle of the data; each row's count follows, equal to its agent's.
     const before = await h.state();
-    const dataFrom = Math.max(before.view.from, before.liveCovered?.from ?? before.view.from);
     const span = before.view.to - before.view.from;
-    const f0 = (dataFrom - before.view.from) / span;
-    await dragAcross(page, `host-a/${plainA.name}`, f0 + (1 - f0) * 0.3, f0 + (1 - f0) * 0.75);
+    // From 8 s after Prometheus began scraping to 10 s before now: seconds every host has data for.
+    const xOf = async (ts: number): Promise<{ x: number; y: number }> => {
+      const at = await h.cellCenter(devs[0] as string, ts, bucketOfSeconds(0.0001));
+      assert.ok(at, `host-a's column ${ts} is on screen`);
+      return at;
+    };
+    const a = await xOf(scrapingSince + 8);
+    const b = await xOf(Math.floor(Date.now() / 1000) - 10);
+    await page.mouse.move(a.x, a.y);
+    await page.mouse.down();
+    await page.mouse.move(b.x, b.y, { steps: 8 });
+    await page.mouse.up();
     await waitFor(page, 'the zoom', async () => !(await h.state()).following, 10_000);
     await h.idle();
     const zoomed = await h.state();

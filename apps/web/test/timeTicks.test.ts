@@ -41,3 +41,20 @@ test('ticks stay on whole multiples of the step and their labels are distinct, a
     }
   }
 });
+
+test('labels never crowd: on any width, ticks are at least a label apart (d3 ticks every second up to ~30 s spans)', () => {
+  for (const span of [6, 13, 26, 30, 45, 60, 300]) {
+    for (const width of [200, 640, 1100, 2400]) {
+      const ticks = timeTicks(FROM, FROM + span, width, 1);
+      assert.ok(ticks.length >= 1, `span ${span} s at ${width}px: no tick`);
+      const px = width / span; // pixels per second
+      for (let i = 1; i < ticks.length; i++) {
+        const gap = (((ticks[i] as Date).getTime() - (ticks[i - 1] as Date).getTime()) / 1000) * px;
+        assert.ok(gap >= 60, `span ${span} s at ${width}px: ticks ${gap.toFixed(0)} px apart`);
+      }
+    }
+  }
+  // The fleet view's 26 s zoom at 1100 px: every 2 s, not every second.
+  const t26 = timeTicks(FROM, FROM + 26, 1100, 1).map((d) => d.getTime() / 1000 - FROM);
+  assert.deepEqual(t26.slice(0, 3), [0, 2, 4]);
+});

@@ -15,8 +15,21 @@ export function timeTicks(from: number, to: number, width: number, step = 1): Da
     .domain([new Date(from * 1000), new Date(to * 1000)])
     .range([0, width]);
   const every = Math.max(1, step) * 1000;
-  return scale.ticks(Math.max(2, Math.floor(width / TIME_TICK_SPACING))).filter((d) => d.getTime() % every === 0);
+  const fits = Math.max(2, Math.floor(width / MIN_TICK_SPACING));
+  const ticks = scale.ticks(Math.max(2, Math.floor(width / TIME_TICK_SPACING))).filter((d) => d.getTime() % every === 0);
+  if (ticks.length <= fits) return ticks;
+  // d3 settles on 1 s ticks for spans of up to ~30 s whatever the width: thinner than a label
+  // on a narrow axis. Take the finest whole-second interval whose ticks leave room for labels.
+  const secs = SECOND_INTERVALS.find((c) => c % Math.max(1, step) === 0 && (to - from) / c <= fits) ?? SECOND_INTERVALS.at(-1)!;
+  const out: Date[] = [];
+  for (let t = Math.ceil(from / secs) * secs; t <= to; t += secs) out.push(new Date(t * 1000));
+  return out;
 }
+
+/** Labels of "HH:MM:SS" need about this many CSS pixels each, with a gap. */
+const MIN_TICK_SPACING = 64;
+/** Intervals (s) for thinned second ticks: minute-aligned multiples of the finer ones. */
+const SECOND_INTERVALS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
 
 const fmtSecond = timeFormat('%H:%M:%S');
 const fmtMinute = timeFormat('%H:%M');
