@@ -6,7 +6,7 @@
  */
 import type { IoSample, LatencyKind } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from '../model/colour.js';
-import { alignRange, type TimeRange } from '../model/compare.js';
+import type { TimeRange } from '../model/compare.js';
 import type { CellSelection, SampleSortKey } from '../model/samples.js';
 import { MAX_STUCK_SECONDS, MIN_STUCK_SECONDS } from '../model/stuck.js';
 import {
@@ -231,49 +231,6 @@ export function sortSamplesBy(key: SampleSortKey): void {
   useUi.setState({ sampleSort: { key, dir: cur.key === key && cur.dir === 'desc' ? 'asc' : 'desc' } });
 }
 
-// ---------------------------------------------------------------- compare (A/B)
-
-/** The visible range in whole columns (as its summary and an export cover it). */
-function visibleRange(): TimeRange | undefined {
-  const s = exportSummary();
-  return s ? { from: s.from, to: s.to } : undefined;
-}
-
-/** The visible range becomes the baseline; the comparison stays as it was (pinned, or the view). */
-export function setBaselineFromView(): void {
-  const r = visibleRange();
-  if (r) replaceBaseline(r);
-}
-
-/** `baseline` replaces the baseline; a pinned comparison stays. */
-function replaceBaseline(baseline: TimeRange): void {
-  const cur = useUi.getState().compare;
-  useUi.setState({ compare: cur?.comparison ? { baseline, comparison: cur.comparison } : { baseline } });
-}
-
-/** [a, b) becomes the baseline (a Ctrl/⌘-drag), widened to whole columns of `step` as the heat map draws them. */
-export function setBaseline(a: number, b: number, step: number): void {
-  replaceBaseline(alignRange({ from: a, to: b }, step));
-}
-
-/** The visible range becomes the comparison (pinned: it stays when the view moves on). */
-export function setComparisonFromView(): void {
-  const r = visibleRange();
-  const cur = useUi.getState().compare;
-  if (!r || !cur) return;
-  useUi.setState({ compare: { baseline: cur.baseline, comparison: r } });
-}
-
-/** The comparison follows the visible range again. */
-export function compareWithView(): void {
-  const cur = useUi.getState().compare;
-  if (cur?.comparison) useUi.setState({ compare: { baseline: cur.baseline } });
-}
-
-export function clearCompare(): void {
-  useUi.setState({ compare: undefined });
-}
-
 // ---------------------------------------------------------------- files
 
 /** Reads a dropped or picked file as a snapshot; a bad file leaves the page as it was. */
@@ -336,6 +293,12 @@ export function download(blob: Blob, name: string): void {
 /** The summary of the visible range right now, for an export (summed now if it is not ready). */
 export function exportSummary(): Summary | undefined {
   return data().freshSummary();
+}
+
+/** The visible range in whole columns (as its summary and an export cover it). */
+export function visibleRange(): TimeRange | undefined {
+  const s = exportSummary();
+  return s ? { from: s.from, to: s.to } : undefined;
 }
 
 /**

@@ -10,7 +10,7 @@ import { formatCount, formatDateTime, formatShareDelta, formatSince, formatSpan 
 import { formatLatency, formatLatencyDelta } from '../model/latency.js';
 import { paintDivergingRamp } from '../render/ramp.js';
 import { scheduler } from '../render/scheduler.js';
-import { clearCompare, compareWithView, setBaselineFromView, setComparisonFromView } from '../store/actions.js';
+import { clearCompare, compareWithView, setBaselineFromView, setComparisonFromView } from '../store/compareActions.js';
 import type { ComparedRange } from '../store/comparison.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';

@@ -7,7 +7,6 @@ import {
   exportSnapshot,
   goLive,
   importFile,
-  setBaselineFromView,
   setColour,
   setKind,
   setNorm,
@@ -16,6 +15,7 @@ import {
   setTheme,
   setTool,
 } from '../store/actions.js';
+import { setBaselineFromView } from '../store/compareActions.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
 import { exportPng } from './exportPng.js';
