@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { BucketSchema } from '@blkheat/shared-types';
-import { DEFAULTS, parseListenFlags, parseSchemaFlag, UsageError } from '../service/options.js';
+import { DEFAULTS, LISTEN_OPTIONS, parseListenFlags, parseSchemaFlag, UsageError } from '../service/options.js';
 
 export interface FleetOptions {
   readonly prometheus: string;
@@ -61,11 +61,7 @@ export function parseFleetArgs(argv: readonly string[]): FleetOptions | 'help' {
       options: {
         prometheus: { type: 'string' },
         schema: { type: 'string' },
-        host: { type: 'string' },
-        port: { type: 'string' },
-        token: { type: 'string' },
-        'token-file': { type: 'string' },
-        'allow-origin': { type: 'string', multiple: true },
+        ...LISTEN_OPTIONS,
         'web-root': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },

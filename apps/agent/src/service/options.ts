@@ -119,11 +119,7 @@ export function parseServeArgs(
       strict: true,
       allowPositionals: false,
       options: {
-        host: { type: 'string' },
-        port: { type: 'string' },
-        token: { type: 'string' },
-        'token-file': { type: 'string' },
-        'allow-origin': { type: 'string', multiple: true },
+        ...LISTEN_OPTIONS,
         history: { type: 'string' },
         'max-history-size': { type: 'string' },
         'data-dir': { type: 'string' },
@@ -197,6 +193,15 @@ export function parseServeArgs(
     webRoot: resolve(values['web-root'] ?? DEFAULTS.webRoot),
   };
 }
+
+/** parseArgs options of the listening flags `serve` and `fleet` share (read by parseListenFlags). */
+export const LISTEN_OPTIONS = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  token: { type: 'string' },
+  'token-file': { type: 'string' },
+  'allow-origin': { type: 'string', multiple: true },
+} as const;
 
 /** The listening flags `serve` and `fleet` share, with the same rules: a token for anything wider than loopback. */
 export interface ListenFlags {

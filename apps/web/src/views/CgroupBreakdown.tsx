@@ -11,7 +11,7 @@ import { clearCgroup, clickCgroup } from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
 import { PanelDiskSelect, usePanelDisk } from './PanelDisk.js';
-import { DistributionCells } from './DistributionCells.js';
+import { DistributionCells, DistributionHeads } from './DistributionCells.js';
 
 /** What the protocol's special names mean, for their tooltips. */
 function cgroupTitle(g: string): string {
@@ -82,14 +82,7 @@ export function CgroupBreakdown() {
                 <th scope="col" className="num">
                   I/Os
                 </th>
-                <th scope="col">share</th>
-                <th scope="col" className="num">
-                  p50
-                </th>
-                <th scope="col" className="num">
-                  p99
-                </th>
-                <th scope="col">distribution</th>
+                <DistributionHeads />
               </tr>
             </thead>
             <tbody>

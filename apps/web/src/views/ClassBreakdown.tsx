@@ -9,7 +9,7 @@ import type { ClassSummary } from '../model/breakdown.js';
 import { clearClasses, clickClass } from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
-import { DistributionCells } from './DistributionCells.js';
+import { DistributionCells, DistributionHeads } from './DistributionCells.js';
 
 function Row({ c, selected, uLo, uHi }: { c: ClassSummary; selected: boolean; uLo: number; uHi: number }) {
   return (
@@ -78,14 +78,7 @@ export function ClassBreakdown() {
                 <th scope="col" className="num" title="failed I/Os (in the I/O count), by block status in each cell's title">
                   errors
                 </th>
-                <th scope="col">share</th>
-                <th scope="col" className="num">
-                  p50
-                </th>
-                <th scope="col" className="num">
-                  p99
-                </th>
-                <th scope="col">distribution</th>
+                <DistributionHeads />
               </tr>
             </thead>
             <tbody>

@@ -1,7 +1,7 @@
 /**
  * The cells every breakdown row ends with (op classes, cgroups): its share of the range as a
- * bar and a number, its p50 and p99, and its latency distribution as a sparkline. One place, so
- * the two tables read alike.
+ * bar and a number, its p50 and p99, and its latency distribution as a sparkline, and their
+ * column heads. One place, so the two tables read alike.
  */
 import type { QuantileValue } from '../model/percentiles.js';
 import { formatShare } from '../model/format.js';
@@ -30,6 +30,22 @@ export function DistributionCells({ row, uLo, uHi }: { row: DistributionRow; uLo
       <td>
         <Spark hist={row.hist} uLo={uLo} uHi={uHi} />
       </td>
+    </>
+  );
+}
+
+/** The heads of DistributionCells' columns. */
+export function DistributionHeads() {
+  return (
+    <>
+      <th scope="col">share</th>
+      <th scope="col" className="num">
+        p50
+      </th>
+      <th scope="col" className="num">
+        p99
+      </th>
+      <th scope="col">distribution</th>
     </>
   );
 }
