@@ -8,7 +8,7 @@
  * with everything on (samples, in-flight scan, untimed books).
  *
  * Prints per run and as medians: BPF ns per I/O (sum of run_time_ns of the tool's programs /
- * I/Os completed on all disks, from /proc/diskstats), IOPS, and IOPS kept relative to the
+ * I/Os completed on all disks, from /proc/diskstats; blkheat's also per program), IOPS, and IOPS kept relative to the
  * untraced run of the same round. Run-time statistics cost two clock reads per program run, so
  * throughput is measured in runs with them off and BPF time in separate runs with them on.
  *
@@ -41,6 +41,8 @@ interface Run {
   readonly iops: number;
   readonly ios: number;
   readonly bpfNs: number | null;
+  /** blkheat with stats on: BPF ns per I/O of each of its programs. */
+  readonly perProgram?: ReadonlyMap<string, number>;
 }
 
 const { values } = parseArgs({
@@ -135,6 +137,9 @@ for (const workload of workloads) {
   console.log(`bench/kernel results, ${workload} (medians)`);
   console.log(`  untraced IOPS                 ${fmt(medianOf('none', false, (r) => r.iops) / 1000, 1)} k`);
   console.log(`  blkheat BPF ns per I/O        ${fmt(blkheatNs, 1)}`);
+  const programs = new Map<string, number[]>();
+  for (const r of of) for (const [name, ns] of r.perProgram ?? []) programs.set(name, [...(programs.get(name) ?? []), ns]);
+  for (const [name, ns] of [...programs].sort()) console.log(`    ${name.padEnd(26)} ${fmt(median(ns), 1)}`);
   console.log(`  bpftrace BPF ns per I/O       ${fmt(bpftraceNs, 1)}`);
   console.log(`  ratio blkheat / bpftrace      ${fmt(blkheatNs / bpftraceNs, 3)}   (budget <= ${BUDGET[workload]})`);
   console.log(
@@ -189,12 +194,21 @@ async function measure(workload: Workload, tool: Tool, stats: boolean): Promise<
     await floor.load();
     for (const p of floor.programs()) floor.attach(p.name);
   }
+  const programsBefore = collector && stats ? blkheatRunTimes() : undefined;
   const disksBefore = totalCompleted();
   const fio = await runFio(workloadJob(workload));
   const ios = totalCompleted() - disksBefore;
   let bpfNs: number | null = null;
+  let perProgram: Map<string, number> | undefined;
   if (collector) {
     if (stats) bpfNs = (collector.stats().bpfRunTimeNs - before) / ios;
+    if (programsBefore) {
+      perProgram = new Map();
+      for (const [name, ns] of blkheatRunTimes()) {
+        const spent = ns - (programsBefore.get(name) ?? 0);
+        if (spent > 0) perProgram.set(name, spent / ios);
+      }
+    }
     await collector.close();
   } else if (bpftrace) {
     if (stats) bpfNs = (bpftraceRunTimeNs() - before) / ios;
@@ -203,7 +217,14 @@ async function measure(workload: Workload, tool: Tool, stats: boolean): Promise<
   }
   floor?.close();
   await sleep(500);
-  return { workload, tool, stats, iops: fio.iops, ios, bpfNs };
+  return { workload, tool, stats, iops: fio.iops, ios, bpfNs, ...(perProgram ? { perProgram } : {}) };
+}
+
+/** Run time of each blkheat program (name -> ns), from the kernel's prog list. */
+function blkheatRunTimes(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const p of bpftoolProgs()) if (p.name?.startsWith('bh_')) out.set(p.name, (out.get(p.name) ?? 0) + (p.run_time_ns ?? 0));
+  return out;
 }
 
 function totalCompleted(): number {

@@ -73,13 +73,11 @@ static __always_inline void H(on_rq_issue)(struct request *rq)
 	struct bh_rq_slot *sl = rq_slot_of(id);
 	if (!sl)
 		return;
-	if (sl->key != id) {
-		/* A request still in flight here would lose its slot: rare (64 Ki slots, a few hundred
-		 * requests per queue), counted, and timed from the kernel's own fields instead. */
-		if (sl->key)
-			bump_counter(offsetof(struct bh_counters, slot_taken));
-		sl->key = id;
-	}
+	/* Stores only: the slot's line was last read by the completing CPU, and a load here would
+	 * wait for it to come back (the costliest instruction of this program when it read the
+	 * key first); stores retire through the store buffer. A slot another in-flight request
+	 * still held is found, and counted, at that request's completion. */
+	sl->key = id;
 	sl->issue_ns = bpf_ktime_get_ns();
 	sl->pid_tgid = bpf_get_current_pid_tgid();
 	sl->task = bpf_get_current_task();
@@ -154,10 +152,14 @@ static __always_inline void H(on_rq_complete)(struct request *rq, int error, uns
 	io.rq_id = ptr_id(rq);
 	if (!kernel_times && (!issue || issue == start)) {
 		struct bh_rq_slot *sl = rq_slot_of(io.rq_id);
-		if (sl && sl->key == io.rq_id && sl->issue_ns >= start)
+		if (sl && sl->key == io.rq_id && sl->issue_ns >= start) {
 			issue = sl->issue_ns;
-		else
+		} else {
+			/* Another request was issued into this slot while this one was in flight. */
+			if (sl && sl->key && sl->key != io.rq_id)
+				bump_counter(offsetof(struct bh_counters, slot_taken));
 			bump_counter(offsetof(struct bh_counters, kernel_times));
+		}
 	}
 	if (issue && io.now >= issue) {
 		io.device_ns = io.now - issue;
