@@ -118,7 +118,7 @@ struct bh_counters {
 	__u64 slot_taken;      /* a request's timing slot was taken by another request before it completed */
 };
 
-/* Per-request state, direct-mapped by request pointer (see blkheat.bpf.c). One cache line. */
+/* Per-request state, direct-mapped by request pointer (see rq_slots in blkheat_maps.bpf.h). One cache line. */
 struct bh_rq_slot {
 	__u64 key;      /* struct request (ptr_id); 0 = free */
 	__u64 issue_ns; /* our clock at the latest block_rq_issue of this request */

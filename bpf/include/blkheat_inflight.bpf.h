@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The in-flight scan (bh_inflight), run by the agent once a second with BPF_PROG_TEST_RUN: every
+ * request the kernel has with a driver now, counted per disk, and the oldest listed.
+ *
+ * Include only from blkheat.bpf.c, after the hook logic (it reads requests as the raw_tp
+ * instantiation does).
+ */
+
+struct scan_ctx {
+	__u64 now;
+	__u32 found;
+	__u32 listed;
+};
+
+/* A slot whose request the kernel says is with the driver now (MQ_RQ_IN_FLIGHT) is an I/O in
+ * flight; its age comes from our own stamps. A request that completed is idle again (or started
+ * a new life, which rewrote the slot), so nothing has to be cleared at completion. */
+static long scan_slot(__u32 idx, struct scan_ctx *cx)
+{
+	struct bh_rq_slot *sl = bpf_map_lookup_elem(&rq_slots, &idx);
+	if (!sl)
+		return 1;
+	__u64 key = sl->key, issue = sl->issue_ns;
+	if (!key || !issue || issue > cx->now)
+		return 0;
+	struct request *rq = (struct request *)key;
+	int state = 0;
+	if (BPF_CORE_READ_INTO(&state, rq, state) || state != bpf_core_enum_value(enum mq_rq_state, MQ_RQ_IN_FLIGHT))
+		return 0;
+	cx->found++;
+	__u32 cmd = 0, rqf = 0, len = 0;
+	__u64 sector = 0, start = 0;
+	BPF_CORE_READ_INTO(&rqf, rq, rq_flags);
+	BPF_CORE_READ_INTO(&start, rq, start_time_ns);
+	__u32 dev = rq_dev_raw(rq, rqf);
+	__u64 began = start && start <= issue ? start : issue;
+	/* Counted per disk whether or not it is listed: the count and the oldest age stay exact
+	 * however many I/Os are in flight. */
+	struct bh_inflight_disk *disk = bpf_map_lookup_elem(&inflight_disks, &dev);
+	if (!disk) {
+		struct bh_inflight_disk none = {};
+		bpf_map_update_elem(&inflight_disks, &dev, &none, BPF_NOEXIST);
+		disk = bpf_map_lookup_elem(&inflight_disks, &dev);
+	}
+	if (disk) {
+		disk->count++;
+		if (!disk->oldest_start_ns || began < disk->oldest_start_ns)
+			disk->oldest_start_ns = began;
+	}
+	__u32 at = cx->listed;
+	if (at >= BH_INFLIGHT_MAX)
+		return 0;
+	struct bh_inflight_io *out = bpf_map_lookup_elem(&inflight_list, &at);
+	if (!out)
+		return 0;
+	BPF_CORE_READ_INTO(&cmd, rq, cmd_flags);
+	BPF_CORE_READ_INTO(&len, rq, __data_len);
+	BPF_CORE_READ_INTO(&sector, rq, __sector);
+	out->start_ns = began;
+	out->issue_ns = issue;
+	out->sector = sector;
+	out->bytes = len;
+	out->cls = rq_cls_raw(cmd, rqf);
+	out->dev = dev;
+	out->pid = 0;
+	__builtin_memset(out->comm, 0, sizeof(out->comm));
+	__u64 pid_tgid = sl->pid_tgid;
+	struct task_struct *t = (struct task_struct *)sl->task;
+	int tgid = 0;
+	if (pid_tgid && t && !bpf_probe_read_kernel(&tgid, sizeof(tgid), &t->tgid) && (__u32)tgid == (__u32)(pid_tgid >> 32) &&
+	    !bpf_probe_read_kernel(out->comm, sizeof(out->comm), &t->comm))
+		out->pid = pid_tgid >> 32;
+	cx->listed = at + 1;
+	return 0;
+}
+
+SEC("syscall")
+int bh_inflight(void *ctx)
+{
+	struct scan_ctx cx = { .now = bpf_ktime_get_ns() };
+	bpf_loop(1 << BH_RQ_BITS, scan_slot, &cx, 0);
+	__u32 zero = 0;
+	struct bh_inflight_summary *sum = bpf_map_lookup_elem(&inflight_summary, &zero);
+	if (sum) {
+		sum->now_ns = cx.now;
+		sum->found = cx.found;
+		sum->listed = cx.listed;
+	}
+	return 0;
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * blkheat's maps: the per-second histograms, the per-request slots, what the in-flight scan
+ * found, the sample ring and budget, settings and counters. Layouts of their keys and values
+ * are in blkheat.h, shared with the agent.
+ *
+ * Include only from blkheat.bpf.c, after the knobs.
+ */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct bh_hist_key);
+	__type(value, struct bh_hist);
+} hists SEC(".maps");
+
+/* Zeroed value to insert new histogram keys from (too large for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bh_hist);
+} zero_hist SEC(".maps");
+
+struct bh_bio_start {
+	__u64 ts;
+	__u64 sector;
+	__u64 pid_tgid;
+	__u64 task;
+	__u32 bytes;
+	__u32 pad;
+};
+
+/* Start of each in-flight bio of a bio-based disk. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct bh_bio_start);
+} bio_start SEC(".maps");
+
+/* Per-request state lives in a direct-mapped array indexed by a hash of the request pointer:
+ * our issue stamp and the issuing task, written at block_rq_issue. Requests come from each
+ * queue's fixed pool and are reused, so the slots in use are few and hot. An array write is a
+ * few stores: no bucket walk, no lock, nothing to delete, and a lost completion leaves nothing
+ * behind. The completion reads the slot only where the kernel's own stamps do not serve (a
+ * plug's cached clock, or no QUEUE_FLAG_STATS) and for sampled I/Os; the in-flight scan walks
+ * it to find requests with the driver. */
+#define BH_RQ_BITS 16
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << BH_RQ_BITS);
+	__type(key, __u32);
+	__type(value, struct bh_rq_slot);
+} rq_slots SEC(".maps");
+
+/* What bh_inflight found: the summary, and the in-flight I/Os themselves. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bh_inflight_summary);
+} inflight_summary SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BH_INFLIGHT_MAX);
+	__type(key, __u32);
+	__type(value, struct bh_inflight_io);
+} inflight_list SEC(".maps");
+
+/* Per disk: all in-flight I/Os counted and the oldest start, however many are listed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct bh_inflight_disk);
+} inflight_disks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 2 * 1024 * 1024);
+} samples SEC(".maps");
+
+/* A ring buffer's records have no type in BTF; this read-only null pointer puts struct
+ * bh_sample there, so the agent can check its decoder against the object's own layout. */
+struct bh_sample *const volatile bh_sample_btf = 0;
+
+/* dev_t (partitions included) of the disks to trace when filter_disks is set. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} disk_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BH_BUDGET_SLOTS);
+	__type(key, __u32);
+	__type(value, struct bh_budget);
+} budget SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bh_settings);
+} settings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bh_counters);
+} counters SEC(".maps");
+
+/* The current second, cached per CPU so the hot path divides by 10^9 once a second. */
+struct bh_slot_cache {
+	__u64 start;  /* monotonic ns where `slot` starts */
+	__u64 end;    /* and ends */
+	__s64 offset; /* the wall-clock offset it was computed with */
+	__u32 slot;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bh_slot_cache);
+} slot_cache SEC(".maps");
+
+/* One u64 per CPU to turn pointers into numbers (see ptr_id). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} ptr_scratch SEC(".maps");

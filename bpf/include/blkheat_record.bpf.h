@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What every hook shares: the kernel's request layout and flags resolved by CO-RE, class codes,
+ * and recording a finished I/O (its second, histogram, buckets, size class and sample).
+ *
+ * Include only from blkheat.bpf.c, after the knobs and blkheat_maps.bpf.h.
+ */
+
+/* ---- kernel layout, resolved by CO-RE ---- */
+
+/* Before 5.16 a request named its disk directly. */
+struct request___rq_disk {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 op_mask(void)
+{
+	/* REQ_OP_BITS is a macro; the first flag bit equals it. */
+	return (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_FAILFAST_DEV)) - 1;
+}
+
+static __always_inline __u32 op_flush(void)
+{
+	if (bpf_core_enum_value_exists(enum req_op, REQ_OP_FLUSH))
+		return bpf_core_enum_value(enum req_op, REQ_OP_FLUSH);
+	return 2;
+}
+
+static __always_inline bool op_is_passthrough(__u32 op)
+{
+	if (bpf_core_enum_value_exists(enum req_op, REQ_OP_DRV_IN))
+		return op == bpf_core_enum_value(enum req_op, REQ_OP_DRV_IN) ||
+		       op == bpf_core_enum_value(enum req_op, REQ_OP_DRV_OUT);
+	return false;
+}
+
+/* RQF_* became enum rqf_flags bits in 6.9; before that they were macros we cannot see, and
+ * the affected logic degrades (issue timestamps from the in-flight map, flush-sequence data
+ * requests possibly counted at both completions). */
+static __always_inline __u32 rqf_flush_seq(void)
+{
+	if (bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ))
+		return 1u << bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ);
+	return 0;
+}
+
+static __always_inline __u32 rqf_stats(void)
+{
+	if (bpf_core_enum_value_exists(enum rqf_flags, __RQF_STATS))
+		return 1u << bpf_core_enum_value(enum rqf_flags, __RQF_STATS);
+	return 0;
+}
+
+static __always_inline __u32 rqf_io_stat(void)
+{
+	if (bpf_core_enum_value_exists(enum rqf_flags, __RQF_IO_STAT))
+		return 1u << bpf_core_enum_value(enum rqf_flags, __RQF_IO_STAT);
+	return 0;
+}
+
+#define FLAG_BIT(name) (1u << bpf_core_enum_value(enum req_flag_bits, name))
+#define MAYBE_FLAG(cmd, name, cls_bit)                                                   \
+	((bpf_core_enum_value_exists(enum req_flag_bits, name) && ((cmd) & FLAG_BIT(name))) \
+		 ? (cls_bit)                                                                \
+		 : 0)
+
+/* Class code: op plus the flags that name the class (see blkheat.h). */
+static __always_inline __u16 cls_of(__u32 cmd)
+{
+	__u16 cls = cmd & op_mask() & BH_CLS_OP_MASK;
+	cls |= MAYBE_FLAG(cmd, __REQ_SYNC, BH_CLS_SYNC);
+	cls |= MAYBE_FLAG(cmd, __REQ_META, BH_CLS_META);
+	cls |= MAYBE_FLAG(cmd, __REQ_FUA, BH_CLS_FUA);
+	cls |= MAYBE_FLAG(cmd, __REQ_PRIO, BH_CLS_PRIO);
+	cls |= MAYBE_FLAG(cmd, __REQ_RAHEAD, BH_CLS_RAHEAD);
+	cls |= MAYBE_FLAG(cmd, __REQ_BACKGROUND, BH_CLS_BACKGROUND);
+	cls |= MAYBE_FLAG(cmd, __REQ_PREFLUSH, BH_CLS_PREFLUSH);
+	return cls;
+}
+
+/* ---- shared helpers ---- */
+
+/* A pointer as a plain number, for hashing and map keys. The verifier forbids arithmetic on
+ * trusted BTF pointers and restores the pointer type when a spill is read back from the
+ * stack, but a map value always reads back as a scalar (privileged programs may store
+ * pointers there). The per-CPU array lookup is inlined by the verifier: a few instructions. */
+static __always_inline __u64 ptr_id(const void *p)
+{
+	__u32 zero = 0;
+	__u64 *slot = bpf_map_lookup_elem(&ptr_scratch, &zero);
+	if (!slot)
+		return 0;
+	*slot = (__u64)p;
+	return *(volatile __u64 *)slot;
+}
+
+static __always_inline void bump_counter(__u32 offset)
+{
+	__u32 zero = 0;
+	struct bh_counters *c = bpf_map_lookup_elem(&counters, &zero);
+	if (c && offset + sizeof(__u64) <= sizeof(*c))
+		*(__u64 *)((char *)c + offset) += 1;
+}
+
+static __always_inline struct bh_rq_slot *rq_slot_of(__u64 id)
+{
+	__u32 idx = (__u32)((id * 0x9E3779B97F4A7C15ULL) >> (64 - BH_RQ_BITS));
+	return bpf_map_lookup_elem(&rq_slots, &idx);
+}
+
+/* Dense bucket of a latency: the smallest k with ns <= bounds_ns[k]. The agent fills every
+ * entry past the schema's last bound with U64_MAX, so the answer for a latency above them all
+ * is nr_bounds (overflow). Binary search over a fixed 128 entries (7 steps), or 256 for schema 3
+ * (8 steps). A global function: the verifier checks it once, on its own, instead of following
+ * each of its 2^steps outcomes through the rest of the caller (schema 3's two searches per I/O
+ * made bh_rq_complete too complex to verify). Its result is a plain number to the caller, which
+ * bounds it again before indexing. */
+#define BH_SEARCH_STEP(step)                        \
+	if (bounds_ns[pos + (step) - 1] < ns)        \
+		pos += (step);
+__noinline __u64 bh_bucket_of(__u64 ns)
+{
+	__u32 pos = 0;
+#if BH_MAX_BOUNDS == 256
+	BH_SEARCH_STEP(128)
+#else
+	_Static_assert(BH_MAX_BOUNDS == 128, "search steps assume 128 or 256 bounds");
+#endif
+	BH_SEARCH_STEP(64)
+	BH_SEARCH_STEP(32)
+	BH_SEARCH_STEP(16)
+	BH_SEARCH_STEP(8)
+	BH_SEARCH_STEP(4)
+	BH_SEARCH_STEP(2)
+	BH_SEARCH_STEP(1)
+	return pos < BH_NR_BUCKETS ? pos : BH_NR_BUCKETS - 1;
+}
+
+/* One finished I/O, whichever hook saw it. */
+struct bh_io {
+	__u64 now;
+	__s64 device_ns; /* -1 = unknown */
+	__s64 queue_ns;  /* -1 = unknown */
+	__u64 sector;
+	__u64 pid_tgid;                 /* submitter (0 = unknown), bio-based disks */
+	__u64 task;
+	__u64 rq_id;                    /* request-based disks: the request, whose slot names the submitter */
+	__u64 cgroup;                   /* charged cgroup (bh_hist_key.cgroup) */
+	__u32 status;                   /* blk_status_t, 0 = success */
+	__u32 dev;
+	__u32 bytes;
+	__u16 cls;
+	bool counted; /* false: only note a completion whose start was missed */
+};
+
+/* Size class of an I/O: the smallest s with bytes <= 2^s (4 KiB -> 12, 1 MiB -> 20); 0 for none.
+ * Floor of log2(bytes - 1), plus one, by halving the width: 5 steps for 32 bits. */
+#define BH_LOG2_STEP(bits)      \
+	if (v >> (bits)) {      \
+		v >>= (bits);   \
+		s += (bits);    \
+	}
+static __always_inline __u8 size_log2(__u32 bytes)
+{
+	if (!bytes)
+		return 0;
+	__u32 v = bytes - 1;
+	__u8 s = 0;
+	BH_LOG2_STEP(16)
+	BH_LOG2_STEP(8)
+	BH_LOG2_STEP(4)
+	BH_LOG2_STEP(2)
+	BH_LOG2_STEP(1)
+	return s + v;
+}
+
+static __always_inline struct bh_hist *hist_for(struct bh_hist_key *key)
+{
+	struct bh_hist *h = bpf_map_lookup_elem(&hists, key);
+	if (h)
+		return h;
+	__u32 zero = 0;
+	struct bh_hist *z = bpf_map_lookup_elem(&zero_hist, &zero);
+	if (!z)
+		return NULL;
+	/* NOEXIST: another CPU may have inserted the key meanwhile; either way look it up. */
+	bpf_map_update_elem(&hists, key, z, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&hists, key);
+}
+
+/* Takes one unit of this second's sample budget (outlier or fair share); false when spent. */
+static __always_inline bool take_budget(__u32 slot, bool outlier, struct bh_settings *cfg)
+{
+	__u32 idx = slot % BH_BUDGET_SLOTS;
+	struct bh_budget *b = bpf_map_lookup_elem(&budget, &idx);
+	if (!b)
+		return false;
+	__u64 seen = b->slot;
+	if (seen != slot) {
+		/* The agent resets entries two seconds ahead; claim a stale one only if it lagged. */
+		if (seen > slot || __sync_val_compare_and_swap(&b->slot, seen, slot) != seen)
+			return false;
+		b->outliers = 0;
+		b->fair = 0;
+	}
+	if (outlier)
+		return __sync_fetch_and_add(&b->outliers, 1) < cfg->outlier_budget;
+	return __sync_fetch_and_add(&b->fair, 1) < cfg->fair_budget;
+}
+
+static __always_inline bool emit_sample(struct bh_io *io, __u32 slot, bool outlier)
+{
+	struct bh_sample *s = bpf_ringbuf_reserve(&samples, sizeof(*s), 0);
+	if (!s) {
+		bump_counter(offsetof(struct bh_counters, ring_lost));
+		return false;
+	}
+	s->ts_ns = io->now;
+	s->slot = slot;
+	s->pad = 0;
+	s->sector = io->sector;
+	s->device_ns = io->device_ns >= 0 ? io->device_ns : 0;
+	s->queue_ns = io->queue_ns >= 0 ? io->queue_ns : 0;
+	s->dev = io->dev;
+	s->bytes = io->bytes;
+	s->cls = io->cls;
+	s->flags = (outlier ? BH_SAMPLE_OUTLIER : 0) | (io->queue_ns >= 0 ? BH_SAMPLE_QUEUE_KNOWN : 0);
+	s->pid = 0;
+	s->cgroup_id = io->cgroup;
+	__builtin_memset(s->comm, 0, sizeof(s->comm));
+
+	__u64 pid_tgid = io->pid_tgid, task = io->task;
+	if (io->rq_id) {
+		struct bh_rq_slot *sl = rq_slot_of(io->rq_id);
+		if (sl && sl->key == io->rq_id) {
+			pid_tgid = sl->pid_tgid;
+			task = sl->task;
+		}
+	}
+	if (pid_tgid) {
+		s->pid = pid_tgid >> 32;
+		/* Only the submitter's pid and task pointer are stored per I/O (cheap); its comm and
+		 * cgroup are read here, for the few sampled I/Os. The task may have exited since:
+		 * they are trusted only if the task at that address still has the same tgid. */
+		struct task_struct *t = (struct task_struct *)task;
+		int tgid = 0;
+		if (t && !bpf_probe_read_kernel(&tgid, sizeof(tgid), &t->tgid) && (__u32)tgid == s->pid &&
+		    !bpf_probe_read_kernel(s->comm, sizeof(s->comm), &t->comm)) {
+			s->flags |= BH_SAMPLE_SUBMITTER_KNOWN;
+		} else {
+			__builtin_memset(s->comm, 0, sizeof(s->comm));
+		}
+	}
+	bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
+	return true;
+}
+
+/* Wall-clock second of a monotonic time; the per-CPU cache makes the division rare. */
+static __always_inline __u32 slot_of(__u64 now, __s64 offset)
+{
+	__u32 zero = 0;
+	struct bh_slot_cache *c = bpf_map_lookup_elem(&slot_cache, &zero);
+	if (c && c->offset == offset && now >= c->start && now < c->end)
+		return c->slot;
+	__u64 wall = now + offset;
+	__u32 slot = (__u32)(wall / slot_ns);
+	if (c) {
+		c->start = (__u64)slot * slot_ns - offset;
+		c->end = c->start + slot_ns;
+		c->offset = offset;
+		c->slot = slot;
+	}
+	return slot;
+}
+
+static __always_inline void record_io(struct bh_io *io)
+{
+	/* Other disks are not ours to count (and must not spend the sample budget). */
+	if (filter_disks && !bpf_map_lookup_elem(&disk_filter, &io->dev))
+		return;
+	__u32 zero = 0;
+	struct bh_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
+	if (!cfg)
+		return;
+	__u32 slot = slot_of(io->now, cfg->wall_offset_ns);
+	struct bh_hist_key key = {
+		.slot = slot, .dev = io->dev, .cls = io->cls, .size_log2 = size_log2(io->bytes), .cgroup = io->cgroup
+	};
+	struct bh_hist *h = hist_for(&key);
+	if (!h) {
+		bump_counter(offsetof(struct bh_counters, hist_lost));
+		return;
+	}
+	if (!io->counted) {
+		h->missed++;
+		return;
+	}
+	h->count++;
+	h->bytes += io->bytes;
+	if (io->status) {
+		__u32 st = io->status < BH_NR_STATUS ? io->status : BH_NR_STATUS - 1;
+		h->errors[st]++;
+		bump_counter(offsetof(struct bh_counters, errors));
+	}
+	__u32 b = 0;
+	if (io->device_ns >= 0) {
+		/* 64 bits throughout: the verifier sees the bound checked on the register that indexes. */
+		__u64 bd = bh_bucket_of(io->device_ns);
+		barrier_var(bd); /* keep the bound check: clang knows the callee's range, the verifier does not */
+		if (bd >= BH_NR_BUCKETS)
+			bd = BH_NR_BUCKETS - 1;
+		b = bd;
+		h->device[bd]++;
+	} else {
+		h->missed++;
+	}
+	if (io->queue_ns >= 0) {
+		__u64 q = bh_bucket_of(io->queue_ns);
+		barrier_var(q);
+		h->queue[q < BH_NR_BUCKETS ? q : BH_NR_BUCKETS - 1]++;
+	}
+
+	if (!samples_enabled || io->device_ns < 0) {
+		h->dropped++;
+		return;
+	}
+	/* The slowest I/Os of each second are always kept: on this CPU, for this disk and class,
+	 * any I/O that reaches a higher bucket than seen so far this second. That guarantees a
+	 * record in every second's top bucket at a cost of at most one record per bucket. */
+	bool outlier = io->device_ns >= 0 && b + 1 > h->max_bucket_plus1;
+	if (outlier)
+		h->max_bucket_plus1 = b + 1;
+	else if (bpf_get_prandom_u32() >= cfg->fair_threshold) {
+		h->dropped++;
+		return;
+	}
+	if (!take_budget(slot, outlier, cfg) || !emit_sample(io, slot, outlier))
+		h->dropped++;
+}
