@@ -1,5 +1,6 @@
 // The collector's pure parts, without the kernel: binary layouts, class names, sysfs
-// resolution (over a fake sysfs tree), frame building and sample budgets.
+// resolution (over a fake sysfs tree), the disk scope (--disk, --partitions), frame building
+// and sample budgets.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -8,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { bucketCount, FINE_BUCKET_SCHEMA, sparseTotal, type IoSample } from '@blkheat/shared-types';
 import { ClassNamer, statusName } from '../src/collector/classes.js';
 import { DeviceRegistry } from '../src/collector/devices.js';
+import { DiskScope } from '../src/collector/disk-scope.js';
+import { CollectorError } from '../src/collector/errors.js';
 import { buildFrame } from '../src/collector/frame-builder.js';
 import {
   addPerCpuHist,
@@ -225,6 +228,37 @@ test('sysfs resolution: names, partitions to their disk, request vs bio, size, m
   assert.equal(reg.rescan(), true, 'a disk going away is a change');
   assert.equal(reg.resolve((7 << 20) | 3).present, false);
   assert.equal(reg.rescan(), false, 'nothing changed since');
+});
+
+test('disk scope: --disk picks shown disks (a partition names its disk; with --partitions, a disk names its partitions too)', (t) => {
+  const root = fakeSysfs();
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const reg = new DeviceRegistry(root);
+  reg.rescan();
+  const [vda, vda1, loop3, zram0] = [(254 << 20) | 0, (254 << 20) | 1, (7 << 20) | 3, (253 << 20) | 0];
+  const known = reg.list(new Set());
+
+  const all = DiskScope.of(reg, [], false);
+  assert.equal(all.only, undefined, 'no --disk: every disk');
+  assert.deepEqual([all.shownDev(vda1), all.shownDev(loop3), all.shownDev(zram0)], [vda, loop3, zram0], 'partitions roll up');
+  assert.deepEqual([...all.measuredDisks(known)], [loop3, vda], 'untimed I/Os are measured on request-based disks only');
+
+  const onePart = DiskScope.of(reg, ['vda1'], false);
+  assert.deepEqual([...(onePart.only ?? [])], [vda], 'without --partitions a partition names its whole disk');
+  assert.equal(onePart.shownDev(vda1), vda);
+  assert.equal(onePart.shownDev(loop3), undefined, 'a disk not named is filtered out');
+  assert.equal(onePart.includes(zram0), false);
+
+  const split = DiskScope.of(reg, ['vda'], true);
+  assert.deepEqual([...(split.only ?? [])], [vda, vda1], 'with --partitions a disk names itself and its partitions');
+  assert.equal(split.shownDev(vda1), vda1, 'each shown on its own');
+  assert.deepEqual([...split.measuredDisks(known)], [vda, vda1]);
+  assert.deepEqual([...(DiskScope.of(reg, ['vda1'], true).only ?? [])], [vda1], 'a partition names only itself');
+
+  assert.throws(
+    () => DiskScope.of(reg, ['sdz'], false),
+    (e: unknown) => e instanceof CollectorError && /disk 'sdz' does not exist \(disks here: loop3, vda, zram0\)/.test(e.message),
+  );
 });
 
 test('frames say what the in-flight scan found: n 0 on a disk it found idle, nothing without a scan', (t) => {
