@@ -5,7 +5,7 @@
  */
 import { fleetHelpText, parseFleetArgs } from '../fleet/options.js';
 import { startFleet } from '../fleet/service.js';
-import { UsageError } from '../service/options.js';
+import { UsageError } from '../service/flags.js';
 
 export { summary } from '../fleet/options.js';
 

@@ -5,7 +5,8 @@
  */
 import { createCollector } from '../collector/index.js';
 import { startAgent } from '../service/agent.js';
-import { helpText, parseServeArgs, UsageError } from '../service/options.js';
+import { UsageError } from '../service/flags.js';
+import { helpText, parseServeArgs } from '../service/options.js';
 
 export { summary } from '../service/options.js';
 

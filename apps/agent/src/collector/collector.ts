@@ -23,8 +23,8 @@ import { kernelFactsOf } from './kernel-facts.js';
 import { BUDGET_SLOTS, parseDevString, schemaLayout, type SchemaLayout } from './layout.js';
 import { attachBioPrograms, checkLayout, loadObject, programRunStats, type Loaded } from './loader.js';
 import { SampleDrain } from './sample-drain.js';
-import { DEFAULT_SAMPLE_BUDGET, SampleBudget, SampleLedger } from './sampling.js';
-import type { Collector, CollectorListener, CollectorOptions, CollectorStats } from './types.js';
+import { SampleBudget, SampleLedger } from './sampling.js';
+import { DEFAULT_SAMPLE_BUDGET, type Collector, type CollectorListener, type CollectorOptions, type CollectorStats } from './types.js';
 import { UntimedMeter, type GroupCounts } from './untimed.js';
 
 /** How long after a second closes it is harvested: every program that saw an I/O of that second has long finished. */
