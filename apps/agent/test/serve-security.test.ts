@@ -6,9 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
-import { AGENT_CLI, createLoopDevice, WsHandshakeError, WsTestClient, startFio } from '@blkheat/testkit';
+import { AGENT_CLI, createLoopDevice, readCredentials, WsHandshakeError, WsTestClient, startFio } from '@blkheat/testkit';
 import type { HelloMessage } from '@blkheat/shared-types';
-import { readCredentials } from '../src/service/privileges.js';
 import { diskCount, needsRootAndFio, readFrames, startRealAgent, subscriber, tempDataDir, type TestContextLike } from './serve-fixtures.js';
 
 function rawStatus(port: number, path: string): Promise<{ status: number; body: string }> {

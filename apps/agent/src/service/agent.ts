@@ -29,7 +29,7 @@ import { AGENT_VERSION } from '../version.js';
 import { checkDataDirWritable } from './datadir.js';
 import { DataDirLock } from './lock.js';
 import type { ServeOptions } from './options.js';
-import { chownTree, dropPrivileges, resolveUser, type TargetUser } from './privileges.js';
+import { chownTree, dropPrivileges, resolveUser, type TargetUser } from './drop-root.js';
 
 /** Samples kept for drill-down: at most this many, for at most this long. */
 export const SAMPLES_CAPACITY = 250_000;
