@@ -19,6 +19,8 @@ export interface AgentServer {
   readonly server: Server;
   /** The bound address (port resolved when 0 was asked for). */
   readonly address: AddressInfo;
+  /** Where the dashboard is: http://ADDRESS:PORT/ (IPv6 addresses in brackets). */
+  readonly url: string;
   /** Stops accepting, closes every client (1001) and the listening socket. */
   close(): Promise<void>;
 }
@@ -93,9 +95,12 @@ export async function listen(options: ListenOptions): Promise<AgentServer> {
   });
   server.on('error', (e) => options.log(`http: ${e.message}`));
 
+  const address = server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     server,
-    address: server.address() as AddressInfo,
+    address,
+    url: `http://${shown}:${address.port}/`,
     async close(): Promise<void> {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       await hub.closeAll();

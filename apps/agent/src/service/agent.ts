@@ -21,7 +21,7 @@ import { HistoryStore, segmentSpansFromEnv } from '../history/store.js';
 import type { AgentContext } from '../server/context.js';
 import { listen, type AgentServer } from '../server/http.js';
 import { StreamHub } from '../server/hub.js';
-import { TokenChecker } from '../server/security.js';
+import { accessPolicy } from '../server/security.js';
 import { StaticSite } from '../server/static.js';
 import { protobufProblem } from '../server/native-histograms.js';
 import { LatencyTotals } from '../server/totals.js';
@@ -109,7 +109,7 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
       port: options.port,
       ctx: context,
       hub,
-      policy: { tokens: new TokenChecker(options.token), allowOrigins: new Set(options.allowOrigins), bindHost: options.host },
+      policy: accessPolicy(options),
       site,
       webRoot: options.webRoot,
       log,
@@ -169,10 +169,9 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
       log(`serve: probes attached; now running as ${user.name} (uid ${user.uid}, gid ${user.gid}) with no capabilities`);
     }
 
-    const shown = server.address.family === 'IPv6' ? `[${server.address.address}]` : server.address.address;
     let stopping: Promise<void> | undefined;
     return {
-      url: `http://${shown}:${server.address.port}/`,
+      url: server.url,
       port: server.address.port,
       context,
       hub,
