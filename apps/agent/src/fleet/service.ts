@@ -22,9 +22,8 @@ import { SampleStore } from '../history/samples.js';
 import { HistoryStore } from '../history/store.js';
 import type { RawFrame } from '../history/tier.js';
 import type { AgentContext, FleetSource } from '../server/context.js';
-import { listen } from '../server/http.js';
+import { listenOn } from '../server/http.js';
 import { StreamHub } from '../server/hub.js';
-import { accessPolicy } from '../server/security.js';
 import { StaticSite } from '../server/static.js';
 import { LatencyTotals } from '../server/totals.js';
 import { AGENT_VERSION } from '../version.js';
@@ -108,16 +107,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   announceStatus();
   let server;
   try {
-    server = await listen({
-      host: options.host,
-      port: options.port,
-      ctx: context,
-      hub,
-      policy: accessPolicy(options),
-      site,
-      webRoot: options.webRoot,
-      log,
-    });
+    server = await listenOn(options, { ctx: context, hub, site, log });
   } catch (e) {
     history.close();
     rmSync(tailDir, { recursive: true, force: true });

@@ -19,9 +19,8 @@ import type { Collector, CollectorOptions } from '../collector/types.js';
 import { SampleStore } from '../history/samples.js';
 import { HistoryStore, segmentSpansFromEnv } from '../history/store.js';
 import type { AgentContext } from '../server/context.js';
-import { listen, type AgentServer } from '../server/http.js';
+import { listenOn, type AgentServer } from '../server/http.js';
 import { StreamHub } from '../server/hub.js';
-import { accessPolicy } from '../server/security.js';
 import { StaticSite } from '../server/static.js';
 import { protobufProblem } from '../server/native-histograms.js';
 import { LatencyTotals } from '../server/totals.js';
@@ -104,16 +103,7 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
       collectorStats: () => collector?.stats(),
     };
     const hub = new StreamHub(context, log);
-    const server: AgentServer = await listen({
-      host: options.host,
-      port: options.port,
-      ctx: context,
-      hub,
-      policy: accessPolicy(options),
-      site,
-      webRoot: options.webRoot,
-      log,
-    });
+    const server: AgentServer = await listenOn(options, { ctx: context, hub, site, log });
     cleanups.push(() => server.close());
     const protoProblem = protobufProblem();
     if (protoProblem) log(`serve: /metrics offers the text format only (no native histograms for Prometheus): ${protoProblem}`);
