@@ -12,3 +12,4 @@ export * from './conservation.js';
 export * from './faults.js';
 export * from './prometheus.js';
 export * from './net.js';
+export * from './scraped-hosts.js';
