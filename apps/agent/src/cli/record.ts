@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { missingTracingPrivilege } from '@blkheat/bpf-loader';
 import type { BucketSchema } from '@blkheat/shared-types';
-import { createCollector, CollectorError, DEFAULT_SAMPLE_BUDGET, type Collector } from '../collector/index.js';
+import { createCollector, CollectorError, DEFAULT_SAMPLE_BUDGET, MAX_SAMPLE_BUDGET, type Collector } from '../collector/index.js';
 import { recordLine } from '../record/format-json.js';
 import { formatIntervalText } from '../record/format-text.js';
 import { IntervalGrouper, type Interval } from '../record/intervals.js';
@@ -100,7 +100,7 @@ export function parseRecordArgs(argv: string[]): RecordArgs | 'help' {
     queued: v.queued ?? false,
     json: v.json ?? false,
     samples: v.samples ?? false,
-    samplesBudget: intInRange('--samples-budget', v['samples-budget'], 0, 1_000_000, DEFAULT_SAMPLE_BUDGET),
+    samplesBudget: intInRange('--samples-budget', v['samples-budget'], 0, MAX_SAMPLE_BUDGET, DEFAULT_SAMPLE_BUDGET),
     partitions: v.partitions ?? false,
     schema: parseSchemaFlag(v.schema),
     hooks,

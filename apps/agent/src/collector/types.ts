@@ -7,6 +7,8 @@ import type { CounterName } from './layout.js';
 
 /** Sampled per-I/O records kept per second unless told otherwise (CollectorOptions.samples). */
 export const DEFAULT_SAMPLE_BUDGET = 2000;
+/** The most a --samples-budget may ask for, per second. */
+export const MAX_SAMPLE_BUDGET = 1_000_000;
 
 export interface CollectorStats {
   /** Completed I/Os counted since start. */

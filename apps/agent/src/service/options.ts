@@ -7,7 +7,7 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { type BucketSchema, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
-import { DEFAULT_SAMPLE_BUDGET } from '../collector/types.js';
+import { DEFAULT_SAMPLE_BUDGET, MAX_SAMPLE_BUDGET } from '../collector/types.js';
 import {
   fail,
   intArg,
@@ -149,7 +149,9 @@ export function parseServeArgs(
   for (const d of disks)
     if (!/^([A-Za-z0-9][A-Za-z0-9_.!+-]{0,63}|\d{1,4}:\d{1,7})$/.test(d)) fail(`--disk: "${d}" is not a disk name or MAJ:MIN`);
   const samplesBudget =
-    values['samples-budget'] === undefined ? DEFAULTS.samplesBudget : intArg('samples-budget', values['samples-budget'], 0, 1_000_000);
+    values['samples-budget'] === undefined
+      ? DEFAULTS.samplesBudget
+      : intArg('samples-budget', values['samples-budget'], 0, MAX_SAMPLE_BUDGET);
 
   const schema = parseSchemaFlag(values.schema);
   const instance = values.instance ?? hostname();
