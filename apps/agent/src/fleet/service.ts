@@ -23,12 +23,13 @@ import { HistoryStore } from '../history/store.js';
 import type { RawFrame } from '../history/tier.js';
 import type { AgentContext, FleetSource } from '../server/context.js';
 import { listenOn } from '../server/http.js';
+import { DEVICE_LATENCY_METRIC, QUEUE_LATENCY_METRIC, WINDOW_END_METRIC } from '../server/metrics.js';
 import { StreamHub } from '../server/hub.js';
 import { StaticSite } from '../server/static.js';
 import { LatencyTotals } from '../server/totals.js';
 import { AGENT_VERSION } from '../version.js';
 import { FleetDirectory, linksOf } from './fleet-disks.js';
-import { DEVICE_METRIC, fleetFrames, planFleetRange, QUEUE_METRIC, WINDOW_END_METRIC } from './fleet-frames.js';
+import { fleetFrames, planFleetRange } from './fleet-frames.js';
 import type { FleetOptions } from './options.js';
 import { PrometheusApi, promDurationSeconds } from './prometheus-api.js';
 
@@ -129,7 +130,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
         api.targets(),
         api.rawSamples('up', 30, now),
         api.rawSamples(WINDOW_END_METRIC, 30, now),
-        api.rawSamples(`{__name__=~"${DEVICE_METRIC}|${QUEUE_METRIC}"}`, 30, now),
+        api.rawSamples(`{__name__=~"${DEVICE_LATENCY_METRIC}|${QUEUE_LATENCY_METRIC}"}`, 30, now),
       ]);
       dir.learn(series.map((s) => s.metric));
       const instances = [...new Set(dir.disks.map((d) => d.instance))];
