@@ -104,13 +104,14 @@ const layers = [
   layer(['apps/web/src/*.{ts,tsx}'], [notTheRoot, notDev]),
   // app.ts and main.tsx are the roots: they wire everything.
   { files: ['apps/web/src/{app.ts,main.tsx}'], rules: { 'no-restricted-imports': 'off' } },
-  // ---- apps/agent (data flows kernel → collector → history → server; service/ and cli/ compose) ----
+  // ---- apps/agent (data flows kernel → collector → history → server; service/ composes serve,
+  // fleet/ composes the fleet view from Prometheus, cli/ parses commands and calls them) ----
   layer(
     ['apps/agent/src/collector/**/*.ts'],
     [
       [
-        '^\\.\\./(history|server|service|cli|record)(/|\\.js$)',
-        'collector/ decodes kernel maps into frames: it imports nothing from history/, server/, service/, cli/ or record/',
+        '^\\.\\./(history|server|service|fleet|cli|record)(/|\\.js$)',
+        'collector/ decodes kernel maps into frames: it imports nothing from history/, server/, service/, fleet/, cli/ or record/',
       ],
       noHttp,
     ],
@@ -121,8 +122,8 @@ const layers = [
     ['apps/agent/src/history/**/*.ts'],
     [
       [
-        '^\\.\\./(collector|server|service|cli|record)(/|\\.js$)',
-        'history/ imports nothing from collector/, server/, service/, cli/ or record/ (frames come in the shared-types shape)',
+        '^\\.\\./(collector|server|service|fleet|cli|record)(/|\\.js$)',
+        'history/ imports nothing from collector/, server/, service/, fleet/, cli/ or record/ (frames come in the shared-types shape)',
       ],
       ['^@blkheat/bpf-loader$', 'history/ never touches BPF'],
       noHttp,
@@ -133,7 +134,7 @@ const layers = [
     ['apps/agent/src/server/**/*.ts'],
     [
       ['^\\.\\./collector/(?!types(\\.js)?$)', 'server/ sees the collector only through collector/types.ts (service/agent.ts wires them)'],
-      ['^\\.\\./(service|cli|record)(/|\\.js$)', 'server/ imports nothing from service/, cli/ or record/ (they compose it)'],
+      ['^\\.\\./(service|fleet|cli|record)(/|\\.js$)', 'server/ imports nothing from service/, fleet/, cli/ or record/ (they compose it)'],
       ['^@blkheat/bpf-loader$', 'server/ never touches BPF'],
     ],
   ),
@@ -141,13 +142,41 @@ const layers = [
     ['apps/agent/src/record/**/*.ts'],
     [
       [
-        '^\\.\\./(collector|history|server|service|cli)(/|\\.js$)',
+        '^\\.\\./(collector|history|server|service|fleet|cli)(/|\\.js$)',
         "record/ formats frames for 'blkheat record': it imports only shared-types",
       ],
       noHttp,
     ],
   ),
-  layer(['apps/agent/src/service/**/*.ts'], [['^\\.\\./cli(/|\\.js$)', 'cli/ calls service/, not the other way']]),
+  // service/ is handed its collector (cli/serve.ts creates it): it sees only collector/types.ts.
+  layer(
+    ['apps/agent/src/service/**/*.ts'],
+    [
+      ['^\\.\\./(cli|fleet|record)(/|\\.js$)', 'service/ composes serve: cli/ calls it, and fleet/ and record/ are other commands'],
+      [
+        '^\\.\\./collector/(?!types(\\.js)?$)',
+        'service/ is handed its collector: it sees only collector/types.ts (cli/serve.ts creates it)',
+      ],
+    ],
+  ),
+  // fleet/ draws from Prometheus: no probes, no root. It shares serve's flag rules (service/flags.ts)
+  // and composes server/ and history/ as service/agent.ts does.
+  layer(
+    ['apps/agent/src/fleet/**/*.ts'],
+    [
+      ['^\\.\\./(collector|cli|record)(/|\\.js$)', 'fleet/ loads no probes: it imports nothing from collector/, cli/ or record/'],
+      ['^\\.\\./service/(?!flags(\\.js)?$)', 'fleet/ takes only the shared flag rules (service/flags.ts) from service/'],
+      ['^@blkheat/bpf-loader$', 'fleet/ never touches BPF (no probes, no root)'],
+    ],
+  ),
+  // cli/ parses a command and calls service/, fleet/ or the collector's public face.
+  layer(
+    ['apps/agent/src/cli/**/*.ts'],
+    [
+      ['^\\.\\./collector/(?!index(\\.js)?$)', 'cli/ reaches the collector through collector/index.ts'],
+      ['^\\.\\./(server|history)(/|\\.js$)', 'cli/ calls service/ or fleet/, which compose server/ and history/'],
+    ],
+  ),
   // ---- packages ----
   layer(
     ['packages/bpf-loader/src/**/*.ts'],

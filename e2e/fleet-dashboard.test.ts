@@ -9,15 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bucketOfSeconds, conservedCount, type Frame } from '@blkheat/shared-types';
-import {
-  createDelayedLoopDevice,
-  createLoopDevice,
-  prometheusUnavailable,
-  sleep,
-  startAgentProcess,
-  startFio,
-  startPrometheus,
-} from '@blkheat/testkit';
+import { prometheusUnavailable, sleep, startAgentProcess, startFio, startScrapedHosts } from '@blkheat/testkit';
 import { canRun, H, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
 
 const missing = prometheusUnavailable();
@@ -27,18 +19,8 @@ test(
   { timeout: 300_000, skip: missing ? `SKIPPED LOUDLY: ${missing}` : false },
   async (t) => {
     if (!canRun(t, { fuse: true, fio: true })) return;
-    const plainA = createLoopDevice({ sizeMiB: 64, t });
-    const plainB = createLoopDevice({ sizeMiB: 64, t });
-    const slow = await createDelayedLoopDevice({ delayMs: 5, sizeMiB: 32, t });
-    const hosts = [
-      { instance: 'host-a', disk: plainA.name, path: plainA.path },
-      { instance: 'host-b', disk: plainB.name, path: plainB.path },
-      { instance: 'host-c', disk: slow.name, path: slow.path },
-    ];
-    const agents = await Promise.all(
-      hosts.map((h) => startAgent(t, ['--instance', h.instance, '--disk', h.disk, '--samples-budget', '0'])),
-    );
-    const prom = await startPrometheus({ targets: agents.map((a) => `127.0.0.1:${a.port}`), t });
+    const { hosts, agents, prometheus: prom } = await startScrapedHosts(t, (args) => startAgent(t, args));
+    const [plainA, plainB, slow] = hosts;
     const scrapingSince = Math.ceil(Date.now() / 1000);
     const fleet = await startAgentProcess({ command: 'fleet', args: ['--prometheus', prom.url] });
     t.after(() => fleet.stop());

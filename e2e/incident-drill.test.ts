@@ -29,6 +29,8 @@ import {
   createLoopDevice,
   type DelayedLoopDevice,
   type LoopDevice,
+  procCmdline,
+  readCredentials,
   readDiskstats,
   runCommand,
   sleep,
@@ -36,7 +38,7 @@ import {
 } from '@blkheat/testkit';
 import { artifactsDir, type BrowserSession } from './lib/browser.ts';
 import { backgroundFio, canRun, H, heatmapColumns, openDashboard, waitFor } from './lib/dashboard.ts';
-import { cmdline, type ReadmeAgent, startReadmeAgent, uidOf } from './drill/agent.ts';
+import { type ReadmeAgent, startReadmeAgent } from './drill/agent.ts';
 import { CleanupStack, Drill, pollUntil } from './drill/steps.ts';
 import { agentRange, histogramOf, nowS, perSecond, runs, StreamRecorder, type WsEvent } from './drill/truth.ts';
 
@@ -140,11 +142,11 @@ test('incident drill: spike → zoom → p99 → op classes → drill-down → s
     });
     st.diagnostic(`./bootstrap serve ${flags.join(' ')}: listening on ${agent.url} after ${(agent.startMs / 1000).toFixed(1)} s`);
     assert.deepEqual(
-      cmdline(agent.pid).slice(1),
+      procCmdline(agent.pid).slice(1),
       ['apps/agent/dist/cli/main.js', 'serve', ...flags],
       'bootstrap execs the agent CLI with our flags',
     );
-    assert.equal(uidOf(agent.pid), 65534, 'the agent dropped root for nobody (the README says so)');
+    assert.equal(readCredentials(agent.pid).uid[0], 65534, 'the agent dropped root for nobody (the README says so)');
     await pollUntil(
       'the agent to report healthy (/healthz 200)',
       async () => {

@@ -6,7 +6,6 @@
  * exec'd yet; a process-exit hook is the last resort if the test runner dies.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -100,15 +99,4 @@ export function startReadmeAgent(flags: readonly string[], readyTimeoutMs = 90_0
     };
     check();
   });
-}
-
-/** argv of a process, from /proc. */
-export function cmdline(pid: number): string[] {
-  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-}
-
-/** Real uid of a process, from /proc. */
-export function uidOf(pid: number): number {
-  const m = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) : -1;
 }

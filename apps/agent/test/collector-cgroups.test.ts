@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addSparseInto, CGROUP_NONE, denseHist, denseTotal } from '@blkheat/shared-types';
+import { CGROUP_NONE, denseTotal } from '@blkheat/shared-types';
 import { createLoopDevice, runFio } from '@blkheat/testkit';
 import { CgroupNamer, findIoHierarchy } from '../src/collector/cgroups.js';
-import { record } from './lib/collect.js';
+import { addToGroup, diskSeconds, record, type GroupTotals } from './lib/collect.js';
 
 const hierarchy = findIoHierarchy(readFileSync('/proc/self/mountinfo', 'utf8'));
 
@@ -36,20 +36,11 @@ test(
     const to = Math.floor(Date.now() / 1000) + 1;
     await rec.waitForSecond(to);
 
-    const byCgroup = new Map<string, { n: number; d: Float64Array }>();
+    const byCgroup: GroupTotals<string> = new Map();
     let classCount = 0;
-    for (const f of rec.frames) {
-      if (f.ts < from || f.ts > to) continue;
-      for (const d of f.disks) {
-        if (d.dev !== loop.dev) continue;
-        for (const c of d.cls) if (!c.pt) classCount += c.n;
-        for (const g of d.cg ?? []) {
-          let acc = byCgroup.get(g.g);
-          if (!acc) byCgroup.set(g.g, (acc = { n: 0, d: denseHist() }));
-          acc.n += g.n;
-          addSparseInto(acc.d, g.d);
-        }
-      }
+    for (const d of diskSeconds(rec.frames, loop.dev, from, to)) {
+      for (const c of d.cls) if (!c.pt) classCount += c.n;
+      for (const g of d.cg ?? []) addToGroup(byCgroup, g.g, g.n, g.d);
     }
     t.diagnostic(`by cgroup: ${[...byCgroup].map(([g, v]) => `${g}: ${v.n}`).join(', ')}; fio: a ${a.ios}, b ${b.ios}`);
     const root = h.root === '/' ? '' : h.root;

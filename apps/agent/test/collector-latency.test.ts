@@ -3,17 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
-import {
-  addSparseInto,
-  classOp,
-  denseHist,
-  denseTotal,
-  lowerBoundSeconds,
-  quantileSeconds,
-  upperBoundSeconds,
-} from '@blkheat/shared-types';
+import { classOp, denseTotal, lowerBoundSeconds, quantileSeconds, upperBoundSeconds } from '@blkheat/shared-types';
 import { createDelayedLoopDevice, createLoopDevice, fuseUnavailable, runDd, runFio } from '@blkheat/testkit';
-import { record, classTotals } from './lib/collect.js';
+import { addToGroup, classTotals, diskSeconds, record, type GroupTotals } from './lib/collect.js';
 
 const fuseMissing = fuseUnavailable();
 
@@ -110,32 +102,22 @@ test(
     ]);
     const to = Math.floor(Date.now() / 1000) + 1;
     await rec.waitForSecond(to);
-    const bySize = new Map<number, { n: number; d: Float64Array }>();
+    const bySize: GroupTotals<number> = new Map();
     let bytes = 0;
-    for (const f of rec.frames) {
-      if (f.ts < from || f.ts > to) continue;
-      for (const d of f.disks) {
-        if (d.dev !== loop.dev) continue;
-        for (const c of d.cls) {
-          if (classOp(c.c) !== 'Read') continue;
-          bytes += c.b ?? 0;
-          assert.equal(
-            (c.sz ?? []).reduce((n, z) => n + z.n, 0),
-            c.n,
-            `${c.c}: size classes sum to ${(c.sz ?? []).reduce((n, z) => n + z.n, 0)}, not ${c.n}`,
-          );
-          for (const z of c.sz ?? []) {
-            let acc = bySize.get(z.s);
-            if (!acc) bySize.set(z.s, (acc = { n: 0, d: denseHist() }));
-            acc.n += z.n;
-            addSparseInto(acc.d, z.d);
-          }
-        }
+    let untimed = 0;
+    for (const d of diskSeconds(rec.frames, loop.dev, from, to)) {
+      untimed += d.untimed?.read ?? 0;
+      for (const c of d.cls) {
+        if (classOp(c.c) !== 'Read') continue;
+        bytes += c.b ?? 0;
+        assert.equal(
+          (c.sz ?? []).reduce((n, z) => n + z.n, 0),
+          c.n,
+          `${c.c}: size classes sum to ${(c.sz ?? []).reduce((n, z) => n + z.n, 0)}, not ${c.n}`,
+        );
+        for (const z of c.sz ?? []) addToGroup(bySize, z.s, z.n, z.d);
       }
     }
-    const untimed = rec.frames
-      .filter((f) => f.ts >= from && f.ts <= to)
-      .reduce((n, f) => n + f.disks.filter((d) => d.dev === loop.dev).reduce((m, d) => m + (d.untimed?.read ?? 0), 0), 0);
     const stats = rec.collector.stats();
     t.diagnostic(
       `reads by size class: ${[...bySize].map(([s, v]) => `2^${s} B: ${v.n}`).join(', ')}; fio: ${small.ios} × 4k, ${big.ios} × 512k; ` +

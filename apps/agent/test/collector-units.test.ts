@@ -1,10 +1,7 @@
-// The collector's pure parts, without the kernel: binary layouts, class names, sysfs
-// resolution (over a fake sysfs tree), frame building and sample budgets.
+// The collector's pure parts, without the kernel: binary layouts, class names, frame building
+// (over a fake sysfs tree) and sample budgets. Disks and the disk scope: collector-units-disks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { bucketCount, FINE_BUCKET_SCHEMA, sparseTotal, type IoSample } from '@blkheat/shared-types';
 import { ClassNamer, statusName } from '../src/collector/classes.js';
 import { DeviceRegistry } from '../src/collector/devices.js';
@@ -25,6 +22,7 @@ import {
   schemaLayout,
 } from '../src/collector/layout.js';
 import { SampleBudget, SampleLedger } from '../src/collector/sampling.js';
+import { fakeSysfs } from './lib/fake-sysfs.js';
 
 const REQ_OPS = new Map([
   ['REQ_OP_READ', 0],
@@ -153,83 +151,8 @@ test('per-CPU histogram values are summed over CPUs; samples decode field by fie
   assert.equal(parseDevString('../x'), undefined);
 });
 
-/** A fake sysfs: vda (blk-mq) with partition vda1, loop3 over a file, zram0 (bio-based). */
-function fakeSysfs(): string {
-  const root = mkdtempSync(join(tmpdir(), 'blkheat-sysfs-'));
-  const disk = (
-    name: string,
-    dev: string,
-    opts: { mq: boolean; sectors: number; parent?: string; backing?: string; model?: string },
-  ): void => {
-    const dir = opts.parent ? join(root, 'devices/virtual/block', opts.parent, name) : join(root, 'devices/virtual/block', name);
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'dev'), `${dev}\n`);
-    writeFileSync(join(dir, 'size'), `${opts.sectors}\n`);
-    if (opts.mq) mkdirSync(join(dir, 'mq'));
-    if (opts.parent) writeFileSync(join(dir, 'partition'), '1\n');
-    if (opts.backing) {
-      mkdirSync(join(dir, 'loop'));
-      writeFileSync(join(dir, 'loop/backing_file'), `${opts.backing}\n`);
-    }
-    if (opts.model) {
-      mkdirSync(join(dir, 'device'));
-      writeFileSync(join(dir, 'device/model'), `${opts.model}\n`);
-    }
-    mkdirSync(join(root, 'dev/block'), { recursive: true });
-    symlinkSync(join('../../devices/virtual/block', opts.parent ? `${opts.parent}/${name}` : name), join(root, 'dev/block', dev));
-    if (!opts.parent) {
-      mkdirSync(join(root, 'block'), { recursive: true });
-      symlinkSync(join('../devices/virtual/block', name), join(root, 'block', name));
-    }
-    mkdirSync(join(root, 'class/block'), { recursive: true });
-    symlinkSync(join('../../devices/virtual/block', opts.parent ? `${opts.parent}/${name}` : name), join(root, 'class/block', name));
-  };
-  disk('vda', '254:0', { mq: true, sectors: 2048, model: 'virtio disk' });
-  disk('vda1', '254:1', { mq: true, sectors: 1024, parent: 'vda' });
-  disk('loop3', '7:3', { mq: true, sectors: 4096, backing: '/dev/shm/x.img' });
-  disk('zram0', '253:0', { mq: false, sectors: 8192 });
-  return root;
-}
-
-test('sysfs resolution: names, partitions to their disk, request vs bio, size, model, lookup by name', (t) => {
-  const root = fakeSysfs();
-  t.after(() => rmSync(root, { recursive: true, force: true }));
-  const reg = new DeviceRegistry(root);
-  const part = reg.resolve((254 << 20) | 1);
-  assert.equal(part.name, 'vda1');
-  assert.equal(part.isPartition, true);
-  assert.equal(devString(part.wholeDev), '254:0');
-  assert.equal(part.kind, 'request');
-  const loop = reg.resolve((7 << 20) | 3);
-  assert.deepEqual(
-    { name: loop.name, kind: loop.kind, size: loop.sizeBytes, model: loop.model },
-    { name: 'loop3', kind: 'request', size: 4096 * 512, model: 'loop: /dev/shm/x.img' },
-  );
-  assert.equal(reg.resolve((253 << 20) | 0).kind, 'bio');
-  assert.equal(reg.resolve((254 << 20) | 0).model, 'virtio disk');
-  assert.equal(reg.lookup('vda1'), (254 << 20) | 1);
-  assert.equal(reg.lookup('7:3'), (7 << 20) | 3);
-  assert.equal(reg.lookup('nope'), undefined);
-  assert.equal(reg.lookup('../../etc'), undefined);
-  const gone = reg.resolve((8 << 20) | 0);
-  assert.equal(gone.present, false);
-  assert.equal(gone.name, '8:0');
-  assert.equal(reg.rescan(), false, 'every disk was already resolved: nothing new');
-  assert.equal(new DeviceRegistry(root).rescan(), true, 'a first scan finds the disks');
-  assert.deepEqual(
-    reg.list(new Set()).map((d) => d.name),
-    ['loop3', 'vda', 'zram0'],
-  );
-  rmSync(join(root, 'dev/block/7:3'));
-  rmSync(join(root, 'block/loop3'));
-  assert.equal(reg.rescan(), true, 'a disk going away is a change');
-  assert.equal(reg.resolve((7 << 20) | 3).present, false);
-  assert.equal(reg.rescan(), false, 'nothing changed since');
-});
-
 test('frames say what the in-flight scan found: n 0 on a disk it found idle, nothing without a scan', (t) => {
-  const root = fakeSysfs();
-  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const root = fakeSysfs(t);
   const reg = new DeviceRegistry(root);
   const namer = new ClassNamer(REQ_OPS);
   const v = emptyHistValue(NR_BUCKETS);
@@ -252,8 +175,7 @@ test('frames say what the in-flight scan found: n 0 on a disk it found idle, not
 });
 
 test('frames roll partitions up into their disk unless asked, and keep counts exact', (t) => {
-  const root = fakeSysfs();
-  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const root = fakeSysfs(t);
   const reg = new DeviceRegistry(root);
   const namer = new ClassNamer(REQ_OPS);
   const value = (count: number, bucket: number): ReturnType<typeof emptyHistValue> => {

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { FINE_BUCKET_SCHEMA } from '@blkheat/shared-types';
 import { FLEET_DEFAULT_PORT, parseFleetArgs } from '../src/fleet/options.js';
-import { UsageError } from '../src/service/options.js';
+import { UsageError } from '../src/service/flags.js';
 
 const refuses = (argv: string[], pattern: RegExp): void =>
   assert.throws(

@@ -5,15 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { addSparseInto, bucketOfSeconds, denseHist, denseTotal, quantileSeconds, type Frame } from '@blkheat/shared-types';
-import {
-  createDelayedLoopDevice,
-  createLoopDevice,
-  fuseUnavailable,
-  prometheusUnavailable,
-  sleep,
-  startFio,
-  startPrometheus,
-} from '@blkheat/testkit';
+import { fuseUnavailable, prometheusUnavailable, SLOW_HOST_DELAY_MS, sleep, startFio, startScrapedHosts } from '@blkheat/testkit';
 import { needsRootAndFio, startRealAgent, tempDataDir, type TestContextLike } from './serve-fixtures.js';
 
 const WINDOW_S = 30;
@@ -24,18 +16,8 @@ test(
   { timeout: 240_000, skip: missing ? `SKIPPED LOUDLY: ${missing}` : false },
   async (t: TestContextLike) => {
     if (!needsRootAndFio(t)) return;
-    const plainA = createLoopDevice({ sizeMiB: 64, t });
-    const plainB = createLoopDevice({ sizeMiB: 64, t });
-    const slow = await createDelayedLoopDevice({ delayMs: 5, sizeMiB: 32, t });
-    const hosts = [
-      { instance: 'host-a', disk: plainA.name, path: plainA.path },
-      { instance: 'host-b', disk: plainB.name, path: plainB.path },
-      { instance: 'host-c', disk: slow.name, path: slow.path },
-    ];
-    const agents = await Promise.all(
-      hosts.map((h) => startRealAgent(t, tempDataDir(t), ['--instance', h.instance, '--disk', h.disk, '--samples-budget', '0'])),
-    );
-    const prom = await startPrometheus({ targets: agents.map((a) => `127.0.0.1:${a.port}`), t });
+    const { hosts, agents, prometheus: prom } = await startScrapedHosts(t, (args) => startRealAgent(t, tempDataDir(t), args));
+    const [plainA, plainB, slow] = hosts;
 
     const runS = WINDOW_S + 20;
     startFio({ filename: plainA.path, rw: 'randread', runtimeS: runS, rateIops: 400 }, t);
@@ -81,6 +63,9 @@ test(
       );
     }
     const slowP99 = quantiles.find((r) => r.metric.instance === 'host-c')?.value ?? NaN;
-    assert.ok(slowP99 >= 0.005, `the 5 ms disk's p99 (${slowP99} s) is at least 5 ms`);
+    assert.ok(
+      slowP99 >= SLOW_HOST_DELAY_MS / 1e3,
+      `the ${SLOW_HOST_DELAY_MS} ms disk's p99 (${slowP99} s) is at least ${SLOW_HOST_DELAY_MS} ms`,
+    );
   },
 );

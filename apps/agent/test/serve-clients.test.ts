@@ -2,18 +2,9 @@
 // told it fell behind; the agent's memory stays bounded either way (RSS is reported).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLoopDevice, WsTestClient, startFio } from '@blkheat/testkit';
+import { WsTestClient } from '@blkheat/testkit';
 import type { ErrorMessage, LaggingMessage, ServerMessage } from '@blkheat/shared-types';
-import {
-  gapOrDuplicate,
-  needsRootAndFio,
-  readFrames,
-  sleep,
-  startRealAgent,
-  subscriber,
-  tempDataDir,
-  type TestContextLike,
-} from './serve-fixtures.js';
+import { agentOnLoop, gapOrDuplicate, needsRootAndFio, readFrames, sleep, subscriber, type TestContextLike } from './serve-fixtures.js';
 
 /** Generous bounds: an agent holding what its clients did not read would blow far past them. */
 const RSS_BOUND = 400 * 1024 * 1024;
@@ -24,9 +15,7 @@ test(
   { timeout: 180_000 },
   async (t: TestContextLike) => {
     if (!needsRootAndFio(t)) return;
-    const loop = createLoopDevice({ sizeMiB: 128, t });
-    const agent = await startRealAgent(t, tempDataDir(t));
-    startFio({ filename: loop.path, runtimeS: 50, rateIops: 3000, rw: 'randrw', fsync: 32 }, t);
+    const { agent } = await agentOnLoop(t, 128, { runtimeS: 50, rateIops: 3000, rw: 'randrw', fsync: 32 });
     const rss0 = agent.rssBytes();
     const clients = await Promise.all(
       Array.from({ length: 100 }, async () => {
@@ -68,10 +57,8 @@ test(
   { timeout: 240_000 },
   async (t: TestContextLike) => {
     if (!needsRootAndFio(t)) return;
-    const loop = createLoopDevice({ sizeMiB: 256, t });
-    const agent = await startRealAgent(t, tempDataDir(t));
     // Fast random reads: the sample store fills, so samples answers are large (~1 MB each).
-    startFio({ filename: loop.path, runtimeS: 120, rw: 'randread', ioengine: 'libaio', iodepth: 8 }, t);
+    const { agent } = await agentOnLoop(t, 256, { runtimeS: 120, rw: 'randread', ioengine: 'libaio', iodepth: 8 });
     const bystander = await subscriber(t, agent);
     const slow = await subscriber(t, agent);
     await readFrames(slow.client, 3);

@@ -4,9 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLoopDevice, startFio } from '@blkheat/testkit';
 import { coarsenFrames, type Frame } from '@blkheat/shared-types';
-import { diskCount, needsRootAndFio, readFrames, startRealAgent, subscriber, tempDataDir, type TestContextLike } from './serve-fixtures.js';
+import { agentOnLoop, diskCount, needsRootAndFio, readFrames, startRealAgent, subscriber, type TestContextLike } from './serve-fixtures.js';
 
 async function range(url: string, from: number, to: number, step: number): Promise<{ step: number; frames: Frame[] }> {
   const res = await fetch(`${url}api/v1/range?from=${from}&to=${to}&step=${step}`);
@@ -16,10 +15,7 @@ async function range(url: string, from: number, to: number, step: number): Promi
 
 test('kill -9 under load, restart: the history from before the kill is served again', { timeout: 180_000 }, async (t: TestContextLike) => {
   if (!needsRootAndFio(t)) return;
-  const loop = createLoopDevice({ sizeMiB: 256, t });
-  const dataDir = tempDataDir(t);
-  const first = await startRealAgent(t, dataDir);
-  startFio({ filename: loop.path, runtimeS: 60, rw: 'randread', ioengine: 'libaio', iodepth: 8 }, t);
+  const { loop, agent: first, dataDir } = await agentOnLoop(t, 256, { runtimeS: 60, rw: 'randread', ioengine: 'libaio', iodepth: 8 });
   const { client } = await subscriber(t, first);
   const { frames: seen } = await readFrames(client, 25);
   assert.ok(
@@ -57,10 +53,7 @@ test('kill -9 under load, restart: the history from before the kill is served ag
 
 test('a history file cut mid-record is recovered up to the tear', { timeout: 120_000 }, async (t: TestContextLike) => {
   if (!needsRootAndFio(t)) return;
-  const loop = createLoopDevice({ sizeMiB: 64, t });
-  const dataDir = tempDataDir(t);
-  const first = await startRealAgent(t, dataDir);
-  startFio({ filename: loop.path, runtimeS: 20, rateIops: 2000, rw: 'randrw' }, t);
+  const { agent: first, dataDir } = await agentOnLoop(t, 64, { runtimeS: 20, rateIops: 2000, rw: 'randrw' });
   const { client } = await subscriber(t, first);
   const { frames: seen } = await readFrames(client, 8);
   const stopped = await first.stop('SIGTERM');

@@ -6,7 +6,16 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startAgentProcess, WsTestClient, type AgentProcess, type CleanupContext } from '@blkheat/testkit';
+import {
+  createLoopDevice,
+  startAgentProcess,
+  startFio,
+  WsTestClient,
+  type AgentProcess,
+  type CleanupContext,
+  type FioJob,
+  type LoopDevice,
+} from '@blkheat/testkit';
 import { conservedCount, type Frame, type HelloMessage, type ServerMessage } from '@blkheat/shared-types';
 
 export type TestContextLike = CleanupContext & { skip(message?: string): void; diagnostic(message: string): void };
@@ -37,6 +46,23 @@ export async function startRealAgent(t: CleanupContext, dataDir: string, args: r
     await agent.stop('SIGTERM', 15_000);
   });
   return agent;
+}
+
+/**
+ * What most acceptance tests start with: a loop device of `sizeMiB`, the real agent on a fresh
+ * data directory, then fio on the loop device (when `fio` is given). Everything is stopped and
+ * removed after the test.
+ */
+export async function agentOnLoop(
+  t: CleanupContext,
+  sizeMiB: number,
+  fio?: Omit<FioJob, 'filename'>,
+): Promise<{ loop: LoopDevice; agent: AgentProcess; dataDir: string }> {
+  const loop = createLoopDevice({ sizeMiB, t });
+  const dataDir = tempDataDir(t);
+  const agent = await startRealAgent(t, dataDir);
+  if (fio) startFio({ filename: loop.path, ...fio }, t);
+  return { loop, agent, dataDir };
 }
 
 /** Connects, reads the hello and subscribes. */

@@ -2,17 +2,9 @@
 // each answered with an error, while another client keeps getting every frame.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLoopDevice, WsTestClient, startFio } from '@blkheat/testkit';
+import { WsTestClient } from '@blkheat/testkit';
 import { MAX_CLIENT_MESSAGE_BYTES } from '@blkheat/shared-types';
-import {
-  gapOrDuplicate,
-  needsRootAndFio,
-  readFrames,
-  startRealAgent,
-  subscriber,
-  tempDataDir,
-  type TestContextLike,
-} from './serve-fixtures.js';
+import { agentOnLoop, gapOrDuplicate, needsRootAndFio, readFrames, subscriber, type TestContextLike } from './serve-fixtures.js';
 import { seededRandom as rng } from '@blkheat/testkit';
 
 const NOW = Math.floor(Date.now() / 1000);
@@ -138,9 +130,7 @@ test(
     if (!needsRootAndFio(t)) return;
     const seed = Number(process.env.BLKHEAT_FUZZ_SEED ?? 20261121);
     const r = rng(seed);
-    const loop = createLoopDevice({ sizeMiB: 64, t });
-    const agent = await startRealAgent(t, tempDataDir(t));
-    startFio({ filename: loop.path, rw: 'randrw', runtimeS: 120, rateIops: 1000 }, t);
+    const { agent } = await agentOnLoop(t, 64, { rw: 'randrw', runtimeS: 120, rateIops: 1000 });
     const bystander = await subscriber(t, agent);
     const before = (await readFrames(bystander.client, 1)).frames;
 

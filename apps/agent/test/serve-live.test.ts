@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { completedRequests, createLoopDevice, readDiskstats, startFio } from '@blkheat/testkit';
 import { classOp, type DiskInfo, type Frame, type ServerMessage } from '@blkheat/shared-types';
 import {
+  agentOnLoop,
   diskCount,
   gapOrDuplicate,
   needsRootAndFio,
@@ -105,9 +106,7 @@ test(
 
 test('disconnect for 5 s, reconnect with backfill: no second missing, none twice', { timeout: 120_000 }, async (t: TestContextLike) => {
   if (!needsRootAndFio(t)) return;
-  const loop = createLoopDevice({ sizeMiB: 64, t });
-  const agent = await startRealAgent(t, tempDataDir(t));
-  startFio({ filename: loop.path, rw: 'randrw', runtimeS: 25, rateIops: 300 }, t);
+  const { loop, agent } = await agentOnLoop(t, 64, { rw: 'randrw', runtimeS: 25, rateIops: 300 });
   const first = await subscriber(t, agent);
   const part1 = await readFrames(first.client, 4);
   first.client.destroy();

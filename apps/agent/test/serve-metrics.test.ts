@@ -2,18 +2,16 @@
 // parser, and its bucket counts equal the histograms of the same window.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkHistogram, createLoopDevice, parsePrometheusText, startFio } from '@blkheat/testkit';
+import { checkHistogram, parsePrometheusText } from '@blkheat/testkit';
 import { bucketCount, mergeFrames, overflowIndex, upperBoundSeconds, type Frame } from '@blkheat/shared-types';
-import { needsRootAndFio, readFrames, startRealAgent, subscriber, tempDataDir, type TestContextLike } from './serve-fixtures.js';
+import { agentOnLoop, needsRootAndFio, readFrames, subscriber, type TestContextLike } from './serve-fixtures.js';
 
 test(
   '/metrics parses strictly; bucket counts equal the histograms of the window it covers',
   { timeout: 120_000 },
   async (t: TestContextLike) => {
     if (!needsRootAndFio(t)) return;
-    const loop = createLoopDevice({ sizeMiB: 64, t });
-    const agent = await startRealAgent(t, tempDataDir(t));
-    startFio({ filename: loop.path, runtimeS: 20, rateIops: 800, rw: 'randrw', fsync: 16 }, t);
+    const { loop, agent } = await agentOnLoop(t, 64, { runtimeS: 20, rateIops: 800, rw: 'randrw', fsync: 16 });
     const { client } = await subscriber(t, agent);
     await readFrames(client, 6);
 

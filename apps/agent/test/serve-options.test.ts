@@ -4,7 +4,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULTS, helpText, parseServeArgs, UsageError, type ServeOptions } from '../src/service/options.js';
+import { UsageError } from '../src/service/flags.js';
+import { DEFAULTS, helpText, parseServeArgs, type ServeOptions } from '../src/service/options.js';
 import { parseDuration, parseSize } from '../src/service/units.js';
 
 const asRoot = { isRoot: true };

@@ -6,10 +6,18 @@ import { spawnSync } from 'node:child_process';
 import { rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
-import { AGENT_CLI, createLoopDevice, WsHandshakeError, WsTestClient, startFio } from '@blkheat/testkit';
+import { AGENT_CLI, readCredentials, startFio, WsHandshakeError, WsTestClient } from '@blkheat/testkit';
 import type { HelloMessage } from '@blkheat/shared-types';
-import { readCredentials } from '../src/service/privileges.js';
-import { diskCount, needsRootAndFio, readFrames, startRealAgent, subscriber, tempDataDir, type TestContextLike } from './serve-fixtures.js';
+import {
+  agentOnLoop,
+  diskCount,
+  needsRootAndFio,
+  readFrames,
+  startRealAgent,
+  subscriber,
+  tempDataDir,
+  type TestContextLike,
+} from './serve-fixtures.js';
 
 function rawStatus(port: number, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -83,9 +91,7 @@ test(
   { timeout: 120_000 },
   async (t: TestContextLike) => {
     if (!needsRootAndFio(t)) return;
-    const loop = createLoopDevice({ sizeMiB: 64, t });
-    const dataDir = tempDataDir(t);
-    const agent = await startRealAgent(t, dataDir);
+    const { loop, agent, dataDir } = await agentOnLoop(t, 64);
     const cred = readCredentials(agent.pid);
     assert.deepEqual(cred.uid, [65534, 65534, 65534, 65534], 'real, effective, saved and fs uid');
     assert.deepEqual(cred.gid, [65534, 65534, 65534, 65534], 'real, effective, saved and fs gid');

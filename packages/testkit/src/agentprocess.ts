@@ -4,8 +4,9 @@
  * directory of the caller's choosing. Resolves once the agent printed its "listening on" line.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { procCpuSeconds, procStatusKb } from './proc.js';
 
 /** The compiled CLI of this checkout. */
 export const AGENT_CLI = fileURLToPath(new URL('../../../apps/agent/dist/cli/main.js', import.meta.url));
@@ -112,18 +113,4 @@ export function startAgentProcess(options: AgentProcessOptions): Promise<AgentPr
       });
     });
   });
-}
-
-/** A field of /proc/<pid>/status in kB (0 when absent). */
-export function procStatusKb(pid: number, field: string): number {
-  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) : 0;
-}
-
-/** utime + stime of a process in seconds (clock ticks are 100 Hz on Linux). */
-export function procCpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // The command name may contain spaces and parentheses: fields start after the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }

@@ -1,6 +1,7 @@
 export * from './diskstats.js';
 export * from './loop.js';
-export * from './privileges.js';
+export * from './run-script.js';
+export * from './proc.js';
 export * from './wsclient.js';
 export * from './agentprocess.js';
 export * from './promtext.js';
@@ -11,3 +12,4 @@ export * from './conservation.js';
 export * from './faults.js';
 export * from './prometheus.js';
 export * from './net.js';
+export * from './scraped-hosts.js';

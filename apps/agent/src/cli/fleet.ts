@@ -5,37 +5,17 @@
  */
 import { fleetHelpText, parseFleetArgs } from '../fleet/options.js';
 import { startFleet } from '../fleet/service.js';
-import { UsageError } from '../service/options.js';
+import { listeningLine, log, startServerCommand } from './server-command.js';
 
 export { summary } from '../fleet/options.js';
 
-function log(line: string): void {
-  process.stderr.write(`${new Date().toISOString()} ${line}\n`);
-}
-
 export async function run(argv: string[]): Promise<number> {
-  let options;
-  try {
-    options = parseFleetArgs(argv);
-  } catch (e) {
-    if (e instanceof UsageError) {
-      console.error(`blkheat fleet: ${e.message}`);
-      return 2;
-    }
-    throw e;
-  }
-  if (options === 'help') {
-    console.log(fleetHelpText());
-    return 0;
-  }
-  let fleet;
-  try {
-    fleet = await startFleet(options, log);
-  } catch (e) {
-    console.error(`blkheat fleet: ${e instanceof Error ? e.message : String(e)}`);
-    return 1;
-  }
-  const tokenHint = options.token ? ' (open the dashboard with #token=<token> after the URL)' : '';
+  const started = await startServerCommand(
+    { name: 'fleet', parse: parseFleetArgs, help: fleetHelpText, start: (options) => startFleet(options, log) },
+    argv,
+  );
+  if (typeof started === 'number') return started;
+  const { options, running: fleet } = started;
   return new Promise<number>((resolve) => {
     const onSignal = (sig: NodeJS.Signals): void => {
       log(`fleet: ${sig}: closing clients`);
@@ -46,6 +26,6 @@ export async function run(argv: string[]): Promise<number> {
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
-    console.log(`blkheat fleet: listening on ${fleet.url}${tokenHint}`);
+    console.log(listeningLine('fleet', fleet.url, options.token));
   });
 }

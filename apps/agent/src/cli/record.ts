@@ -5,12 +5,11 @@
 import { parseArgs } from 'node:util';
 import { missingTracingPrivilege } from '@blkheat/bpf-loader';
 import type { BucketSchema } from '@blkheat/shared-types';
-import { createCollector, CollectorError, type Collector } from '../collector/index.js';
+import { createCollector, CollectorError, DEFAULT_SAMPLE_BUDGET, MAX_SAMPLE_BUDGET, type Collector } from '../collector/index.js';
 import { recordLine } from '../record/format-json.js';
 import { formatIntervalText } from '../record/format-text.js';
 import { IntervalGrouper, type Interval } from '../record/intervals.js';
-import { DEFAULT_SAMPLE_BUDGET } from '../collector/sampling.js';
-import { parseSchemaFlag } from '../service/options.js';
+import { parseSchemaFlag, UsageError } from '../service/flags.js';
 
 export const summary = 'print per-interval latency histograms per disk and op class';
 
@@ -57,8 +56,6 @@ interface RecordArgs {
   verbose: boolean;
 }
 
-export class UsageError extends Error {}
-
 export function parseRecordArgs(argv: string[]): RecordArgs | 'help' {
   let parsed;
   try {
@@ -103,22 +100,14 @@ export function parseRecordArgs(argv: string[]): RecordArgs | 'help' {
     queued: v.queued ?? false,
     json: v.json ?? false,
     samples: v.samples ?? false,
-    samplesBudget: intInRange('--samples-budget', v['samples-budget'], 0, 1_000_000, DEFAULT_SAMPLE_BUDGET),
+    samplesBudget: intInRange('--samples-budget', v['samples-budget'], 0, MAX_SAMPLE_BUDGET, DEFAULT_SAMPLE_BUDGET),
     partitions: v.partitions ?? false,
-    schema: schemaArg(v.schema),
+    schema: parseSchemaFlag(v.schema),
     hooks,
     issueTimestamps,
     btf: v.btf,
     verbose: v.verbose ?? false,
   };
-}
-
-function schemaArg(text: string | undefined): BucketSchema {
-  try {
-    return parseSchemaFlag(text);
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
 }
 
 function intInRange(flag: string, text: string | undefined, min: number, max: number, fallback: number): number {

@@ -5,38 +5,18 @@
  */
 import { createCollector } from '../collector/index.js';
 import { startAgent } from '../service/agent.js';
-import { helpText, parseServeArgs, UsageError } from '../service/options.js';
+import { helpText, parseServeArgs } from '../service/options.js';
+import { listeningLine, log, startServerCommand } from './server-command.js';
 
 export { summary } from '../service/options.js';
 
-function log(line: string): void {
-  process.stderr.write(`${new Date().toISOString()} ${line}\n`);
-}
-
 export async function run(argv: string[]): Promise<number> {
-  let options;
-  try {
-    options = parseServeArgs(argv);
-  } catch (e) {
-    if (e instanceof UsageError) {
-      console.error(`blkheat serve: ${e.message}`);
-      return 2;
-    }
-    throw e;
-  }
-  if (options === 'help') {
-    console.log(helpText());
-    return 0;
-  }
-
-  let agent;
-  try {
-    agent = await startAgent(options, { createCollector, log });
-  } catch (e) {
-    console.error(`blkheat serve: ${e instanceof Error ? e.message : String(e)}`);
-    return 1;
-  }
-  const tokenHint = options.token ? ' (open the dashboard with #token=<token> after the URL)' : '';
+  const started = await startServerCommand(
+    { name: 'serve', parse: parseServeArgs, help: helpText, start: (options) => startAgent(options, { createCollector, log }) },
+    argv,
+  );
+  if (typeof started === 'number') return started;
+  const { options, running: agent } = started;
 
   return new Promise<number>((resolve) => {
     let signals = 0;
@@ -57,6 +37,6 @@ export async function run(argv: string[]): Promise<number> {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     // Only now: whoever waits for this line may signal at once, and must find the handlers.
-    console.log(`blkheat serve: listening on ${agent.url}${tokenHint}`);
+    console.log(listeningLine('serve', agent.url, options.token));
   });
 }

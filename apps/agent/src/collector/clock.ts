@@ -34,3 +34,33 @@ export function slotOf(monoNs: bigint, offsetNs: bigint): number {
 export function wallMicros(monoNs: bigint, offsetNs: bigint): number {
   return Number((monoNs + offsetNs) / 1000n);
 }
+
+/** Re-sync the offset when it drifted by more than this (NTP slews, steps). */
+const OFFSET_TOLERANCE_NS = 500_000n;
+
+/**
+ * The offset the kernel programs are given (CLOCK_REALTIME - CLOCK_MONOTONIC), read at start
+ * and re-synced when the wall clock moved: what the agent dates seconds and samples with.
+ */
+export class WallClock {
+  offsetNs = wallOffsetNs();
+
+  /** The wall-clock second now falls in, as the kernel programs date it. */
+  slotNow(): number {
+    return slotOf(monotonicNs(), this.offsetNs);
+  }
+
+  /** Unix seconds now (fractional), on the kernel programs' clock. */
+  nowSeconds(): number {
+    return Number(monotonicNs() + this.offsetNs) / 1e9;
+  }
+
+  /** Takes the current offset when it drifted beyond the tolerance; returns whether it changed. */
+  resync(): boolean {
+    const fresh = wallOffsetNs();
+    const drift = fresh - this.offsetNs;
+    if (drift <= OFFSET_TOLERANCE_NS && drift >= -OFFSET_TOLERANCE_NS) return false;
+    this.offsetNs = fresh;
+    return true;
+  }
+}

@@ -2,7 +2,8 @@
  * What the running kernel offers, read from its BTF (never from its version number): op
  * values, which block tracepoints exist and their argument layouts.
  */
-import type { KernelBtf } from '@blkheat/bpf-loader';
+import { loadKernelBtf, type KernelBtf } from '@blkheat/bpf-loader';
+import { CollectorError, errorText } from './errors.js';
 
 export type ArgLayout = 'single' | 'queue-first';
 
@@ -17,6 +18,25 @@ export interface KernelFacts {
 }
 
 export class KernelSupportError extends Error {}
+
+/** The facts of the running kernel, from its BTF (or the file given: --btf); a BTF that cannot be read is a CollectorError. */
+export function kernelFactsOf(btfPath: string | undefined): KernelFacts {
+  let btf;
+  const path = btfPath ?? '/sys/kernel/btf/vmlinux';
+  try {
+    btf = loadKernelBtf(btfPath);
+  } catch (err) {
+    throw new CollectorError(
+      `cannot read the kernel's BTF (${path}): ${errorText(err)}. blkheat needs a kernel built with CONFIG_DEBUG_INFO_BTF=y, or a BTF file for this kernel (--btf PATH)`,
+      err,
+    );
+  }
+  try {
+    return readKernelFacts(btf);
+  } finally {
+    btf.close();
+  }
+}
 
 export function readKernelFacts(btf: KernelBtf): KernelFacts {
   const reqOps = btf.enumValues('req_op') ?? btf.enumValues('req_opf');

@@ -102,19 +102,52 @@ async function tryLoad(path: string, flavour: Flavour, facts: KernelFacts, req: 
     object.setGlobal('rq_arg_idx', u32(facts.rqLayout === 'queue-first' ? 1 : 0));
     object.setGlobal('filter_disks', Buffer.from([req.filterDisks ? 1 : 0]));
     await object.load();
-    const links: Link[] = [];
-    try {
-      for (const name of request) links.push(object.attach(name));
-    } catch (err) {
-      for (const link of links) link.close();
-      throw err;
-    }
+    const links = attachAll(object, request);
     req.log(`attached ${request.length} ${flavour} programs: ${request.join(', ')}`);
     return { object, links, flavour, programs, bioPrograms: bio };
   } catch (err) {
     object.close();
     throw err;
   }
+}
+
+/**
+ * Attaches the bio-based disks' programs (once such a disk is there to trace: the collector's
+ * syncBioHooks); returns how many. All or none: when one fails, the others are detached and
+ * it throws.
+ */
+export function attachBioPrograms(loaded: Loaded): number {
+  const links = attachAll(loaded.object, loaded.bioPrograms);
+  loaded.links.push(...links);
+  return links.length;
+}
+
+/** Attaches every named program, all or none: when one fails, those attached are closed again and it throws. */
+function attachAll(object: BpfObject, names: readonly string[]): Link[] {
+  const links: Link[] = [];
+  try {
+    for (const name of names) links.push(object.attach(name));
+  } catch (err) {
+    for (const link of links) link.close();
+    throw err;
+  }
+  return links;
+}
+
+/** Run time and recursion misses of every program loaded, summed (what a closed object cannot tell is left out). */
+export function programRunStats(loaded: Loaded): { runTimeNs: number; recursionMisses: number } {
+  let runTimeNs = 0;
+  let recursionMisses = 0;
+  for (const name of loaded.programs) {
+    try {
+      const s = loaded.object.program(name).stats();
+      runTimeNs += s.runTimeNs;
+      recursionMisses += s.recursionMisses;
+    } catch {
+      // A closed object has no stats; report what we have.
+    }
+  }
+  return { runTimeNs, recursionMisses };
 }
 
 /** The object's own BTF lays out every record as this agent reads it (record-layouts.ts); else a clear refusal. */

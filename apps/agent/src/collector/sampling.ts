@@ -8,8 +8,6 @@
 
 import type { IoSample } from '@blkheat/shared-types';
 
-export const DEFAULT_SAMPLE_BUDGET = 2000;
-
 export class SampleBudget {
   readonly outlierBudget: number;
   readonly fairBudget: number;

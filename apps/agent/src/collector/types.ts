@@ -5,6 +5,11 @@
 import type { BucketSchema, DiskInfo, Frame, IoSample } from '@blkheat/shared-types';
 import type { CounterName } from './layout.js';
 
+/** Sampled per-I/O records kept per second unless told otherwise (CollectorOptions.samples). */
+export const DEFAULT_SAMPLE_BUDGET = 2000;
+/** The most a --samples-budget may ask for, per second. */
+export const MAX_SAMPLE_BUDGET = 1_000_000;
+
 export interface CollectorStats {
   /** Completed I/Os counted since start. */
   readonly ios: number;
@@ -52,7 +57,7 @@ export interface Collector {
 export interface CollectorOptions {
   /** Only these disks (kernel names like "vda", or "MAJ:MIN"); empty or absent = every disk. */
   readonly disks?: readonly string[];
-  /** Sampled per-I/O records: in-kernel budget per second (default 2000); false = none. */
+  /** Sampled per-I/O records: in-kernel budget per second (default DEFAULT_SAMPLE_BUDGET); false = none. */
   readonly samples?: { readonly budgetPerSecond: number } | false;
   /** Hook flavour: "auto" (tp_btf, falling back to raw_tp), or force one. */
   readonly hooks?: 'auto' | 'tp_btf' | 'raw_tp';

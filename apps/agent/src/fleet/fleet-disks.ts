@@ -7,6 +7,7 @@
  * derived from the scrape URL Prometheus has for that host (targets API).
  */
 import type { DiskInfo } from '@blkheat/shared-types';
+import { QUEUE_LATENCY_METRIC } from '../server/metrics.js';
 import type { PromSeries, PromTarget } from './prometheus-api.js';
 
 export interface FleetDisk {
@@ -41,7 +42,7 @@ export class FleetDirectory {
       const dev = s.dev;
       if (!instance || !dev) continue;
       const key = `${instance}\u0000${dev}`;
-      const queued = s.__name__ === 'blkheat_queue_latency_seconds';
+      const queued = s.__name__ === QUEUE_LATENCY_METRIC;
       const known = this.byKey.get(key);
       if (known) {
         if (queued && !known.queued) this.byKey.set(key, { ...known, queued: true });

@@ -25,13 +25,10 @@ import {
   type FrameFilter,
   type SparseHist,
 } from '@blkheat/shared-types';
+import { DEVICE_LATENCY_METRIC, QUEUE_LATENCY_METRIC, WINDOW_END_METRIC } from '../server/metrics.js';
 import type { FleetDirectory } from './fleet-disks.js';
 import { countsBetween, denseCounts, roundedCounts } from './native-buckets.js';
 import type { PrometheusApi, PromSeries } from './prometheus-api.js';
-
-export const DEVICE_METRIC = 'blkheat_device_latency_seconds';
-export const QUEUE_METRIC = 'blkheat_queue_latency_seconds';
-export const WINDOW_END_METRIC = 'blkheat_histogram_window_end_seconds';
 
 /** A host whose newest scrape is this much older than the newest host's is left behind by the live edge (s). */
 const STALE_HOST_S = 10;
@@ -141,8 +138,8 @@ async function rawColumns(
   const at = plan.to + margin;
   const window = at - plan.from + margin;
   const [dev, queue, ends] = await Promise.all([
-    api.rawSamples(DEVICE_METRIC, window, at),
-    api.rawSamples(QUEUE_METRIC, window, at),
+    api.rawSamples(DEVICE_LATENCY_METRIC, window, at),
+    api.rawSamples(QUEUE_LATENCY_METRIC, window, at),
     api.rawSamples(WINDOW_END_METRIC, window, at),
   ]);
   dir.learn([...dev, ...queue].map((s) => s.metric));
@@ -196,11 +193,11 @@ async function increaseColumns(
 ): Promise<void> {
   const q = (metric: string): Promise<PromSeries[]> =>
     api.queryRange(`increase(${metric}[${plan.step}s])`, plan.from + plan.step, plan.to, plan.step);
-  const [dev, queue] = await Promise.all([q(DEVICE_METRIC), q(QUEUE_METRIC)]);
+  const [dev, queue] = await Promise.all([q(DEVICE_LATENCY_METRIC), q(QUEUE_LATENCY_METRIC)]);
   // increase() drops the metric name: say which is which.
   dir.learn([
-    ...dev.map((s) => ({ ...s.metric, __name__: DEVICE_METRIC })),
-    ...queue.map((s) => ({ ...s.metric, __name__: QUEUE_METRIC })),
+    ...dev.map((s) => ({ ...s.metric, __name__: DEVICE_LATENCY_METRIC })),
+    ...queue.map((s) => ({ ...s.metric, __name__: QUEUE_LATENCY_METRIC })),
   ]);
   const cells = new Map<string, { ts: number; dev: string; cls: string; cell: Cell }>();
   const walk = (series: readonly PromSeries[], kind: 'd' | 'q'): void => {

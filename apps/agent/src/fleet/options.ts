@@ -3,16 +3,19 @@
  * listening rules as `serve` (parseListenFlags: loopback unless a token is given).
  */
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { BucketSchema } from '@blkheat/shared-types';
-import { DEFAULTS, LISTEN_OPTIONS, parseListenFlags, parseSchemaFlag, UsageError } from '../service/options.js';
+import {
+  LISTEN_DEFAULTS,
+  LISTEN_OPTIONS,
+  parseCommandFlags,
+  parseListenFlags,
+  parseSchemaFlag,
+  UsageError,
+  type Listening,
+} from '../service/flags.js';
 
-export interface FleetOptions {
+export interface FleetOptions extends Listening {
   readonly prometheus: string;
-  readonly host: string;
-  readonly port: number;
-  readonly token: string | undefined;
-  readonly allowOrigins: readonly string[];
   readonly schema: BucketSchema;
   readonly webRoot: string;
 }
@@ -36,14 +39,14 @@ Options:
                         the fleet view says so (page, /healthz) and keeps retrying.
   --schema N            the agents' bucket schema (their --schema): 2 (default) or 3. A bucket
                         Prometheus returns that is not one of this schema's is an error.
-  --host ADDR           address to listen on (default ${DEFAULTS.host}). Any address that is not
+  --host ADDR           address to listen on (default ${LISTEN_DEFAULTS.host}). Any address that is not
                         loopback needs --token or --token-file.
   --port N              TCP port (default ${FLEET_DEFAULT_PORT}; 0 picks a free one, printed at start)
   --token T             require this token on the API and the WebSocket, as for serve; open
                         the dashboard as http://HOST:PORT/#token=T
   --token-file F        read the token from the first line of file F
   --allow-origin O      also accept WebSocket connections from pages served by origin O; repeatable
-  --web-root DIR        the built dashboard (default ${DEFAULTS.webRoot})
+  --web-root DIR        the built dashboard (default ${LISTEN_DEFAULTS.webRoot})
   -h, --help            show this help
 
 Steps follow the zoom; the finest is Prometheus' scrape interval (a finer request is
@@ -52,23 +55,13 @@ with a 1 s scrape interval.`;
 }
 
 export function parseFleetArgs(argv: readonly string[]): FleetOptions | 'help' {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        prometheus: { type: 'string' },
-        schema: { type: 'string' },
-        ...LISTEN_OPTIONS,
-        'web-root': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message.split('\n')[0] + " (see 'blkheat fleet --help')" : String(e));
-  }
+  const values = parseCommandFlags('fleet', argv, {
+    prometheus: { type: 'string' },
+    schema: { type: 'string' },
+    ...LISTEN_OPTIONS,
+    'web-root': { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
   if (values.help) return 'help';
   if (values.prometheus === undefined) throw new UsageError("--prometheus URL is required (see 'blkheat fleet --help')");
   let url: URL;
@@ -85,6 +78,6 @@ export function parseFleetArgs(argv: readonly string[]): FleetOptions | 'help' {
     prometheus: url.toString().replace(/\/+$/, ''),
     ...listen,
     schema: parseSchemaFlag(values.schema),
-    webRoot: resolve(values['web-root'] ?? DEFAULTS.webRoot),
+    webRoot: resolve(values['web-root'] ?? LISTEN_DEFAULTS.webRoot),
   };
 }

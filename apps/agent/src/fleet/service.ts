@@ -17,18 +17,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FleetInfo, Frame } from '@blkheat/shared-types';
-import type { FramesAnswer, RangeQuery } from '../history/range-read.js';
+import { cutAtBytes, type FramesAnswer, type RangeQuery } from '../history/range-read.js';
 import { SampleStore } from '../history/samples.js';
 import { HistoryStore } from '../history/store.js';
+import type { RawFrame } from '../history/tier.js';
 import type { AgentContext, FleetSource } from '../server/context.js';
-import { listen } from '../server/http.js';
+import { listenOn } from '../server/http.js';
+import { DEVICE_LATENCY_METRIC, QUEUE_LATENCY_METRIC, WINDOW_END_METRIC } from '../server/metrics.js';
 import { StreamHub } from '../server/hub.js';
-import { TokenChecker } from '../server/security.js';
 import { StaticSite } from '../server/static.js';
 import { LatencyTotals } from '../server/totals.js';
 import { AGENT_VERSION } from '../version.js';
 import { FleetDirectory, linksOf } from './fleet-disks.js';
-import { DEVICE_METRIC, fleetFrames, planFleetRange, QUEUE_METRIC, WINDOW_END_METRIC } from './fleet-frames.js';
+import { fleetFrames, planFleetRange } from './fleet-frames.js';
 import type { FleetOptions } from './options.js';
 import { PrometheusApi, promDurationSeconds } from './prometheus-api.js';
 
@@ -83,7 +84,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     async range(req: RangeQuery, maxBytes: number): Promise<FramesAnswer> {
       const plan = planFleetRange(req.from, req.to, req.step, scrapeInterval);
       const { frames } = await fleetFrames(api, dir, plan, { disks: req.disks, classes: req.classes }, scrapeInterval, options.schema);
-      return cutAnswer(frames, plan.from, plan.to, plan.step, maxBytes);
+      return cutAtBytes(asTexts(frames), plan.from, plan.to, plan.step, maxBytes);
     },
   };
 
@@ -107,16 +108,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   announceStatus();
   let server;
   try {
-    server = await listen({
-      host: options.host,
-      port: options.port,
-      ctx: context,
-      hub,
-      policy: { tokens: new TokenChecker(options.token), allowOrigins: new Set(options.allowOrigins), bindHost: options.host },
-      site,
-      webRoot: options.webRoot,
-      log,
-    });
+    server = await listenOn(options, { ctx: context, hub, site, log });
   } catch (e) {
     history.close();
     rmSync(tailDir, { recursive: true, force: true });
@@ -138,7 +130,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
         api.targets(),
         api.rawSamples('up', 30, now),
         api.rawSamples(WINDOW_END_METRIC, 30, now),
-        api.rawSamples(`{__name__=~"${DEVICE_METRIC}|${QUEUE_METRIC}"}`, 30, now),
+        api.rawSamples(`{__name__=~"${DEVICE_LATENCY_METRIC}|${QUEUE_LATENCY_METRIC}"}`, 30, now),
       ]);
       dir.learn(series.map((s) => s.metric));
       const instances = [...new Set(dir.disks.map((d) => d.instance))];
@@ -203,11 +195,10 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   const stopDiscovery = loop(discover, DISCOVERY_MS);
   const stopLive = loop(live, 1000);
 
-  const shown = server.address.family === 'IPv6' ? `[${server.address.address}]` : server.address.address;
   let stopping: Promise<void> | undefined;
   const listening = server;
   return {
-    url: `http://${shown}:${server.address.port}/`,
+    url: server.url,
     port: server.address.port,
     context,
     stop: () =>
@@ -221,15 +212,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   };
 }
 
-/** A range answer from frames, cut at about maxBytes of JSON (the client asks again from `to`). */
-function cutAnswer(frames: readonly Frame[], from: number, to: number, step: number, maxBytes: number): FramesAnswer {
-  const texts: string[] = [];
-  let bytes = 0;
-  for (const f of frames) {
-    const text = JSON.stringify(f);
-    if (bytes + text.length > maxBytes && texts.length > 0) return { from, to: f.ts, step, frames: texts, cut: true };
-    texts.push(text);
-    bytes += text.length + 1;
-  }
-  return { from, to, step, frames: texts, cut: false };
+/** Frames as the JSON texts a range answer is made of, serialized as they are read. */
+function* asTexts(frames: readonly Frame[]): Generator<RawFrame> {
+  for (const f of frames) yield { ts: f.ts, json: JSON.stringify(f) };
 }

@@ -162,7 +162,11 @@ export function parseAll(raw: Iterable<RawFrame>): Frame[] {
   return [...parseEach(raw)];
 }
 
-function cutAtBytes(texts: Iterable<RawFrame>, from: number, to: number, step: number, maxBytes: number): FramesAnswer {
+/**
+ * The answer over [from, to) made of `texts`, cut before about maxBytes of frame JSON (the
+ * client asks again from the answer's `to`). The first frame is always kept.
+ */
+export function cutAtBytes(texts: Iterable<RawFrame>, from: number, to: number, step: number, maxBytes: number): FramesAnswer {
   const frames: string[] = [];
   let bytes = 0;
   for (const t of texts) {

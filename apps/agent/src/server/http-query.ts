@@ -26,31 +26,24 @@ export const MAX_QUERY_BYTES = MAX_CLIENT_MESSAGE_BYTES;
 /** How message fields are named as query parameters. */
 const FIELD_TO_PARAM: Readonly<Record<string, string>> = { disks: 'disk', classes: 'class' };
 
-const RANGE_PARAMS: Readonly<Record<string, ParamSpec>> = {
-  from: { kind: 'int' },
-  to: { kind: 'int' },
-  step: { kind: 'int' },
-  disk: { kind: 'list' },
-  class: { kind: 'list' },
-};
+/** The span every request covers, and the disk and class filter most take. */
+const SPAN_PARAMS = { from: { kind: 'int' }, to: { kind: 'int' } } as const satisfies Record<string, ParamSpec>;
+const FILTER_PARAMS = { disk: { kind: 'list' }, class: { kind: 'list' } } as const satisfies Record<string, ParamSpec>;
+
+// Keys in this order: an unknown parameter's message lists them so.
+const RANGE_PARAMS: Readonly<Record<string, ParamSpec>> = { ...SPAN_PARAMS, step: { kind: 'int' }, ...FILTER_PARAMS };
 
 const SAMPLES_PARAMS: Readonly<Record<string, ParamSpec>> = {
-  from: { kind: 'int' },
-  to: { kind: 'int' },
+  ...SPAN_PARAMS,
   kind: { kind: 'string' },
   minNs: { kind: 'int' },
   maxNs: { kind: 'int' },
-  disk: { kind: 'list' },
-  class: { kind: 'list' },
+  ...FILTER_PARAMS,
   limit: { kind: 'int' },
 };
 
-const SNAPSHOT_PARAMS: Readonly<Record<string, ParamSpec>> = {
-  from: { kind: 'int' },
-  to: { kind: 'int' },
-  disk: { kind: 'list' },
-  class: { kind: 'list' },
-};
+/** The snapshot takes a range's parameters but step (it picks the step as a range does). */
+const SNAPSHOT_PARAMS: Readonly<Record<string, ParamSpec>> = { ...SPAN_PARAMS, ...FILTER_PARAMS };
 
 /** Parameters every endpoint tolerates (the token is checked before routing). */
 const COMMON_PARAMS = new Set(['token']);

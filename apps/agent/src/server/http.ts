@@ -11,7 +11,7 @@ import { MAX_CLIENT_MESSAGE_BYTES } from '@blkheat/shared-types';
 import { createApp, requestUrl, type AppOptions } from './app.js';
 import type { StreamHub } from './hub.js';
 import { MAX_CLIENTS } from './limits.js';
-import { hostAllowed, originAllowed, presentedToken } from './security.js';
+import { accessPolicy, hostAllowed, originAllowed, presentedToken } from './security.js';
 
 const STREAM_PATH = '/api/v1/stream';
 
@@ -19,6 +19,8 @@ export interface AgentServer {
   readonly server: Server;
   /** The bound address (port resolved when 0 was asked for). */
   readonly address: AddressInfo;
+  /** Where the dashboard is: http://ADDRESS:PORT/ (IPv6 addresses in brackets). */
+  readonly url: string;
   /** Stops accepting, closes every client (1001) and the listening socket. */
   close(): Promise<void>;
 }
@@ -45,6 +47,20 @@ function refuse(socket: Duplex, status: number, message: string, extra: Record<s
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${head}\r\n\r\n${body}`);
   // A peer that never closes its side must not hold the socket open.
   setTimeout(() => socket.destroy(), 2000).unref();
+}
+
+/** What a command's flags say about listening: --host, --port, --token, --allow-origin, --web-root. */
+export interface ListenFlagValues {
+  readonly host: string;
+  readonly port: number;
+  readonly token: string | undefined;
+  readonly allowOrigins: readonly string[];
+  readonly webRoot: string;
+}
+
+/** listen() as a command's flags ask for it (serve and fleet): the access policy built from them. */
+export function listenOn(flags: ListenFlagValues, parts: Pick<ListenOptions, 'ctx' | 'hub' | 'site' | 'log'>): Promise<AgentServer> {
+  return listen({ host: flags.host, port: flags.port, policy: accessPolicy(flags), webRoot: flags.webRoot, ...parts });
 }
 
 /** Creates the server and starts listening; resolves once bound. */
@@ -93,9 +109,12 @@ export async function listen(options: ListenOptions): Promise<AgentServer> {
   });
   server.on('error', (e) => options.log(`http: ${e.message}`));
 
+  const address = server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     server,
-    address: server.address() as AddressInfo,
+    address,
+    url: `http://${shown}:${address.port}/`,
     async close(): Promise<void> {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       await hub.closeAll();

@@ -13,6 +13,11 @@ import { CGROUP_OTHER, CGROUPS_LISTED, PROTOCOL_VERSION, type ClassSeries, type 
 import type { AgentContext } from './context.js';
 import { Exposition, type Labels } from './exposition.js';
 
+/** The series `blkheat fleet` reads back from Prometheus (fleet/fleet-frames.ts, fleet-disks.ts): named here, where they are written. */
+export const DEVICE_LATENCY_METRIC = 'blkheat_device_latency_seconds';
+export const QUEUE_LATENCY_METRIC = 'blkheat_queue_latency_seconds';
+export const WINDOW_END_METRIC = 'blkheat_histogram_window_end_seconds';
+
 /** Numbers the WebSocket layer keeps about itself. */
 export interface StreamStats {
   readonly clients: number;
@@ -37,17 +42,17 @@ export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition
   }
 
   out.family(
-    'blkheat_device_latency_seconds',
+    DEVICE_LATENCY_METRIC,
     'histogram',
     'Block I/O device latency (request-based disks: issue to completion; bio-based: queue to completion), since the agent started.',
   );
-  for (const s of series) out.histogram('blkheat_device_latency_seconds', s.labels, s.cls.d);
+  for (const s of series) out.histogram(DEVICE_LATENCY_METRIC, s.labels, s.cls.d);
   out.family(
-    'blkheat_queue_latency_seconds',
+    QUEUE_LATENCY_METRIC,
     'histogram',
     'Block I/O queue latency (request start to issue), request-based disks, since the agent started.',
   );
-  for (const s of series) if (s.kind !== 'bio') out.histogram('blkheat_queue_latency_seconds', s.labels, s.cls.q);
+  for (const s of series) if (s.kind !== 'bio') out.histogram(QUEUE_LATENCY_METRIC, s.labels, s.cls.q);
   out.family(
     'blkheat_ios_total',
     'counter',
@@ -101,7 +106,7 @@ export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition
     w?.from ?? ctx.startedAt,
   );
   out.single(
-    'blkheat_histogram_window_end_seconds',
+    WINDOW_END_METRIC,
     'gauge',
     'Unix time of the end of the newest second counted in the latency histograms.',
     w?.to ?? ctx.startedAt,

@@ -86,6 +86,15 @@ export interface AccessPolicy {
   readonly bindHost: string;
 }
 
+/** The policy of a server listening on `host`, with its --token (if any) and --allow-origin list. */
+export function accessPolicy(listening: {
+  readonly host: string;
+  readonly token: string | undefined;
+  readonly allowOrigins: readonly string[];
+}): AccessPolicy {
+  return { tokens: new TokenChecker(listening.token), allowOrigins: new Set(listening.allowOrigins), bindHost: listening.host };
+}
+
 /**
  * Without a token the agent only listens on loopback, where the danger is a web page on
  * another site reaching it through DNS rebinding (its name resolving to 127.0.0.1): such

@@ -19,9 +19,8 @@ import type { Collector, CollectorOptions } from '../collector/types.js';
 import { SampleStore } from '../history/samples.js';
 import { HistoryStore, segmentSpansFromEnv } from '../history/store.js';
 import type { AgentContext } from '../server/context.js';
-import { listen, type AgentServer } from '../server/http.js';
+import { listenOn, type AgentServer } from '../server/http.js';
 import { StreamHub } from '../server/hub.js';
-import { TokenChecker } from '../server/security.js';
 import { StaticSite } from '../server/static.js';
 import { protobufProblem } from '../server/native-histograms.js';
 import { LatencyTotals } from '../server/totals.js';
@@ -29,7 +28,7 @@ import { AGENT_VERSION } from '../version.js';
 import { checkDataDirWritable } from './datadir.js';
 import { DataDirLock } from './lock.js';
 import type { ServeOptions } from './options.js';
-import { chownTree, dropPrivileges, resolveUser, type TargetUser } from './privileges.js';
+import { chownTree, dropPrivileges, resolveUser, type TargetUser } from './drop-root.js';
 
 /** Samples kept for drill-down: at most this many, for at most this long. */
 export const SAMPLES_CAPACITY = 250_000;
@@ -104,16 +103,7 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
       collectorStats: () => collector?.stats(),
     };
     const hub = new StreamHub(context, log);
-    const server: AgentServer = await listen({
-      host: options.host,
-      port: options.port,
-      ctx: context,
-      hub,
-      policy: { tokens: new TokenChecker(options.token), allowOrigins: new Set(options.allowOrigins), bindHost: options.host },
-      site,
-      webRoot: options.webRoot,
-      log,
-    });
+    const server: AgentServer = await listenOn(options, { ctx: context, hub, site, log });
     cleanups.push(() => server.close());
     const protoProblem = protobufProblem();
     if (protoProblem) log(`serve: /metrics offers the text format only (no native histograms for Prometheus): ${protoProblem}`);
@@ -169,10 +159,9 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
       log(`serve: probes attached; now running as ${user.name} (uid ${user.uid}, gid ${user.gid}) with no capabilities`);
     }
 
-    const shown = server.address.family === 'IPv6' ? `[${server.address.address}]` : server.address.address;
     let stopping: Promise<void> | undefined;
     return {
-      url: `http://${shown}:${server.address.port}/`,
+      url: server.url,
       port: server.address.port,
       context,
       hub,

@@ -6,7 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { chownSync } from 'node:fs';
-import type { TargetUser } from './privileges.js';
+import type { TargetUser } from './drop-root.js';
 
 /**
  * Run as the target user: walks from `/` to the data directory checking search permission, then

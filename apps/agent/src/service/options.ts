@@ -1,25 +1,27 @@
 /**
- * `blkheat serve` flags: parsing (node:util parseArgs), defaults, validation and --help.
- * Every bad value ends in one UsageError whose message says what was wrong and what is
- * expected; nothing here touches the system except reading --token-file.
+ * `blkheat serve` flags: parsing, defaults, validation and --help. The rules `serve` shares
+ * with the other commands (listening, --schema, UsageError) are in flags.ts. Every bad value
+ * ends in one UsageError whose message says what was wrong and what is expected; nothing here
+ * touches the system except reading --token-file.
  */
-import { readFileSync, statSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { type BucketSchema, BUCKET_SCHEMA, MAX_SPAN_SECONDS, schemaOfScale } from '@blkheat/shared-types';
-import { isLoopbackHost, normalizeOrigin } from '../server/security.js';
+import { type BucketSchema, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
+import { DEFAULT_SAMPLE_BUDGET, MAX_SAMPLE_BUDGET } from '../collector/types.js';
+import {
+  fail,
+  intArg,
+  LISTEN_DEFAULTS,
+  LISTEN_OPTIONS,
+  MIN_TOKEN_CHARS,
+  parseCommandFlags,
+  parseListenFlags,
+  parseSchemaFlag,
+  type Listening,
+} from './flags.js';
 import { formatDuration, formatSize, parseDuration, parseSize } from './units.js';
 
-export class UsageError extends Error {}
-
-export interface ServeOptions {
-  readonly host: string;
-  readonly port: number;
-  readonly token: string | undefined;
-  readonly allowOrigins: readonly string[];
+export interface ServeOptions extends Listening {
   readonly historySeconds: number;
   readonly maxHistoryBytes: number;
   readonly dataDir: string;
@@ -35,19 +37,16 @@ export interface ServeOptions {
 }
 
 export const DEFAULTS = Object.freeze({
-  host: '127.0.0.1',
-  port: 7360,
+  ...LISTEN_DEFAULTS,
   historySeconds: 24 * 3600,
   maxHistoryBytes: 512 * 1024 ** 2,
   dataDir: '/var/lib/blkheat',
   user: 'nobody',
-  samplesBudget: 2000,
-  webRoot: fileURLToPath(new URL('../../../web/dist/', import.meta.url)),
+  samplesBudget: DEFAULT_SAMPLE_BUDGET,
 });
 
 const MIN_HISTORY_S = 600;
 const MIN_HISTORY_BYTES = 16 * 1024 ** 2;
-const MIN_TOKEN_CHARS = 16;
 
 export const summary = 'run the agent: live dashboard, WebSocket stream, history, REST API, Prometheus /metrics';
 
@@ -96,45 +95,24 @@ Signals: SIGINT or SIGTERM detach the probes, flush history and close clients (1
 Protocol and endpoints: docs/protocol.md; snapshot format: docs/snapshot.md.`;
 }
 
-function fail(message: string): never {
-  throw new UsageError(message);
-}
-
-function intArg(name: string, text: string, min: number, max: number): number {
-  if (!/^\d{1,10}$/.test(text)) fail(`--${name}: expected a whole number, got "${text}"`);
-  const n = Number(text);
-  if (n < min || n > max) fail(`--${name}: ${n} is outside ${min}..${max}`);
-  return n;
-}
-
 /** Parses argv (without "serve"). Returns "help" for -h/--help. Throws UsageError. */
 export function parseServeArgs(
   argv: readonly string[],
   env: { isRoot: boolean } = { isRoot: process.getuid?.() === 0 },
 ): ServeOptions | 'help' {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        ...LISTEN_OPTIONS,
-        history: { type: 'string' },
-        'max-history-size': { type: 'string' },
-        'data-dir': { type: 'string' },
-        user: { type: 'string' },
-        disk: { type: 'string', multiple: true },
-        'samples-budget': { type: 'string' },
-        'web-root': { type: 'string' },
-        schema: { type: 'string' },
-        instance: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (e) {
-    fail(e instanceof Error ? e.message.split('\n')[0] + " (see 'blkheat serve --help')" : String(e));
-  }
+  const values = parseCommandFlags('serve', argv, {
+    ...LISTEN_OPTIONS,
+    history: { type: 'string' },
+    'max-history-size': { type: 'string' },
+    'data-dir': { type: 'string' },
+    user: { type: 'string' },
+    disk: { type: 'string', multiple: true },
+    'samples-budget': { type: 'string' },
+    'web-root': { type: 'string' },
+    schema: { type: 'string' },
+    instance: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
   if (values.help) return 'help';
 
   const { host, port, token, allowOrigins } = parseListenFlags(values);
@@ -171,7 +149,9 @@ export function parseServeArgs(
   for (const d of disks)
     if (!/^([A-Za-z0-9][A-Za-z0-9_.!+-]{0,63}|\d{1,4}:\d{1,7})$/.test(d)) fail(`--disk: "${d}" is not a disk name or MAJ:MIN`);
   const samplesBudget =
-    values['samples-budget'] === undefined ? DEFAULTS.samplesBudget : intArg('samples-budget', values['samples-budget'], 0, 1_000_000);
+    values['samples-budget'] === undefined
+      ? DEFAULTS.samplesBudget
+      : intArg('samples-budget', values['samples-budget'], 0, MAX_SAMPLE_BUDGET);
 
   const schema = parseSchemaFlag(values.schema);
   const instance = values.instance ?? hostname();
@@ -192,74 +172,4 @@ export function parseServeArgs(
     samplesBudget,
     webRoot: resolve(values['web-root'] ?? DEFAULTS.webRoot),
   };
-}
-
-/** parseArgs options of the listening flags `serve` and `fleet` share (read by parseListenFlags). */
-export const LISTEN_OPTIONS = {
-  host: { type: 'string' },
-  port: { type: 'string' },
-  token: { type: 'string' },
-  'token-file': { type: 'string' },
-  'allow-origin': { type: 'string', multiple: true },
-} as const;
-
-/** The listening flags `serve` and `fleet` share, with the same rules: a token for anything wider than loopback. */
-export interface ListenFlags {
-  readonly host?: string | undefined;
-  readonly port?: string | undefined;
-  readonly token?: string | undefined;
-  readonly 'token-file'?: string | undefined;
-  readonly 'allow-origin'?: string[] | undefined;
-}
-
-export function parseListenFlags(values: ListenFlags): Pick<ServeOptions, 'host' | 'port' | 'token' | 'allowOrigins'> {
-  const host = values.host ?? DEFAULTS.host;
-  if (!(isIP(host) || /^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(host))) fail(`--host: "${host}" is not an IP address or host name`);
-  const port = values.port === undefined ? DEFAULTS.port : intArg('port', values.port, 0, 65535);
-
-  if (values.token !== undefined && values['token-file'] !== undefined) fail('--token and --token-file: give one, not both');
-  let token = values.token;
-  if (values['token-file'] !== undefined) token = readTokenFile(values['token-file']);
-  if (token !== undefined) {
-    if (token.length < MIN_TOKEN_CHARS) fail(`token: at least ${MIN_TOKEN_CHARS} characters, please (e.g. openssl rand -hex 16)`);
-    if (!/^[\x21-\x7e]+$/.test(token)) fail('token: only printable ASCII without spaces');
-  }
-  const loopback = isLoopbackHost(host.includes(':') ? `[${host}]` : host);
-  if (!loopback && token === undefined) {
-    fail(
-      `refusing to listen on ${host} without a token: anyone who can reach it would see this machine's I/O. ` +
-        'Add --token-file FILE (or --token T), or listen on 127.0.0.1 and use an SSH tunnel.',
-    );
-  }
-
-  const allowOrigins: string[] = [];
-  for (const o of values['allow-origin'] ?? []) {
-    const n = normalizeOrigin(o);
-    if (!n) fail(`--allow-origin: "${o}" is not an origin like https://example.org or http://host:8080`);
-    allowOrigins.push(n);
-  }
-
-  return { host, port, token, allowOrigins };
-}
-
-/** --schema N (serve and record): 2 or 3; absent = BUCKET_SCHEMA. Throws UsageError. */
-export function parseSchemaFlag(text: string | undefined): BucketSchema {
-  if (text === undefined) return BUCKET_SCHEMA;
-  const schema = /^\d$/.test(text) ? schemaOfScale(Number(text)) : undefined;
-  if (!schema) fail(`--schema: expected 2 (4 buckets per octave) or 3 (8 per octave), got "${text}"`);
-  return schema;
-}
-
-function readTokenFile(path: string): string {
-  let text: string;
-  try {
-    if (!statSync(path).isFile()) fail(`--token-file: ${path} is not a regular file`);
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    if (e instanceof UsageError) throw e;
-    fail(`--token-file: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
-  }
-  const line = text.split(/\r?\n/)[0]?.trim() ?? '';
-  if (line === '') fail(`--token-file: ${path} is empty`);
-  return line;
 }

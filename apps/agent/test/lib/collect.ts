@@ -2,7 +2,15 @@
  * Test helpers around a real collector on the real kernel: gather its frames and samples,
  * wait for a given second, find quiet second boundaries for exact diskstats comparisons.
  */
-import { addSparseInto, conservedCount, denseHist, type Frame, type IoSample } from '@blkheat/shared-types';
+import {
+  addSparseInto,
+  conservedCount,
+  denseHist,
+  type DiskFrame,
+  type Frame,
+  type IoSample,
+  type SparseHist,
+} from '@blkheat/shared-types';
 import { sleep, type CleanupContext } from '@blkheat/testkit';
 import { createCollector, type Collector, type CollectorOptions } from '../../src/collector/index.js';
 
@@ -47,6 +55,25 @@ export async function record(t: CleanupContext, options: CollectorOptions = {}):
       }
     },
   };
+}
+
+/** What disk `dev` did in each second from `from` to `last`, both included, in frame order. */
+export function* diskSeconds(frames: readonly Frame[], dev: string, from: number, last: number): Generator<DiskFrame> {
+  for (const f of frames) {
+    if (f.ts < from || f.ts > last) continue;
+    for (const d of f.disks) if (d.dev === dev) yield d;
+  }
+}
+
+/** I/O counts and their summed dense latency histogram, by group (cgroup, size class, ...). */
+export type GroupTotals<K> = Map<K, { n: number; d: Float64Array }>;
+
+/** Adds `n` I/Os with sparse latency histogram `d` to group `key`. */
+export function addToGroup<K>(groups: GroupTotals<K>, key: K, n: number, d: SparseHist): void {
+  let acc = groups.get(key);
+  if (!acc) groups.set(key, (acc = { n: 0, d: denseHist() }));
+  acc.n += n;
+  addSparseInto(acc.d, d);
 }
 
 /** Completed I/Os per disk dev over frames with from <= ts < to, as /proc/diskstats counts them (timed + untimed). */

@@ -5,7 +5,8 @@
  * loading programs does. After setgroups([]), setgid() and setuid() from root to another
  * user, the kernel clears the permitted, effective and ambient capability sets, so the
  * process holds no capabilities at all (CapEff = CapPrm = CapAmb = 0 in /proc/self/status;
- * only the bounding set, which grants nothing by itself, stays as it was).
+ * only the bounding set, which grants nothing by itself, stays as it was; serve-security.test.ts
+ * reads them with testkit's readCredentials).
  */
 import { execFileSync } from 'node:child_process';
 import { chownSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
@@ -86,38 +87,4 @@ export function dropPrivileges(user: TargetUser): void {
     }
     if (regained) throw new Error('dropped root but could switch back: refusing to run');
   }
-}
-
-export interface ProcessCredentials {
-  readonly uid: readonly number[];
-  readonly gid: readonly number[];
-  readonly groups: readonly number[];
-  /** Capability sets as hex masks from /proc/<pid>/status. */
-  readonly capInh: bigint;
-  readonly capPrm: bigint;
-  readonly capEff: bigint;
-  readonly capAmb: bigint;
-  readonly noNewPrivs: boolean | undefined;
-}
-
-/** Reads /proc/<pid>/status: real/effective/saved/fs ids, groups and capability sets. */
-export function readCredentials(pid: number | 'self' = 'self'): ProcessCredentials {
-  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const field = (name: string): string => {
-    const m = new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(text);
-    return m?.[1]?.trim() ?? '';
-  };
-  const ids = (name: string): number[] => field(name).split(/\s+/).filter(Boolean).map(Number);
-  const cap = (name: string): bigint => BigInt(`0x${field(name) || '0'}`);
-  const nnp = field('NoNewPrivs');
-  return {
-    uid: ids('Uid'),
-    gid: ids('Gid'),
-    groups: ids('Groups'),
-    capInh: cap('CapInh'),
-    capPrm: cap('CapPrm'),
-    capEff: cap('CapEff'),
-    capAmb: cap('CapAmb'),
-    noNewPrivs: nnp === '' ? undefined : nnp === '1',
-  };
 }

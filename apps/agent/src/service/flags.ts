@@ -1,0 +1,132 @@
+/**
+ * What the commands' flags share: the one UsageError, the listening flags of `serve` and
+ * `fleet` (a token for anything wider than loopback), --schema, whole-number flags, and
+ * parseArgs with the same strictness and error wording. Nothing here touches the system except
+ * reading --token-file.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { type BucketSchema, BUCKET_SCHEMA, schemaOfScale } from '@blkheat/shared-types';
+import { isLoopbackHost, normalizeOrigin } from '../server/security.js';
+
+/** A bad command line: the message says what was wrong and what is expected (exit code 2). */
+export class UsageError extends Error {}
+
+/** Where the dashboard is served and where its build is looked for, unless told otherwise. */
+export const LISTEN_DEFAULTS = Object.freeze({
+  host: '127.0.0.1',
+  port: 7360,
+  webRoot: fileURLToPath(new URL('../../../web/dist/', import.meta.url)),
+});
+
+export const MIN_TOKEN_CHARS = 16;
+
+/** The flags a command takes, as parseArgs reads them. */
+type FlagSpecs = NonNullable<ParseArgsConfig['options']>;
+/** The values parseCommandFlags returns for `O`: parseArgs' own typing of a strict parse. */
+type ParsedFlags<O extends FlagSpecs> = ReturnType<
+  typeof parseArgs<{ args: string[]; strict: true; allowPositionals: false; options: O }>
+>['values'];
+
+export function fail(message: string): never {
+  throw new UsageError(message);
+}
+
+/**
+ * argv parsed strictly (no positionals, no unknown flags) against `options`; parseArgs' own
+ * complaint becomes a one-line UsageError pointing at `blkheat <command> --help`.
+ */
+export function parseCommandFlags<O extends FlagSpecs>(command: string, argv: readonly string[], options: O): ParsedFlags<O> {
+  try {
+    return parseArgs({ args: [...argv], strict: true, allowPositionals: false, options }).values;
+  } catch (e) {
+    fail(e instanceof Error ? e.message.split('\n')[0] + ` (see 'blkheat ${command} --help')` : String(e));
+  }
+}
+
+/** --name N: a whole number in min..max. */
+export function intArg(name: string, text: string, min: number, max: number): number {
+  if (!/^\d{1,10}$/.test(text)) fail(`--${name}: expected a whole number, got "${text}"`);
+  const n = Number(text);
+  if (n < min || n > max) fail(`--${name}: ${n} is outside ${min}..${max}`);
+  return n;
+}
+
+/** parseArgs options of the listening flags `serve` and `fleet` share (read by parseListenFlags). */
+export const LISTEN_OPTIONS = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  token: { type: 'string' },
+  'token-file': { type: 'string' },
+  'allow-origin': { type: 'string', multiple: true },
+} as const;
+
+/** The listening flags `serve` and `fleet` share, with the same rules: a token for anything wider than loopback. */
+export interface ListenFlags {
+  readonly host?: string | undefined;
+  readonly port?: string | undefined;
+  readonly token?: string | undefined;
+  readonly 'token-file'?: string | undefined;
+  readonly 'allow-origin'?: string[] | undefined;
+}
+
+export interface Listening {
+  readonly host: string;
+  readonly port: number;
+  readonly token: string | undefined;
+  readonly allowOrigins: readonly string[];
+}
+
+export function parseListenFlags(values: ListenFlags): Listening {
+  const host = values.host ?? LISTEN_DEFAULTS.host;
+  if (!(isIP(host) || /^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(host))) fail(`--host: "${host}" is not an IP address or host name`);
+  const port = values.port === undefined ? LISTEN_DEFAULTS.port : intArg('port', values.port, 0, 65535);
+
+  if (values.token !== undefined && values['token-file'] !== undefined) fail('--token and --token-file: give one, not both');
+  let token = values.token;
+  if (values['token-file'] !== undefined) token = readTokenFile(values['token-file']);
+  if (token !== undefined) {
+    if (token.length < MIN_TOKEN_CHARS) fail(`token: at least ${MIN_TOKEN_CHARS} characters, please (e.g. openssl rand -hex 16)`);
+    if (!/^[\x21-\x7e]+$/.test(token)) fail('token: only printable ASCII without spaces');
+  }
+  const loopback = isLoopbackHost(host.includes(':') ? `[${host}]` : host);
+  if (!loopback && token === undefined) {
+    fail(
+      `refusing to listen on ${host} without a token: anyone who can reach it would see this machine's I/O. ` +
+        'Add --token-file FILE (or --token T), or listen on 127.0.0.1 and use an SSH tunnel.',
+    );
+  }
+
+  const allowOrigins: string[] = [];
+  for (const o of values['allow-origin'] ?? []) {
+    const n = normalizeOrigin(o);
+    if (!n) fail(`--allow-origin: "${o}" is not an origin like https://example.org or http://host:8080`);
+    allowOrigins.push(n);
+  }
+
+  return { host, port, token, allowOrigins };
+}
+
+/** --schema N (serve and record): 2 or 3; absent = BUCKET_SCHEMA. Throws UsageError. */
+export function parseSchemaFlag(text: string | undefined): BucketSchema {
+  if (text === undefined) return BUCKET_SCHEMA;
+  const schema = /^\d$/.test(text) ? schemaOfScale(Number(text)) : undefined;
+  if (!schema) fail(`--schema: expected 2 (4 buckets per octave) or 3 (8 per octave), got "${text}"`);
+  return schema;
+}
+
+function readTokenFile(path: string): string {
+  let text: string;
+  try {
+    if (!statSync(path).isFile()) fail(`--token-file: ${path} is not a regular file`);
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    fail(`--token-file: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const line = text.split(/\r?\n/)[0]?.trim() ?? '';
+  if (line === '') fail(`--token-file: ${path} is empty`);
+  return line;
+}
