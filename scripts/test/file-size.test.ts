@@ -12,12 +12,6 @@ const MAX_LINES = 400;
 const SOURCE = /\.(ts|tsx|mts|cts|js|mjs|cjs|c|cc|h)$/;
 const SAYS_WHY = /over 400 lines/i;
 
-/**
- * Files known to break the rule, each with whose it is. Listed so the check can be green while
- * their owners add the reason; the test fails once one of them complies, so the list only shrinks.
- */
-const NOT_YET: ReadonlyMap<string, string> = new Map([['bpf/blkheat.bpf.c', 'the kernel side: its maintainer adds the reason']]);
-
 function trackedSources(): string[] {
   const out = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   return out.split('\0').filter((f) => SOURCE.test(f) && existsSync(join(root, f)));
@@ -41,10 +35,8 @@ function longWithoutReason(): Map<string, number> {
 
 test(`source files over ${MAX_LINES} lines say why in their first comment`, () => {
   const found = longWithoutReason();
-  const offenders = [...found].filter(([f]) => !NOT_YET.has(f)).map(([f, n]) => `${f} (${n} lines)`);
+  const offenders = [...found].map(([f, n]) => `${f} (${n} lines)`);
   assert.deepEqual(offenders, [], `split these, or say why on their first line ("Over ${MAX_LINES} lines: ...")`);
-  const fixed = [...NOT_YET.keys()].filter((f) => !found.has(f));
-  assert.deepEqual(fixed, [], 'these now keep the rule: take them off NOT_YET');
 });
 
 test('the reason is found where the house style puts it', () => {
