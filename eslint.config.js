@@ -67,7 +67,7 @@ const layers = [
       ],
       ['^\\.\\./workers/', 'views/ reach the snapshot worker through store actions'],
       [
-        '^\\.\\./store/(data|source|windowLoader|heatMaps|visibleSummary|selectedSamples)(\\.js)?$',
+        '^\\.\\./store/(data|source|windowLoader|heatMaps|visibleSummary|selectedSamples|offsetSamples|comparison|fetchRange|frameLog|busy)(\\.js)?$',
         'views/ read the data layer through its store (store/dataStore.ts, useData) and change it through actions; its parts belong to app.ts',
       ],
       notTheRoot,

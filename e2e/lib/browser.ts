@@ -3,11 +3,12 @@
  * screenshots, no background traffic) and a fresh profile per launch; screenshots go to the
  * artifacts directory CI keeps.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { BlkheatHook } from '@blkheat/shared-types';
+import type { CleanupContext } from '@blkheat/testkit';
 
 export const CHROMIUM = process.env.BLKHEAT_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -37,10 +38,15 @@ export interface BrowserSession {
   close(): Promise<void>;
 }
 
+export interface LaunchOptions {
+  width?: number;
+  height?: number;
+  colorScheme?: 'light' | 'dark';
+  downloads?: boolean;
+}
+
 /** A persistent context on a fresh profile directory (removed on close). */
-export async function launch(
-  opts: { width?: number; height?: number; colorScheme?: 'light' | 'dark'; downloads?: boolean } = {},
-): Promise<BrowserSession> {
+export async function launch(opts: LaunchOptions = {}): Promise<BrowserSession> {
   const profile = mkdtempSync(join(tmpdir(), 'blkheat-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -73,6 +79,40 @@ export async function launch(
   };
 }
 
+/** A session for one test, closed after it (even when the test fails). */
+export async function launchFor(t: CleanupContext, opts: LaunchOptions = {}): Promise<BrowserSession> {
+  const s = await launch(opts);
+  t.after(() => s.close());
+  return s;
+}
+
+/**
+ * Skips a test that drives the built dashboard in chromium when it cannot run here: no chromium,
+ * or no build at `webIndex` (its index.html). True when it skipped.
+ */
+export function skipWithoutBrowser(t: { skip(message: string): void }, webIndex: string): boolean {
+  const why = !existsSync(CHROMIUM)
+    ? `no chromium at ${CHROMIUM}`
+    : !existsSync(webIndex)
+      ? 'apps/web is not built (pnpm --filter @blkheat/web build)'
+      : undefined;
+  if (why) t.skip(why);
+  return why !== undefined;
+}
+
+/** The page's errors, less those of an agent connection coming and going (which the page handles). */
+export function unexpectedErrors(s: BrowserSession): string[] {
+  return s.errors.filter((e) => !/WebSocket|Failed to load resource/.test(e));
+}
+
+/** Imports a snapshot file through the page's file input and waits until the page shows it. */
+export async function importSnapshot(page: Page, file: string, timeoutMs = 20_000): Promise<void> {
+  await page.setInputFiles('[data-testid=import-input]', file);
+  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot', undefined, {
+    timeout: timeoutMs,
+  });
+}
+
 /** A plain browser (for benchmarks that open several pages). */
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
@@ -87,7 +127,6 @@ export interface Hooked {
   readonly __blkheat: BlkheatHook;
 }
 
-/** Waits for the dashboard's idle hook. */
 /** Waits until the dashboard says it is live (connected, backfilled, following the agent). */
 export async function waitLive(page: Page, timeoutMs = 20_000): Promise<void> {
   await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().connection === 'live', undefined, {
@@ -95,6 +134,14 @@ export async function waitLive(page: Page, timeoutMs = 20_000): Promise<void> {
   });
 }
 
+/** Waits until the dashboard has received the live frame of second `ts` or a later one. */
+export async function waitFrame(page: Page, ts: number, timeoutMs = 10_000): Promise<void> {
+  await page.waitForFunction((s) => ((globalThis as unknown as Hooked).__blkheat.state().lastFrameTs ?? 0) >= s, ts, {
+    timeout: timeoutMs,
+  });
+}
+
+/** Waits for the dashboard's test hook, then until it is idle (nothing fetching, summing or drawing). */
 export async function idle(page: Page, timeoutMs = 30_000): Promise<void> {
   await page.waitForFunction(() => (globalThis as { __blkheat?: unknown }).__blkheat !== undefined, undefined, { timeout: timeoutMs });
   await page.evaluate((t) => (globalThis as unknown as Hooked).__blkheat.idle(t), timeoutMs);

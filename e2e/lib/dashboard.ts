@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { type BlkheatHook, bucketCount } from '@blkheat/shared-types';
 import { type AgentProcess, type CleanupContext, fuseUnavailable, startAgentProcess, startFio } from '@blkheat/testkit';
-import { type BrowserSession, type Hooked, idle, launch, screenshot } from './browser.ts';
+import { type BrowserSession, type Hooked, idle, launchFor, screenshot } from './browser.ts';
 
 export interface TestContextLike extends CleanupContext {
   skip(message?: string): void;
@@ -57,8 +57,7 @@ export async function openDashboard(
   url: string,
   opts: { live?: boolean; onPage?: (page: Page) => void } = {},
 ): Promise<BrowserSession> {
-  const s = await launch({ width: 1400, height: 1000, colorScheme: 'dark' });
-  t.after(() => s.close());
+  const s = await launchFor(t, { width: 1400, height: 1000, colorScheme: 'dark' });
   opts.onPage?.(s.page);
   await s.page.goto(url);
   if (opts.live !== false)

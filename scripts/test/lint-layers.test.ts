@@ -41,6 +41,9 @@ const violations: [string, string, string?][] = [
   ['apps/web/src/views/_probe.tsx', '../workers/snapshotImport.js'],
   ['apps/web/src/views/_probe.tsx', '../store/data.js', 'DataLayer'],
   ['apps/web/src/views/_probe.tsx', '../store/windowLoader.js', 'WindowLoader'],
+  ['apps/web/src/views/_probe.tsx', '../store/offsetSamples.js', 'OffsetSamples'],
+  ['apps/web/src/views/_probe.tsx', '../store/comparison.js', 'Comparison'],
+  ['apps/web/src/views/_probe.tsx', '../store/fetchRange.js', 'fetchRange'],
   ['apps/web/src/testhook.ts', './app.js', 'startApp'],
   // web: store/, net/, workers/
   ['apps/web/src/store/_probe.ts', '../views/theme.js'],
@@ -82,6 +85,7 @@ const violations: [string, string, string?][] = [
   ['packages/shared-types/src/_probe.ts', 'react', 'useState'],
   // test helpers: one way only
   ['e2e/lib/_probe.ts', '../../apps/web/src/testhookApi.ts', 'BlkheatHook'],
+  ['e2e/lib/_probe.ts', '../../apps/web/test/fixtures/fakeAgent.ts', 'startFakeAgent'],
   ['e2e/_probe.ts', '../apps/web/src/model/snapshot.ts'],
   ['packages/testkit/src/_probe.ts', '../../../e2e/lib/browser.ts', 'launch'],
   ['packages/testkit/src/_probe.ts', '../../../apps/agent/src/history/store.js', 'HistoryStore'],
@@ -96,6 +100,8 @@ const allowed: [string, string, string?][] = [
   ['apps/web/src/render/_probe.ts', './contract.js'],
   ['apps/web/src/render/_probe.ts', 'd3', 'select'],
   ['apps/web/src/views/_probe.tsx', '../store/actions.js'],
+  ['apps/web/src/views/_probe.tsx', '../store/dataStore.js', 'useData'],
+  ['apps/web/src/views/_probe.tsx', '../store/dataWindow.js', 'windowKnown'],
   ['apps/web/src/views/_probe.tsx', '../render/scheduler.js'],
   ['apps/web/src/views/_probe.tsx', 'react', 'useEffect'],
   ['apps/web/src/store/_probe.ts', '../net/client.js'],
@@ -126,6 +132,7 @@ const allowed: [string, string, string?][] = [
   ['e2e/lib/_probe.ts', '@blkheat/shared-types', 'BlkheatHook'],
   ['e2e/_probe.ts', './lib/browser.ts', 'launch'],
   ['apps/web/test/browser/_probe.ts', '../../../../e2e/lib/browser.ts', 'launch'],
+  ['apps/web/test/fixtures/_probe.ts', '../../../../e2e/lib/browser.ts', 'launchFor'],
 ];
 
 test('layering: a deliberate violation of each layer rule is reported by the lint', async () => {

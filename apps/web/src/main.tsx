@@ -2,7 +2,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { startApp } from './app.js';
 import { App } from './views/App.js';
-import './styles.css';
+import './styles/index.css';
 
 startApp();
 const root = document.getElementById('root');

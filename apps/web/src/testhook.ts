@@ -13,6 +13,7 @@ import { useUi } from './store/store.js';
 import type { BlkheatHook, HookCell, HookCompareRow } from './testhookApi.js';
 import type { AgentClient } from './net/client.js';
 import { heatmapGeometry } from './views/geometry.js';
+import { canvasPixel, cellInViewport, inViewport, pixelInBox, pixelOf } from './testhookPage.js';
 import { incidentMarks, stuckOf } from './views/incidents.js';
 import { drawnThroughput } from './views/throughputStrip.js';
 import { ALL_CLASSES } from './model/compare.js';
@@ -30,56 +31,6 @@ declare global {
 
 function frame(): Promise<void> {
   return new Promise((r) => requestAnimationFrame(() => r()));
-}
-
-/** The pointer-event layer of a disk's heat map. */
-function overlayOf(dev: string): HTMLElement | null {
-  return document.querySelector<HTMLElement>(`section.disk-row[data-dev="${CSS.escape(dev)}"] canvas.overlay`);
-}
-
-function inViewport(p: { x: number; y: number }): boolean {
-  return p.x >= 0 && p.y >= 0 && p.x < window.innerWidth && p.y < window.innerHeight;
-}
-
-/**
- * The centre of a drawn cell in viewport coordinates, scrolling the page as needed: first the
- * heat map into view, then (if the cell is still off screen, or under something else such as
- * a notice) the cell to the middle of the viewport.
- */
-function cellInViewport(dev: string, ts: number, bucket: number): { x: number; y: number } | undefined {
-  const g = heatmapGeometry(dev);
-  const el = overlayOf(dev);
-  if (!g || !el) return undefined;
-  let p = g.centre(ts, bucket);
-  if (!p) return undefined; // not drawn: outside the time window or the latency range
-  if (!inViewport(p)) {
-    el.scrollIntoView({ block: 'nearest', inline: 'nearest' });
-    p = g.centre(ts, bucket);
-  }
-  const covered = (q: { x: number; y: number }): boolean => document.elementFromPoint(q.x, q.y) !== el;
-  if (p && (!inViewport(p) || covered(p))) {
-    const dx = p.x < 0 || p.x >= window.innerWidth ? p.x - window.innerWidth / 2 : 0;
-    window.scrollBy(dx, p.y - window.innerHeight / 2);
-    p = g.centre(ts, bucket);
-  }
-  return p && inViewport(p) ? p : undefined;
-}
-
-/** RGBA at a client point of a disk's canvas `<prefix>-<name>` (device pixels), or undefined outside it. */
-function canvasPixel(prefix: string, dev: string, x: number, y: number): [number, number, number, number] | undefined {
-  const name = useData.getState().disks.find((d) => d.dev === dev)?.name ?? dev;
-  return pixelOf(document.querySelector<HTMLCanvasElement>(`[data-testid="${prefix}-${CSS.escape(name)}"]`), x, y);
-}
-
-/** RGBA at a client point of a canvas (device pixels), or undefined outside it. */
-function pixelOf(canvas: HTMLCanvasElement | null, x: number, y: number): [number, number, number, number] | undefined {
-  if (!canvas) return undefined;
-  const r = canvas.getBoundingClientRect();
-  if (x < r.left || y < r.top || x >= r.right || y >= r.bottom) return undefined;
-  const px = Math.floor(((x - r.left) / r.width) * canvas.width);
-  const py = Math.floor(((y - r.top) / r.height) * canvas.height);
-  const d = canvas.getContext('2d')?.getImageData(px, py, 1, 1).data;
-  return d ? [d[0] ?? 0, d[1] ?? 0, d[2] ?? 0, d[3] ?? 0] : undefined;
 }
 
 function cellOf(dev: string, col: number, bucket: number): HookCell | undefined {
@@ -358,11 +309,7 @@ export function installTestHook({ connection, data }: TestHookSources): void {
       const y =
         chart === 'overlay' ? overlayShareToCss(vp, got.overlay.maxShare)(value) : differenceToCss(vp, got.difference.maxDiff)(value);
       if (!(x >= 0 && x < vp.width && y >= 0 && y < vp.height)) return undefined;
-      const canvas = part.canvas;
-      const px = Math.floor((x / vp.width) * canvas.width);
-      const py = Math.floor((y / vp.height) * canvas.height);
-      const d = canvas.getContext('2d')?.getImageData(px, py, 1, 1).data;
-      return d ? [d[0] ?? 0, d[1] ?? 0, d[2] ?? 0, d[3] ?? 0] : undefined;
+      return pixelInBox(part.canvas, x, y, vp.width, vp.height);
     },
     selection() {
       const sel = useData.getState().selection;

@@ -64,6 +64,17 @@ function live(dm: DataLayer): void {
   dm.onCovered(T0, T0 + 60);
 }
 
+/** Live, with the last minute in the page, a baseline of ten minutes two hours back (not in the page): the compare state once settled. */
+async function compareTwoHoursBack(client: AgentSource) {
+  const h = dataHarness({ disks: [LOOP0], client });
+  h.ui.setState({ view: liveView(T0 + 60, 60) });
+  live(h.dm);
+  h.ui.setState({ compare: { baseline: { from: T0 - 7200, to: T0 - 6600 } } });
+  h.dm.refresh();
+  await settled(h.dm);
+  return h.store.getState().compare;
+}
+
 test('compare: a baseline older than the live log is fetched, summed over whole 10 s steps; the comparison follows the live view', async () => {
   const { client, asked } = agent(false);
   const h = dataHarness({ disks: [LOOP0], client });
@@ -109,25 +120,13 @@ test('compare: a baseline older than the live log is fetched, summed over whole 
 
 test('compare: history the agent cannot read is an error that names the range', async () => {
   const { client } = agent(true);
-  const h = dataHarness({ disks: [LOOP0], client });
-  h.ui.setState({ view: liveView(T0 + 60, 60) });
-  live(h.dm);
-  h.ui.setState({ compare: { baseline: { from: T0 - 7200, to: T0 - 6600 } } });
-  h.dm.refresh();
-  await settled(h.dm);
-  const st = h.store.getState().compare;
+  const st = await compareTwoHoursBack(client);
   assert.equal(st?.status, 'error');
   assert.equal(st?.error, 'the baseline could not be read (history file unreadable)');
 });
 
 test('compare: a range the page does not hold waits for the agent, and says so', async () => {
-  const h = dataHarness({ disks: [LOOP0], client: { connected: false, hello: undefined, request: agent(false).client.request } });
-  h.ui.setState({ view: liveView(T0 + 60, 60) });
-  live(h.dm);
-  h.ui.setState({ compare: { baseline: { from: T0 - 7200, to: T0 - 6600 } } });
-  h.dm.refresh();
-  await settled(h.dm);
-  const st = h.store.getState().compare;
+  const st = await compareTwoHoursBack({ connected: false, hello: undefined, request: agent(false).client.request });
   assert.equal(st?.status, 'loading');
   assert.match(st?.waitingFor ?? '', /the agent/);
 });

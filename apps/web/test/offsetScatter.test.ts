@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUCKET_SCHEMA, type IoSample, lowerBoundSeconds, upperBoundSeconds } from '@blkheat/shared-types';
 import { PALETTE_SIZE } from '../src/model/colour.ts';
-import { apply, compose, invert, timeToCss } from '../src/model/coords.ts';
+import { apply, compose, invert, timeToCss, type Viewport } from '../src/model/coords.ts';
 import {
   boxFromCss,
   inBox,
@@ -13,7 +13,6 @@ import {
   offsetTicks,
   type OffsetViewport,
   samplePixel,
-  scatterTimeToCss,
   SECTOR_BYTES,
   sectorExtent,
   sectorToCss,
@@ -40,9 +39,10 @@ function sample(tsS: number, sector: number | null, dNs = 1_000_000): IoSample {
 }
 
 test('time and sector → css invert; x is the heat maps’ timeToCss for the same range and width', () => {
-  const heat = timeToCss({ from: vp.from, to: vp.to, uLo: 0, uHi: 10, width: vp.width, height: 100, dpr: 2 });
-  for (const t of [vp.from, vp.from + 0.25, vp.from + 31.5, vp.to]) close(apply(scatterTimeToCss(vp), t), apply(heat, t));
-  for (const m of [scatterTimeToCss(vp), sectorToCss(vp)]) {
+  const heatViewport: Viewport = { from: vp.from, to: vp.to, uLo: 0, uHi: 10, width: vp.width, height: 100, dpr: 2 };
+  const heat = timeToCss(heatViewport);
+  for (const t of [vp.from, vp.from + 0.25, vp.from + 31.5, vp.to]) close(apply(timeToCss(vp), t), apply(heat, t));
+  for (const m of [timeToCss(vp), sectorToCss(vp)]) {
     for (const x of [0, 1, 123.5, 1_700_000_030, 31_999_999]) close(apply(invert(m), apply(m, x)), x, 1e-8);
     const id = compose(m, invert(m));
     close(id.scale, 1);

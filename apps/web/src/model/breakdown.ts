@@ -166,10 +166,3 @@ export function diskSummaries(frames: readonly Frame[], from: number, to: number
   t.add(frames);
   return t.disks();
 }
-
-/** Every class name seen in the frames, sorted. */
-export function classesIn(frames: readonly Frame[], schema: BucketSchema): string[] {
-  const t = new BreakdownTally({ from: Infinity, to: -Infinity, kind: 'device' }, schema);
-  t.add(frames);
-  return t.allClasses();
-}

@@ -17,6 +17,7 @@ import {
   type LatencyKind,
   type SparseHist,
 } from '@blkheat/shared-types';
+import { type DiskRange, forEachDiskInRange } from './diskFrames.js';
 import { quantilesOf, type QuantileValue } from './percentiles.js';
 
 export interface CgroupSummary {
@@ -78,26 +79,20 @@ export class CgroupTally {
   private readonly disks = new Map<string, { cg: Map<string, CgroupAcc>; withCg: number; withIo: number }>();
 
   constructor(
-    private readonly opts: { readonly from: number; readonly to: number; readonly devs?: ReadonlySet<string> | undefined },
+    private readonly opts: DiskRange,
     private readonly schema: BucketSchema,
   ) {}
 
   add(frames: readonly Frame[], start = 0, end = frames.length): void {
-    const { from, to, devs } = this.opts;
     const buckets = bucketCount(this.schema);
-    for (let i = start; i < end; i++) {
-      const f = frames[i] as Frame;
-      if (f.ts < from || f.ts >= to) continue;
-      for (const d of f.disks) {
-        if (devs && !devs.has(d.dev)) continue;
-        let a = this.disks.get(d.dev);
-        if (!a) this.disks.set(d.dev, (a = { cg: new Map(), withCg: 0, withIo: 0 }));
-        if (d.cls.length > 0) a.withIo++;
-        if (!d.cg) continue;
-        a.withCg++;
-        for (const g of d.cg) addCgroup(a.cg, g.g, g.n, buckets, g.d);
-      }
-    }
+    forEachDiskInRange(frames, start, end, this.opts, (d) => {
+      let a = this.disks.get(d.dev);
+      if (!a) this.disks.set(d.dev, (a = { cg: new Map(), withCg: 0, withIo: 0 }));
+      if (d.cls.length > 0) a.withIo++;
+      if (!d.cg) return;
+      a.withCg++;
+      for (const g of d.cg) addCgroup(a.cg, g.g, g.n, buckets, g.d);
+    });
   }
 
   /** Per disk: its cgroups, busiest first (ties by path). */

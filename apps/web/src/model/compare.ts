@@ -46,15 +46,6 @@ export function alignRange(r: TimeRange, step: number): TimeRange {
   return { from, to: Math.max(from + step, alignCeil(r.to, step)) };
 }
 
-function same(a: TimeRange | undefined, b: TimeRange | undefined): boolean {
-  return a === b || (a !== undefined && b !== undefined && a.from === b.from && a.to === b.to);
-}
-
-/** True when two choices compare the same ranges. */
-export function sameChoice(a: CompareChoice | undefined, b: CompareChoice | undefined): boolean {
-  return a === b || (a !== undefined && b !== undefined && same(a.baseline, b.baseline) && same(a.comparison, b.comparison));
-}
-
 /**
  * Sums the frames starting in [range.from, range.to) per disk and class, and per disk over the
  * classes (ALL_CLASSES). `classes`: only these (empty = every class), as the heat maps filter.

@@ -43,22 +43,27 @@ export function mapInterval(d0: number, d1: number, r0: number, r1: number): Aff
   return affine(scale, r0 - scale * d0);
 }
 
-/** A visible window of time × latency drawn into a box of CSS pixels. */
-export interface Viewport {
+/** A time window drawn across a box of CSS pixels: what every time axis shares (heat maps, offset scatter). */
+export interface TimeBox {
   /** Time window [from, to) in unix seconds. */
   readonly from: number;
   readonly to: number;
+  /** Width of the box in CSS pixels. */
+  readonly width: number;
+}
+
+/** A visible window of time × latency drawn into a box of CSS pixels. */
+export interface Viewport extends TimeBox {
   /** Latency window [uLo, uHi) in bucket space; uLo is drawn at the bottom. */
   readonly uLo: number;
   readonly uHi: number;
-  /** Size of the box in CSS pixels. */
-  readonly width: number;
+  /** Height of the box in CSS pixels. */
   readonly height: number;
   readonly dpr: number;
 }
 
 /** time → css x. */
-export function timeToCss(vp: Viewport): Affine {
+export function timeToCss(vp: TimeBox): Affine {
   return mapInterval(vp.from, vp.to, 0, vp.width);
 }
 

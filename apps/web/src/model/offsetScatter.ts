@@ -6,7 +6,7 @@
  */
 import { type BucketSchema, type IoSample, type LatencyKind } from '@blkheat/shared-types';
 import { schemeTableau10, ticks } from 'd3';
-import { type Affine, apply, invert, mapInterval } from './coords.js';
+import { type Affine, apply, invert, mapInterval, type TimeBox, timeToCss } from './coords.js';
 import { formatBytes } from './format.js';
 import { PALETTE_SIZE } from './colour.js';
 import { secondsToU } from './latency.js';
@@ -14,22 +14,13 @@ import { secondsToU } from './latency.js';
 /** The kernel's sector: 512 bytes whatever the disk's block size. */
 export const SECTOR_BYTES = 512;
 
-/** A window of time × sectors drawn into a box of CSS pixels. */
-export interface OffsetViewport {
-  /** [from, to) in unix seconds: the heat maps' visible range. */
-  readonly from: number;
-  readonly to: number;
+/** A window of time × sectors drawn into a box of CSS pixels; x is coords.ts' timeToCss, as the heat maps'. */
+export interface OffsetViewport extends TimeBox {
   /** [sectorLo, sectorHi): sectorLo at the bottom. */
   readonly sectorLo: number;
   readonly sectorHi: number;
-  readonly width: number;
   readonly height: number;
   readonly dpr: number;
-}
-
-/** time → css x (the same map as the heat maps' timeToCss for the same range and width). */
-export function scatterTimeToCss(vp: OffsetViewport): Affine {
-  return mapInterval(vp.from, vp.to, 0, vp.width);
 }
 
 /** sector → css y (offsets grow upwards). */
@@ -49,7 +40,7 @@ export function sampleTime(s: IoSample): number {
  */
 export function samplePixel(s: IoSample, vp: OffsetViewport): { x: number; y: number } | undefined {
   if (s.sector === null) return undefined;
-  const x = Math.floor(apply(scatterTimeToCss(vp), sampleTime(s)));
+  const x = Math.floor(apply(timeToCss(vp), sampleTime(s)));
   const y = Math.ceil(apply(sectorToCss(vp), s.sector)) - 1;
   if (x < 0 || x >= vp.width || y < 0 || y >= vp.height) return undefined;
   return { x, y };
@@ -109,7 +100,7 @@ export interface OffsetBox {
 
 /** The box between two css points of a scatter (any corner order), in data coordinates. */
 export function boxFromCss(vp: OffsetViewport, x0: number, y0: number, x1: number, y1: number): OffsetBox {
-  const t = invert(scatterTimeToCss(vp));
+  const t = invert(timeToCss(vp));
   const s = invert(sectorToCss(vp));
   const [a, b] = [apply(t, Math.min(x0, x1)), apply(t, Math.max(x0, x1))];
   // Rows [top, bottom) hold sectors [S(bottom), S(top)) (samplePixel): integer sectors, the upper one inclusive.

@@ -6,22 +6,27 @@ import type { BucketSchema, IoSample, LatencyKind } from '@blkheat/shared-types'
 import { bucketRangeNs } from './latency.js';
 import { sizeClassOf } from './sizeLatency.js';
 
-/** What the user selected on a heat map. */
-export interface CellSelection {
+/** One disk's sampled I/Os of a time range, as the filters on screen narrow them: what every samples view asks for. */
+export interface SampleScope {
   readonly dev: string;
-  /** [from, to) in unix seconds (whole columns). */
+  /** [from, to) in unix seconds. */
   readonly from: number;
   readonly to: number;
-  /** Dense buckets [lo, hi], inclusive, of `schema`. */
-  readonly bucketLo: number;
-  readonly bucketHi: number;
-  /** The bucket schema of the heat map the cells were picked on (the source's). */
-  readonly schema: BucketSchema;
+  /** The latency kind on screen (the query's latency bounds are of this kind). */
   readonly kind: LatencyKind;
   /** Class filter in force; empty = all. */
   readonly classes: readonly string[];
   /** Cgroup filter in force (samples whose `cg` is this path); undefined = every cgroup. */
   readonly cgroup?: string | undefined;
+}
+
+/** What the user selected on a heat map (from and to: whole columns). */
+export interface CellSelection extends SampleScope {
+  /** Dense buckets [lo, hi], inclusive, of `schema`. */
+  readonly bucketLo: number;
+  readonly bucketHi: number;
+  /** The bucket schema of the heat map the cells were picked on (the source's). */
+  readonly schema: BucketSchema;
   /** A size × latency cell: only I/Os of this size class (model/sizeLatency.ts). */
   readonly sizeClass?: number | undefined;
   /** A box brushed on the offset scatter: first sectors [sectorLo, sectorHi] (its samples are listed as they were drawn). */
@@ -41,19 +46,23 @@ export interface SamplesQuery {
   readonly sizeClass?: number;
 }
 
-export function selectionQuery(sel: CellSelection): SamplesQuery {
-  const { minNs, maxNs } = bucketRangeNs(sel.bucketLo, sel.bucketHi, sel.schema);
+/** The query for a scope's samples whose latency (of its kind) is in [minNs, maxNs]. */
+export function scopeQuery(scope: SampleScope, minNs: number, maxNs: number): SamplesQuery {
   return {
-    from: sel.from,
-    to: sel.to,
-    kind: sel.kind,
+    from: scope.from,
+    to: scope.to,
+    kind: scope.kind,
     minNs,
     maxNs,
-    disks: [sel.dev],
-    ...(sel.classes.length > 0 ? { classes: sel.classes } : {}),
-    ...(sel.cgroup !== undefined ? { cgroup: sel.cgroup } : {}),
-    ...(sel.sizeClass !== undefined ? { sizeClass: sel.sizeClass } : {}),
+    disks: [scope.dev],
+    ...(scope.classes.length > 0 ? { classes: scope.classes } : {}),
+    ...(scope.cgroup !== undefined ? { cgroup: scope.cgroup } : {}),
   };
+}
+
+export function selectionQuery(sel: CellSelection): SamplesQuery {
+  const { minNs, maxNs } = bucketRangeNs(sel.bucketLo, sel.bucketHi, sel.schema);
+  return { ...scopeQuery(sel, minNs, maxNs), ...(sel.sizeClass !== undefined ? { sizeClass: sel.sizeClass } : {}) };
 }
 
 /**

@@ -6,6 +6,7 @@
  * no queue-latency split of sizes.
  */
 import { addSparseInto, type BucketSchema, bucketCount, type Frame } from '@blkheat/shared-types';
+import { type DiskRange, forEachDiskInRange } from './diskFrames.js';
 
 /** The size class of an I/O of `bytes` bytes: the smallest s with bytes <= 2^s (0 for 0 or 1 byte). */
 export function sizeClassOf(bytes: number): number {
@@ -43,10 +44,7 @@ export class SizeTally {
   private readonly disks = new Map<string, { sz: Map<number, { n: number; d: Float64Array }>; withSz: number }>();
 
   constructor(
-    private readonly opts: {
-      readonly from: number;
-      readonly to: number;
-      readonly devs?: ReadonlySet<string> | undefined;
+    private readonly opts: DiskRange & {
       /** Classes counted; undefined = every class. */
       readonly classes?: ReadonlySet<string> | undefined;
     },
@@ -54,29 +52,24 @@ export class SizeTally {
   ) {}
 
   add(frames: readonly Frame[], start = 0, end = frames.length): void {
-    const { from, to, devs, classes } = this.opts;
-    for (let i = start; i < end; i++) {
-      const f = frames[i] as Frame;
-      if (f.ts < from || f.ts >= to) continue;
-      for (const d of f.disks) {
-        if (devs && !devs.has(d.dev)) continue;
-        let a = this.disks.get(d.dev);
-        if (!a) this.disks.set(d.dev, (a = { sz: new Map(), withSz: 0 }));
-        let any = false;
-        for (const c of d.cls) {
-          if (!c.sz) continue;
-          any = true;
-          if (classes && !classes.has(c.c)) continue;
-          for (const z of c.sz) {
-            let acc = a.sz.get(z.s);
-            if (!acc) a.sz.set(z.s, (acc = { n: 0, d: new Float64Array(bucketCount(this.schema)) }));
-            acc.n += z.n;
-            addSparseInto(acc.d, z.d);
-          }
+    const { classes } = this.opts;
+    forEachDiskInRange(frames, start, end, this.opts, (d) => {
+      let a = this.disks.get(d.dev);
+      if (!a) this.disks.set(d.dev, (a = { sz: new Map(), withSz: 0 }));
+      let any = false;
+      for (const c of d.cls) {
+        if (!c.sz) continue;
+        any = true;
+        if (classes && !classes.has(c.c)) continue;
+        for (const z of c.sz) {
+          let acc = a.sz.get(z.s);
+          if (!acc) a.sz.set(z.s, (acc = { n: 0, d: new Float64Array(bucketCount(this.schema)) }));
+          acc.n += z.n;
+          addSparseInto(acc.d, z.d);
         }
-        if (any) a.withSz++;
       }
-    }
+      if (any) a.withSz++;
+    });
   }
 
   result(): Map<string, SizeLatency> {

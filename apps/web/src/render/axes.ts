@@ -2,7 +2,7 @@
  * Axes and labels as vectors, with d3: SVG on screen (crisp at any zoom, selectable text),
  * and the same ticks painted onto a canvas for the PNG export.
  */
-import { axisBottom, axisLeft, axisTop, scaleLinear, scaleTime, select } from 'd3';
+import { type Axis, axisBottom, axisLeft, axisTop, type NumberValue, scaleLinear, scaleTime, select } from 'd3';
 import type { BucketSchema } from '@blkheat/shared-types';
 import { latencyTicks } from '../model/latency.js';
 import { offsetTicks } from '../model/offsetScatter.js';
@@ -25,6 +25,15 @@ export function renderTimeAxis(g: SVGGElement, from: number, to: number, width: 
   select(g).call(axis);
 }
 
+/** `axis` with a tick at each value, labelled as given ('' for none), and no outer ticks. */
+function labelledAxis(axis: Axis<NumberValue>, ticks: readonly { readonly value: number; readonly label: string }[]): Axis<NumberValue> {
+  const label = new Map(ticks.map((t) => [t.value, t.label]));
+  return axis
+    .tickValues(ticks.map((t) => t.value))
+    .tickFormat((v) => label.get(v as number) ?? '')
+    .tickSizeOuter(0);
+}
+
 /** A latency axis (log, in bucket space of `schema`) to the left of a heat map. */
 export function renderLatencyAxis(g: SVGGElement, uLo: number, uHi: number, schema: BucketSchema, height: number): void {
   const scale = scaleLinear().domain([uLo, uHi]).range([height, 0]);
@@ -41,11 +50,10 @@ export function renderLatencyAxis(g: SVGGElement, uLo: number, uHi: number, sche
       lastY = y;
     }
   }
-  const label = new Map(ticks.map((t) => [t.u, t.label]));
-  const axis = axisLeft(scale)
-    .tickValues(ticks.map((t) => t.u))
-    .tickFormat((u) => (labelled.has(u as number) ? (label.get(u as number) ?? '') : ''))
-    .tickSizeOuter(0);
+  const axis = labelledAxis(
+    axisLeft(scale),
+    ticks.map((t) => ({ value: t.u, label: labelled.has(t.u) ? t.label : '' })),
+  );
   const sel = select(g).call(axis);
   sel.selectAll<SVGLineElement, number>('.tick line').attr('x2', (u) => (labelled.has(u) ? -6 : -3));
 }
@@ -54,12 +62,12 @@ export function renderLatencyAxis(g: SVGGElement, uLo: number, uHi: number, sche
 export function renderOffsetAxis(g: SVGGElement, sectorLo: number, sectorHi: number, height: number): void {
   const scale = scaleLinear().domain([sectorLo, sectorHi]).range([height, 0]);
   const ticks = offsetTicks(sectorLo, sectorHi, height);
-  const label = new Map(ticks.map((t) => [t.sector, t.label]));
-  const axis = axisLeft(scale)
-    .tickValues(ticks.map((t) => t.sector))
-    .tickFormat((v) => label.get(v as number) ?? '')
-    .tickSizeOuter(0);
-  select(g).call(axis);
+  select(g).call(
+    labelledAxis(
+      axisLeft(scale),
+      ticks.map((t) => ({ value: t.sector, label: t.label })),
+    ),
+  );
 }
 
 /** Share axis under a histogram: no ticks without I/O, labels never overlapping (model/shareTicks.ts). */
@@ -69,12 +77,7 @@ export function renderShareAxis(g: SVGGElement, maxShare: number, width: number)
     .domain([0, Math.max(maxShare, 1e-9)])
     .range([0, length]);
   const ticks = shareTicks(maxShare, length);
-  const label = new Map(ticks.map((t) => [t.value, t.label]));
-  const axis = axisBottom(scale)
-    .tickValues(ticks.map((t) => t.value))
-    .tickFormat((v) => label.get(v as number) ?? '')
-    .tickSizeOuter(0);
-  select(g).call(axis);
+  select(g).call(labelledAxis(axisBottom(scale), ticks));
 }
 
 /** Time axis painted on a canvas (PNG export). */

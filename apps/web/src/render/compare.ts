@@ -12,11 +12,11 @@
  * `vp.width`/`height` are the canvas box; time fields are unused.
  */
 import type { BucketSchema } from '@blkheat/shared-types';
-import { apply, bucketToCssX, mapInterval, type Viewport } from '../model/coords.js';
+import { type Affine, apply, bucketToCssX, mapInterval, type Viewport } from '../model/coords.js';
 import { divergingColour } from '../model/colour.js';
 import type { RangeHistogram } from '../model/compare.js';
 import { latencyTicks, secondsToU } from '../model/latency.js';
-import { prepareCanvas, type RenderTheme } from './contract.js';
+import { clearedCanvas, type RenderTheme } from './contract.js';
 
 /** Room above the bars (for the tallest one's line) and below the difference chart (tick labels), CSS px. */
 export const COMPARE_PAD_TOP = 3;
@@ -33,6 +33,12 @@ export interface CompareOverlayData {
   readonly schema: BucketSchema;
 }
 
+/** Bucket r's bar from css y `y0`, `h` px tall (negative: upwards): a pixel narrower than the bucket so bars stand apart, never under one wide. */
+function fillBucketBar(ctx: CanvasRenderingContext2D, x: Affine, r: number, y0: number, h: number): void {
+  const x0 = apply(x, r);
+  ctx.fillRect(x0 + 0.5, y0, Math.max(1, apply(x, r + 1) - x0 - 1), h);
+}
+
 /** css y of a share on the overlay chart. */
 export function overlayShareToCss(vp: Viewport, maxShare: number): (share: number) => number {
   const y = mapInterval(0, Math.max(maxShare, 1e-9), vp.height, COMPARE_PAD_TOP);
@@ -40,9 +46,8 @@ export function overlayShareToCss(vp: Viewport, maxShare: number): (share: numbe
 }
 
 export function paintCompareOverlay(canvas: HTMLCanvasElement, vp: Viewport, data: CompareOverlayData, theme: RenderTheme): void {
-  const ctx = prepareCanvas(canvas, vp.width, vp.height, vp.dpr);
+  const ctx = clearedCanvas(canvas, vp);
   if (!ctx) return;
-  ctx.clearRect(0, 0, vp.width, vp.height);
   const x = bucketToCssX(vp);
   const y = overlayShareToCss(vp, data.maxShare);
   const r0 = Math.max(0, Math.floor(vp.uLo));
@@ -54,9 +59,8 @@ export function paintCompareOverlay(canvas: HTMLCanvasElement, vp: Viewport, dat
     for (let r = r0; r < r1; r++) {
       const n = a.hist[r] ?? 0;
       if (n <= 0) continue;
-      const x0 = apply(x, r);
       const top = Math.min(y(n / a.total), vp.height - 1); // at least a hairline
-      ctx.fillRect(x0 + 0.5, top, Math.max(1, apply(x, r + 1) - x0 - 1), vp.height - top);
+      fillBucketBar(ctx, x, r, top, vp.height - top);
     }
     ctx.globalAlpha = 1;
   }
@@ -107,9 +111,8 @@ export function differenceToCss(vp: Viewport, maxDiff: number): (d: number) => n
 }
 
 export function paintCompareDifference(canvas: HTMLCanvasElement, vp: Viewport, data: CompareDifferenceData, theme: RenderTheme): void {
-  const ctx = prepareCanvas(canvas, vp.width, vp.height, vp.dpr);
+  const ctx = clearedCanvas(canvas, vp);
   if (!ctx) return;
-  ctx.clearRect(0, 0, vp.width, vp.height);
   const x = bucketToCssX(vp);
   const y = differenceToCss(vp, data.maxDiff);
   const zero = Math.round(y(0)) + 0.5;
@@ -125,12 +128,11 @@ export function paintCompareDifference(canvas: HTMLCanvasElement, vp: Viewport, 
     for (let r = r0; r < r1; r++) {
       const d = diff[r] as number;
       if (d === 0) continue;
-      const x0 = apply(x, r);
       const yd = y(d);
       // At least a pixel either way, so a small shift still shows which way it went.
       const h = d > 0 ? Math.min(yd - zero, -1) : Math.max(yd - zero, 1);
       ctx.fillStyle = divergingColour(d / Math.max(data.maxDiff, 1e-9));
-      ctx.fillRect(x0 + 0.5, zero, Math.max(1, apply(x, r + 1) - x0 - 1), h);
+      fillBucketBar(ctx, x, r, zero, h);
     }
   }
   ctx.strokeStyle = theme.grid;

@@ -35,6 +35,20 @@ export function prepareCanvas(canvas: HTMLCanvasElement, width: number, height: 
   return ctx;
 }
 
+/** A canvas's size in CSS pixels and its device pixel ratio. */
+export interface CanvasBox {
+  readonly width: number;
+  readonly height: number;
+  readonly dpr: number;
+}
+
+/** prepareCanvas, then cleared: how a renderer that repaints its whole canvas starts. */
+export function clearedCanvas(canvas: HTMLCanvasElement, box: CanvasBox): CanvasRenderingContext2D | null {
+  const ctx = prepareCanvas(canvas, box.width, box.height, box.dpr);
+  ctx?.clearRect(0, 0, box.width, box.height);
+  return ctx;
+}
+
 /** Themed colours renderers need (read from CSS custom properties by the views). */
 export interface RenderTheme {
   readonly background: string;

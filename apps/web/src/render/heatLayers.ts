@@ -17,7 +17,7 @@ import type { CountScale } from '../model/colour.js';
 import { type Known, NOTHING_KNOWN, unrecordedRuns } from '../model/gaps.js';
 import type { HeatMatrix } from '../model/heatmatrix.js';
 import type { PercentileTrack } from '../model/percentiles.js';
-import { prepareCanvas, type RenderContext, renderContext } from './contract.js';
+import { clearedCanvas, prepareCanvas, type RenderContext, renderContext } from './contract.js';
 import { drawGaps, paintRuns } from './gaps.js';
 import { HeatmapBitmap } from './heatmap.js';
 import { PercentileLayer } from './percentileLines.js';
@@ -221,9 +221,8 @@ export class HeatLayers {
     const runs = colour ? unrecordedRuns(matrix, Math.floor(vp.from / step), Math.ceil(vp.to / step), known) : [];
     const key = `${arc.time.scale}/${arc.time.offset}/${vp.width}x${vp.height}@${vp.dpr}/${colour}/${step}/${runs.join(';')}`;
     if (key === this.gapsKey) return;
-    const ctx = prepareCanvas(canvas, vp.width, vp.height, vp.dpr);
+    const ctx = clearedCanvas(canvas, vp);
     if (!ctx) return;
-    ctx.clearRect(0, 0, vp.width, vp.height);
     if (colour) paintRuns(ctx, arc, runs, step, colour);
     this.gapsKey = key;
   }

@@ -7,17 +7,16 @@
 import { color } from 'd3';
 import type { BucketSchema, IoSample, LatencyKind } from '@blkheat/shared-types';
 import { packRgba } from '../model/colour.js';
-import { apply } from '../model/coords.js';
+import { apply, timeToCss } from '../model/coords.js';
 import {
   latencyPaletteIndex,
   type OffsetBox,
   type OffsetViewport,
   sampleLatencyNs,
   samplePixel,
-  scatterTimeToCss,
   sectorToCss,
 } from '../model/offsetScatter.js';
-import { prepareCanvas } from './contract.js';
+import { clearedCanvas } from './contract.js';
 
 /** How the points are coloured: by latency in the heat maps' window and palette, or by class. */
 export type ScatterColouring =
@@ -60,9 +59,8 @@ export function paintOffsetScatter(
     readonly gap: string;
   },
 ): void {
-  const ctx = prepareCanvas(canvas, vp.width, vp.height, vp.dpr);
+  const ctx = clearedCanvas(canvas, vp);
   if (!ctx) return;
-  ctx.clearRect(0, 0, vp.width, vp.height);
   const w = canvas.width;
   const h = canvas.height;
   const image = ctx.createImageData(w, h);
@@ -89,7 +87,7 @@ export function paintOffsetScatter(
     for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) words[y * w + x] = word;
   }
   ctx.putImageData(image, 0, 0);
-  const t = scatterTimeToCss(vp);
+  const t = timeToCss(vp);
   const y = sectorToCss(vp);
   if (marks.unloadedFrom !== undefined) {
     const x0 = Math.max(0, Math.ceil(apply(t, marks.unloadedFrom)) + 1);

@@ -6,7 +6,7 @@
  * handful of strokes.
  */
 import { apply } from '../model/coords.js';
-import { prepareCanvas, type RenderContext, type RenderTheme } from './contract.js';
+import { clearedCanvas, type RenderContext, type RenderTheme } from './contract.js';
 import { drawIncidentMarks, type IncidentMarks } from './incidents.js';
 
 /** What the overlay marks, in data coordinates (time in seconds, buckets as u). */
@@ -90,10 +90,9 @@ function drawCompareStrips(
 }
 
 export function drawOverlay(canvas: HTMLCanvasElement, rc: RenderContext, marks: OverlayMarks, theme: RenderTheme): void {
-  const { width: w, height: h, dpr } = rc.viewport;
-  const ctx = prepareCanvas(canvas, w, h, dpr);
+  const ctx = clearedCanvas(canvas, rc.viewport);
   if (!ctx) return;
-  ctx.clearRect(0, 0, w, h);
+  const h = rc.viewport.height;
   if (marks.incidents) drawIncidentMarks(ctx, rc, marks.incidents, theme);
   if (marks.compare) drawCompareStrips(ctx, rc, marks.compare, theme);
   if (marks.cursor !== undefined) drawTimeCursor(ctx, rc, marks.cursor, theme.foreground);

@@ -7,7 +7,7 @@
 import type { CountScale } from '../model/colour.js';
 import { apply, timeToCss, bucketToCss, type Viewport } from '../model/coords.js';
 import type { SizeLatency } from '../model/sizeLatency.js';
-import { prepareCanvas, type RenderTheme } from './contract.js';
+import { clearedCanvas, type RenderTheme } from './contract.js';
 
 /**
  * The grid as a viewport: x is the column index of a size class (0..sizes.length), y the
@@ -25,9 +25,8 @@ export function paintSizeLatency(
   palette: Uint32Array,
   marks: { readonly selected?: { readonly col: number; readonly bucket: number } | undefined; readonly colour: string },
 ): void {
-  const ctx = prepareCanvas(canvas, vp.width, vp.height, vp.dpr);
+  const ctx = clearedCanvas(canvas, vp);
   if (!ctx) return;
-  ctx.clearRect(0, 0, vp.width, vp.height);
   const cols = m.sizes.length;
   const rows = Math.max(0, Math.floor(vp.uHi) - Math.floor(vp.uLo));
   if (cols === 0 || rows === 0) return;
@@ -63,9 +62,8 @@ export function paintSizeLatency(
 
 /** Count per size class, bars up from the bottom on the heat map's x columns, scaled to the tallest. */
 export function paintSizeHistogram(canvas: HTMLCanvasElement, vp: Viewport, m: SizeLatency, theme: RenderTheme): void {
-  const ctx = prepareCanvas(canvas, vp.width, vp.height, vp.dpr);
+  const ctx = clearedCanvas(canvas, vp);
   if (!ctx) return;
-  ctx.clearRect(0, 0, vp.width, vp.height);
   const max = Math.max(0, ...m.counts);
   if (max <= 0) return;
   const x = timeToCss(vp);

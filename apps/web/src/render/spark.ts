@@ -1,18 +1,17 @@
 /** A latency distribution as a sparkline (the class breakdown): bars over buckets [uLo, uHi), scaled to the tallest. */
-import { prepareCanvas } from './contract.js';
+import { type CanvasBox, clearedCanvas } from './contract.js';
 
 export function paintSpark(
   canvas: HTMLCanvasElement,
   hist: ArrayLike<number>,
   uLo: number,
   uHi: number,
-  size: { readonly width: number; readonly height: number; readonly dpr: number },
+  size: CanvasBox,
   colour: string,
 ): void {
   const { width: W, height: H } = size;
-  const ctx = prepareCanvas(canvas, W, H, size.dpr);
+  const ctx = clearedCanvas(canvas, size);
   if (!ctx) return;
-  ctx.clearRect(0, 0, W, H);
   let max = 0;
   for (let r = Math.floor(uLo); r < Math.ceil(uHi); r++) max = Math.max(max, hist[r] ?? 0);
   if (max <= 0) return;

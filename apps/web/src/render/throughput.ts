@@ -14,7 +14,7 @@ import {
   type ThroughputKey,
   type ThroughputSeries,
 } from '../model/throughput.js';
-import { prepareCanvas, type RenderContext, type RenderTheme } from './contract.js';
+import { clearedCanvas, type RenderContext, type RenderTheme } from './contract.js';
 import { drawTimeCursor } from './overlay.js';
 
 export interface ThroughputMarks {
@@ -44,11 +44,9 @@ export function paintThroughput(
   marks: ThroughputMarks,
   theme: RenderTheme,
 ): ThroughputScales | undefined {
-  const { width: w, height: h, dpr } = rc.viewport;
-  const ctx = prepareCanvas(canvas, w, h, dpr);
-  if (!ctx) return undefined;
-  ctx.clearRect(0, 0, w, h);
-  if (!series) return undefined;
+  const ctx = clearedCanvas(canvas, rc.viewport);
+  if (!ctx || !series) return undefined;
+  const { width: w, height: h } = rc.viewport;
   const colours = laneColours(theme);
   const scales = { iops: 0, mbps: 0, queue: 0, oldest: 0 };
   ctx.font = theme.font;

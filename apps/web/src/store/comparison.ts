@@ -7,46 +7,17 @@
  * the whole steps holding it, and the state says which: that is what the page shows.
  * Recomputed once changes pause; a range reaching the live edge follows the new seconds.
  */
-import type { BucketSchema, Frame, LatencyKind } from '@blkheat/shared-types';
-import {
-  alignRange,
-  type CompareChoice,
-  type CompareDisk,
-  compareDistributions,
-  rangeHistograms,
-  type TimeRange,
-} from '../model/compare.js';
+import type { Frame } from '@blkheat/shared-types';
+import { alignRange, type CompareChoice, compareDistributions, rangeHistograms, type TimeRange } from '../model/compare.js';
 import { MAX_WINDOW_COLUMNS } from '../model/resolution.js';
 import type { Busy } from './busy.js';
-import type { CompareSlice, SliceStore } from './dataStore.js';
+import type { ComparedRange, CompareSlice, SliceStore } from './dataStore.js';
 import type { AgentSource, DataSource } from './source.js';
 import type { UiReader } from './store.js';
 import { fetchRange } from './fetchRange.js';
 
 /** Changes (view, live seconds) are summed once they pause this long. */
 const COMPARE_DELAY = 100;
-
-/** A range as summed: aligned to the step of its frames. */
-export interface ComparedRange extends TimeRange {
-  readonly step: number;
-}
-
-export interface CompareState {
-  /** 'loading': a range is being fetched, or waits for the agent; 'error': it could not be read. */
-  readonly status: 'loading' | 'ready' | 'error';
-  readonly error?: string | undefined;
-  /** While loading, what it waits for (the agent, when a range is not in the page and it is not connected). */
-  readonly waitingFor?: string | undefined;
-  /** What the user chose (`comparison` undefined: the visible range). */
-  readonly choice: CompareChoice;
-  /** The ranges summed (whole steps); undefined while loading. */
-  readonly baseline: ComparedRange | undefined;
-  readonly comparison: ComparedRange | undefined;
-  readonly kind: LatencyKind;
-  readonly schema: BucketSchema;
-  /** Per disk (the shown ones, in order): its classes compared. */
-  readonly disks: readonly CompareDisk[];
-}
 
 export interface ComparisonOptions {
   readonly ui: UiReader;

@@ -18,7 +18,7 @@ import {
 } from '@blkheat/shared-types';
 import type { CellSelection } from '../model/samples.js';
 import type { Summary } from '../model/summary.js';
-import type { CompareState } from './comparison.js';
+import type { CompareChoice, CompareDisk, TimeRange } from '../model/compare.js';
 import { DEFAULT_SPAN } from '../model/urlstate.js';
 import { liveView, type ViewState } from '../model/view.js';
 import type { ShownWindow } from './dataWindow.js';
@@ -96,6 +96,28 @@ export interface OffsetSamplesState extends SamplesState {
 
 export interface OffsetSamplesSlice {
   offset: OffsetSamplesState | undefined;
+}
+
+/** A range as summed: aligned to the step of its frames. */
+export interface ComparedRange extends TimeRange {
+  readonly step: number;
+}
+
+export interface CompareState {
+  /** 'loading': a range is being fetched, or waits for the agent; 'error': it could not be read. */
+  readonly status: 'loading' | 'ready' | 'error';
+  readonly error?: string | undefined;
+  /** While loading, what it waits for (the agent, when a range is not in the page and it is not connected). */
+  readonly waitingFor?: string | undefined;
+  /** What the user chose (`comparison` undefined: the visible range). */
+  readonly choice: CompareChoice;
+  /** The ranges summed (whole steps); undefined while loading. */
+  readonly baseline: ComparedRange | undefined;
+  readonly comparison: ComparedRange | undefined;
+  readonly kind: LatencyKind;
+  readonly schema: BucketSchema;
+  /** Per disk (the shown ones, in order): its classes compared. */
+  readonly disks: readonly CompareDisk[];
 }
 
 /** The compare (A/B) view (comparison.ts). */

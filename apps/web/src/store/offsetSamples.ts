@@ -5,36 +5,18 @@
  * Bounded: at most OFFSET_SAMPLE_LIMIT, `truncated` when more exist. An answer for a query no
  * longer current is dropped; the same query is not asked twice in a row.
  */
-import type { LatencyKind } from '@blkheat/shared-types';
-import type { SamplesQuery } from '../model/samples.js';
-import type { Busy } from './busy.js';
-import type { OffsetSamplesSlice, OffsetSamplesState, SliceStore } from './dataStore.js';
-import { fetchSamples } from './selectedSamples.js';
-import type { AgentSource, DataSource } from './source.js';
+import { type SampleScope, type SamplesQuery, scopeQuery } from '../model/samples.js';
+import type { OffsetSamplesSlice, OffsetSamplesState } from './dataStore.js';
+import { fetchSamples, type SamplesPartOptions } from './selectedSamples.js';
 
 export const OFFSET_SAMPLE_LIMIT = 2000;
 
-/** What the scatter asks for. */
-export interface OffsetRequest {
-  readonly dev: string;
-  readonly from: number;
-  readonly to: number;
-  readonly kind: LatencyKind;
-  readonly classes: readonly string[];
-  readonly cgroup?: string | undefined;
-}
+/** What the scatter asks for: the panel disk's samples of the visible range, of any latency. */
+export type OffsetRequest = SampleScope;
 
+/** The scatter's query: whole seconds around the visible range, every latency. */
 export function offsetQuery(r: OffsetRequest): SamplesQuery {
-  return {
-    from: Math.floor(r.from),
-    to: Math.ceil(r.to),
-    kind: r.kind,
-    minNs: 0,
-    maxNs: Number.MAX_SAFE_INTEGER,
-    disks: [r.dev],
-    ...(r.classes.length > 0 ? { classes: r.classes } : {}),
-    ...(r.cgroup !== undefined ? { cgroup: r.cgroup } : {}),
-  };
+  return scopeQuery({ ...r, from: Math.floor(r.from), to: Math.ceil(r.to) }, 0, Number.MAX_SAFE_INTEGER);
 }
 
 function keyOf(r: OffsetRequest, sourceKey: string): string {
@@ -42,12 +24,7 @@ function keyOf(r: OffsetRequest, sourceKey: string): string {
   return JSON.stringify([sourceKey, r.dev, q.from, q.to, r.kind, r.classes, r.cgroup ?? null]);
 }
 
-export interface OffsetSamplesOptions {
-  readonly store: SliceStore<OffsetSamplesSlice>;
-  readonly client?: AgentSource | undefined;
-  readonly source: DataSource;
-  readonly busy: Busy;
-}
+export type OffsetSamplesOptions = SamplesPartOptions<OffsetSamplesSlice>;
 
 export class OffsetSamples {
   private key: string | undefined;

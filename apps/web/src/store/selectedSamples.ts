@@ -45,12 +45,15 @@ export async function fetchSamples(
   return { rows: rows.slice(0, limit), truncated: answer.truncated || rows.length > limit };
 }
 
-export interface SelectedSamplesOptions {
-  readonly store: SliceStore<SamplesSlice>;
+/** What a part that asks for samples (this one, the offset scatter's) is given: its slice, and what fetchSamples reads. */
+export interface SamplesPartOptions<Slice> {
+  readonly store: SliceStore<Slice>;
   readonly client?: AgentSource | undefined;
   readonly source: DataSource;
   readonly busy: Busy;
 }
+
+export type SelectedSamplesOptions = SamplesPartOptions<SamplesSlice>;
 
 export class SelectedSamples {
   private readonly store: SliceStore<SamplesSlice>;

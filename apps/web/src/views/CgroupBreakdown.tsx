@@ -11,7 +11,7 @@ import { clearCgroup, clickCgroup } from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
 import { PanelDiskSelect, usePanelDisk } from './PanelDisk.js';
-import { DistributionCells, DistributionHeads } from './DistributionCells.js';
+import { BreakdownTable, DistributionCells } from './DistributionCells.js';
 
 /** What the protocol's special names mean, for their tooltips. */
 function cgroupTitle(g: string): string {
@@ -74,24 +74,11 @@ export function CgroupBreakdown() {
             : 'No I/O in this range.'}
         </p>
       ) : (
-        <div className="table-scroll">
-          <table className="grid">
-            <thead>
-              <tr>
-                <th scope="col">cgroup</th>
-                <th scope="col" className="num">
-                  I/Os
-                </th>
-                <DistributionHeads />
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((c) => (
-                <Row key={c.g} c={c} selected={cgroup === c.g} uLo={uLo} uHi={uHi} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <BreakdownTable nameHead="cgroup">
+          {rows.map((c) => (
+            <Row key={c.g} c={c} selected={cgroup === c.g} uLo={uLo} uHi={uHi} />
+          ))}
+        </BreakdownTable>
       )}
       {rows.some((r) => r.g === CGROUP_OTHER) && (
         <p className="muted" data-testid="cgroup-other-note">

@@ -9,7 +9,7 @@ import type { ClassSummary } from '../model/breakdown.js';
 import { clearClasses, clickClass } from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
-import { DistributionCells, DistributionHeads } from './DistributionCells.js';
+import { BreakdownTable, DistributionCells } from './DistributionCells.js';
 
 function Row({ c, selected, uLo, uHi }: { c: ClassSummary; selected: boolean; uLo: number; uHi: number }) {
   return (
@@ -67,27 +67,18 @@ export function ClassBreakdown() {
       {rows.length === 0 ? (
         <p className="muted">No I/O in this range.</p>
       ) : (
-        <div className="table-scroll">
-          <table className="grid">
-            <thead>
-              <tr>
-                <th scope="col">class</th>
-                <th scope="col" className="num">
-                  I/Os
-                </th>
-                <th scope="col" className="num" title="failed I/Os (in the I/O count), by block status in each cell's title">
-                  errors
-                </th>
-                <DistributionHeads />
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((c) => (
-                <Row key={c.c} c={c} selected={classes.includes(c.c)} uLo={cur?.yLo ?? 0} uHi={cur?.yHi ?? c.hist.length} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <BreakdownTable
+          nameHead="class"
+          extraHeads={
+            <th scope="col" className="num" title="failed I/Os (in the I/O count), by block status in each cell's title">
+              errors
+            </th>
+          }
+        >
+          {rows.map((c) => (
+            <Row key={c.c} c={c} selected={classes.includes(c.c)} uLo={cur?.yLo ?? 0} uHi={cur?.yHi ?? c.hist.length} />
+          ))}
+        </BreakdownTable>
       )}
     </section>
   );

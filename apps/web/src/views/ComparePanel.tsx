@@ -11,7 +11,7 @@ import { formatLatency, formatLatencyDelta } from '../model/latency.js';
 import { paintDivergingRamp } from '../render/ramp.js';
 import { scheduler } from '../render/scheduler.js';
 import { clearCompare, compareWithView, setBaselineFromView, setComparisonFromView } from '../store/compareActions.js';
-import type { ComparedRange } from '../store/comparison.js';
+import type { ComparedRange } from '../store/dataStore.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
 import { DIFFERENCE_HEIGHT, OVERLAY_HEIGHT, useCompareCharts } from './compareCharts.js';

@@ -1,8 +1,9 @@
 /**
- * The cells every breakdown row ends with (op classes, cgroups): its share of the range as a
- * bar and a number, its p50 and p99, and its latency distribution as a sparkline, and their
- * column heads. One place, so the two tables read alike.
+ * The breakdown tables (op classes, cgroups): their frame and column heads, and the cells every
+ * row ends with: its share of the range as a bar and a number, its p50 and p99, and its latency
+ * distribution as a sparkline. One place, so the two tables read alike.
  */
+import type { ReactNode } from 'react';
 import type { QuantileValue } from '../model/percentiles.js';
 import { formatShare } from '../model/format.js';
 import { formatLatency } from '../model/latency.js';
@@ -35,7 +36,7 @@ export function DistributionCells({ row, uLo, uHi }: { row: DistributionRow; uLo
 }
 
 /** The heads of DistributionCells' columns. */
-export function DistributionHeads() {
+function DistributionHeads() {
   return (
     <>
       <th scope="col">share</th>
@@ -47,5 +48,29 @@ export function DistributionHeads() {
       </th>
       <th scope="col">distribution</th>
     </>
+  );
+}
+
+/**
+ * A breakdown table: a column naming each row (`nameHead`), its I/O count, the `extraHeads`,
+ * then DistributionCells' columns; `children` are the rows, in that order.
+ */
+export function BreakdownTable({ nameHead, extraHeads, children }: { nameHead: string; extraHeads?: ReactNode; children: ReactNode }) {
+  return (
+    <div className="table-scroll">
+      <table className="grid">
+        <thead>
+          <tr>
+            <th scope="col">{nameHead}</th>
+            <th scope="col" className="num">
+              I/Os
+            </th>
+            {extraHeads}
+            <DistributionHeads />
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
   );
 }

@@ -8,22 +8,15 @@
 // chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { bucketOfSeconds } from '@blkheat/shared-types';
-import { type BrowserSession, CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
+import { type Hooked, idle, importSnapshot, launchFor, screenshot, waitFrame, waitLive } from '../../../../e2e/lib/browser.ts';
+import { jsonFile, type Page, skipWithoutDashboard } from '../fixtures/browser.ts';
 import { type FakeAgent, startFakeAgent } from '../fixtures/fakeAgent.ts';
 import { BACKUP, cgroupSums, classSums, LOOP0, PG, pgWrites, SLOW_S, FAST_S, VDA, withIncident, ZRAM0 } from '../fixtures/incident.ts';
 import { defaultDisks, syntheticSource, type SyntheticSource } from '../fixtures/synthetic.ts';
 
-type Page = BrowserSession['page'];
 /** An element as evaluateAll hands it over (the DOM types are not in the tests' lib). */
 type El = { getAttribute(name: string): string | null; textContent: string | null };
-
-const dist = join(import.meta.dirname, '../../dist/index.html');
-const skipWhy = (): string | undefined =>
-  !existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : !existsSync(dist) ? 'apps/web is not built' : undefined;
 
 async function start(t: TestContext): Promise<{ agent: FakeAgent; source: SyntheticSource; started: number }> {
   const started = Math.floor(Date.now() / 1000);
@@ -33,15 +26,15 @@ async function start(t: TestContext): Promise<{ agent: FakeAgent; source: Synthe
   return { agent, source, started };
 }
 
+/** A page at `url`, once it has summed its visible range. */
 async function open(t: TestContext, url: string): Promise<Page> {
-  const s = await launch({ colorScheme: 'light' });
-  t.after(() => s.close());
-  await s.page.goto(url);
-  await s.page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().summaryRange !== undefined, undefined, {
+  const { page } = await launchFor(t, { colorScheme: 'light' });
+  await page.goto(url);
+  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().summaryRange !== undefined, undefined, {
     timeout: 20_000,
   });
-  await idle(s.page);
-  return s.page;
+  await idle(page);
+  return page;
 }
 
 const state = (page: Page) => page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state());
@@ -77,8 +70,7 @@ test(
   'cgroups: table counts are the source sums (1 s and coarse steps); a click filters heat maps, samples and URL',
   { timeout: 120_000 },
   async (t) => {
-    const why = skipWhy();
-    if (why) return void t.skip(why);
+    if (skipWithoutDashboard(t)) return;
     const { agent, source, started } = await start(t);
     const from = started - 400;
     const to = started - 280;
@@ -199,8 +191,7 @@ test(
 );
 
 test('cgroups: queue latency and a bad link say what they cannot filter; a snapshot filters the same', { timeout: 90_000 }, async (t) => {
-  const why = skipWhy();
-  if (why) return void t.skip(why);
+  if (skipWithoutDashboard(t)) return;
   const { agent, source, started } = await start(t);
   const from = started - 400;
   const to = started - 280;
@@ -229,12 +220,7 @@ test('cgroups: queue latency and a bad link say what they cannot filter; a snaps
   assert.deepEqual((await state(bad)).summaryRange, { from, to });
 
   // In an imported snapshot the table and the filter work on the file's frames.
-  const dir = mkdtempSync(join(tmpdir(), 'blkheat-cg-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'incident-snapshot.json');
-  writeFileSync(file, JSON.stringify(source.snapshot(from, to)));
-  await bad.setInputFiles('[data-testid=import-input]', file);
-  await bad.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot', undefined, { timeout: 20_000 });
+  await importSnapshot(bad, jsonFile(t, 'incident-snapshot.json', source.snapshot(from, to)));
   await idle(bad);
   assert.deepEqual((await state(bad)).summaryRange, { from, to });
   assert.deepEqual(await table(bad), all);
@@ -248,13 +234,10 @@ test(
   'cgroups live: the filter holds as seconds arrive (heat map total = the cgroup’s I/O of the seconds received)',
   { timeout: 90_000 },
   async (t) => {
-    const why = skipWhy();
-    if (why) return void t.skip(why);
+    if (skipWithoutDashboard(t)) return;
     const { agent, source, started } = await start(t);
     const page = await open(t, agent.url);
-    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().connection === 'live', undefined, {
-      timeout: 20_000,
-    });
+    await waitLive(page);
     await page.locator(`[data-testid=cgroup-row][data-cgroup="${BACKUP}"] [data-testid=cgroup-button]`).click();
     await idle(page);
     let last = 0;
@@ -282,13 +265,7 @@ test(
       assert.ok(reached !== undefined && reached > from + 60, `heat map total ${got.total} = BACKUP over [${from}, ${reached})`);
       assert.ok(reached >= last, 'the summary moves on with live seconds');
       last = reached;
-      await page.waitForFunction(
-        (ts) => ((globalThis as unknown as Hooked).__blkheat.state().lastFrameTs ?? 0) >= ts + 2,
-        got.st.lastFrameTs ?? 0,
-        {
-          timeout: 10_000,
-        },
-      );
+      await waitFrame(page, (got.st.lastFrameTs ?? 0) + 2);
       await idle(page);
     }
     await screenshot(page, 'cgroups-live', 'web-browser');

@@ -9,8 +9,7 @@
 // Needs apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   bucketCount,
@@ -21,15 +20,13 @@ import {
   type Snapshot,
   upperBoundSeconds,
 } from '@blkheat/shared-types';
-import { type BrowserSession, CHROMIUM, type Hooked, idle, launch, screenshot, waitLive } from '../../../../e2e/lib/browser.ts';
-import { startFakeAgent } from '../fixtures/fakeAgent.ts';
+import { type Hooked, idle, importSnapshot, screenshot, unexpectedErrors, waitLive } from '../../../../e2e/lib/browser.ts';
+import { jsonFile, openFakeAgent, type Page, skipWithoutDashboard, tempDir } from '../fixtures/browser.ts';
 import { defaultDisks, type SynthDisk, syntheticSource, type SyntheticSource } from '../fixtures/synthetic.ts';
 
-const dist = join(import.meta.dirname, '../../dist/index.html');
 const LOOP0 = '7:0';
 const VDA = '253:0';
 
-type Page = BrowserSession['page'];
 type Range = { from: number; to: number };
 type Compared = NonNullable<ReturnType<Hooked['__blkheat']['compare']>>;
 
@@ -131,18 +128,11 @@ test(
   'compare (A/B): baseline vs comparison per disk and class, live, reloaded, coarse, exported and imported',
   { timeout: 150_000 },
   async (t: TestContext) => {
-    if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
-    if (!existsSync(dist)) return void t.skip('apps/web is not built');
+    if (skipWithoutDashboard(t)) return;
     const started = Math.floor(Date.now() / 1000);
     const shift = started - 140;
     const source = shiftingSource(shift);
-    const agent = await startFakeAgent({ source });
-    t.after(() => agent.close());
-    const dir = mkdtempSync(join(tmpdir(), 'blkheat-compare-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const s = await launch({ colorScheme: 'light' });
-    t.after(() => s.close());
-    const page = s.page;
+    const { agent, session: s, page } = await openFakeAgent(t, { source });
 
     // A link with a bad range: named, ignored, and the rest of the page works.
     await page.goto(`${agent.url}?base=yesterday&lat=device`);
@@ -283,15 +273,12 @@ test(
     await idle(page);
     const download = page.waitForEvent('download');
     await page.click('[data-testid=export-json]');
-    const file = join(dir, 'exported.json');
+    const file = join(tempDir(t), 'exported.json');
     await (await download).saveAs(file);
     const exported = JSON.parse(readFileSync(file, 'utf8')) as Snapshot;
     assert.deepEqual(exported.compare, { baseline: { from: base.from, to: base.to }, comparison: { from: cmp.from, to: cmp.to } });
     assert.ok(exported.range.from <= base.from && exported.range.to >= cmp.to, 'the file covers both ranges');
-    await page.setInputFiles('[data-testid=import-input]', file);
-    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot', undefined, {
-      timeout: 20_000,
-    });
+    await importSnapshot(page, file);
     const imported = await ready(page);
     assert.deepEqual([imported.baseline, imported.comparison], [base, cmp], 'the import compares the same ranges');
     assertCounts(source, imported, 'imported');
@@ -308,9 +295,7 @@ test(
       samples: [],
       compare: { baseline: { from: shift - 125, to: shift - 15 }, comparison: { from: shift + 15, to: shift + 125 } },
     };
-    const coarseFile = join(dir, 'coarse.json');
-    writeFileSync(coarseFile, JSON.stringify(coarse));
-    await page.setInputFiles('[data-testid=import-input]', coarseFile);
+    await page.setInputFiles('[data-testid=import-input]', jsonFile(t, 'coarse.json', coarse));
     await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.compare()?.baseline?.step === 10, undefined, {
       timeout: 20_000,
     });
@@ -334,9 +319,6 @@ test(
     );
     assert.ok(dark && dark[0] > dark[2] + 60, `more at the 8 ms band: red in the dark theme too (${dark})`);
     await screenshot(page, 'compare-dark', 'web-browser');
-    assert.deepEqual(
-      s.errors.filter((e) => !/WebSocket|Failed to load resource/.test(e)),
-      [],
-    );
+    assert.deepEqual(unexpectedErrors(s), []);
   },
 );

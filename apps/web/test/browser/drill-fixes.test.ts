@@ -8,14 +8,12 @@
 // Screenshots in artifacts/web-fixes/. Needs apps/web/dist and chromium.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BlkheatHook, bucketOfSeconds } from '@blkheat/shared-types';
-import { artifactsDir, CHROMIUM, type Hooked, idle, launch, screenshot, waitLive } from '../../../../e2e/lib/browser.ts';
+import { artifactsDir, type Hooked, idle, screenshot, unexpectedErrors, waitLive } from '../../../../e2e/lib/browser.ts';
+import { openFakeAgent, skipWithoutDashboard } from '../fixtures/browser.ts';
 import { drillScenario } from '../fixtures/drillScenario.ts';
-import { startFakeAgent } from '../fixtures/fakeAgent.ts';
-
-const dist = join(import.meta.dirname, '../../dist/index.html');
 
 /** The hook's methods. */
 type Hook = Omit<BlkheatHook, 'version'>;
@@ -24,16 +22,9 @@ test(
   'drill fixes: bright spike, outage drawn as no data, viewport cellCenter, notices, rate, percentiles, queue hint',
   { timeout: 120_000 },
   async (t) => {
-    if (!existsSync(CHROMIUM) || !existsSync(dist)) {
-      t.skip(!existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : 'apps/web is not built');
-      return;
-    }
+    if (skipWithoutDashboard(t)) return;
     const sc = drillScenario();
-    const agent = await startFakeAgent({ source: sc.source });
-    t.after(() => agent.close());
-    const s = await launch({ width: 1400, height: 1000, colorScheme: 'dark' });
-    t.after(() => s.close());
-    const page = s.page;
+    const { agent, session: s, page } = await openFakeAgent(t, { source: sc.source }, { colorScheme: 'dark' });
     /** One hook call in the page. */
     const h = <K extends keyof Hook>(name: K, ...args: Parameters<Hook[K]>): Promise<ReturnType<Hook[K]>> =>
       page.evaluate(
@@ -191,9 +182,6 @@ test(
       'no snapshot notice after back to live',
     );
     assert.equal(await page.locator('[data-testid=notice-info]').filter({ hasText: 'Showing snapshot' }).count(), 0);
-    assert.deepEqual(
-      s.errors.filter((e) => !/WebSocket|Failed to load resource/.test(e)),
-      [],
-    );
+    assert.deepEqual(unexpectedErrors(s), []);
   },
 );

@@ -6,31 +6,13 @@
 // duplicated second. Needs apps/web/dist (pnpm --filter @blkheat/web build) and chromium.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { CHROMIUM, type Hooked, idle, launch, screenshot, waitLive } from '../../../../e2e/lib/browser.ts';
-import { startFakeAgent } from '../fixtures/fakeAgent.ts';
-
-const dist = join(import.meta.dirname, '../../dist/index.html');
-
-function skipWhy(): string | undefined {
-  if (!existsSync(CHROMIUM)) return `no chromium at ${CHROMIUM}`;
-  if (!existsSync(dist)) return 'apps/web is not built (pnpm --filter @blkheat/web build)';
-  return undefined;
-}
+import { type Hooked, idle, screenshot, unexpectedErrors, waitLive } from '../../../../e2e/lib/browser.ts';
+import { openFakeAgent, skipWithoutDashboard } from '../fixtures/browser.ts';
 
 test('dashboard against the fake agent: token, URL state, history fetch, reconnect without gaps', { timeout: 180_000 }, async (t) => {
-  const why = skipWhy();
-  if (why) {
-    t.skip(why);
-    return;
-  }
+  if (skipWithoutDashboard(t)) return;
   const token = 'fake-token-0123456789';
-  const agent = await startFakeAgent({ token });
-  t.after(() => agent.close());
-  const s = await launch({ colorScheme: 'light' });
-  t.after(() => s.close());
-  const page = s.page;
+  const { agent, session: s, page } = await openFakeAgent(t, { token });
   const state = () => page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state());
 
   // Token: from the fragment into sessionStorage, out of the address bar, used on WS and fetch.
@@ -132,8 +114,5 @@ test('dashboard against the fake agent: token, URL state, history fetch, reconne
   for (const f of agent.source.frames(from, from + 300)) for (const d of f.disks) if (d.dev === '7:0') for (const c of d.cls) inPast += c.n;
   assert.equal(past.counts['7:0']?.completed, inPast, 'the linked range shows what the agent recorded then');
   await screenshot(page, 'fake-4-linked-past-range', 'web-browser');
-  assert.deepEqual(
-    s.errors.filter((e) => !/WebSocket|Failed to load resource/.test(e)),
-    [],
-  );
+  assert.deepEqual(unexpectedErrors(s), []);
 });

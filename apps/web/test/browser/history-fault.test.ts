@@ -5,23 +5,12 @@
 // and chromium.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { CHROMIUM, type Hooked, idle, launch, screenshot, waitLive } from '../../../../e2e/lib/browser.ts';
-import { startFakeAgent } from '../fixtures/fakeAgent.ts';
-
-const dist = join(import.meta.dirname, '../../dist/index.html');
+import { type Hooked, idle, screenshot, unexpectedErrors, waitLive } from '../../../../e2e/lib/browser.ts';
+import { openFakeAgent, skipWithoutDashboard } from '../fixtures/browser.ts';
 
 test('history fault: the banner appears with the fault, survives a reload, and goes when it ends', { timeout: 60_000 }, async (t) => {
-  if (!existsSync(CHROMIUM) || !existsSync(dist)) {
-    t.skip(!existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : 'apps/web is not built');
-    return;
-  }
-  const agent = await startFakeAgent();
-  t.after(() => agent.close());
-  const s = await launch({ colorScheme: 'light' });
-  t.after(() => s.close());
-  const page = s.page;
+  if (skipWithoutDashboard(t)) return;
+  const { agent, session: s, page } = await openFakeAgent(t);
   const live = (): Promise<void> => waitLive(page, 20_000);
   const banner = page.locator('[data-testid=history-fault]');
 
@@ -53,23 +42,13 @@ test('history fault: the banner appears with the fault, survives a reload, and g
   agent.setStatus({ startedAt });
   await banner.waitFor({ state: 'detached', timeout: 5000 });
   assert.equal((await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state().connection)) as string, 'live');
-  assert.deepEqual(
-    s.errors.filter((e) => !/WebSocket|Failed to load resource/.test(e)),
-    [],
-  );
+  assert.deepEqual(unexpectedErrors(s), []);
 });
 
 test('a young agent: the seconds before its oldest one are drawn as no data, not as a quiet disk', { timeout: 60_000 }, async (t) => {
-  if (!existsSync(CHROMIUM) || !existsSync(dist)) {
-    t.skip(!existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : 'apps/web is not built');
-    return;
-  }
+  if (skipWithoutDashboard(t)) return;
   // The agent has recorded for 90 s; the 5 min live view reaches 3.5 min before that.
-  const agent = await startFakeAgent({ history: 90 });
-  t.after(() => agent.close());
-  const s = await launch({ colorScheme: 'light' });
-  t.after(() => s.close());
-  const page = s.page;
+  const { agent, page } = await openFakeAgent(t, { history: 90 });
   await page.goto(`${agent.url}?live=300`);
   await waitLive(page, 20_000);
   await idle(page);

@@ -4,43 +4,29 @@
 // agent gone, the live verdict says how old it is. Needs apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { artifactsDir, CHROMIUM, type Hooked, launch, screenshot } from '../../../../e2e/lib/browser.ts';
+import { artifactsDir, type Hooked, importSnapshot, screenshot, unexpectedErrors } from '../../../../e2e/lib/browser.ts';
 import { formatClock } from '../../src/model/format.ts';
-import { startFakeAgent } from '../fixtures/fakeAgent.ts';
+import { jsonFile, openFakeAgent, skipWithoutDashboard } from '../fixtures/browser.ts';
 import { type InPage, isAlert, LOOP0, sourceFaults, withIncidents } from '../fixtures/incidents.ts';
 import { defaultDisks, syntheticSource } from '../fixtures/synthetic.ts';
-
-const dist = join(import.meta.dirname, '../../dist/index.html');
 
 test(
   'an imported snapshot marks its stuck I/O, failed I/Os and requeues; the row head stays quiet (a live verdict)',
   { timeout: 60_000 },
   async (t: TestContext) => {
-    if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
-    if (!existsSync(dist)) return void t.skip('apps/web is not built');
+    if (skipWithoutDashboard(t)) return;
     const T0 = 1_700_000_000;
     const S = T0 + 100.4;
     const DONE = T0 + 131;
     const source = withIncidents(syntheticSource({ disks: defaultDisks(T0) }), () => ({ start: S, done: DONE }));
     const snap = { ...source.snapshot(T0, T0 + 300), frames: source.frames(T0, T0 + 300).filter((f) => f.disks.length > 0) };
-    const dir = mkdtempSync(join(tmpdir(), 'blkheat-incidents-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const file = join(dir, 'hang-snapshot.json');
-    writeFileSync(file, JSON.stringify(snap));
-    const agent = await startFakeAgent();
-    t.after(() => agent.close());
-    const s = await launch({ colorScheme: 'light' });
-    t.after(() => s.close());
-    const page = s.page;
+    const file = jsonFile(t, 'hang-snapshot.json', snap);
+    const { agent, session: s, page } = await openFakeAgent(t);
     await page.goto(agent.url);
     await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().mode === 'live', undefined, { timeout: 20_000 });
-    await page.setInputFiles('[data-testid=import-input]', file);
-    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot', undefined, {
-      timeout: 20_000,
-    });
+    await importSnapshot(page, file);
     const read = await page.evaluate(async (dev) => {
       const hook = (globalThis as unknown as Hooked).__blkheat;
       await hook.idle();
@@ -114,24 +100,16 @@ test(
     const png = join(artifactsDir('web-browser'), 'incidents-snapshot-export.png');
     await (await download).saveAs(png);
     assert.equal(readFileSync(png).subarray(1, 4).toString(), 'PNG');
-    assert.deepEqual(
-      s.errors.filter((e) => !/WebSocket|Failed to load resource/.test(e)),
-      [],
-    );
+    assert.deepEqual(unexpectedErrors(s), []);
   },
 );
 
 test('when the agent goes away the stuck verdict says how old it is', { timeout: 60_000 }, async (t: TestContext) => {
-  if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
-  if (!existsSync(dist)) return void t.skip('apps/web is not built');
+  if (skipWithoutDashboard(t)) return;
   const started = Math.floor(Date.now() / 1000);
   // Hung since 30 s before the agent started, and never completes.
   const source = withIncidents(syntheticSource({ disks: defaultDisks(started - 260) }), () => ({ start: started - 29.5, done: Infinity }));
-  const agent = await startFakeAgent({ source });
-  t.after(() => agent.close());
-  const s = await launch({ colorScheme: 'light' });
-  t.after(() => s.close());
-  const page = s.page;
+  const { agent, page } = await openFakeAgent(t, { source });
   await page.goto(agent.url);
   const badge = page.locator('[data-testid="stuck-loop0"]');
   await badge.waitFor({ timeout: 20_000 });

@@ -12,10 +12,8 @@
 // toolbar and the URL, and a bad one in a link is reported. Needs apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { CHROMIUM, type Hooked, launch, screenshot } from '../../../../e2e/lib/browser.ts';
-import { startFakeAgent } from '../fixtures/fakeAgent.ts';
+import { type Hooked, screenshot } from '../../../../e2e/lib/browser.ts';
+import { openFakeAgent, skipWithoutDashboard } from '../fixtures/browser.ts';
 import {
   type Hang,
   type InPage,
@@ -30,22 +28,15 @@ import {
 } from '../fixtures/incidents.ts';
 import { defaultDisks, syntheticSource } from '../fixtures/synthetic.ts';
 
-const dist = join(import.meta.dirname, '../../dist/index.html');
-
 test(
   'incident views: stuck I/O loud, listed, marked, quiet after; errors and requeues counted and marked',
   { timeout: 120_000 },
   async (t: TestContext) => {
-    if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
-    if (!existsSync(dist)) return void t.skip('apps/web is not built');
+    if (skipWithoutDashboard(t)) return;
     const started = Math.floor(Date.now() / 1000);
     let hang: Hang = { start: Infinity, done: Infinity }; // set below, once the page is live
     const source = withIncidents(syntheticSource({ disks: defaultDisks(started - 260) }), () => hang);
-    const agent = await startFakeAgent({ source });
-    t.after(() => agent.close());
-    const s = await launch({ colorScheme: 'light' });
-    t.after(() => s.close());
-    const page = s.page;
+    const { agent, page } = await openFakeAgent(t, { source });
     await page.goto(agent.url);
     await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().mode === 'live', undefined, { timeout: 20_000 });
     await page.waitForSelector('[data-testid="disk-row-loop0"]', { timeout: 20_000 });
@@ -307,15 +298,11 @@ test(
 );
 
 test('a bad stuck threshold in a link is reported and the default used', { timeout: 60_000 }, async (t: TestContext) => {
-  if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
-  if (!existsSync(dist)) return void t.skip('apps/web is not built');
-  const agent = await startFakeAgent();
-  t.after(() => agent.close());
-  const s = await launch({ colorScheme: 'light' });
-  t.after(() => s.close());
-  await s.page.goto(`${agent.url}?stuck=soon`);
-  await s.page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().mode === 'live', undefined, { timeout: 20_000 });
-  const hook = await s.page.evaluate(() => {
+  if (skipWithoutDashboard(t)) return;
+  const { agent, page } = await openFakeAgent(t);
+  await page.goto(`${agent.url}?stuck=soon`);
+  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().mode === 'live', undefined, { timeout: 20_000 });
+  const hook = await page.evaluate(() => {
     const h = (globalThis as unknown as Hooked).__blkheat;
     return { notices: h.notices(), stuck: h.stuck('7:0').thresholdS };
   });
@@ -324,5 +311,5 @@ test('a bad stuck threshold in a link is reported and the default used', { timeo
     hook.notices.some((n) => n.kind === 'error' && /stuck=soon: expected a number of seconds from 0\.01 to 3600/.test(n.text)),
     JSON.stringify(hook.notices),
   );
-  assert.equal(await s.page.inputValue('[data-testid="stuck-threshold"]'), '1');
+  assert.equal(await page.inputValue('[data-testid="stuck-threshold"]'), '1');
 });

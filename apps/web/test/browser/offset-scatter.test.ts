@@ -7,20 +7,15 @@
 // than the bound says "truncated". Needs apps/web/dist and chromium.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { BucketSchema, IoSample } from '@blkheat/shared-types';
-import { type BrowserSession, CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
+import { type Hooked, idle, importSnapshot, screenshot, waitLive } from '../../../../e2e/lib/browser.ts';
 import { buildPalette, paletteInterpolator, unpackRgba } from '../../src/model/colour.ts';
 import { latencyPaletteIndex } from '../../src/model/offsetScatter.ts';
-import { startFakeAgent } from '../fixtures/fakeAgent.ts';
+import { jsonFile, openFakeAgent, type Page, skipWithoutDashboard } from '../fixtures/browser.ts';
 import { defaultDisks, syntheticSource, type SyntheticSource } from '../fixtures/synthetic.ts';
 
-type Page = BrowserSession['page'];
 type Drawn = NonNullable<ReturnType<Hooked['__blkheat']['offsetScatter']>>;
 
-const dist = join(import.meta.dirname, '../../dist/index.html');
 const LIMIT = 2000;
 
 const scatter = (page: Page): Promise<Drawn | undefined> =>
@@ -138,15 +133,10 @@ test(
   'offset vs time: points at their time and sector in their latency colour, a brush lists exactly its samples, a snapshot the same',
   { timeout: 150_000 },
   async (t) => {
-    if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
-    if (!existsSync(dist)) return void t.skip('apps/web is not built');
+    if (skipWithoutDashboard(t)) return;
     const started = Math.floor(Date.now() / 1000);
     const source = syntheticSource({ disks: defaultDisks(started - 260) });
-    const agent = await startFakeAgent({ source });
-    t.after(() => agent.close());
-    const s = await launch({ colorScheme: 'light' });
-    t.after(() => s.close());
-    const page = s.page;
+    const { agent, page } = await openFakeAgent(t, { source });
     const from = started - 200;
     const to = started - 170;
     await page.goto(`${agent.url}?from=${from}&to=${to}`);
@@ -208,14 +198,7 @@ test(
     });
 
     // The same range as an imported snapshot: the same points and the same brush.
-    const dir = mkdtempSync(join(tmpdir(), 'blkheat-offset-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const file = join(dir, 'offset.json');
-    writeFileSync(file, JSON.stringify(source.snapshot(from, to)));
-    await page.setInputFiles('[data-testid=import-input]', file);
-    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot', undefined, {
-      timeout: 20_000,
-    });
+    await importSnapshot(page, jsonFile(t, 'offset.json', source.snapshot(from, to)));
     const snap = await ready(page, d.dev);
     assert.deepEqual([snap.from, snap.to, snap.sectorLo, snap.sectorHi], [d.from, d.to, d.sectorLo, d.sectorHi]);
     await checkPoints(page, snap, want, source.schema, 'snapshot');
@@ -229,15 +212,10 @@ test(
   'offset vs time zoomed out (coarse steps): more samples than the bound are marked truncated, the first ones drawn where they belong',
   { timeout: 90_000 },
   async (t) => {
-    if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
-    if (!existsSync(dist)) return void t.skip('apps/web is not built');
+    if (skipWithoutDashboard(t)) return;
     const started = Math.floor(Date.now() / 1000);
     const source = syntheticSource({ disks: defaultDisks(started - 400), samplesPerClass: 40 });
-    const agent = await startFakeAgent({ source });
-    t.after(() => agent.close());
-    const s = await launch({ colorScheme: 'light' });
-    t.after(() => s.close());
-    const page = s.page;
+    const { agent, page } = await openFakeAgent(t, { source });
     // 27 minutes: the heat maps merge seconds into coarser steps; samples stay per I/O.
     const from = started - 1800;
     const to = started - 180;
@@ -262,19 +240,12 @@ test(
   'offset vs time live: the points are the fixture’s samples of the seconds on screen, and move on with the live edge',
   { timeout: 90_000 },
   async (t) => {
-    if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
-    if (!existsSync(dist)) return void t.skip('apps/web is not built');
+    if (skipWithoutDashboard(t)) return;
     const started = Math.floor(Date.now() / 1000);
     const source = syntheticSource({ disks: defaultDisks(started - 260) });
-    const agent = await startFakeAgent({ source });
-    t.after(() => agent.close());
-    const s = await launch({ colorScheme: 'light' });
-    t.after(() => s.close());
-    const page = s.page;
+    const { agent, page } = await openFakeAgent(t, { source });
     await page.goto(agent.url);
-    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().connection === 'live', undefined, {
-      timeout: 20_000,
-    });
+    await waitLive(page);
     const first = await ready(page);
     // Read what the page shows: each drawn sample is one of the fixture's, of the panel disk, in the
     // seconds drawn (the answer may be a second behind the range on screen, never outside it by more).

@@ -5,16 +5,11 @@
 // schema 2. Screenshots in artifacts/web-browser/. Needs apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { BUCKET_SCHEMA, bucketOfSeconds, FINE_BUCKET_SCHEMA, lowerBoundSeconds, upperBoundSeconds } from '@blkheat/shared-types';
 import { secondsToU } from '../../src/model/latency.ts';
-import { type BrowserSession, CHROMIUM, type Hooked, idle, launch, screenshot, waitLive } from '../../../../e2e/lib/browser.ts';
-import { startFakeAgent } from '../fixtures/fakeAgent.ts';
+import { type Hooked, idle, importSnapshot, screenshot, unexpectedErrors, waitLive } from '../../../../e2e/lib/browser.ts';
+import { jsonFile, openFakeAgent, type Page, skipWithoutDashboard } from '../fixtures/browser.ts';
 import { defaultDisks, syntheticSource } from '../fixtures/synthetic.ts';
-
-type Page = BrowserSession['page'];
 
 /** The bits of the DOM read in the page. */
 interface El {
@@ -24,13 +19,9 @@ interface El {
   querySelectorAll(q: string): Iterable<El>;
 }
 
-const dist = join(import.meta.dirname, '../../dist/index.html');
 const FINE = FINE_BUCKET_SCHEMA;
 /** loop0's median device latency in the synthetic data (log-normal, sigma 0.08). */
 const LOOP0_MEDIAN = 5.3e-3;
-
-const skipWhy = (): string | undefined =>
-  !existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : !existsSync(dist) ? 'apps/web is not built' : undefined;
 
 const state = (page: Page) => page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state());
 
@@ -124,13 +115,8 @@ test(
   'schema 3 live: an agent restarted on schema 3 is drawn at 8 rows per octave, loop0 in its latency row',
   { timeout: 120_000 },
   async (t) => {
-    const why = skipWhy();
-    if (why) return void t.skip(why);
-    const agent = await startFakeAgent();
-    t.after(() => agent.close());
-    const s = await launch({ width: 1400, height: 1000, colorScheme: 'dark' });
-    t.after(() => s.close());
-    const page = s.page;
+    if (skipWithoutDashboard(t)) return;
+    const { agent, session: s, page } = await openFakeAgent(t, {}, { colorScheme: 'dark' });
     await page.goto(`${agent.url}?live=300`);
     await waitLive(page, 20_000);
     await idle(page);
@@ -154,36 +140,22 @@ test(
       [],
       'no error notice',
     );
-    assert.deepEqual(
-      s.errors.filter((e) => !/WebSocket|Failed to load resource/.test(e)),
-      [],
-    );
+    assert.deepEqual(unexpectedErrors(s), []);
   },
 );
 
 test('schema 3 snapshot: a schema-3 file imported while live is schema 2 is drawn in its own rows', { timeout: 120_000 }, async (t) => {
-  const why = skipWhy();
-  if (why) return void t.skip(why);
+  if (skipWithoutDashboard(t)) return;
   const T0 = 1_700_000_000;
-  const file = join(mkdtempSync(join(tmpdir(), 'blkheat-schema3-')), 'fine-snapshot.json');
-  t.after(() => rmSync(join(file, '..'), { recursive: true, force: true }));
-  writeFileSync(file, JSON.stringify(syntheticSource({ disks: defaultDisks(T0), schema: FINE }).snapshot(T0, T0 + 300)));
-  const agent = await startFakeAgent();
-  t.after(() => agent.close());
-  const s = await launch({ width: 1400, height: 1000, colorScheme: 'light' });
-  t.after(() => s.close());
-  const page = s.page;
+  const file = jsonFile(t, 'fine-snapshot.json', syntheticSource({ disks: defaultDisks(T0), schema: FINE }).snapshot(T0, T0 + 300));
+  const { agent, session: s, page } = await openFakeAgent(t);
   await page.goto(agent.url);
   await waitLive(page, 20_000);
   await idle(page);
   assert.deepEqual((await state(page)).schema, BUCKET_SCHEMA, 'live is schema 2');
-  await page.setInputFiles('[data-testid=import-input]', file);
-  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot', undefined, { timeout: 30_000 });
+  await importSnapshot(page, file, 30_000);
   await idle(page);
   await checkLoop0Drawn(page, t);
   await screenshot(page, 'schema3-snapshot', 'web-browser');
-  assert.deepEqual(
-    s.errors.filter((e) => !/WebSocket|Failed to load resource/.test(e)),
-    [],
-  );
+  assert.deepEqual(unexpectedErrors(s), []);
 });

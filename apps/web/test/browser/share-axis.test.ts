@@ -5,14 +5,10 @@
 // and never overlap. Screenshots in artifacts/web-browser/. Needs apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type BrowserSession, CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
-import { startFakeAgent } from '../fixtures/fakeAgent.ts';
+import { type Hooked, idle, importSnapshot, screenshot, unexpectedErrors } from '../../../../e2e/lib/browser.ts';
+import { jsonFile, openFakeAgent, type Page, skipWithoutDashboard } from '../fixtures/browser.ts';
 import { syntheticSource } from '../fixtures/synthetic.ts';
 
-const dist = join(import.meta.dirname, '../../dist/index.html');
 const T0 = 1_700_000_000;
 
 interface AxisLabel {
@@ -22,7 +18,7 @@ interface AxisLabel {
 }
 
 /** Visible tick labels of every share axis, per axis, in page px. */
-function shareAxisLabels(page: BrowserSession['page']): Promise<AxisLabel[][]> {
+function shareAxisLabels(page: Page): Promise<AxisLabel[][]> {
   return page.evaluate(() => {
     const doc = (globalThis as unknown as { document: { querySelectorAll(s: string): ArrayLike<ShareAxisEl> } }).document;
     interface Box {
@@ -55,24 +51,15 @@ function assertApart(axes: AxisLabel[][]): void {
 }
 
 test('share axis: no overlapping labels, none at all when every histogram is empty', { timeout: 60_000 }, async (t: TestContext) => {
-  if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
-  if (!existsSync(dist)) return void t.skip('apps/web is not built');
+  if (skipWithoutDashboard(t)) return;
   // Ten minutes of three disks with I/O in the first minute only (a snapshot leaves idle seconds out).
   const full = syntheticSource({ samplesPerClass: 0 }).snapshot(T0, T0 + 600);
-  const dir = mkdtempSync(join(tmpdir(), 'blkheat-share-axis-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'quiet-tail.json');
-  writeFileSync(file, JSON.stringify({ ...full, frames: full.frames.filter((f) => f.ts < T0 + 60), samples: [] }));
+  const file = jsonFile(t, 'quiet-tail.json', { ...full, frames: full.frames.filter((f) => f.ts < T0 + 60), samples: [] });
 
-  const agent = await startFakeAgent();
-  t.after(() => agent.close());
-  const s = await launch({ colorScheme: 'light' });
-  t.after(() => s.close());
-  const page = s.page;
+  const { agent, session: s, page } = await openFakeAgent(t);
   await page.goto(agent.url);
   await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().mode !== undefined, undefined, { timeout: 20_000 });
-  await page.setInputFiles('[data-testid=import-input]', file);
-  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot', undefined, { timeout: 20_000 });
+  await importSnapshot(page, file);
   await idle(page);
 
   // The whole snapshot: I/O in view, a scale with distinct labels apart from each other.
@@ -104,8 +91,5 @@ test('share axis: no overlapping labels, none at all when every histogram is emp
     empty.map(() => []),
     'no tick labels on an axis without I/O',
   );
-  assert.deepEqual(
-    s.errors.filter((e) => !/WebSocket|Failed to load resource/.test(e)),
-    [],
-  );
+  assert.deepEqual(unexpectedErrors(s), []);
 });

@@ -7,20 +7,14 @@
 // frames) the sums still hold. Needs apps/web/dist and chromium.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { bucketOfSeconds } from '@blkheat/shared-types';
-import { type BrowserSession, CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
+import { type Hooked, idle, importSnapshot, screenshot, waitFrame, waitLive } from '../../../../e2e/lib/browser.ts';
 import { buildPalette, CountScale, paletteInterpolator, unpackRgba } from '../../src/model/colour.ts';
-import { startFakeAgent } from '../fixtures/fakeAgent.ts';
+import { jsonFile, openFakeAgent, type Page, skipWithoutDashboard } from '../fixtures/browser.ts';
 import { classSums, FAST_S, LARGE_S, LOOP0, SLOW_S, SMALL_S, withIncident } from '../fixtures/incident.ts';
 import { defaultDisks, syntheticSource } from '../fixtures/synthetic.ts';
 
-type Page = BrowserSession['page'];
 type El = { getAttribute(name: string): string | null };
-
-const dist = join(import.meta.dirname, '../../dist/index.html');
 
 async function ready(page: Page): Promise<void> {
   await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.sizePanel() !== undefined, undefined, { timeout: 20_000 });
@@ -33,15 +27,10 @@ test(
   'size × latency: cells and size histogram are the source sums, 1 MiB above 4 KiB, a click lists the cell’s samples',
   { timeout: 120_000 },
   async (t) => {
-    if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
-    if (!existsSync(dist)) return void t.skip('apps/web is not built');
+    if (skipWithoutDashboard(t)) return;
     const started = Math.floor(Date.now() / 1000);
     const source = withIncident(syntheticSource({ disks: defaultDisks(started - 260) }));
-    const agent = await startFakeAgent({ source });
-    t.after(() => agent.close());
-    const s = await launch({ colorScheme: 'light' });
-    t.after(() => s.close());
-    const page = s.page;
+    const { agent, page } = await openFakeAgent(t, { source });
     const from = started - 400;
     const to = started - 280;
     await page.goto(`${agent.url}?from=${from}&to=${to}`);
@@ -192,19 +181,12 @@ test(
 );
 
 test('size × latency and cgroups live (a prefix of the received seconds) and in an imported snapshot', { timeout: 120_000 }, async (t) => {
-  if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
-  if (!existsSync(dist)) return void t.skip('apps/web is not built');
+  if (skipWithoutDashboard(t)) return;
   const started = Math.floor(Date.now() / 1000);
   const source = withIncident(syntheticSource({ disks: defaultDisks(started - 260) }));
-  const agent = await startFakeAgent({ source });
-  t.after(() => agent.close());
-  const s = await launch({ colorScheme: 'light' });
-  t.after(() => s.close());
-  const page = s.page;
+  const { agent, page } = await openFakeAgent(t, { source });
   await page.goto(agent.url);
-  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().connection === 'live', undefined, {
-    timeout: 20_000,
-  });
+  await waitLive(page);
   await ready(page);
   const fast = bucketOfSeconds(FAST_S, source.schema);
   const slow = bucketOfSeconds(SLOW_S, source.schema);
@@ -235,26 +217,15 @@ test('size × latency and cgroups live (a prefix of the received seconds) and in
     assert.equal(got.sizes.cells.length, 2, 'only the two cells');
     const cgTotal = got.cg.reduce((n, g) => n + g.n, 0);
     assert.equal(cgTotal, reads + writes, 'the cgroups of the same seconds: every I/O');
-    await page.waitForFunction(
-      (ts) => ((globalThis as unknown as Hooked).__blkheat.state().lastFrameTs ?? 0) >= ts + 2,
-      got.st.lastFrameTs ?? 0,
-      {
-        timeout: 10_000,
-      },
-    );
+    await waitFrame(page, (got.st.lastFrameTs ?? 0) + 2);
     await idle(page);
   }
   await screenshot(page, 'size-latency-live', 'web-browser');
 
   // An imported snapshot: the file's frames.
-  const dir = mkdtempSync(join(tmpdir(), 'blkheat-sz-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'incident-snapshot.json');
   const from = started - 200;
   const to = started - 80;
-  writeFileSync(file, JSON.stringify(source.snapshot(from, to)));
-  await page.setInputFiles('[data-testid=import-input]', file);
-  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot', undefined, { timeout: 20_000 });
+  await importSnapshot(page, jsonFile(t, 'incident-snapshot.json', source.snapshot(from, to)));
   await ready(page);
   const c = classSums(source, LOOP0, from, to);
   assert.deepEqual((await sizes(page))?.cells, [

@@ -6,44 +6,36 @@
 // apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type BrowserSession, CHROMIUM, type Hooked, idle, launch, screenshot, waitLive } from '../../../../e2e/lib/browser.ts';
-import { startFakeAgent } from '../fixtures/fakeAgent.ts';
+import { statSync } from 'node:fs';
+import {
+  type BrowserSession,
+  type Hooked,
+  idle,
+  importSnapshot,
+  screenshot,
+  unexpectedErrors,
+  waitLive,
+} from '../../../../e2e/lib/browser.ts';
+import { jsonFile, openFakeAgent, skipWithoutDashboard } from '../fixtures/browser.ts';
 import { syntheticSource } from '../fixtures/synthetic.ts';
 
-const dist = join(import.meta.dirname, '../../dist/index.html');
 const T0 = 1_700_000_000;
 /** The issue's bound: no main-thread task longer than this while a big snapshot imports. */
 const LONG_TASK_MS = 200;
 
+/** The fake agent and a live page on it, settled. */
 async function openPage(t: TestContext): Promise<BrowserSession> {
-  const agent = await startFakeAgent();
-  t.after(() => agent.close());
-  const s = await launch({ colorScheme: 'light' });
-  t.after(() => s.close());
-  await s.page.goto(agent.url);
-  await waitLive(s.page, 20_000);
-  await idle(s.page);
-  return s;
+  const { agent, session, page } = await openFakeAgent(t);
+  await page.goto(agent.url);
+  await waitLive(page, 20_000);
+  await idle(page);
+  return session;
 }
-
-function tempDir(t: TestContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'blkheat-snapshots-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-const skipWhy = (): string | undefined =>
-  !existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : !existsSync(dist) ? 'apps/web is not built' : undefined;
 
 test('snapshot import: a file whose frames all lie outside its range is refused, saying so', { timeout: 60_000 }, async (t) => {
-  const why = skipWhy();
-  if (why) return void t.skip(why);
+  if (skipWithoutDashboard(t)) return;
   const small = syntheticSource().snapshot(T0, T0 + 60);
-  const outsideFile = join(tempDir(t), 'outside-snapshot.json');
-  writeFileSync(outsideFile, JSON.stringify({ ...small, frames: small.frames.map((f) => ({ ...f, ts: f.ts + 86400 })) }));
+  const outsideFile = jsonFile(t, 'outside-snapshot.json', { ...small, frames: small.frames.map((f) => ({ ...f, ts: f.ts + 86400 })) });
   const s = await openPage(t);
   const page = s.page;
   await page.setInputFiles('[data-testid=import-input]', outsideFile);
@@ -53,19 +45,14 @@ test('snapshot import: a file whose frames all lie outside its range is refused,
   assert.match(text, /Cannot import outside-snapshot\.json: frames: none of its \d+ frames lies inside its range 2023-11-14 22:13:20 UTC/);
   assert.equal((await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state())).mode, 'live', 'the page stays live');
   await screenshot(page, 'snapshot-import-outside-range', 'web-browser');
-  assert.deepEqual(
-    s.errors.filter((e) => !/WebSocket|Failed to load resource/.test(e)),
-    [],
-  );
+  assert.deepEqual(unexpectedErrors(s), []);
 });
 
 test('snapshot import: 50 MB with no main-thread task over 200 ms', { timeout: 180_000 }, async (t) => {
-  const why = skipWhy();
-  if (why) return void t.skip(why);
+  if (skipWithoutDashboard(t)) return;
   // ~2.9 h of three busy disks with 2 samples per class and second: about 50 MB of JSON.
   const big = syntheticSource({ samplesPerClass: 2 }).snapshot(T0, T0 + 10_600, 'big');
-  const bigFile = join(tempDir(t), 'big-snapshot.json');
-  writeFileSync(bigFile, JSON.stringify(big));
+  const bigFile = jsonFile(t, 'big-snapshot.json', big);
   const bytes = statSync(bigFile).size;
   assert.ok(bytes > 48 * 1024 * 1024, `a ~50 MB file (${(bytes / 1048576).toFixed(1)} MiB)`);
   const s = await openPage(t);
@@ -83,10 +70,7 @@ test('snapshot import: 50 MB with no main-thread task over 200 ms', { timeout: 1
     }).observe({ type: 'longtask' });
   });
   const t0 = Date.now();
-  await page.setInputFiles('[data-testid=import-input]', bigFile);
-  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot', undefined, {
-    timeout: 60_000,
-  });
+  await importSnapshot(page, bigFile, 60_000);
   await idle(page);
   const loadMs = Date.now() - t0;
   // A last frame for the observer to report what ended just now.
@@ -107,8 +91,5 @@ test('snapshot import: 50 MB with no main-thread task over 200 ms', { timeout: 1
   const worst = Math.max(0, ...longTasks);
   t.diagnostic(`imported ${(bytes / 1048576).toFixed(1)} MiB in ${loadMs} ms; long tasks: [${longTasks.join(', ')}] ms`);
   assert.ok(worst <= LONG_TASK_MS, `no main-thread task over ${LONG_TASK_MS} ms (worst ${worst} ms: [${longTasks.join(', ')}])`);
-  assert.deepEqual(
-    s.errors.filter((e) => !/WebSocket|Failed to load resource/.test(e)),
-    [],
-  );
+  assert.deepEqual(unexpectedErrors(s), []);
 });

@@ -6,15 +6,12 @@
 // tooltip shows the hovered column's values. Needs apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { DiskFrame, Frame } from '@blkheat/shared-types';
-import { CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
-import { startFakeAgent } from '../fixtures/fakeAgent.ts';
+import { type Hooked, idle, screenshot } from '../../../../e2e/lib/browser.ts';
+import { openFakeAgent, skipWithoutDashboard } from '../fixtures/browser.ts';
 import { defaultDisks, syntheticSource, type SyntheticSource } from '../fixtures/synthetic.ts';
 import { THROUGHPUT_KEYS } from '../../src/model/throughput.ts';
 
-const dist = join(import.meta.dirname, '../../dist/index.html');
 const LOOP0 = '7:0';
 const VDA = '253:0';
 const BYTES_PER_IO = 65_536;
@@ -46,15 +43,10 @@ test(
   'throughput strip: IOPS, MB/s and in flight per column, no data for old data, pixels on the heat map x',
   { timeout: 90_000 },
   async (t: TestContext) => {
-    if (!existsSync(CHROMIUM)) return void t.skip(`no chromium at ${CHROMIUM}`);
-    if (!existsSync(dist)) return void t.skip('apps/web is not built');
+    if (skipWithoutDashboard(t)) return;
     const started = Math.floor(Date.now() / 1000);
     const source = withThroughput(syntheticSource({ disks: defaultDisks(started - 260) }));
-    const agent = await startFakeAgent({ source });
-    t.after(() => agent.close());
-    const s = await launch({ colorScheme: 'light' });
-    t.after(() => s.close());
-    const page = s.page;
+    const { agent, page } = await openFakeAgent(t, { source });
     await page.goto(agent.url);
     await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().mode === 'live', undefined, { timeout: 20_000 });
     await page.waitForFunction((dev) => ((globalThis as unknown as Hooked).__blkheat.throughput(dev)?.iops.length ?? 0) > 30, LOOP0, {
