@@ -116,6 +116,7 @@ struct bh_counters {
 	__u64 flush_seq_data;  /* first completions of flush-sequence data requests (counted at the end) */
 	__u64 errors;          /* completions with a non-zero status */
 	__u64 slot_taken;      /* a request's timing slot was taken by another request before it completed */
+	__u64 counted;         /* I/Os counted into a histogram since load: the agent checks its harvest against it (layout 4) */
 };
 
 /* Per-request state, direct-mapped by request pointer (see rq_slots in blkheat_maps.bpf.h). One cache line. */

@@ -121,7 +121,7 @@ test(
     const stats = rec.collector.stats();
     t.diagnostic(
       `reads by size class: ${[...bySize].map(([s, v]) => `2^${s} B: ${v.n}`).join(', ')}; fio: ${small.ios} × 4k, ${big.ios} × 512k; ` +
-        `untimed reads ${untimed}; recursion misses ${stats.recursionMisses}; kernel counters ${JSON.stringify(stats.kernel)}`,
+        `untimed reads ${untimed}; recursion misses ${stats.recursionMisses}; lost between kernel and harvest ${stats.harvestLost}; kernel counters ${JSON.stringify(stats.kernel)}`,
     );
     assert.equal(bySize.get(12)?.n, small.ios, '4 KiB reads (size class 12)');
     assert.equal(bySize.get(19)?.n, big.ios, '512 KiB reads (size class 19)');

@@ -42,6 +42,7 @@ export class ScriptedCollector implements Collector {
       hooks: 'tp_btf',
       kernel: Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0])) as Record<CounterName, number>,
       lastFrameLagS: 0.01,
+      harvestLost: 0,
     };
   }
 

@@ -65,7 +65,7 @@ class BlockCollector implements Collector {
   private readonly seenDevs = new Set<number>();
   /** Entries of seconds already emitted, or of a frame that failed to build: counted in the next second emitted. */
   private lateEntries: SlotEntry[] = [];
-  private totals = { ios: 0, samplesDropped: 0, lastFrameLagS: null as number | null };
+  private totals = { ios: 0, samplesDropped: 0, lastFrameLagS: null as number | null, harvested: 0, harvestLost: 0 };
   private knownDisks: readonly DiskInfo[] = [];
 
   constructor(private readonly options: CollectorOptions) {
@@ -161,6 +161,7 @@ class BlockCollector implements Collector {
       hooks: this.loaded.flavour,
       kernel: counters ?? zeroCounters(),
       lastFrameLagS: this.totals.lastFrameLagS,
+      harvestLost: this.totals.harvestLost,
     };
   }
 
@@ -197,12 +198,32 @@ class BlockCollector implements Collector {
     }, delay);
   }
 
+  /**
+   * Every I/O the programs counted before the harvest began is in a closed second harvested by
+   * now or in a second still open; a shortfall means histogram entries were lost between the
+   * kernel and the agent. Said loudly (once per new loss) and kept in stats().harvestLost.
+   */
+  private checkHarvest(countedBefore: number | undefined, openCount: number): void {
+    if (countedBefore === undefined) return;
+    const lost = countedBefore - this.totals.harvested - openCount;
+    if (lost > this.totals.harvestLost) {
+      this.warn(
+        `${lost - this.totals.harvestLost} I/O(s) counted by the kernel programs never reached a harvested second (${lost} since start)`,
+      );
+      this.totals.harvestLost = lost;
+    }
+  }
+
   /** Harvests and emits every second before `current`. */
   private tick(current: number): void {
     this.samples?.drain();
     // diskstats first, then every count of ours: see untimed.ts for why the order matters.
     const kernelCounts = this.untimed.snapshot();
-    const { bySlot, open } = this.harvester.harvest(current, this.nextSlot, this.lateEntries);
+    // The programs' own running count, read before the map: every I/O in it is in the map by now.
+    const countedBefore = this.controls.readCounters()?.counted;
+    const { bySlot, open, closedCount, openCount } = this.harvester.harvest(current, this.nextSlot, this.lateEntries);
+    this.totals.harvested += closedCount;
+    this.checkHarvest(countedBefore, openCount);
     // From here on the closed seconds' kernel entries are deleted: nothing below may lose them.
     // A step that fails is reported and skipped; the seconds are emitted all the same.
     try {

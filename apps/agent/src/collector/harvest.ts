@@ -31,6 +31,9 @@ export interface Harvest {
   readonly bySlot: Map<number, SlotEntry[]>;
   /** Per shown disk and op group, the I/Os of the seconds still open. */
   readonly open: Map<number, GroupCounts>;
+  /** Every I/O in the entries read (closed and open, any disk or class), for the check against the kernel's own count. */
+  readonly closedCount: number;
+  readonly openCount: number;
 }
 
 export class HistogramHarvester {
@@ -51,6 +54,8 @@ export class HistogramHarvester {
     const bySlot = new Map<number, SlotEntry[]>();
     const open = new Map<number, GroupCounts>();
     const closedKeys: Buffer[] = [];
+    let closedCount = 0;
+    let openCount = 0;
     // get_next_key + lookup walk the hash under RCU without taking bucket locks (a batch lookup
     // would lock buckets and size its buffer for the whole map: tens of MB per second).
     for (const keyBuf of hists.keys()) {
@@ -69,7 +74,8 @@ export class HistogramHarvester {
       const group = namer.group(key.cls);
       const shown = scope.shownDev(key.dev);
       if (key.slot >= current) {
-        const n = group && shown !== undefined ? perCpuCount(valueBuf, stride, cpus) : 0;
+        const n = perCpuCount(valueBuf, stride, cpus);
+        openCount += n;
         if (group && shown !== undefined && n > 0) {
           let counts = open.get(shown);
           if (!counts) open.set(shown, (counts = zeroGroups()));
@@ -79,6 +85,7 @@ export class HistogramHarvester {
       }
       const value: HistValue = emptyHistValue(this.deps.nrBuckets);
       addPerCpuHist(value, valueBuf, 0, stride, cpus);
+      closedCount += value.count;
       if (group && shown !== undefined && value.count > 0) untimed.addCounted(shown, group, value.count);
       const entry: SlotEntry = { dev: key.dev, cls: key.cls, size: key.size, cgroup: this.deps.cgroups.name(key.cgroup), value };
       if (key.slot < nextSlot) late.push(entry);
@@ -99,6 +106,6 @@ export class HistogramHarvester {
         this.deps.warn(`deleting a harvested histogram entry failed (it will not be counted again): ${errorText(err)}`);
       }
     }
-    return { bySlot, open };
+    return { bySlot, open, closedCount, openCount };
   }
 }

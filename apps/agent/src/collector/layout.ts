@@ -93,6 +93,7 @@ export const COUNTER_NAMES = [
   'flushSeqData',
   'errors',
   'slotTaken',
+  'counted',
 ] as const;
 export type CounterName = (typeof COUNTER_NAMES)[number];
 export const COUNTERS_SIZE = COUNTER_NAMES.length * 8;

@@ -29,6 +29,12 @@ export interface CollectorStats {
   readonly kernel: Readonly<Record<CounterName, number>>;
   /** Seconds from the end of the newest emitted second to the moment it was emitted. */
   readonly lastFrameLagS: number | null;
+  /**
+   * I/Os the kernel programs counted into the histogram map that the harvest never read: the
+   * kernel's own running count (counters.counted, read before each harvest) less every count
+   * harvested. 0 unless something loses histogram entries between the programs and the agent.
+   */
+  readonly harvestLost: number;
 }
 
 export interface CollectorListener {
