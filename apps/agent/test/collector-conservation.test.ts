@@ -25,7 +25,10 @@ function assertConserved(
 ): Map<string, number> {
   const byDisk = groupCountsByDisk(rec.frames, start.second, end.second);
   const delta = diskstatsDelta(start.stats, end.stats);
-  const stats = JSON.stringify(rec.collector.stats().kernel);
+  const { kernel: kernelCounters, harvestLost, recursionMisses } = rec.collector.stats();
+  // Which side lost an I/O: the programs' own count vs the harvest (harvestLost), or a completion
+  // no program run saw (recursion misses, or none of these).
+  const stats = `${JSON.stringify(kernelCounters)}, harvest lost ${harvestLost}, recursion misses ${recursionMisses}`;
   const untimedByDisk = new Map<string, number>();
   for (const name of disks) {
     const d = delta.get(name);
@@ -96,12 +99,14 @@ test('plain O_DIRECT I/O: counted exactly, none untimed', { timeout: 60_000 }, a
   const a = createLoopDevice({ sizeMiB: 256, t });
   const rec = await record(t);
   const start = await quietBoundary([a.name]);
-  await runFio({ filename: a.path, rw: 'randrw', runtimeS: 4, ioengine: 'io_uring', iodepth: 16 });
+  const fio = await runFio({ filename: a.path, rw: 'randrw', runtimeS: 4, ioengine: 'io_uring', iodepth: 16 });
   const end = await quietBoundary([a.name]);
   await rec.waitForSecond(end.second);
   const untimed = assertConserved(t, rec, [a.name], start, end, () => 10_000);
   const stats = rec.collector.stats();
-  const why = `recursion misses ${stats.recursionMisses}, kernel counters ${JSON.stringify(stats.kernel)}`;
+  // fio's own count is a third witness: diskstats == fio and ours short means completions the
+  // kernel accounted that no block_rq_complete program run saw.
+  const why = `fio counted ${fio.ios} I/Os, recursion misses ${stats.recursionMisses}, harvest lost ${stats.harvestLost}, kernel counters ${JSON.stringify(stats.kernel)}`;
   t.diagnostic(why);
   assert.equal(untimed.get(a.name), 0, `O_DIRECT reads and writes with no flush: every completion is seen by a probe (${why})`);
 });
