@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { OP_GROUPS, type OpGroup } from '@blkheat/shared-types';
 import { createLoopDevice, diskstatsDelta, runFio, runCommand, type CleanupContext, type DiskStatsDelta } from '@blkheat/testkit';
-import { record, groupCountsByDisk, quietBoundary, type Recording } from './lib/collect.js';
+import { record, groupCountsByDisk, lossReport, quietBoundary, type Recording } from './lib/collect.js';
 
 /** diskstats' own field for each op group. */
 function kernelGroups(d: DiskStatsDelta): Record<OpGroup, number> {
@@ -25,10 +25,7 @@ function assertConserved(
 ): Map<string, number> {
   const byDisk = groupCountsByDisk(rec.frames, start.second, end.second);
   const delta = diskstatsDelta(start.stats, end.stats);
-  const { kernel: kernelCounters, harvestLost, recursionMisses } = rec.collector.stats();
-  // Which side lost an I/O: the programs' own count vs the harvest (harvestLost), or a completion
-  // no program run saw (recursion misses, or none of these).
-  const stats = `${JSON.stringify(kernelCounters)}, harvest lost ${harvestLost}, recursion misses ${recursionMisses}`;
+  const stats = lossReport(rec.collector);
   const untimedByDisk = new Map<string, number>();
   for (const name of disks) {
     const d = delta.get(name);
@@ -45,7 +42,7 @@ function assertConserved(
       assert.equal(
         counted + u,
         kernel[g],
-        `${name} (${d.dev}) ${g}: frames count ${counted} + ${u} untimed, /proc/diskstats ${kernel[g]} (${JSON.stringify(d)}; kernel counters ${stats})`,
+        `${name} (${d.dev}) ${g}: frames count ${counted} + ${u} untimed, /proc/diskstats ${kernel[g]} (${JSON.stringify(d)}; ${stats})`,
       );
     }
     untimedByDisk.set(name, untimed);
@@ -103,10 +100,9 @@ test('plain O_DIRECT I/O: counted exactly, none untimed', { timeout: 60_000 }, a
   const end = await quietBoundary([a.name]);
   await rec.waitForSecond(end.second);
   const untimed = assertConserved(t, rec, [a.name], start, end, () => 10_000);
-  const stats = rec.collector.stats();
   // fio's own count is a third witness: diskstats == fio and ours short means completions the
   // kernel accounted that no block_rq_complete program run saw.
-  const why = `fio counted ${fio.ios} I/Os, recursion misses ${stats.recursionMisses}, harvest lost ${stats.harvestLost}, kernel counters ${JSON.stringify(stats.kernel)}`;
+  const why = `fio counted ${fio.ios} I/Os, ${lossReport(rec.collector)}`;
   t.diagnostic(why);
   assert.equal(untimed.get(a.name), 0, `O_DIRECT reads and writes with no flush: every completion is seen by a probe (${why})`);
 });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { classOp, denseTotal, lowerBoundSeconds, quantileSeconds, upperBoundSeconds } from '@blkheat/shared-types';
 import { createDelayedLoopDevice, createLoopDevice, fuseUnavailable, runDd, runFio } from '@blkheat/testkit';
-import { addToGroup, classTotals, diskSeconds, record, type GroupTotals } from './lib/collect.js';
+import { addToGroup, classTotals, diskSeconds, lossReport, record, type GroupTotals } from './lib/collect.js';
 
 const fuseMissing = fuseUnavailable();
 
@@ -118,10 +118,9 @@ test(
         for (const z of c.sz ?? []) addToGroup(bySize, z.s, z.n, z.d);
       }
     }
-    const stats = rec.collector.stats();
     t.diagnostic(
       `reads by size class: ${[...bySize].map(([s, v]) => `2^${s} B: ${v.n}`).join(', ')}; fio: ${small.ios} × 4k, ${big.ios} × 512k; ` +
-        `untimed reads ${untimed}; recursion misses ${stats.recursionMisses}; lost between kernel and harvest ${stats.harvestLost}; kernel counters ${JSON.stringify(stats.kernel)}`,
+        `untimed reads ${untimed}; ${lossReport(rec.collector)}`,
     );
     assert.equal(bySize.get(12)?.n, small.ios, '4 KiB reads (size class 12)');
     assert.equal(bySize.get(19)?.n, big.ios, '512 KiB reads (size class 19)');

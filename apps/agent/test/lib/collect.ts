@@ -24,6 +24,15 @@ export interface Recording {
   waitForSecond(second: number, timeoutMs?: number): Promise<void>;
 }
 
+/**
+ * Where an I/O could have gone missing, for assertion messages: completions no program run saw
+ * (recursion misses), entries lost between the kernel and the harvest, and the kernel counters.
+ */
+export function lossReport(collector: Collector): string {
+  const { recursionMisses, harvestLost, kernel } = collector.stats();
+  return `recursion misses ${recursionMisses}, lost between kernel and harvest ${harvestLost}, kernel counters ${JSON.stringify(kernel)}`;
+}
+
 export async function record(t: CleanupContext, options: CollectorOptions = {}): Promise<Recording> {
   const collector = await createCollector(options);
   t.after(() => collector.close());
