@@ -1,0 +1,153 @@
+/**
+ * bench/untimed: how often plain O_DIRECT I/O leaves untimed I/Os, i.e. completions that
+ * /proc/diskstats accounts but no run of blkheat's block_rq_complete program counted (issue 9's
+ * count flake), with an independent witness of the tracepoint itself.
+ *
+ * Loops the job of the conservation test "plain O_DIRECT I/O: counted exactly, none untimed"
+ * (fio randrw, io_uring, QD16, 4 s on a loop device over /dev/shm) with a fresh collector per
+ * iteration, between quiet second boundaries. Per iteration it prints fio's own I/O count, the
+ * diskstats delta, what blkheat timed and reported untimed, and what `perf stat` counted on the
+ * block_rq_complete tracepoint for that device over the same run (perf's own probe on the same
+ * tracepoint: if it saw every completion, the tracepoint fired and only the BPF run was missing).
+ *
+ * Iterations alternate between BPF run-time statistics off (as blkheat runs) and on
+ * (kernel.bpf_stats_enabled=1, which also gives the program's own run count and recursion
+ * misses); the closing line gives the lossy iterations of each arm.
+ *
+ *   node --import tsx bench/untimed.ts [--iterations 40] [--load]
+ *
+ * --load adds a CPU hog and O_DIRECT writes to a file in /var/tmp on vda (lossy iterations were
+ * rare without it). Kernel-exclusive: nothing else may load BPF programs meanwhile.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { createCollector } from '@blkheat/agent/collector';
+import type { Frame } from '@blkheat/shared-types';
+import { createLoopDevice, groupCountsByDisk, quietBoundary, runFio, sleep } from '@blkheat/testkit';
+
+const HOG_FILE = '/var/tmp/blkheat-hog';
+const USAGE = 'usage: node --import tsx bench/untimed.ts [--iterations N (default 40)] [--load]';
+
+const { values } = parseArgs({
+  options: {
+    iterations: { type: 'string', default: '40' },
+    load: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const iterations = Number(values.iterations);
+if (!Number.isInteger(iterations) || iterations < 1) {
+  console.error(`bench/untimed: --iterations must be a whole number >= 1, not '${values.iterations}'\n${USAGE}`);
+  process.exit(2);
+}
+if (process.getuid?.() !== 0) {
+  console.error('bench/untimed: run as root (it loads BPF programs and creates a loop device)');
+  process.exit(1);
+}
+
+const load: ChildProcess[] = values.load
+  ? [
+      spawn('sh', ['-c', 'while :; do :; done'], { stdio: 'ignore', detached: true }),
+      spawn('sh', ['-c', `while :; do dd if=/dev/zero of=${HOG_FILE} bs=64k count=2000 oflag=direct status=none; done`], {
+        stdio: 'ignore',
+        detached: true,
+      }),
+    ]
+  : [];
+const loop = createLoopDevice({ sizeMiB: 256 });
+const lossy = { statsOff: 0, statsOn: 0 };
+const ran = { statsOff: 0, statsOn: 0 };
+console.log(
+  `bench/untimed: ${iterations} iterations of fio randrw io_uring QD16 4 s on ${loop.path}${values.load ? ', under load' : ''}, ` +
+    'BPF run-time statistics off and on in turn',
+);
+try {
+  for (let i = 0; i < iterations; i++) {
+    const arm = i % 2 === 1 ? 'statsOn' : 'statsOff';
+    execFileSync('sysctl', ['-qw', `kernel.bpf_stats_enabled=${arm === 'statsOn' ? 1 : 0}`]);
+    const collector = await createCollector({});
+    try {
+      const frames: Frame[] = [];
+      collector.listen({ frame: (f) => frames.push(f) });
+      const start = await quietBoundary([loop.name]);
+      const before = start.stats.get(loop.name);
+      if (!before) throw new Error(`${loop.name} is missing from /proc/diskstats`);
+      const witness = await startTracepointWitness(before.dev);
+      const runs0 = completeProgramStats();
+      const fio = await runFio({ filename: loop.path, rw: 'randrw', runtimeS: 4, ioengine: 'io_uring', iodepth: 16 });
+      const end = await quietBoundary([loop.name]);
+      const runs1 = completeProgramStats();
+      const seenByPerf = await witness.stop();
+      const deadline = Date.now() + 10_000;
+      while (!frames.some((f) => f.ts >= end.second)) {
+        if (Date.now() > deadline) throw new Error(`no frame for second ${end.second} within 10 s`);
+        await sleep(50);
+      }
+      const after = end.stats.get(loop.name);
+      if (!after) throw new Error(`${loop.name} is missing from /proc/diskstats`);
+      const diskstats = after.reads + after.writes - (before.reads + before.writes);
+      const groups = groupCountsByDisk(frames, start.second, end.second).get(after.dev);
+      const timed = groups ? groups.counted.read + groups.counted.write : 0;
+      const untimed = groups ? groups.untimed.read + groups.untimed.write : 0;
+      ran[arm]++;
+      if (untimed > 0) lossy[arm]++;
+      const programRuns = arm === 'statsOn' ? `  program runs (all disks) ${runs1.runs - runs0.runs}` : '';
+      console.log(
+        `  ${String(i + 1).padStart(3)} stats ${arm === 'statsOn' ? 'on ' : 'off'}  fio ${fio.ios}  diskstats ${diskstats}  timed ${timed}  untimed ${untimed}` +
+          `  perf saw ${seenByPerf}${programRuns}  recursion misses ${runs1.misses - runs0.misses}`,
+      );
+    } finally {
+      await collector.close();
+    }
+  }
+} finally {
+  execFileSync('sysctl', ['-qw', 'kernel.bpf_stats_enabled=0']);
+  loop.close();
+  // Each load runs in its own process group: the shell loop and the dd it started go together.
+  for (const child of load) if (child.pid) process.kill(-child.pid, 'SIGKILL');
+  if (values.load) rmSync(HOG_FILE, { force: true });
+}
+console.log(
+  `bench/untimed: lossy iterations: ${lossy.statsOff} of ${ran.statsOff} with BPF statistics off, ` +
+    `${lossy.statsOn} of ${ran.statsOn} with them on`,
+);
+
+/** Run count (when statistics are on) and recursion misses of blkheat's block_rq_complete program. */
+function completeProgramStats(): { runs: number; misses: number } {
+  const all = JSON.parse(execFileSync('bpftool', ['-j', 'prog', 'show'], { encoding: 'utf8', maxBuffer: 64 << 20 })) as {
+    name?: string;
+    run_cnt?: number;
+    recursion_misses?: number;
+  }[];
+  const program = all.find((p) => p.name?.startsWith('bh_rq_complete'));
+  return { runs: program?.run_cnt ?? 0, misses: program?.recursion_misses ?? 0 };
+}
+
+/** perf's count of block_rq_complete on one disk ("major:minor") from now until stop(). */
+async function startTracepointWitness(dev: string): Promise<{ stop(): Promise<number> }> {
+  const [major, minor] = dev.split(':').map(Number);
+  if (major === undefined || minor === undefined) throw new Error(`not a major:minor device: ${dev}`);
+  // The tracepoint's dev field is the kernel's dev_t: major << 20 | minor.
+  const filter = `dev == ${(major << 20) | minor}`;
+  const perf = spawn('perf', ['stat', '-x,', '-a', '-e', 'block:block_rq_complete', '--filter', filter], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let out = '';
+  perf.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const closed = new Promise<number | null>((resolve) => perf.once('close', resolve));
+  await sleep(1500); // perf attaches asynchronously; the loop device is idle until fio starts
+  return {
+    async stop() {
+      perf.kill('SIGINT');
+      await closed;
+      const count = Number(out.trim().split(',')[0]);
+      if (!Number.isInteger(count)) throw new Error(`perf stat gave no count: ${out.trim()}`);
+      return count;
+    },
+  };
+}
