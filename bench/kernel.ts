@@ -14,12 +14,13 @@
  *
  *   node --import tsx bench/kernel.ts [--pairs 5] [--seconds 8] [--workload randread|mix|both]
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openObject, type BpfObject } from '@blkheat/bpf-loader';
 import { createCollector, type Collector } from '@blkheat/agent/collector';
+import { bpftoolProgs } from './bpftool.js';
 import { completedRequests, createLoopDevice, readDiskstats, runCommand, runFio, sleep } from '@blkheat/testkit';
 
 const FLOOR_OBJECT = fileURLToPath(new URL('../bpf/build/dispatch_floor.bpf.o', import.meta.url));
@@ -261,19 +262,6 @@ function bpftraceRunTimeNs(): number {
     if (p.type === 'tracepoint' && /^block_rq_(issue|comple)/.test(p.name ?? '')) total += p.run_time_ns ?? 0;
   }
   return total;
-}
-
-interface ProgInfo {
-  type: string;
-  name?: string;
-  run_time_ns?: number;
-}
-
-function bpftoolProgs(): ProgInfo[] {
-  const bpftool = ['/usr/sbin/bpftool', '/usr/bin/bpftool'].find(existsSync) ?? 'bpftool';
-  // Synchronous on purpose: read at the instant the run starts/ends.
-  const r = spawnSync(bpftool, ['prog', 'show', '--json'], { encoding: 'utf8', maxBuffer: 64 << 20 });
-  return JSON.parse(r.stdout) as ProgInfo[];
 }
 
 function rotate<T>(items: T[], by: number): T[] {

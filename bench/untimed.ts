@@ -22,9 +22,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createCollector } from '@blkheat/agent/collector';
+import { createCollector, parseDevString } from '@blkheat/agent/collector';
 import type { Frame } from '@blkheat/shared-types';
-import { createLoopDevice, groupCountsByDisk, quietBoundary, runFio, sleep } from '@blkheat/testkit';
+import { createLoopDevice, diskstatsDelta, groupCountsByDisk, quietBoundary, runFio, sleep } from '@blkheat/testkit';
+import { bpftoolProgs } from './bpftool.js';
 
 const HOG_FILE = '/var/tmp/blkheat-hog';
 const USAGE = 'usage: node --import tsx bench/untimed.ts [--iterations N (default 40)] [--load]';
@@ -78,28 +79,30 @@ try {
       const before = start.stats.get(loop.name);
       if (!before) throw new Error(`${loop.name} is missing from /proc/diskstats`);
       const witness = await startTracepointWitness(before.dev);
-      const runs0 = completeProgramStats();
+      const runs0 = completeProgramRuns();
+      const misses0 = collector.stats().recursionMisses;
       const fio = await runFio({ filename: loop.path, rw: 'randrw', runtimeS: 4, ioengine: 'io_uring', iodepth: 16 });
       const end = await quietBoundary([loop.name]);
-      const runs1 = completeProgramStats();
+      const runs1 = completeProgramRuns();
+      const misses = collector.stats().recursionMisses - misses0;
       const seenByPerf = await witness.stop();
       const deadline = Date.now() + 10_000;
       while (!frames.some((f) => f.ts >= end.second)) {
         if (Date.now() > deadline) throw new Error(`no frame for second ${end.second} within 10 s`);
         await sleep(50);
       }
-      const after = end.stats.get(loop.name);
-      if (!after) throw new Error(`${loop.name} is missing from /proc/diskstats`);
-      const diskstats = after.reads + after.writes - (before.reads + before.writes);
-      const groups = groupCountsByDisk(frames, start.second, end.second).get(after.dev);
+      const delta = diskstatsDelta(start.stats, end.stats).get(loop.name);
+      if (!delta) throw new Error(`${loop.name} is missing from /proc/diskstats`);
+      const diskstats = delta.reads + delta.writes;
+      const groups = groupCountsByDisk(frames, start.second, end.second).get(delta.dev);
       const timed = groups ? groups.counted.read + groups.counted.write : 0;
       const untimed = groups ? groups.untimed.read + groups.untimed.write : 0;
       ran[arm]++;
       if (untimed > 0) lossy[arm]++;
-      const programRuns = arm === 'statsOn' ? `  program runs (all disks) ${runs1.runs - runs0.runs}` : '';
+      const programRuns = arm === 'statsOn' ? `  program runs (all disks) ${runs1 - runs0}` : '';
       console.log(
         `  ${String(i + 1).padStart(3)} stats ${arm === 'statsOn' ? 'on ' : 'off'}  fio ${fio.ios}  diskstats ${diskstats}  timed ${timed}  untimed ${untimed}` +
-          `  perf saw ${seenByPerf}${programRuns}  recursion misses ${runs1.misses - runs0.misses}`,
+          `  perf saw ${seenByPerf}${programRuns}  recursion misses ${misses}`,
       );
     } finally {
       await collector.close();
@@ -117,30 +120,27 @@ console.log(
     `${lossy.statsOn} of ${ran.statsOn} with them on`,
 );
 
-/** Run count (when statistics are on) and recursion misses of blkheat's block_rq_complete program. */
-function completeProgramStats(): { runs: number; misses: number } {
-  const all = JSON.parse(execFileSync('bpftool', ['-j', 'prog', 'show'], { encoding: 'utf8', maxBuffer: 64 << 20 })) as {
-    name?: string;
-    run_cnt?: number;
-    recursion_misses?: number;
-  }[];
-  const program = all.find((p) => p.name?.startsWith('bh_rq_complete'));
-  return { runs: program?.run_cnt ?? 0, misses: program?.recursion_misses ?? 0 };
+/** Run count of blkheat's block_rq_complete program (only counted while statistics are on). */
+function completeProgramRuns(): number {
+  return bpftoolProgs().find((p) => p.name?.startsWith('bh_rq_complete'))?.run_cnt ?? 0;
 }
 
 /** perf's count of block_rq_complete on one disk ("major:minor") from now until stop(). */
 async function startTracepointWitness(dev: string): Promise<{ stop(): Promise<number> }> {
-  const [major, minor] = dev.split(':').map(Number);
-  if (major === undefined || minor === undefined) throw new Error(`not a major:minor device: ${dev}`);
-  // The tracepoint's dev field is the kernel's dev_t: major << 20 | minor.
-  const filter = `dev == ${(major << 20) | minor}`;
+  // The tracepoint's dev field is the kernel's dev_t, as the collector encodes it.
+  const kernelDev = parseDevString(dev);
+  if (kernelDev === undefined) throw new Error(`not a major:minor device: ${dev}`);
+  const filter = `dev == ${kernelDev}`;
   const perf = spawn('perf', ['stat', '-x,', '-a', '-e', 'block:block_rq_complete', '--filter', filter], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let out = '';
   perf.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  let failed: Error | undefined;
+  perf.once('error', (error) => (failed = error)); // e.g. perf is not installed
   const closed = new Promise<number | null>((resolve) => perf.once('close', resolve));
   await sleep(1500); // perf attaches asynchronously; the loop device is idle until fio starts
+  if (failed) throw new Error(`bench/untimed: cannot run perf stat (${failed.message})`, { cause: failed });
   return {
     async stop() {
       perf.kill('SIGINT');

@@ -12,3 +12,4 @@ export {
 export { DeviceRegistry } from './devices.js';
 export { ClassNamer } from './classes.js';
 export { findIoHierarchy, type CgroupHierarchy } from './cgroups.js';
+export { parseDevString } from './layout.js';
