@@ -2,7 +2,8 @@
 // publishes into its own store, never writing the UI store, whatever the source does.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUCKET_SCHEMA, FINE_BUCKET_SCHEMA, type Frame } from '@blkheat/shared-types';
+import { BUCKET_SCHEMA, FINE_BUCKET_SCHEMA, type Frame, type RangeAnswer, type RangeRequest } from '@blkheat/shared-types';
+import type { AgentSource } from '../src/store/source.ts';
 import { liveView } from '../src/model/view.ts';
 import { dataHarness, LOOP0, SDA, snapshotOf } from './fixtures/dataLayer.ts';
 
@@ -11,6 +12,8 @@ const T0 = 1_700_000_000;
 function io(ts: number, n = 5): Frame {
   return { ts, step: 1, disks: [{ dev: '7:0', cls: [{ c: 'Read', n, d: [40, n], q: [0, n] }] }] };
 }
+
+type RangeRequestBody = Omit<RangeRequest, 'id'>;
 
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
 
@@ -101,4 +104,97 @@ test('data layer: a disk whose only I/O is in flight (a hang completes nothing) 
   idle.dm.refresh();
   for (let i = 0; i < 5; i++) await tick();
   assert.deepEqual(idle.store.getState().shownDevs, [LOOP0.dev]);
+});
+
+test('data layer: following, a history fetch slower than a live second still lands (the moving edge does not restart it)', async () => {
+  // The agent has two hours of history; the page holds the last minute live. Zooming the live
+  // view out to an hour needs a fetch at a coarser step. Each live second moves the edge while
+  // the fetch is out: it must not be dropped and asked again, or an agent slower than a second
+  // to answer never gets the hour on screen.
+  const asked: { msg: RangeRequestBody; answer(frames: Frame[]): void }[] = [];
+  const h = dataHarness({
+    disks: [LOOP0],
+    client: {
+      connected: true,
+      hello: undefined,
+      request: (msg: RangeRequestBody) =>
+        new Promise<RangeAnswer>((resolve) => {
+          asked.push({
+            msg,
+            answer: (frames) => resolve({ t: 'range', id: asked.length, from: msg.from, to: msg.to, step: msg.step ?? 1, frames }),
+          });
+        }),
+    } as AgentSource,
+  });
+  const dm = h.dm;
+  const start = T0 - 7200;
+  h.ui.setState({
+    agent: { version: 'test', host: { hostname: 'h', kernel: 'k' }, tiers: [1, 10, 60], historyFrom: start },
+    view: liveView(T0 + 60, 20),
+  });
+  dm.setLiveSchema(BUCKET_SCHEMA);
+  dm.onFrames(Array.from({ length: 60 }, (_, s) => io(T0 + s)));
+  dm.onCovered(T0, T0 + 60);
+  dm.refresh();
+  await tick();
+  assert.equal(h.window()?.step, 1, 'the last 20 s, from the live buffer');
+  assert.equal(asked.length, 0);
+
+  h.ui.setState({ view: liveView(dm.edge(), 3600) });
+  dm.refresh();
+  const waitAsked = async (n: number): Promise<void> => {
+    for (let i = 0; i < 100 && asked.length < n; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(asked.length, n, `${n} range request(s)`);
+  };
+  await waitAsked(1);
+  const first = { ...asked[0]!.msg, step: asked[0]!.msg.step ?? 1 };
+  assert.ok(first.step > 1, `an hour at a coarser step (${first.step} s)`);
+  // Three live seconds arrive while the agent thinks.
+  for (const s of [60, 61, 62]) {
+    dm.onFrames([io(T0 + s)]);
+    dm.onCovered(T0 + s, T0 + s + 1);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  assert.equal(asked.length, 1, 'the request under way was not asked again');
+  const history: Frame[] = [];
+  for (let ts = first.from; ts < first.to; ts += first.step) history.push({ ...io(ts, 2), step: first.step });
+  asked[0]!.answer(history);
+  for (let i = 0; i < 10; i++) await tick();
+  const w = h.window();
+  assert.equal(w?.step, first.step, 'the hour is on screen');
+  assert.ok(w && w.from <= dm.edge() - 3600, 'from an hour ago');
+  assert.ok(w && w.coveredTo >= T0 + 63, `up to the newest live second (covered to ${w ? w.coveredTo - T0 : '-'})`);
+  assert.deepEqual(
+    w?.frames.filter((f) => f.ts >= T0 + 60).map((f) => f.ts - T0),
+    [60, 61, 62],
+    'the live seconds that came during the fetch are in it',
+  );
+  assert.ok(w && w.to >= T0 + 63, 'and the window reaches them');
+});
+
+test('data layer: following, a live second that comes while a new window waits to load is in that window', async () => {
+  // Zooming the live view waits out the gesture (a debounce) before loading from the live
+  // buffer; a live second arriving meanwhile must land in the new window, not be left out.
+  const h = dataHarness({ disks: [LOOP0] });
+  const dm = h.dm;
+  h.ui.setState({ view: liveView(T0 + 60, 20) });
+  dm.setLiveSchema(BUCKET_SCHEMA);
+  dm.onFrames(Array.from({ length: 60 }, (_, s) => io(T0 + s)));
+  dm.onCovered(T0, T0 + 60);
+  dm.refresh();
+  await tick();
+  const first = h.window();
+  assert.ok(first && first.from > T0, 'the last 20 s and some');
+  h.ui.setState({ view: liveView(dm.edge(), 50) });
+  dm.refresh();
+  await tick();
+  assert.equal(h.window(), first, 'the new window waits for the gesture to settle');
+  dm.onFrames([io(T0 + 60, 7)]);
+  dm.onCovered(T0 + 60, T0 + 61);
+  await new Promise((r) => setTimeout(r, 400));
+  const w = h.window();
+  assert.notEqual(w, first, 'a new window');
+  assert.equal(w?.frames.at(-1)?.ts, T0 + 60, 'with the second that came meanwhile');
+  assert.ok(w && w.to >= T0 + 61 && w.coveredTo === T0 + 61);
+  assert.equal(h.store.getState().summary?.disks.get('7:0')?.n, 5 * 49 + 7, 'and in the summary of the visible range');
 });

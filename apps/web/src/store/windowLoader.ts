@@ -8,8 +8,7 @@
  */
 import { bucketCount, type Frame, sameSchema } from '@blkheat/shared-types';
 import { CountScale } from '../model/colour.js';
-import { alignCeil, alignFloor, bufferedRange, chooseStep, MAX_WINDOW_COLUMNS } from '../model/resolution.js';
-import type { ViewState } from '../model/view.js';
+import { alignCeil, alignFloor, MAX_WINDOW_COLUMNS } from '../model/resolution.js';
 import type { Busy } from './busy.js';
 import type { SliceStore, WindowSlice } from './dataStore.js';
 import type { DataWindow, WindowSource } from './dataWindow.js';
@@ -19,15 +18,9 @@ import type { AgentSource, DataSource } from './source.js';
 import type { UiReader } from './store.js';
 import type { VisibleSummary } from './visibleSummary.js';
 import { fetchRange } from './fetchRange.js';
+import { continues, reachTo, type Want, wantedWindow } from './windowWant.js';
 
 const LOAD_DEBOUNCE = 120;
-
-interface Want {
-  readonly step: number;
-  readonly from: number;
-  readonly to: number;
-  readonly following: boolean;
-}
 
 export interface WindowLoaderOptions {
   readonly ui: UiReader;
@@ -55,6 +48,8 @@ export class WindowLoader {
   /** Bumped to drop a load under way (a newer one started, or the source changed). */
   private loadGen = 0;
   private fetchTimer: { readonly timer: ReturnType<typeof setTimeout>; readonly done: () => void } | undefined;
+  /** What the load under way (waiting, fetching or building) will install; undefined when none is. */
+  private pending: Want | undefined;
   private refreshQueued = false;
 
   constructor(options: WindowLoaderOptions) {
@@ -77,6 +72,7 @@ export class WindowLoader {
   reset(): void {
     this.setCurrent(undefined);
     this.loadGen++;
+    this.pending = undefined;
   }
 
   /** Frames or matrices changed: renderers redraw, the summary is recomputed. */
@@ -188,30 +184,8 @@ export class WindowLoader {
     }
   }
 
-  private wanted(): Want & { visible: ViewState } {
-    const ui = this.ui.getState();
-    const edge = this.source.edge();
-    const visible = this.source.visible();
-    const px = Math.max(50, ui.plotWidth * ui.dpr);
-    const step = chooseStep(visible.to - visible.from, px, this.source.minStep());
-    const highest = alignCeil(edge, step);
-    // No buffer before the source's oldest second, but the visible part before it stays in the
-    // window: there it is drawn as "no data" (see windowKnown), not left blank like a quiet disk.
-    const oldest = this.source.lowest();
-    const lowest = oldest === undefined ? undefined : Math.min(oldest, visible.from);
-    if (visible.following) {
-      const b = highest;
-      let a = alignFloor(edge - 2 * visible.span, step);
-      if (lowest !== undefined) a = Math.max(a, alignFloor(lowest, step));
-      if ((b - a) / step > MAX_WINDOW_COLUMNS) a = b - MAX_WINDOW_COLUMNS * step;
-      return { step, from: a, to: Math.max(b, a + step), following: true, visible };
-    }
-    const r = bufferedRange(visible.from, visible.to, step, { lowest, highest: Math.max(highest, alignCeil(visible.to, step)) });
-    return { step, from: r.from, to: r.to, following: false, visible };
-  }
-
   private refreshNow(): void {
-    const want = this.wanted();
+    const want = wantedWindow(this.ui, this.source);
     const cur = this.current;
     const step = want.step;
     const lowest = this.source.lowest();
@@ -227,7 +201,7 @@ export class WindowLoader {
       cur.following = false;
     }
     if (!fits) {
-      this.load(want);
+      if (!(this.pending && continues(this.pending, want))) this.load(want);
     } else if (cur && this.heatMaps.stale(cur)) {
       this.heatMaps.derive(cur);
       this.bump();
@@ -238,6 +212,7 @@ export class WindowLoader {
 
   private load(want: Want): void {
     const gen = ++this.loadGen;
+    this.pending = want;
     if (this.fetchTimer !== undefined) {
       clearTimeout(this.fetchTimer.timer);
       this.fetchTimer.done();
@@ -290,12 +265,14 @@ export class WindowLoader {
     const oldest = this.source.lowest();
     const inLive = live.covers(oldest === undefined ? want.from : Math.max(want.from, oldest), Math.min(want.to, edge));
     if (inLive || !connected) {
+      const to = reachTo(want, want.step, live.coveredTo);
       this.install({
         ...want,
+        to,
         schema: this.source.schema(),
         requestedStep: want.step,
-        frames: live.range(want.from, want.to),
-        coveredTo: Math.min(want.to, live.coveredTo ?? want.from),
+        frames: live.range(want.from, to),
+        coveredTo: Math.min(to, live.coveredTo ?? want.from),
         knownFrom: live.coveredFrom !== undefined ? Math.max(want.from, live.coveredFrom) : Infinity,
         // Not connected and not in the live buffer: what we show is a placeholder.
         provisional: !inLive,
@@ -330,14 +307,15 @@ export class WindowLoader {
       this.notify?.('error', `could not fetch history for this range: ${e instanceof Error ? e.message : String(e)}`);
     }
     if (gen !== this.loadGen) return;
-    const tail = live.range(fetchTo, want.to);
+    const to = reachTo(want, step, live.coveredTo);
+    const tail = live.range(fetchTo, to);
     frames = frames.filter((f) => f.ts >= want.from && f.ts < fetchTo).concat(tail);
     const from = alignFloor(want.from, step);
     this.install({
       ...want,
       schema,
       from,
-      to: alignCeil(want.to, step),
+      to: alignCeil(to, step),
       step,
       requestedStep: want.step,
       frames,
@@ -366,11 +344,13 @@ export class WindowLoader {
         setTimeout(step, 0);
       }
     };
-    step();
+    // Not now: this task already cut the window's frames out of the snapshot (tens of ms for a big file).
+    setTimeout(step, 0);
   }
 
   /** What a window is made of; the rest of DataWindow is derived from it (`built`: heat maps made for it already). */
   private install(w: WindowSource, built?: Built): void {
+    this.pending = undefined;
     const cur: DataWindow = {
       ...w,
       id: ++this.windowId,

@@ -1,0 +1,131 @@
+// The frame scheduler (render/scheduler.ts) on a hand-driven clock: each dirty view draws once
+// per frame in registration order however often it was invalidated; a frame starts no view
+// after its budget and the rest draw in the next frames, still in order and each once; a view
+// that throws does not stop the others; a view that invalidates itself draws again next frame.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FRAME_BUDGET_MS, type FrameClock, FrameScheduler } from '../src/render/scheduler.ts';
+
+/** A clock whose frames run when the test says, and whose time moves only when a view draws. */
+class HandClock implements FrameClock {
+  t = 0;
+  private pending: (() => void) | undefined;
+  requests = 0;
+  requestFrame(cb: () => void): number {
+    assert.equal(this.pending, undefined, 'one frame requested at a time');
+    this.pending = cb;
+    return ++this.requests;
+  }
+  now(): number {
+    return this.t;
+  }
+  /** Runs the requested frame; false when none was requested. */
+  frame(): boolean {
+    const cb = this.pending;
+    this.pending = undefined;
+    cb?.();
+    return cb !== undefined;
+  }
+}
+
+/** A scheduler with views a..e, each taking `costMs` of the hand clock to draw; `log` lists draws per frame. */
+function setUp(costMs: number, budget = FRAME_BUDGET_MS) {
+  const clock = new HandClock();
+  const s = new FrameScheduler(clock, budget);
+  const frames: string[][] = [];
+  let current: string[] = [];
+  const view = (key: string) => () => {
+    current.push(key);
+    clock.t += costMs;
+  };
+  for (const key of ['a', 'b', 'c', 'd', 'e']) s.register(key, view(key));
+  const frame = (): boolean => {
+    current = [];
+    const ran = clock.frame();
+    if (ran) frames.push(current);
+    return ran;
+  };
+  return { clock, s, frames, frame };
+}
+
+test('each dirty view draws once per frame, in registration order, however often invalidated', () => {
+  const { clock, s, frames, frame } = setUp(1);
+  assert.ok(frame());
+  assert.deepEqual(frames, [['a', 'b', 'c', 'd', 'e']], 'registering draws every view once');
+  assert.equal(s.busy, false);
+  for (let i = 0; i < 10; i++) {
+    s.invalidate('d');
+    s.invalidate('b');
+  }
+  s.invalidate('unknown');
+  assert.equal(s.busy, true);
+  assert.ok(frame());
+  assert.deepEqual(frames[1], ['b', 'd']);
+  assert.equal(frame(), false, 'nothing dirty: no frame requested');
+  assert.equal(clock.requests, 2);
+});
+
+test('over budget: the views not started draw in the next frames, in order, each once', () => {
+  // 10 ms per view, budget 24 ms: views start at 0, 10 and 20 ms; the fourth would start at 30.
+  const { s, frames, frame } = setUp(10, 24);
+  while (frame());
+  assert.deepEqual(frames, [
+    ['a', 'b', 'c'],
+    ['d', 'e'],
+  ]);
+  assert.equal(s.busy, false);
+  // A view dirtied again while it waits for its frame still draws once, with what is current then.
+  frames.length = 0;
+  s.invalidateMatching();
+  assert.ok(frame());
+  s.invalidate('e');
+  s.invalidate('a');
+  while (frame());
+  assert.deepEqual(frames, [
+    ['a', 'b', 'c'],
+    ['a', 'd', 'e'],
+  ]);
+  assert.deepEqual(s.timingsOf('a'), [10, 10, 10]);
+});
+
+test('a view slower than the budget still draws, one per frame, and the rest follow', () => {
+  const { frames, frame } = setUp(100, 24);
+  while (frame());
+  assert.deepEqual(frames, [['a'], ['b'], ['c'], ['d'], ['e']]);
+});
+
+test('a view that throws does not stop the others; one that invalidates itself draws again next frame', (t) => {
+  const clock = new HandClock();
+  const s = new FrameScheduler(clock);
+  const drawn: string[] = [];
+  t.mock.method(console, 'error', () => undefined);
+  let again = 2;
+  s.register('broken', () => {
+    drawn.push('broken');
+    throw new Error('boom');
+  });
+  s.register('self', () => {
+    drawn.push('self');
+    if (again-- > 0) s.invalidate('self');
+  });
+  s.register('last', () => drawn.push('last'));
+  clock.frame();
+  assert.deepEqual(drawn, ['broken', 'self', 'last']);
+  clock.frame();
+  clock.frame();
+  assert.deepEqual(drawn, ['broken', 'self', 'last', 'self', 'self']);
+  assert.equal(clock.frame(), false);
+  assert.equal(s.busy, false);
+});
+
+test('an unregistered view is not drawn, even when it was dirty', () => {
+  const clock = new HandClock();
+  const s = new FrameScheduler(clock);
+  const drawn: string[] = [];
+  s.register('kept', () => drawn.push('kept'));
+  const off = s.register('gone', () => drawn.push('gone'));
+  off();
+  clock.frame();
+  assert.deepEqual(drawn, ['kept']);
+  assert.equal(s.busy, false);
+});
