@@ -1,6 +1,6 @@
 // The frame scheduler (render/scheduler.ts) on a hand-driven clock: each dirty view draws once
 // per frame in registration order however often it was invalidated; a frame starts no view
-// after its budget and the rest draw in the next frames, still in order and each once; a view
+// after its budget and the rest draw first in the next frames, each once, so none starves; a view
 // that throws does not stop the others; a view that invalidates itself draws again next frame.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -74,7 +74,8 @@ test('over budget: the views not started draw in the next frames, in order, each
     ['d', 'e'],
   ]);
   assert.equal(s.busy, false);
-  // A view dirtied again while it waits for its frame still draws once, with what is current then.
+  // A view dirtied again while it waits for its frame still draws once, with what is current
+  // then; the views left over go first in the next frame, before those drawn last frame.
   frames.length = 0;
   s.invalidateMatching();
   assert.ok(frame());
@@ -83,7 +84,7 @@ test('over budget: the views not started draw in the next frames, in order, each
   while (frame());
   assert.deepEqual(frames, [
     ['a', 'b', 'c'],
-    ['a', 'd', 'e'],
+    ['d', 'e', 'a'],
   ]);
   assert.deepEqual(s.timingsOf('a'), [10, 10, 10]);
 });
@@ -128,4 +129,19 @@ test('an unregistered view is not drawn, even when it was dirty', () => {
   clock.frame();
   assert.deepEqual(drawn, ['kept']);
   assert.equal(s.busy, false);
+});
+
+test('a view dirtied again every frame does not keep the ones after it from drawing', () => {
+  // 10 ms per view, budget 15 ms: two views per frame. 'a' is dirtied again before every frame
+  // (a hover); b..e still draw, each within a few frames, and 'a' keeps drawing too.
+  const { s, frames, frame } = setUp(10, 15);
+  while (frame());
+  frames.length = 0;
+  s.invalidateMatching();
+  for (let i = 0; i < 4; i++) {
+    frame();
+    s.invalidate('a');
+  }
+  while (frame());
+  assert.deepEqual(frames, [['a', 'b'], ['c', 'd'], ['e', 'a'], ['a'], ['a']]);
 });

@@ -9,7 +9,7 @@ import { createCollector, CollectorError, DEFAULT_SAMPLE_BUDGET, MAX_SAMPLE_BUDG
 import { recordLine } from '../record/format-json.js';
 import { formatIntervalText } from '../record/format-text.js';
 import { IntervalGrouper, type Interval } from '../record/intervals.js';
-import { parseSchemaFlag, UsageError } from '../service/flags.js';
+import { intArg, parseSchemaFlag, UsageError } from '../service/flags.js';
 
 export const summary = 'print per-interval latency histograms per disk and op class';
 
@@ -94,13 +94,14 @@ export function parseRecordArgs(argv: string[]): RecordArgs | 'help' {
     throw new UsageError(`--issue-timestamps must be own or kernel, not '${issueTimestamps}'`);
   if (v.samples && !v.json) throw new UsageError('--samples needs --json (text output has no room for per-I/O records)');
   return {
-    intervalS: intInRange('--interval', v.interval, 1, 3600, 1),
-    count: v.count === undefined ? undefined : intInRange('--count', v.count, 1, Number.MAX_SAFE_INTEGER, 1),
+    intervalS: v.interval === undefined ? 1 : intArg('interval', v.interval, 1, 3600),
+    count: v.count === undefined ? undefined : intArg('count', v.count, 1, Number.MAX_SAFE_INTEGER),
     disks: v.disk ?? [],
     queued: v.queued ?? false,
     json: v.json ?? false,
     samples: v.samples ?? false,
-    samplesBudget: intInRange('--samples-budget', v['samples-budget'], 0, MAX_SAMPLE_BUDGET, DEFAULT_SAMPLE_BUDGET),
+    samplesBudget:
+      v['samples-budget'] === undefined ? DEFAULT_SAMPLE_BUDGET : intArg('samples-budget', v['samples-budget'], 0, MAX_SAMPLE_BUDGET),
     partitions: v.partitions ?? false,
     schema: parseSchemaFlag(v.schema),
     hooks,
@@ -108,14 +109,6 @@ export function parseRecordArgs(argv: string[]): RecordArgs | 'help' {
     btf: v.btf,
     verbose: v.verbose ?? false,
   };
-}
-
-function intInRange(flag: string, text: string | undefined, min: number, max: number, fallback: number): number {
-  if (text === undefined) return fallback;
-  if (!/^\d+$/.test(text)) throw new UsageError(`${flag} must be a whole number, not '${text}'`);
-  const n = Number(text);
-  if (n < min || n > max) throw new UsageError(`${flag} must be between ${min} and ${max}, not ${text}`);
-  return n;
 }
 
 export async function run(argv: string[]): Promise<number> {

@@ -46,9 +46,9 @@ export function parseCommandFlags<O extends FlagSpecs>(command: string, argv: re
   }
 }
 
-/** --name N: a whole number in min..max. */
+/** --name N: a whole number in min..max (at most 15 digits: every one is exact as a JS number). */
 export function intArg(name: string, text: string, min: number, max: number): number {
-  if (!/^\d{1,10}$/.test(text)) fail(`--${name}: expected a whole number, got "${text}"`);
+  if (!/^\d{1,15}$/.test(text)) fail(`--${name}: expected a whole number, got "${text}"`);
   const n = Number(text);
   if (n < min || n > max) fail(`--${name}: ${n} is outside ${min}..${max}`);
   return n;

@@ -30,6 +30,9 @@ async function start(t: TestContext): Promise<{ agent: FakeAgent; source: Synthe
 async function open(t: TestContext, url: string): Promise<Page> {
   const { page } = await launchFor(t, { colorScheme: 'light' });
   await page.goto(url);
+  // Connected first: until then a linked past range shows a placeholder window, dropped (and
+  // fetched) when the agent comes; read before that, the state is the placeholder's.
+  await waitLive(page, 20_000);
   await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().summaryRange !== undefined, undefined, {
     timeout: 20_000,
   });
