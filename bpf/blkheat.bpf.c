@@ -22,8 +22,9 @@
  * BPF_CORE_READ). The agent enables one flavour at load time; where the tracepoint argument
  * layout differs (request_queue first, before 5.11) it picks the *_q programs, from BTF.
  *
- * This file holds the knobs and the programs; the rest is in include/: blkheat_maps.bpf.h (the
- * maps), blkheat_record.bpf.h (kernel layout, class codes, recording a finished I/O),
+ * This file holds the knobs and the programs; the rest is in include/: blkheat_bucket.bpf.h (the
+ * latency buckets' knobs and lookup), blkheat_maps.bpf.h (the maps), blkheat_record.bpf.h (kernel
+ * layout, class codes, recording a finished I/O),
  * blkheat_handlers.bpf.h (the hook logic) and blkheat_inflight.bpf.h (the in-flight scan).
  */
 #include "vmlinux.h"
@@ -36,8 +37,6 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* ---- knobs, set by the agent before load ---- */
 
-/* Upper bounds (ns, inclusive) of the regular buckets, ascending, padded with U64_MAX. */
-const volatile __u64 bounds_ns[BH_MAX_BOUNDS] = {};
 /* Histogram slot length (1 s). */
 const volatile __u64 slot_ns = 1000000000ULL;
 /* Time from the kernel's own rq->start_time_ns / io_start_time_ns instead of our stamps
@@ -49,6 +48,7 @@ const volatile bool filter_disks = false;
 /* raw_tp only: index of the request/bio argument (1 where request_queue came first). */
 const volatile __u32 rq_arg_idx = 0;
 
+#include "blkheat_bucket.bpf.h"
 #include "blkheat_maps.bpf.h"
 #include "blkheat_record.bpf.h"
 

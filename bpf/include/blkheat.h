@@ -159,7 +159,7 @@ struct bh_inflight_summary {
 /* Runtime settings the agent updates while running (array map, one entry). */
 struct bh_settings {
 	__s64 wall_offset_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
-	__u32 fair_threshold;   /* sample an I/O when prandom < this (0 = none, 0xffffffff = all) */
+	__u32 fair_threshold;   /* sample an I/O when a uniform u32 draw < this (0 = none, 0xffffffff = all) */
 	__u32 fair_budget;      /* random samples allowed per second */
 	__u32 outlier_budget;   /* slowest-of-second samples allowed per second */
 	__u32 pad;

@@ -77,10 +77,12 @@ static __always_inline void H(on_rq_issue)(struct request *rq)
 	 * wait for it to come back (the costliest instruction of this program when it read the
 	 * key first); stores retire through the store buffer. A slot another in-flight request
 	 * still held is found, and counted, at that request's completion. */
+	/* The task's ids are read from it: one helper call instead of two (~9 ns each here). */
+	struct task_struct *task = bpf_get_current_task_btf();
 	sl->key = id;
 	sl->issue_ns = bpf_ktime_get_ns();
-	sl->pid_tgid = bpf_get_current_pid_tgid();
-	sl->task = bpf_get_current_task();
+	sl->pid_tgid = ((__u64)READ(task, tgid) << 32) | (__u32)READ(task, pid);
+	sl->task = ptr_id(task);
 }
 
 /* Bytes of a request at its final completion: the size it was issued with where the kernel keeps

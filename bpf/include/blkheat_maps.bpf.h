@@ -131,6 +131,14 @@ struct {
 	__type(value, struct bh_slot_cache);
 } slot_cache SEC(".maps");
 
+/* Per CPU: the state of the fair-sampling draw (see fair_draw). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} fair_rng SEC(".maps");
+
 /* One u64 per CPU to turn pointers into numbers (see ptr_id). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -11,8 +11,9 @@
  *   dense 1..regular   Prometheus index minIndex + dense - 1
  *   dense regular+1    overflow   (2^(maxIndex/2^scale), +inf) s
  *
- * The kernel side receives `upperBoundsNs()` as a read-only array and does an
- * upper-inclusive binary search, so the kernel never needs floating point.
+ * The kernel side receives `upperBoundsNs()` as a read-only array, with a table over it that
+ * the agent builds (apps/agent/src/collector/bucket-table.ts), and finds the same upper-inclusive
+ * bucket as bucketOfNs with integers only.
  */
 
 export interface BucketSchema {
@@ -93,7 +94,7 @@ export function upperBoundsNs(schema: BucketSchema = BUCKET_SCHEMA): bigint[] {
   return out;
 }
 
-/** Dense bucket of a latency in nanoseconds; same answer as the kernel's binary search. */
+/** Dense bucket of a latency in nanoseconds; same answer as the kernel's lookup (held to it by collector-buckets.test.ts). */
 export function bucketOfNs(ns: number | bigint, schema: BucketSchema = BUCKET_SCHEMA): number {
   const v = typeof ns === 'bigint' ? ns : BigInt(Math.max(0, Math.floor(ns)));
   const bounds = boundsCache(schema);

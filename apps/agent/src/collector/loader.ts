@@ -15,7 +15,8 @@ import {
   type KernelBtf,
   type Link,
 } from '@blkheat/bpf-loader';
-import { BUCKET_SCHEMA, type BucketSchema, upperBoundsNs } from '@blkheat/shared-types';
+import { BUCKET_SCHEMA, type BucketSchema } from '@blkheat/shared-types';
+import { kernelBucketKnobs } from './bucket-table.js';
 import { CollectorError, errorText } from './errors.js';
 import { INFLIGHT_PROGRAM } from './inflight.js';
 import type { KernelFacts } from './kernel-facts.js';
@@ -96,7 +97,9 @@ async function tryLoad(path: string, flavour: Flavour, facts: KernelFacts, req: 
     const selected = new Set(facts.hasInflightScan ? [...programs, INFLIGHT_PROGRAM] : programs);
     for (const p of object.programs()) object.setAutoload(p.name, selected.has(p.name));
 
-    object.setGlobal('bounds_ns', boundsBuffer(req.schema, req.layout));
+    const buckets = kernelBucketKnobs(req.schema, req.layout);
+    object.setGlobal('bounds_ns', buckets.bounds);
+    object.setGlobal('bucket_first', buckets.table);
     object.setGlobal('kernel_times', Buffer.from([req.options.issueTimestamps === 'kernel' ? 1 : 0]));
     object.setGlobal('samples_enabled', Buffer.from([req.samples ? 1 : 0]));
     object.setGlobal('rq_arg_idx', u32(facts.rqLayout === 'queue-first' ? 1 : 0));
@@ -201,15 +204,6 @@ export function selectPrograms(flavour: Flavour, facts: KernelFacts): { request:
     request: [`bh_rq_issue_${sfx}${q(facts.rqLayout)}`, `bh_rq_complete_${sfx}`, `bh_rq_requeue_${sfx}${q(facts.rqLayout)}`],
     bio: [`bh_bio_queue_${sfx}${q(facts.bioQueueLayout)}`, `bh_bio_complete_${sfx}`],
   };
-}
-
-function boundsBuffer(schema: BucketSchema, layout: SchemaLayout): Buffer {
-  const bounds = upperBoundsNs(schema);
-  if (bounds.length >= layout.maxBounds)
-    throw new CollectorError(`bucket schema has ${bounds.length} bounds; the kernel object holds ${layout.maxBounds - 1}`);
-  const buf = Buffer.alloc(layout.maxBounds * 8, 0xff); // past the last bound: U64_MAX
-  bounds.forEach((b, i) => buf.writeBigUInt64LE(b, i * 8));
-  return buf;
 }
 
 /** EPERM, or an EACCES that is about privilege: a verifier rejection is EACCES too, and must not read as "run as root". */
