@@ -10,7 +10,7 @@
  * splits every power of two into 2^BH_SPLIT_BITS equal parts and names, for each part, the bucket
  * of its lowest value; the agent checks that no part holds more than one bound (each bucket is
  * wider than a part: 9 % of its lower end at schema 3, against 3 %), so one compare settles it.
- * Nothing here branches on the latency.
+ * Nothing here branches on the latency. bh_msb() also gives the I/O size class (size_log2).
  */
 #ifndef BLKHEAT_BUCKET_BPF_H
 #define BLKHEAT_BUCKET_BPF_H
@@ -29,29 +29,30 @@ const volatile __u8 bucket_first[BH_BUCKET_TABLE_SIZE] = {};
 /* 1 when v > limit, else 0, for v < 2^63: the sign of limit - v, without a branch. */
 #define BH_ABOVE(v, limit) (((__u64)(limit) - (v)) >> 63)
 
+/* One halving step of bh_msb: when v has a bit at `bits` or above, shift it down by `bits`. */
+#define BH_MSB_STEP(bits)                               \
+	t = BH_ABOVE(v, (1ULL << (bits)) - 1) * (bits); \
+	v >>= t;                                        \
+	o += t;
+
+/* floor(log2(x)) for x below 2^63 (0 for 0 and 1), by halving the width without branches. */
+static __always_inline __u64 bh_msb(__u64 x)
+{
+	__u64 v = x | 1, o = 0, t;
+	BH_MSB_STEP(32)
+	BH_MSB_STEP(16)
+	BH_MSB_STEP(8)
+	BH_MSB_STEP(4)
+	BH_MSB_STEP(2)
+	BH_MSB_STEP(1)
+	return o & 63;
+}
+
 /* Dense bucket of a latency below 2^63 ns: the smallest k with ns <= bounds_ns[k], or the number
  * of bounds (overflow) above them all. */
 static __always_inline __u32 bh_bucket_of(__u64 ns)
 {
-	/* o = floor(log2(ns)) (0 for 0 and 1), by halving the width without branches. */
-	__u64 v = ns | 1, o = 0, t;
-	t = BH_ABOVE(v, 0xffffffffULL) << 5;
-	v >>= t;
-	o += t;
-	t = BH_ABOVE(v, 0xffffULL) << 4;
-	v >>= t;
-	o += t;
-	t = BH_ABOVE(v, 0xffULL) << 3;
-	v >>= t;
-	o += t;
-	t = BH_ABOVE(v, 0xfULL) << 2;
-	v >>= t;
-	o += t;
-	t = BH_ABOVE(v, 0x3ULL) << 1;
-	v >>= t;
-	o += t;
-	o += BH_ABOVE(v, 0x1ULL);
-	o &= 63;
+	__u64 o = bh_msb(ns);
 	/* The BH_SPLIT_BITS bits below the highest set one (zeros shifted in below small values). */
 	__u64 part = ((ns << (63 - o)) >> (63 - BH_SPLIT_BITS)) & ((1u << BH_SPLIT_BITS) - 1);
 	__u32 first = bucket_first[((o << BH_SPLIT_BITS) | part) & (BH_BUCKET_TABLE_SIZE - 1)];

@@ -125,25 +125,11 @@ struct bh_io {
 	bool counted; /* false: only note a completion whose start was missed */
 };
 
-/* Size class of an I/O: the smallest s with bytes <= 2^s (4 KiB -> 12, 1 MiB -> 20); 0 for none.
- * Floor of log2(bytes - 1), plus one, by halving the width: 5 steps for 32 bits. */
-#define BH_LOG2_STEP(bits)      \
-	if (v >> (bits)) {      \
-		v >>= (bits);   \
-		s += (bits);    \
-	}
+/* Size class of an I/O: the smallest s with bytes <= 2^s (4 KiB -> 12, 1 MiB -> 20); 0 for none
+ * (and for 1 byte). */
 static __always_inline __u8 size_log2(__u32 bytes)
 {
-	if (!bytes)
-		return 0;
-	__u32 v = bytes - 1;
-	__u8 s = 0;
-	BH_LOG2_STEP(16)
-	BH_LOG2_STEP(8)
-	BH_LOG2_STEP(4)
-	BH_LOG2_STEP(2)
-	BH_LOG2_STEP(1)
-	return s + v;
+	return bytes > 1 ? bh_msb(bytes - 1) + 1 : 0;
 }
 
 static __always_inline struct bh_hist *hist_for(struct bh_hist_key *key)

@@ -138,33 +138,46 @@ test(
   'more I/Os in flight than the kernel lists (256): each disk’s count and oldest age stay exact',
   { timeout: 90_000, skip },
   async (t) => {
-    // Three loop devices over 5 ms FUSE files, each kept saturated: the driver holds as many
-    // requests as it has tags (loop: 128 each), 384 in all, more than the 256 listed.
-    const disks = await Promise.all([0, 1, 2].map(() => createDelayedLoopDevice({ delayMs: 5, sizeMiB: 64, t })));
+    // Three loop devices over FUSE files whose daemons each hold one read. The loop worker waits
+    // on it, so every request the driver takes stays with it: each disk has exactly as many I/Os
+    // in flight as it has tags (loop: 128), 384 in all, more than the 256 listed, and the oldest
+    // is as old as the hold. (Saturating 5 ms reads instead left the count to timing: a request
+    // between a completion and the next dispatch is not in flight, and a slow machine had 10 % so.)
+    const disks = await Promise.all([0, 1, 2].map(() => createDelayedLoopDevice({ delayMs: 0, sizeMiB: 64, t })));
     const tags = disks.map((d) => Number(readFileSync(`/sys/block/${d.name}/mq/0/nr_tags`, 'utf8')));
     const rec = await record(t, { disks: disks.map((d) => d.name) });
-    const fio = disks.map((d) => startFio({ filename: d.path, rw: 'randread', ioengine: 'io_uring', iodepth: 200, runtimeS: 12 }, t));
-    await sleep(6000);
-    const from = Math.floor(Date.now() / 1000) - 2;
-    await rec.waitForSecond(from + 3);
-    for (const f of fio) await f.stop();
-    const seen = rec.frames.filter((f) => f.ts >= from && f.ts < from + 3);
-    assert.ok(seen.length >= 2, `frames of the saturated seconds: ${seen.length}`);
-    for (const f of seen) {
-      let total = 0;
-      disks.forEach((d, i) => {
-        const state = f.disks.find((x) => x.dev === d.dev)?.inflight;
-        const want = tags[i] as number;
-        t.diagnostic(
-          `${f.ts} ${d.name}: ${state?.n} in flight (driver depth ${want}), oldest ${((state?.oldest_ns ?? 0) / 1e6).toFixed(0)} ms, ${state?.ios.length} listed`,
-        );
-        // With the driver: all its tags but the few between a completion and the next dispatch.
-        assert.ok(state && state.n >= 0.9 * want && state.n <= want, `${d.name}: ${state?.n} in flight, driver depth ${want}`);
-        // Served one at a time at 5 ms each, the oldest of `want` waits about want × 5 ms.
-        assert.ok(state.oldest_ns > want * 5e6 * 0.5, `${d.name}: oldest ${state.oldest_ns} ns`);
-        total += state.n;
-      });
-      assert.ok(total > 256, `${total} in flight in all: more than the kernel lists`);
+    for (const d of disks) d.holdNextRead();
+    const fio = disks.map((d) => startFio({ filename: d.path, rw: 'randread', ioengine: 'io_uring', iodepth: 200, runtimeS: 60 }, t));
+    try {
+      const deadline = Date.now() + 10_000;
+      while (!disks.every((d) => d.holdState() === 'holding')) {
+        assert.ok(Date.now() < deadline, `no read held after 10 s: ${disks.map((d) => `${d.name} ${d.holdState()}`).join(', ')}`);
+        await sleep(50);
+      }
+      const heldAt = Date.now();
+      const from = Math.floor(heldAt / 1000) + 2;
+      await rec.waitForSecond(from + 3);
+      const seen = rec.frames.filter((f) => f.ts >= from && f.ts < from + 3);
+      assert.ok(seen.length >= 2, `frames of the held seconds: ${seen.length}`);
+      for (const f of seen) {
+        let total = 0;
+        disks.forEach((d, i) => {
+          const state = f.disks.find((x) => x.dev === d.dev)?.inflight;
+          const want = tags[i] as number;
+          t.diagnostic(
+            `${f.ts} ${d.name}: ${state?.n} in flight (driver depth ${want}), oldest ${((state?.oldest_ns ?? 0) / 1e6).toFixed(0)} ms, ${state?.ios.length} listed`,
+          );
+          assert.equal(state?.n, want, `${d.name}: in flight, with every tag held`);
+          // The frame of second ts is taken after it ends; the held read began before heldAt.
+          const heldFor = (f.ts + 1) * 1000 - heldAt;
+          assert.ok(state.oldest_ns >= heldFor * 1e6, `${d.name}: oldest ${state.oldest_ns} ns, held for ${heldFor} ms`);
+          total += state.n;
+        });
+        assert.ok(total > 256, `${total} in flight in all: more than the kernel lists`);
+      }
+    } finally {
+      for (const d of disks) d.release();
+      for (const f of fio) await f.stop();
     }
   },
 );

@@ -5,7 +5,7 @@
  * next bound, so this checks that no part holds two bounds (and refuses a schema where one
  * would: the kernel would count wrongly, not fail).
  */
-import { type BucketSchema, upperBoundsNs } from '@blkheat/shared-types';
+import { bucketOfNs, type BucketSchema, upperBoundsNs } from '@blkheat/shared-types';
 import { CollectorError } from './errors.js';
 import type { SchemaLayout } from './layout.js';
 
@@ -38,7 +38,7 @@ export function kernelBucketKnobs(schema: BucketSchema, layout: SchemaLayout): K
       // The part's lowest and (exclusive) highest value; below 2^BUCKET_SPLIT_BITS a part may hold no integer.
       const low = base + ceilDiv(part * base, parts);
       const high = base + ceilDiv((part + 1n) * base, parts);
-      const first = countBelow(bounds, low);
+      const first = bucketOfNs(low, schema); // the number of bounds below low
       const next = bounds[first + 1];
       if (low < high && next !== undefined && next < high - 1n) {
         throw new CollectorError(
@@ -54,16 +54,4 @@ export function kernelBucketKnobs(schema: BucketSchema, layout: SchemaLayout): K
 
 function ceilDiv(a: bigint, b: bigint): bigint {
   return (a + b - 1n) / b;
-}
-
-/** Number of bounds below v: the bucket of v (bounds ascending). */
-function countBelow(bounds: readonly bigint[], v: bigint): number {
-  let lo = 0;
-  let hi = bounds.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((bounds[mid] as bigint) < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
