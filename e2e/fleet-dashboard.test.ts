@@ -57,7 +57,8 @@ test(
     const lo = bucketOfSeconds(0.004);
     const hi = bucketOfSeconds(0.008);
     const band = hist.slice(lo, hi + 1).reduce((a, b) => a + b, 0);
-    t.diagnostic(`host-c: ${band} of ${total} reads in [4 ms, 8 ms]`);
+    const below = hist.slice(0, lo).reduce((a, b) => a + b, 0);
+    t.diagnostic(`host-c: ${band} of ${total} reads in [4 ms, 8 ms], ${below} below, ${total - band - below} above`);
     assert.ok(total > 1000 && band / total >= 0.95, `host-c: only ${band} of ${total} reads drawn in the 4–8 ms rows`);
     const hot = await h.hottestCell(slowDev);
     assert.ok(hot && hot.bucket >= lo && hot.bucket <= hi, `host-c's hottest cell is in bucket ${hot?.bucket}, not ${lo}..${hi}`);
