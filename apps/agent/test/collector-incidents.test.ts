@@ -149,14 +149,26 @@ test(
     for (const d of disks) d.holdNextRead();
     const fio = disks.map((d) => startFio({ filename: d.path, rw: 'randread', ioengine: 'io_uring', iodepth: 200, runtimeS: 60 }, t));
     try {
-      const deadline = Date.now() + 10_000;
-      while (!disks.every((d) => d.holdState() === 'holding')) {
-        assert.ok(Date.now() < deadline, `no read held after 10 s: ${disks.map((d) => `${d.name} ${d.holdState()}`).join(', ')}`);
+      // Wait until the kernel's own count (/sys/block/*/inflight) says every tag is taken (fio
+      // can take a few seconds to queue that many); with no scheduler (createDelayedLoopDevice
+      // resets the queue) an allocated request goes straight to the driver.
+      const kernelInflight = (name: string): number =>
+        readFileSync(`/sys/block/${name}/inflight`, 'utf8')
+          .trim()
+          .split(/\s+/)
+          .reduce((n, v) => n + Number(v), 0);
+      const deadline = Date.now() + 30_000;
+      while (!disks.every((d, i) => d.holdState() === 'holding' && kernelInflight(d.name) >= (tags[i] as number))) {
+        assert.ok(
+          Date.now() < deadline,
+          `not every tag taken in 30 s: ${disks.map((d) => `${d.name} ${d.holdState()}, kernel in flight ${kernelInflight(d.name)}`).join('; ')}`,
+        );
         await sleep(50);
       }
-      const heldAt = Date.now();
+      const heldAt = Date.now(); // every hold began before this
       const from = Math.floor(heldAt / 1000) + 2;
       await rec.waitForSecond(from + 3);
+      t.diagnostic(`kernel in flight after the frames: ${disks.map((d) => `${d.name} ${kernelInflight(d.name)}`).join(', ')}`);
       const seen = rec.frames.filter((f) => f.ts >= from && f.ts < from + 3);
       assert.ok(seen.length >= 2, `frames of the held seconds: ${seen.length}`);
       for (const f of seen) {

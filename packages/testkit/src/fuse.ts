@@ -8,7 +8,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CleanupContext } from './loop.js';
+import { resetLoopQueue, type CleanupContext } from './loop.js';
 
 /** Debian's interpreter: the first python3 on PATH may be another one without fusepy. */
 export const SYSTEM_PYTHON = '/usr/bin/python3';
@@ -87,6 +87,7 @@ export async function createDelayedLoopDevice(options: DelayedLoopOptions): Prom
     throw err;
   }
   const name = basename(loopPath);
+  resetLoopQueue(name);
   const dev = readFileSync(`/sys/block/${name}/dev`, 'utf8').trim();
   let closed = false;
   const device: DelayedLoopDevice = {

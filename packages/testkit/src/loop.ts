@@ -7,7 +7,7 @@
  * processes left attached.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
 /** The part of node:test's TestContext this module needs. */
@@ -71,6 +71,17 @@ function attachedTo(name: string): string | undefined {
 const BACKING_PREFIX = 'blkheat-loop-';
 let orphansReaped = false;
 
+/**
+ * Puts a loop device's queue back to the loop driver's defaults: no I/O scheduler (so
+ * nr_requests is the driver's depth again). Loop devices outlive their backing files, so a
+ * test that set a scheduler (the queue-time test sets mq-deadline and nr_requests 1024) would
+ * otherwise hand it to every later test on that device: requests waiting in a scheduler are
+ * allocated but not with the driver, which moved in-flight counts and plugging.
+ */
+export function resetLoopQueue(name: string): void {
+  writeFileSync(`/sys/block/${name}/queue/scheduler`, 'none');
+}
+
 /** Detaches loop devices (and deletes their files) left attached by test processes that are gone. */
 function reapOrphans(): void {
   if (orphansReaped) return;
@@ -116,6 +127,7 @@ export function createLoopDevice(options: LoopDeviceOptions): LoopDevice {
   }
 
   const name = basename(path);
+  resetLoopQueue(name);
   let devText: string;
   try {
     devText = readFileSync(`/sys/block/${name}/dev`, 'utf8').trim();
