@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { classOp, denseTotal, lowerBoundSeconds, quantileSeconds, upperBoundSeconds } from '@blkheat/shared-types';
-import { createDelayedLoopDevice, createLoopDevice, fuseUnavailable, resetLoopQueue, runDd, runFio } from '@blkheat/testkit';
+import { createDelayedLoopDevice, createLoopDevice, fuseUnavailable, runDd, runFio } from '@blkheat/testkit';
 import { addToGroup, classTotals, diskSeconds, lossReport, record, type GroupTotals } from './lib/collect.js';
 
 const fuseMissing = fuseUnavailable();
@@ -145,8 +145,7 @@ test(
     const OUTSTANDING = 512;
     const d = await createDelayedLoopDevice({ delayMs: 2, sizeMiB: 64, t });
     const queue = `/sys/block/${d.name}/queue`;
-    // The loop device outlives this test: its queue goes back to the driver's defaults after.
-    t.after(() => resetLoopQueue(d.name));
+    // The device's own teardown puts its queue back to the driver's defaults (the loop device outlives this test).
     writeFileSync(`${queue}/scheduler`, 'mq-deadline');
     writeFileSync(`${queue}/nr_requests`, String(2 * OUTSTANDING));
     const tags = Number(readFileSync(`/sys/block/${d.name}/mq/0/nr_tags`, 'utf8'));

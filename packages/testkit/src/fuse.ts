@@ -8,7 +8,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { resetLoopQueue, type CleanupContext } from './loop.js';
+import { resetLoopQueue, tryResetLoopQueue, type CleanupContext } from './loop.js';
 
 /** Debian's interpreter: the first python3 on PATH may be another one without fusepy. */
 export const SYSTEM_PYTHON = '/usr/bin/python3';
@@ -72,7 +72,10 @@ export async function createDelayedLoopDevice(options: DelayedLoopOptions): Prom
   const teardown = (): void => {
     // A held read would keep the loop device busy: let it go first.
     if (isMounted(mountpoint)) tryWrite(join(mountpoint, 'hold'), 'release\n');
-    if (loopPath) tryRun('losetup', ['-d', loopPath]);
+    if (loopPath) {
+      tryRun('losetup', ['-d', loopPath]);
+      tryResetLoopQueue(basename(loopPath));
+    }
     if (isMounted(mountpoint)) tryRun('umount', ['-l', mountpoint]);
     if (daemon.exitCode === null) daemon.kill('SIGKILL');
     rmSync(workdir, { recursive: true, force: true });

@@ -73,13 +73,23 @@ let orphansReaped = false;
 
 /**
  * Puts a loop device's queue back to the loop driver's defaults: no I/O scheduler (so
- * nr_requests is the driver's depth again). Loop devices outlive their backing files, so a
- * test that set a scheduler (the queue-time test sets mq-deadline and nr_requests 1024) would
- * otherwise hand it to every later test on that device: requests waiting in a scheduler are
+ * nr_requests is the driver's depth again). Done when a test device is made and when it is
+ * closed. Loop devices outlive their backing files, so a test that set a scheduler (the
+ * queue-time test sets mq-deadline and nr_requests 1024) would otherwise hand it to every later
+ * user of that device: requests waiting in a scheduler are
  * allocated but not with the driver, which moved in-flight counts and plugging.
  */
 export function resetLoopQueue(name: string): void {
   writeFileSync(`/sys/block/${name}/queue/scheduler`, 'none');
+}
+
+/** resetLoopQueue on teardown, where a device already gone is fine: what a test set leaves with it. */
+export function tryResetLoopQueue(name: string): void {
+  try {
+    resetLoopQueue(name);
+  } catch {
+    // The device node went away with its detach: nothing left to reset.
+  }
 }
 
 /** Detaches loop devices (and deletes their files) left attached by test processes that are gone. */
@@ -162,6 +172,7 @@ export function createLoopDevice(options: LoopDeviceOptions): LoopDevice {
         if (attachedTo(name) === backingFile) throw new Error(`LoopDevice.close: losetup -d ${path} failed`, { cause: error });
       } finally {
         rmSync(backingFile, { force: true });
+        tryResetLoopQueue(name);
       }
     },
   };
