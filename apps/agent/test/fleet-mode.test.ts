@@ -132,14 +132,18 @@ test(
     // A long range goes through increase() per step: Prometheus extrapolates each window's first
     // and last scrape to its edges, and a second is scraped up to one interval after it ends.
     // Bound: within 2 s worth of counts (one scrape interval at each edge) of the exact sum.
+    // Columns whose window Prometheus saw whole: from two seconds after host-a's first stored
+    // scrape difference (before, increase() has no earlier sample to start from), to three
+    // seconds before now (the last scrapes). Wait until two such columns have passed: the wait
+    // for the step-1 range alone leaves only one when the data began just before a 5 s edge.
+    const firstSecond = Math.min(...(await rig.attributed('host-a')).bySecond.keys());
+    const firstInside = Math.ceil((firstSecond + 2) / 5) * 5;
+    await eventually('two whole increase() columns', async () => Date.now() / 1000 >= firstInside + 2 * 5 + 3 || undefined);
     const now = Math.floor(Date.now() / 1000);
     const rl = await getJson<RangeAnswer>(`${base}api/v1/range?from=${now - 7200}&to=${now}&step=5`);
     assert.equal(rl.status, 200);
     assert.equal(rl.body.step, 5);
-    // Columns whose window Prometheus saw whole: from two seconds after host-a's first stored
-    // scrape difference (before, increase() has no earlier sample to start from).
     const seenA = (await rig.attributed('host-a')).bySecond;
-    const firstSecond = Math.min(...seenA.keys());
     const inside = rl.body.frames.filter((f) => f.ts >= firstSecond + 2 && f.ts + 5 <= now - 3);
     assert.ok(inside.length >= 2, `increase() columns inside the data: ${inside.length}`);
     const checked: string[] = [];
