@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { classOp, denseTotal, lowerBoundSeconds, upperBoundSeconds, type InflightState } from '@blkheat/shared-types';
-import { createDelayedLoopDevice, diskstatsDelta, fuseUnavailable, runCommand, sleep, startFio } from '@blkheat/testkit';
+import { createDelayedLoopDevice, diskstatsDelta, fuseUnavailable, readDiskstats, runCommand, sleep, startFio } from '@blkheat/testkit';
 import { classTotals, groupCountsByDisk, quietBoundary, record } from './lib/collect.js';
 
 const fuseMissing = fuseUnavailable();
@@ -149,14 +149,10 @@ test(
     for (const d of disks) d.holdNextRead();
     const fio = disks.map((d) => startFio({ filename: d.path, rw: 'randread', ioengine: 'io_uring', iodepth: 200, runtimeS: 60 }, t));
     try {
-      // Wait until the kernel's own count (/sys/block/*/inflight) says every tag is taken (fio
-      // can take a few seconds to queue that many); with no scheduler (createDelayedLoopDevice
-      // resets the queue) an allocated request goes straight to the driver.
-      const kernelInflight = (name: string): number =>
-        readFileSync(`/sys/block/${name}/inflight`, 'utf8')
-          .trim()
-          .split(/\s+/)
-          .reduce((n, v) => n + Number(v), 0);
+      // Wait until the kernel's own count (/proc/diskstats' I/Os in progress) says every tag is
+      // taken (fio can take a few seconds to queue that many); with no scheduler
+      // (createDelayedLoopDevice resets the queue) an allocated request goes straight to the driver.
+      const kernelInflight = (name: string): number => readDiskstats().get(name)?.inFlight ?? 0;
       const deadline = Date.now() + 30_000;
       while (!disks.every((d, i) => d.holdState() === 'holding' && kernelInflight(d.name) >= (tags[i] as number))) {
         assert.ok(

@@ -81,17 +81,19 @@ export async function createDelayedLoopDevice(options: DelayedLoopOptions): Prom
     rmSync(workdir, { recursive: true, force: true });
   };
 
+  let name: string;
+  let dev: string;
   try {
     await waitFor(() => isMounted(mountpoint) || daemon.exitCode !== null, 10_000);
     if (!isMounted(mountpoint)) throw new Error(`delayfs did not mount: ${stderr.trim() || `exit ${daemon.exitCode}`}`);
     loopPath = execFileSync('losetup', ['-f', '--show', join(mountpoint, 'disk.img')], { encoding: 'utf8' }).trim();
+    name = basename(loopPath);
+    resetLoopQueue(name);
+    dev = readFileSync(`/sys/block/${name}/dev`, 'utf8').trim();
   } catch (err) {
     teardown();
     throw err;
   }
-  const name = basename(loopPath);
-  resetLoopQueue(name);
-  const dev = readFileSync(`/sys/block/${name}/dev`, 'utf8').trim();
   let closed = false;
   const device: DelayedLoopDevice = {
     path: loopPath,

@@ -137,14 +137,15 @@ export function createLoopDevice(options: LoopDeviceOptions): LoopDevice {
   }
 
   const name = basename(path);
-  resetLoopQueue(name);
   let devText: string;
   try {
+    resetLoopQueue(name);
     devText = readFileSync(`/sys/block/${name}/dev`, 'utf8').trim();
   } catch (error) {
+    // Attached already: a device we cannot set up is not left behind.
     execFileSync('losetup', ['-d', path], { stdio: 'ignore' });
     rmSync(backingFile, { force: true });
-    throw new Error(`createLoopDevice: ${path} has no /sys/block/${name}/dev`, { cause: error });
+    throw new Error(`createLoopDevice: cannot reset the queue of ${path} or read /sys/block/${name}/dev`, { cause: error });
   }
   const [major, minor] = devText.split(':').map(Number);
   if (major === undefined || minor === undefined || !Number.isInteger(major) || !Number.isInteger(minor)) {
