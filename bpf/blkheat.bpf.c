@@ -45,6 +45,9 @@ const volatile bool kernel_times = false;
 const volatile bool samples_enabled = true;
 /* Trace only the disks in disk_filter (the agent's --disk); false = every disk. */
 const volatile bool filter_disks = false;
+/* The /proc/diskstats op group (index into bh_disk_count.n) of each req_op value below 64: the
+ * agent's own rule (ClassNamer.group), so the two can never disagree. */
+const volatile __u8 op_group[64] = {};
 /* raw_tp only: index of the request/bio argument (1 where request_queue came first). */
 const volatile __u32 rq_arg_idx = 0;
 

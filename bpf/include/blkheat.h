@@ -117,6 +117,26 @@ struct bh_counters {
 	__u64 errors;          /* completions with a non-zero status */
 	__u64 slot_taken;      /* a request's timing slot was taken by another request before it completed */
 	__u64 counted;         /* I/Os counted into a histogram since load: the agent checks its harvest against it (layout 4) */
+	__u64 disk_counts_full; /* counted I/Os of a disk that found no entry in disk_counts (layout 5) */
+};
+
+/* Running counts of the I/Os each disk (or partition) put into a histogram since load, per
+ * /proc/diskstats op group: what the agent compares with diskstats to measure untimed I/Os. One
+ * map read gives every disk's count at once, so the agent can read it right before and after
+ * /proc/diskstats, at the same instant. Per CPU, open addressing by dev_t over BH_DISK_SLOTS
+ * entries (BH_DISK_PROBES tries; a disk that finds none is counted in disk_counts_full).
+ * Layout 5. */
+#define BH_DISK_SLOTS 512
+#define BH_DISK_PROBES 8
+/* Groups, in the agent's OP_GROUPS order: read, write, discard, flush. */
+#define BH_NR_GROUPS 4
+struct bh_disk_count {
+	__u32 dev;  /* dev_t of the entry's disk, valid when used */
+	__u32 used; /* 1 once a disk took the entry */
+	__u64 n[BH_NR_GROUPS];
+};
+struct bh_disk_counts {
+	struct bh_disk_count e[BH_DISK_SLOTS];
 };
 
 /* Per-request state, direct-mapped by request pointer (see rq_slots in blkheat_maps.bpf.h). One cache line. */

@@ -115,6 +115,14 @@ struct {
 	__type(value, struct bh_counters);
 } counters SEC(".maps");
 
+/* Each disk's running count by op group (see struct bh_disk_counts). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bh_disk_counts);
+} disk_counts SEC(".maps");
+
 /* The current second, cached per CPU so the hot path divides by 10^9 once a second. */
 struct bh_slot_cache {
 	__u64 start;  /* monotonic ns where `slot` starts */

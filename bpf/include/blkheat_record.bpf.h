@@ -108,6 +108,39 @@ static __always_inline struct bh_rq_slot *rq_slot_of(__u64 id)
 	return bpf_map_lookup_elem(&rq_slots, &idx);
 }
 
+/* Adds a counted I/O to its disk's running count (struct bh_disk_counts): the entry whose dev
+ * it is, or the first free one, among BH_DISK_PROBES from the dev's hash. Entries are only ever
+ * claimed, never freed, and each CPU has its own table: no lock, no atomic. */
+static __always_inline void count_disk(__u32 dev, __u16 cls)
+{
+	if (cls & BH_CLS_NOSTAT)
+		return;
+	/* No op is numbered 64 or up (the highest is REQ_OP_DRV_OUT, 35); should one appear, its I/O
+	 * is said to be missing from the table, as for a disk with no room. */
+	if ((cls & BH_CLS_OP_MASK) >= sizeof(op_group)) {
+		bump_counter(offsetof(struct bh_counters, disk_counts_full));
+		return;
+	}
+	__u8 g = op_group[cls & (sizeof(op_group) - 1)];
+	__u32 zero = 0;
+	struct bh_disk_counts *t = bpf_map_lookup_elem(&disk_counts, &zero);
+	if (!t)
+		return;
+	__u32 idx = (dev * 0x9E3779B1u) >> 23; /* 9 bits: BH_DISK_SLOTS */
+	for (int i = 0; i < BH_DISK_PROBES; i++) {
+		struct bh_disk_count *e = &t->e[(idx + i) & (BH_DISK_SLOTS - 1)];
+		if (!e->used) {
+			e->dev = dev;
+			e->used = 1;
+		} else if (e->dev != dev) {
+			continue;
+		}
+		e->n[g & (BH_NR_GROUPS - 1)]++;
+		return;
+	}
+	bump_counter(offsetof(struct bh_counters, disk_counts_full));
+}
+
 /* One finished I/O, whichever hook saw it. */
 struct bh_io {
 	__u64 now;
@@ -275,6 +308,7 @@ static __always_inline void record_io(struct bh_io *io)
 	h->count++;
 	/* After the histogram's own count: an I/O the agent sees here is already in the map. */
 	bump_counter(offsetof(struct bh_counters, counted));
+	count_disk(io->dev, io->cls);
 	h->bytes += io->bytes;
 	if (io->status) {
 		__u32 st = io->status < BH_NR_STATUS ? io->status : BH_NR_STATUS - 1;

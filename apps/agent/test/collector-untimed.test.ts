@@ -4,6 +4,9 @@
 // shown on their own. The real-kernel side is in collector-conservation.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { ClassNamer } from '../src/collector/classes.js';
+import { DISK_COUNT_SIZE, DISK_COUNT_SLOTS, DISK_COUNTS_SIZE, decodeDiskCounts } from '../src/collector/layout.js';
+import { opGroupTable } from '../src/collector/loader.js';
 import { readDiskstats, UntimedMeter, zeroGroups, type GroupCounts } from '../src/collector/untimed.js';
 
 const DISK = (7 << 20) | 0;
@@ -26,16 +29,16 @@ test('untimed = diskstats - start - ours, found once, and never negative', () =>
   src.set(new Map([[DISK, counts({ read: 110, write: 55 })]]));
   meter.addCounted(DISK, 'read', 10);
   meter.addCounted(DISK, 'write', 5);
-  assert.deepEqual([...meter.measure(meter.snapshot(), new Map(), [DISK])], []);
+  assert.deepEqual([...meter.measure(meter.snapshot(), meter.harvestedPlus(new Map()), [DISK])], []);
   // Two writes and a flush the probes never saw.
   src.set(new Map([[DISK, counts({ read: 120, write: 62, flush: 1 })]]));
   meter.addCounted(DISK, 'read', 10);
   meter.addCounted(DISK, 'write', 5);
-  assert.deepEqual(meter.measure(meter.snapshot(), new Map(), [DISK]).get(DISK), { write: 2, flush: 1 });
+  assert.deepEqual(meter.measure(meter.snapshot(), meter.harvestedPlus(new Map()), [DISK]).get(DISK), { write: 2, flush: 1 });
   // Measured again with nothing new: not found twice.
-  assert.equal(meter.measure(meter.snapshot(), new Map(), [DISK]).size, 0);
+  assert.equal(meter.measure(meter.snapshot(), meter.harvestedPlus(new Map()), [DISK]).size, 0);
   // Our count of the still-open second ran ahead of diskstats (counted before the kernel does): no negative untimed.
-  assert.equal(meter.measure(meter.snapshot(), new Map([[DISK, counts({ read: 3 })]]), [DISK]).size, 0);
+  assert.equal(meter.measure(meter.snapshot(), meter.harvestedPlus(new Map([[DISK, counts({ read: 3 })]])), [DISK]).size, 0);
   assert.deepEqual(meter.total(DISK), counts({ write: 2, flush: 1 }));
 });
 
@@ -51,10 +54,12 @@ test('I/Os of the open second count as ours; a disk made after start begins at z
   );
   const found = meter.measure(
     meter.snapshot(),
-    new Map([
-      [DISK, counts({ read: 4 })],
-      [NEW, counts({ write: 3 })],
-    ]),
+    meter.harvestedPlus(
+      new Map([
+        [DISK, counts({ read: 4 })],
+        [NEW, counts({ write: 3 })],
+      ]),
+    ),
     [DISK, NEW],
   );
   assert.equal(found.get(DISK), undefined);
@@ -66,13 +71,13 @@ test('a device made again (its counters restart) starts new books instead of a n
   const meter = new UntimedMeter(src.read);
   src.set(new Map([[DISK, counts({ read: 1010 })]]));
   meter.addCounted(DISK, 'read', 10);
-  assert.equal(meter.measure(meter.snapshot(), new Map(), [DISK]).size, 0);
+  assert.equal(meter.measure(meter.snapshot(), meter.harvestedPlus(new Map()), [DISK]).size, 0);
   src.set(new Map([[DISK, counts({ read: 2 })]])); // removed, made again, 2 reads since
   meter.addCounted(DISK, 'read', 2);
-  assert.equal(meter.measure(meter.snapshot(), new Map(), [DISK]).size, 0);
+  assert.equal(meter.measure(meter.snapshot(), meter.harvestedPlus(new Map()), [DISK]).size, 0);
   src.set(new Map([[DISK, counts({ read: 5 })]]));
   meter.addCounted(DISK, 'read', 2);
-  assert.deepEqual(meter.measure(meter.snapshot(), new Map(), [DISK]).get(DISK), { read: 1 });
+  assert.deepEqual(meter.measure(meter.snapshot(), meter.harvestedPlus(new Map()), [DISK]).get(DISK), { read: 1 });
 });
 
 test('with partitions shown on their own, the whole disk is measured without them', () => {
@@ -92,7 +97,7 @@ test('with partitions shown on their own, the whole disk is measured without the
   meter.addCounted(PART, 'write', 25);
   meter.addCounted(DISK, 'write', 5);
   meter.addCounted(DISK, 'flush', 1);
-  const found = meter.measure(meter.snapshot(), new Map(), [DISK, PART]);
+  const found = meter.measure(meter.snapshot(), meter.harvestedPlus(new Map()), [DISK, PART]);
   assert.deepEqual(found.get(DISK), { flush: 1 });
   assert.equal(found.get(PART), undefined);
 });
@@ -114,7 +119,7 @@ test('a partition I/O completing between the reads of the disk line and the part
     ]),
   );
   meter.addCounted(PART, 'write', 11);
-  assert.equal(meter.measure(meter.snapshot(), new Map(), [DISK, PART]).size, 0);
+  assert.equal(meter.measure(meter.snapshot(), meter.harvestedPlus(new Map()), [DISK, PART]).size, 0);
   // The next reading is consistent again: the dip found nothing, and must leave nothing behind.
   src.set(
     new Map([
@@ -122,7 +127,7 @@ test('a partition I/O completing between the reads of the disk line and the part
       [PART, counts({ write: 91 })],
     ]),
   );
-  assert.equal(meter.measure(meter.snapshot(), new Map(), [DISK, PART]).size, 0);
+  assert.equal(meter.measure(meter.snapshot(), meter.harvestedPlus(new Map()), [DISK, PART]).size, 0);
   assert.deepEqual(meter.total(DISK), zeroGroups());
   // A partition made again (its line restarts) does start the disk's books anew.
   src.set(
@@ -132,11 +137,68 @@ test('a partition I/O completing between the reads of the disk line and the part
     ]),
   );
   meter.addCounted(PART, 'write', 3);
-  assert.equal(meter.measure(meter.snapshot(), new Map(), [DISK, PART]).get(DISK), undefined);
+  assert.equal(meter.measure(meter.snapshot(), meter.harvestedPlus(new Map()), [DISK, PART]).get(DISK), undefined);
+});
+
+test('measured against running counts given whole (the kernel per-disk table): nothing is added to them', () => {
+  const src = scripted(new Map([[DISK, counts({ read: 100, write: 50 })]]));
+  const meter = new UntimedMeter(src.read);
+  // Harvested counts are not ours here: only what measure() is given is.
+  meter.addCounted(DISK, 'read', 1000);
+  src.set(new Map([[DISK, counts({ read: 130, write: 50, flush: 2 })]]));
+  assert.deepEqual(meter.measure(meter.snapshot(), new Map([[DISK, counts({ read: 28, flush: 2 })]]), [DISK]).get(DISK), { read: 2 });
+  // The table ran ahead (I/Os counted by us, not yet by the kernel): a low estimate, nothing found, nothing taken back.
+  src.set(new Map([[DISK, counts({ read: 131, write: 50, flush: 2 })]]));
+  assert.equal(meter.measure(meter.snapshot(), new Map([[DISK, counts({ read: 33, flush: 2 })]]), [DISK]).size, 0);
+  // Once the kernel caught up, exactly the rest: 140 - 100 - 37 = 3, of which 2 were found already.
+  src.set(new Map([[DISK, counts({ read: 140, write: 50, flush: 2 })]]));
+  assert.deepEqual(meter.measure(meter.snapshot(), new Map([[DISK, counts({ read: 37, flush: 2 })]]), [DISK]).get(DISK), { read: 1 });
+  // In all: 3 untimed reads, each found once.
+  assert.deepEqual(meter.total(DISK), counts({ read: 3 }));
 });
 
 test('/proc/diskstats is read per op group, by dev_t', () => {
   const stats = readDiskstats();
   assert.ok(stats.size > 0, '/proc/diskstats lists no device');
   for (const c of stats.values()) for (const v of Object.values(c)) assert.ok(Number.isInteger(v) && v >= 0);
+});
+
+test('the kernel per-disk table is summed over CPUs by dev_t, free entries skipped', () => {
+  const cpus = 2;
+  const buf = Buffer.alloc(DISK_COUNTS_SIZE * cpus);
+  const put = (cpu: number, slot: number, dev: number, n: readonly number[]): void => {
+    const at = cpu * DISK_COUNTS_SIZE + slot * DISK_COUNT_SIZE;
+    buf.writeUInt32LE(dev, at);
+    buf.writeUInt32LE(1, at + 4);
+    n.forEach((v, g) => buf.writeBigUInt64LE(BigInt(v), at + 8 + g * 8));
+  };
+  put(0, 3, DISK, [10, 20, 30, 40]);
+  put(1, 4, DISK, [1, 2, 3, 4]); // another slot on the other CPU (probed past a taken one)
+  put(1, DISK_COUNT_SLOTS - 1, PART, [0, 7, 0, 0]);
+  // A free entry's dev is not a disk, whatever it holds.
+  buf.writeUInt32LE(PART, 0);
+  buf.writeBigUInt64LE(99n, 8);
+  const out = decodeDiskCounts(buf, DISK_COUNTS_SIZE, cpus);
+  assert.deepEqual(out.get(DISK), { read: 11, write: 22, discard: 33, flush: 44 });
+  assert.deepEqual(out.get(PART), counts({ write: 7 }));
+  assert.equal(out.size, 2);
+});
+
+test("the kernel's op -> group table is the namer's rule", () => {
+  const ops = new Map([
+    ['REQ_OP_READ', 0],
+    ['REQ_OP_WRITE', 1],
+    ['REQ_OP_FLUSH', 2],
+    ['REQ_OP_DISCARD', 3],
+    ['REQ_OP_WRITE_ZEROES', 9],
+    ['REQ_OP_DRV_IN', 34],
+  ]);
+  const namer = new ClassNamer(ops);
+  const table = opGroupTable(namer);
+  assert.equal(table.length, 64);
+  // OP_GROUPS order: read, write, discard, flush (the kernel indexes bh_disk_count.n with these).
+  assert.deepEqual([table[0], table[1], table[2], table[3], table[9], table[34]], [0, 1, 3, 2, 1, 0]);
+  // DRV_IN is even, so a read by parity, as op_stat_group() would have it; diskstats never counts
+  // it because passthrough classes carry BH_CLS_NOSTAT, which the namer (and count_disk()) check first.
+  assert.equal(namer.group(34 | (1 << 15)), undefined);
 });

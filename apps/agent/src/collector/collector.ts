@@ -2,13 +2,14 @@
  * The block I/O collector: loads and attaches blkheat's kernel programs (loader.ts), and once
  * per second (just after each wall-clock second closes) harvests that second's histograms from
  * the kernel (harvest.ts), drains the sampled I/O records (sample-drain.ts), measures the
- * untimed I/Os against /proc/diskstats (untimed.ts), scans what is in flight (inflight.ts), and
+ * untimed I/Os against /proc/diskstats (untimed.ts; 2 ms after each second closes, by
+ * untimed-tracker.ts), scans what is in flight (inflight.ts), and
  * emits one Frame per second, in order, no gaps. This file is the per-second cycle itself: the
  * harvest, the late entries, the sample ledger and the untimed books advance together here,
  * second by second.
  */
 import { enableStats, possibleCpus, type StatsHandle } from '@blkheat/bpf-loader';
-import { BUCKET_SCHEMA, type BucketSchema, type DiskInfo, type Frame, type InflightState, type OpGroup } from '@blkheat/shared-types';
+import { BUCKET_SCHEMA, type BucketSchema, type DiskInfo, type Frame, type InflightState } from '@blkheat/shared-types';
 import { CgroupNamer } from './cgroups.js';
 import { ClassNamer } from './classes.js';
 import { WallClock } from './clock.js';
@@ -25,10 +26,17 @@ import { attachBioPrograms, checkLayout, loadObject, programRunStats, type Loade
 import { SampleDrain } from './sample-drain.js';
 import { SampleBudget, SampleLedger } from './sampling.js';
 import { DEFAULT_SAMPLE_BUDGET, type Collector, type CollectorListener, type CollectorOptions, type CollectorStats } from './types.js';
-import { UntimedMeter, type GroupCounts } from './untimed.js';
+import { UntimedMeter } from './untimed.js';
+import { UntimedTracker } from './untimed-tracker.js';
 
 /** How long after a second closes it is harvested: every program that saw an I/O of that second has long finished. */
 const HARVEST_DELAY_MS = 120;
+/**
+ * How long after a second closes the untimed I/Os are measured: as soon as possible, so that
+ * what is found is dated to the second that just closed (see untimed.ts), and no sooner than a
+ * timer of ms resolution can be trusted to have passed the second's end.
+ */
+const MEASURE_DELAY_MS = 2;
 const RESCAN_EVERY_TICKS = 5;
 
 export async function createCollector(options: CollectorOptions = {}): Promise<Collector> {
@@ -56,12 +64,12 @@ class BlockCollector implements Collector {
   private lastIos = 0;
   private tickCount = 0;
   private tickTimer: NodeJS.Timeout | undefined;
+  private measureTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private bioAttached = false;
   private inflight: InflightScanner | undefined;
   private untimed!: UntimedMeter;
-  /** Untimed I/Os found but not yet put in a frame (found when no second closed). */
-  private untimedPending = new Map<number, Partial<GroupCounts>>();
+  private untimedTracker!: UntimedTracker;
   private readonly seenDevs = new Set<number>();
   /** Entries of seconds already emitted, or of a frame that failed to build: counted in the next second emitted. */
   private lateEntries: SlotEntry[] = [];
@@ -91,6 +99,7 @@ class BlockCollector implements Collector {
       layout: this.layout,
       samples: this.budget !== undefined,
       filterDisks: this.scope.only !== undefined,
+      namer: this.namer,
       log: (line) => this.log(line),
     });
     const { object } = this.loaded;
@@ -106,6 +115,13 @@ class BlockCollector implements Collector {
     });
     this.scope.syncKernelFilter(object);
     this.controls = new KernelControls(object, cpus, this.budget);
+    this.untimedTracker = new UntimedTracker({
+      meter: this.untimed,
+      controls: this.controls,
+      scope: this.scope,
+      disks: () => this.knownDisks,
+      warn: (message) => this.warn(message),
+    });
     checkLayout(object, this.layout, this.budget !== undefined);
     if (facts.hasInflightScan) this.inflight = new InflightScanner(object);
     else this.log('kernel too old for the in-flight scan (no bpf_loop): I/Os in flight are not reported');
@@ -137,6 +153,7 @@ class BlockCollector implements Collector {
     this.knownDisks = this.devices.list(this.seenDevs);
     this.syncBioHooks();
     this.scheduleTick();
+    this.scheduleMeasure();
   }
 
   disks(): readonly DiskInfo[] {
@@ -169,9 +186,11 @@ class BlockCollector implements Collector {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.tickTimer);
+    clearTimeout(this.measureTimer);
     this.samples?.stopTimer();
     try {
       // Emit everything recorded, the current (partial) second included.
+      this.untimedTracker.measureNow();
       this.tick(this.clock.slotNow() + 1);
     } catch (err) {
       this.warn(`final harvest failed: ${errorText(err)}`);
@@ -198,6 +217,15 @@ class BlockCollector implements Collector {
     }, delay);
   }
 
+  private scheduleMeasure(): void {
+    if (this.closed) return;
+    const delay = 1000 - (Date.now() % 1000) + MEASURE_DELAY_MS;
+    this.measureTimer = setTimeout(() => {
+      this.untimedTracker.measureNow();
+      this.scheduleMeasure();
+    }, delay);
+  }
+
   /**
    * Every I/O the programs counted before the harvest began is in a closed second harvested by
    * now or in a second still open; a shortfall means histogram entries were lost between the
@@ -217,8 +245,9 @@ class BlockCollector implements Collector {
   /** Harvests and emits every second before `current`. */
   private tick(current: number): void {
     this.samples?.drain();
-    // diskstats first, then every count of ours: see untimed.ts for why the order matters.
-    const kernelCounts = this.untimed.snapshot();
+    // Only when the per-disk table cannot be trusted: diskstats first, then every count of ours
+    // (see untimed.ts for why the order matters).
+    const kernelCounts = this.untimedTracker.atHarvest ? this.untimed.snapshot() : undefined;
     // The programs' own running count, read before the map: every I/O in it is in the map by now.
     const countedBefore = this.controls.readCounters()?.counted;
     const { bySlot, open, closedCount, openCount } = this.harvester.harvest(current, this.nextSlot, this.lateEntries);
@@ -226,15 +255,7 @@ class BlockCollector implements Collector {
     this.checkHarvest(countedBefore, openCount);
     // From here on the closed seconds' kernel entries are deleted: nothing below may lose them.
     // A step that fails is reported and skipped; the seconds are emitted all the same.
-    try {
-      for (const [dev, found] of this.untimed.measure(kernelCounts, open, this.scope.measuredDisks(this.knownDisks))) {
-        const pending = this.untimedPending.get(dev) ?? {};
-        for (const [g, n] of Object.entries(found) as [OpGroup, number][]) pending[g] = (pending[g] ?? 0) + n;
-        this.untimedPending.set(dev, pending);
-      }
-    } catch (err) {
-      this.warn(`measuring untimed I/Os failed (found next second instead): ${errorText(err)}`);
-    }
+    if (kernelCounts) this.untimedTracker.measureAtHarvest(kernelCounts, open);
     let inflight: Map<number, InflightState> | undefined;
     try {
       inflight = this.scanInflight();
@@ -262,7 +283,7 @@ class BlockCollector implements Collector {
           { partitions: this.scope.partitions, schema: this.schema, ...(this.scope.only ? { only: this.scope.only } : {}) },
           {
             extraDropped: this.samples?.refusedIn(slot),
-            ...(newest ? { untimed: this.untimedPending, inflight } : {}),
+            ...(newest ? { untimed: this.untimedTracker.found(), inflight } : {}),
           },
         );
       } catch (err) {
@@ -271,7 +292,7 @@ class BlockCollector implements Collector {
         this.lateEntries.push(...entries);
         continue;
       }
-      if (newest) this.untimedPending = new Map();
+      if (newest) this.untimedTracker.emitted();
       let count = 0;
       for (const e of entries) {
         count += e.value.count;

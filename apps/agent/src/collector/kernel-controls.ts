@@ -1,16 +1,28 @@
 /**
  * The agent's side of the kernel programs' knobs and counters: the settings entry (the clock
  * offset and the sampling threshold, written once a second), the per-second sample budget
- * counters (reset ahead of their second), and the kernel's event counters (self-metrics).
+ * counters (reset ahead of their second), the kernel's event counters (self-metrics), and each
+ * disk's running count (what untimed I/Os are measured against).
  */
 import type { BpfMap, BpfObject } from '@blkheat/bpf-loader';
-import { BUDGET_SLOTS, COUNTERS_SIZE, decodeCounters, encodeBudget, encodeSettings, u32, type CounterName } from './layout.js';
+import type { OpGroup } from '@blkheat/shared-types';
+import {
+  BUDGET_SLOTS,
+  COUNTERS_SIZE,
+  decodeCounters,
+  decodeDiskCounts,
+  encodeBudget,
+  encodeSettings,
+  u32,
+  type CounterName,
+} from './layout.js';
 import type { SampleBudget } from './sampling.js';
 
 export class KernelControls {
   private readonly settingsMap: BpfMap;
   private readonly budgetMap: BpfMap;
   private readonly countersMap: BpfMap;
+  private readonly diskCountsMap: BpfMap;
 
   /** @param budget the sample budget, undefined when no samples are taken */
   constructor(
@@ -21,6 +33,7 @@ export class KernelControls {
     this.settingsMap = object.map('settings');
     this.budgetMap = object.map('budget');
     this.countersMap = object.map('counters');
+    this.diskCountsMap = object.map('disk_counts');
   }
 
   /** The settings of the coming second: the clock offset, and the sampling threshold for `expectedIos` I/Os. */
@@ -47,6 +60,16 @@ export class KernelControls {
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * Every disk's (or partition's) I/Os counted into a histogram since load, by dev_t and op group,
+   * summed over CPUs: one map read, so it can be taken right after /proc/diskstats.
+   */
+  readDiskCounts(): Map<number, Record<OpGroup, number>> {
+    const value = this.diskCountsMap.lookup(u32(0));
+    if (!value) throw new Error('disk_counts has no entry 0');
+    return decodeDiskCounts(value, this.diskCountsMap.valueBufferSize / this.cpus, this.cpus);
   }
 }
 

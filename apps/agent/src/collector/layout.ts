@@ -3,6 +3,7 @@
  * checks these sizes against what libbpf reports for the loaded object and refuses to run
  * against a mismatched build.
  */
+import { OP_GROUPS, type OpGroup } from '@blkheat/shared-types';
 
 /**
  * What depends on the bucket schema an object was built for (BH_SCHEMA in blkheat.h): the
@@ -75,6 +76,13 @@ export const INFLIGHT_IO_SIZE = 56;
 /** struct bh_inflight_disk { u64 count; u64 oldest_start_ns; } (map inflight_disks, u32 dev_t keys) */
 export const INFLIGHT_DISK_SIZE = 16;
 export const INFLIGHT_MAX = 256;
+/** struct bh_disk_count { u32 dev; u32 used; u64 n[4]; } (layout 5): a disk's running count by op group. */
+export const DISK_COUNT_SIZE = 40;
+/** Entries of struct bh_disk_counts, the one per-CPU value of map disk_counts. */
+export const DISK_COUNT_SLOTS = 512;
+export const DISK_COUNTS_SIZE = DISK_COUNT_SIZE * DISK_COUNT_SLOTS;
+/** Ops the kernel's op_group[] table covers (req_op values below this). */
+export const OP_GROUP_TABLE_SIZE = 64;
 /** struct bh_sample */
 export const SAMPLE_SIZE = 80;
 /** struct bh_budget { u64 slot, outliers, fair; } */
@@ -94,6 +102,7 @@ export const COUNTER_NAMES = [
   'errors',
   'slotTaken',
   'counted',
+  'diskCountsFull',
 ] as const;
 export type CounterName = (typeof COUNTER_NAMES)[number];
 export const COUNTERS_SIZE = COUNTER_NAMES.length * 8;
@@ -283,6 +292,27 @@ export function decodeInflightSummary(buf: Buffer): InflightSummary {
 /** One disk's line of inflight_disks: every in-flight I/O counted, and the oldest start. */
 export function decodeInflightDisk(key: Buffer, value: Buffer): { dev: number; count: number; oldestStartNs: bigint } {
   return { dev: key.readUInt32LE(0), count: Number(value.readBigUInt64LE(0)), oldestStartNs: value.readBigUInt64LE(8) };
+}
+
+/**
+ * Sums a per-CPU bh_disk_counts value: each disk's running count, per op group (OP_GROUPS
+ * order), by dev_t. A disk has at most one entry per CPU.
+ */
+export function decodeDiskCounts(buf: Buffer, stride: number, cpus: number): Map<number, Record<OpGroup, number>> {
+  const out = new Map<number, Record<OpGroup, number>>();
+  for (let c = 0; c < cpus; c++) {
+    for (let i = 0; i < DISK_COUNT_SLOTS; i++) {
+      const at = c * stride + i * DISK_COUNT_SIZE;
+      if (buf.readUInt32LE(at + 4) === 0) continue;
+      const dev = buf.readUInt32LE(at);
+      let n = out.get(dev);
+      if (!n) out.set(dev, (n = { read: 0, write: 0, discard: 0, flush: 0 }));
+      OP_GROUPS.forEach((g, k) => {
+        n[g] += readU64(buf, at + 8 + k * 8);
+      });
+    }
+  }
+  return out;
 }
 
 /** Sums a per-CPU bh_counters value. */

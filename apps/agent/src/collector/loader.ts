@@ -15,18 +15,21 @@ import {
   type KernelBtf,
   type Link,
 } from '@blkheat/bpf-loader';
-import { BUCKET_SCHEMA, type BucketSchema } from '@blkheat/shared-types';
+import { BUCKET_SCHEMA, OP_GROUPS, type BucketSchema } from '@blkheat/shared-types';
 import { kernelBucketKnobs } from './bucket-table.js';
+import type { ClassNamer } from './classes.js';
 import { CollectorError, errorText } from './errors.js';
 import { INFLIGHT_PROGRAM } from './inflight.js';
 import type { KernelFacts } from './kernel-facts.js';
 import {
   BUDGET_SIZE,
   COUNTERS_SIZE,
+  DISK_COUNTS_SIZE,
   HIST_KEY_SIZE,
   INFLIGHT_DISK_SIZE,
   INFLIGHT_IO_SIZE,
   INFLIGHT_SUMMARY_SIZE,
+  OP_GROUP_TABLE_SIZE,
   RQ_SLOT_SIZE,
   schemaLayout,
   SETTINGS_SIZE,
@@ -63,6 +66,8 @@ export interface LoadRequest {
   readonly samples: boolean;
   /** Only the disks in the disk_filter map are traced (filter_disks). */
   readonly filterDisks: boolean;
+  /** Names classes and owns the op -> diskstats group rule (op_group). */
+  readonly namer: ClassNamer;
   readonly log: (line: string) => void;
 }
 
@@ -104,6 +109,7 @@ async function tryLoad(path: string, flavour: Flavour, facts: KernelFacts, req: 
     object.setGlobal('samples_enabled', Buffer.from([req.samples ? 1 : 0]));
     object.setGlobal('rq_arg_idx', u32(facts.rqLayout === 'queue-first' ? 1 : 0));
     object.setGlobal('filter_disks', Buffer.from([req.filterDisks ? 1 : 0]));
+    object.setGlobal('op_group', opGroupTable(req.namer));
     await object.load();
     const links = attachAll(object, request);
     req.log(`attached ${request.length} ${flavour} programs: ${request.join(', ')}`);
@@ -112,6 +118,21 @@ async function tryLoad(path: string, flavour: Flavour, facts: KernelFacts, req: 
     object.close();
     throw err;
   }
+}
+
+/**
+ * The kernel's op_group[] knob: each req_op value's /proc/diskstats group, as an index into
+ * OP_GROUPS. The namer is the one owner of that rule; the kernel only looks it up (for classes
+ * diskstats counts: the kernel checks BH_CLS_NOSTAT itself).
+ */
+export function opGroupTable(namer: ClassNamer): Buffer {
+  const table = Buffer.alloc(OP_GROUP_TABLE_SIZE);
+  for (let op = 0; op < OP_GROUP_TABLE_SIZE; op++) {
+    const group = namer.group(op);
+    if (group === undefined) throw new CollectorError(`no /proc/diskstats group for req_op ${op}`);
+    table[op] = OP_GROUPS.indexOf(group);
+  }
+  return table;
 }
 
 /**
@@ -190,6 +211,7 @@ export function checkLayout(object: BpfObject, layout: SchemaLayout, samples: bo
   expect(object.map('inflight_summary'), 4, INFLIGHT_SUMMARY_SIZE);
   expect(object.map('inflight_list'), 4, INFLIGHT_IO_SIZE);
   expect(object.map('inflight_disks'), 4, INFLIGHT_DISK_SIZE);
+  expect(object.map('disk_counts'), 4, DISK_COUNTS_SIZE);
   if (samples) {
     const ring = object.maps().find((m) => m.name === 'samples');
     if (!ring) throw new CollectorError('kernel object has no samples ring buffer');

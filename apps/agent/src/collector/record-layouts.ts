@@ -10,6 +10,8 @@ import {
   COMM_LEN,
   COUNTER_NAMES,
   COUNTERS_SIZE,
+  DISK_COUNT_SIZE,
+  DISK_COUNTS_SIZE,
   HIST_DEVICE_OFFSET,
   HIST_BYTES_OFFSET,
   HIST_ERRORS_OFFSET,
@@ -111,6 +113,18 @@ export function expectedRecords(layout: SchemaLayout): ReadonlyMap<string, Recor
         ],
       },
     ],
+    [
+      'bh_disk_count',
+      {
+        size: DISK_COUNT_SIZE,
+        fields: [
+          ['dev', 0, 4],
+          ['used', 4, 4],
+          ['n', 8, 32],
+        ],
+      },
+    ],
+    ['bh_disk_counts', { size: DISK_COUNTS_SIZE, fields: [['e', 0, DISK_COUNTS_SIZE]] }],
     ['bh_inflight_disk', { size: INFLIGHT_DISK_SIZE, fields: u64s(['count', 'oldest_start_ns']) }],
     [
       'bh_settings',

@@ -9,10 +9,16 @@
  *
  *     D - base - C  <=  kernel(t1) - ours(t1)  <=  unseen by t1,
  *
- * an estimate that can only be low, never high; it is exact whenever the disk is quiet. The
- * running maximum of it, per disk and group, is the untimed count: it only grows, never counts
- * an I/O twice, and never puts one on another disk. What it finds is dated to the second being
- * closed, at most one second after the kernel counted it.
+ * an estimate that can only be low, never high; it is exact whenever the disk is quiet between
+ * the two reads. The running maximum of it, per disk and group, is the untimed count: it only
+ * grows, never counts an I/O twice, and never puts one on another disk.
+ *
+ * C is the kernel programs' own running count per disk (map disk_counts, layout 5): one map
+ * read, tens of µs after diskstats, taken just after each second closes, so what it finds is
+ * dated to the second that just closed. Before layout 5, C came from the harvest (closed
+ * seconds plus the open one, read over milliseconds, 120 ms after the second closed), which
+ * made the estimate low, and the rest found a second late, whenever the disk was busy then;
+ * that is still the fallback (harvestedPlus) should the kernel's per-disk table overflow.
  */
 import { readFileSync } from 'node:fs';
 import { OP_GROUPS, type OpGroup } from '@blkheat/shared-types';
@@ -90,12 +96,30 @@ export class UntimedMeter {
   }
 
   /**
-   * New untimed I/Os per shown disk, from a diskstats snapshot and our counts of the seconds not
-   * yet closed (`open`), both read after it. Only disks in `disks` are measured.
+   * Our running counts per shown disk as the harvests know them: the closed seconds harvested so
+   * far plus `open`, the counts of the seconds still open read by the latest harvest. The
+   * fallback for `measure` when the kernel's per-disk counts cannot be trusted.
+   */
+  harvestedPlus(open: ReadonlyMap<number, GroupCounts>): Map<number, GroupCounts> {
+    const out = new Map<number, GroupCounts>();
+    for (const dev of new Set([...this.books.keys(), ...open.keys()])) {
+      const sum = zeroGroups();
+      const counted = this.books.get(dev)?.counted;
+      const live = open.get(dev);
+      for (const g of OP_GROUPS) sum[g] = (counted?.[g] ?? 0) + (live?.[g] ?? 0);
+      out.set(dev, sum);
+    }
+    return out;
+  }
+
+  /**
+   * New untimed I/Os per shown disk, from a diskstats snapshot and our running counts per shown
+   * disk (`ours`: every I/O counted since load), read after it. Only disks in `disks` are
+   * measured.
    */
   measure(
     snapshot: ReadonlyMap<number, GroupCounts>,
-    open: ReadonlyMap<number, GroupCounts>,
+    ours: ReadonlyMap<number, GroupCounts>,
     disks: Iterable<number>,
   ): Map<number, Partial<GroupCounts>> {
     const found = new Map<number, Partial<GroupCounts>>();
@@ -103,16 +127,16 @@ export class UntimedMeter {
       const kernel = this.kernelCounts(snapshot, dev);
       if (!kernel) continue;
       const b = this.booksOf(dev, snapshot);
-      const live = open.get(dev);
+      const seen = ours.get(dev);
       // Only a raw line going back (or partitions coming and going) means the device was made
       // again. A whole disk's own count (its line minus its partitions') may dip for a moment
       // when an I/O completes between the reads of the two lines: that is no reset, only a low
       // estimate, which the running maximum ignores.
       const remade = this.remade(b, snapshot, dev);
       for (const g of OP_GROUPS) {
-        const ours = b.counted[g] + (live?.[g] ?? 0);
-        if (remade) b.base[g] = kernel[g] - ours - b.untimed[g];
-        const estimate = kernel[g] - b.base[g] - ours;
+        const counted = seen?.[g] ?? 0;
+        if (remade) b.base[g] = kernel[g] - counted - b.untimed[g];
+        const estimate = kernel[g] - b.base[g] - counted;
         if (estimate > b.untimed[g]) {
           const delta = estimate - b.untimed[g];
           b.untimed[g] = estimate;

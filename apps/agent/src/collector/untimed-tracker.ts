@@ -1,0 +1,99 @@
+/**
+ * When and against what the untimed I/Os are measured, and where they wait for their frame.
+ * The arithmetic is the meter's (untimed.ts); this decides which running count of ours it is
+ * given: the kernel's per-disk table (disk_counts, layout 5), read tens of µs after diskstats
+ * just after each second closes, or, should that table overflow, the harvest's counts, read at
+ * the harvest (milliseconds later, 120 ms after the second closed: on a busy disk the estimate
+ * is then low and the rest found a second late).
+ */
+import { OP_GROUPS, type DiskInfo, type OpGroup } from '@blkheat/shared-types';
+import type { DiskScope } from './disk-scope.js';
+import { errorText } from './errors.js';
+import type { KernelControls } from './kernel-controls.js';
+import { DISK_COUNT_SLOTS } from './layout.js';
+import { zeroGroups, type GroupCounts, type UntimedMeter } from './untimed.js';
+
+export interface UntimedTrackerDeps {
+  readonly meter: UntimedMeter;
+  readonly controls: KernelControls;
+  readonly scope: DiskScope;
+  /** The disks known now (the measured ones are chosen among them). */
+  readonly disks: () => readonly DiskInfo[];
+  readonly warn: (message: string) => void;
+}
+
+export class UntimedTracker {
+  /** Untimed I/Os found but not yet put in a frame. */
+  private pending = new Map<number, Partial<GroupCounts>>();
+  /** False once the kernel's per-disk table overflowed: the harvest measures from then on. */
+  private tableTrusted = true;
+
+  constructor(private readonly deps: UntimedTrackerDeps) {}
+
+  /** True when the harvest must measure (measureAtHarvest), the per-disk table being untrusted. */
+  get atHarvest(): boolean {
+    return !this.tableTrusted;
+  }
+
+  /** Measures now against the kernel's per-disk table: call just after a second closes. */
+  measureNow(): void {
+    if (!this.tableTrusted) return;
+    const { meter, controls, scope } = this.deps;
+    try {
+      const kernelCounts = meter.snapshot();
+      const perDev = controls.readDiskCounts();
+      // Read after the table, so a disk the table had no room for is known before its counts are
+      // used (an I/O still on its way between the two can at worst look untimed this once).
+      const full = controls.readCounters()?.diskCountsFull ?? 0;
+      if (full > 0) {
+        this.tableTrusted = false;
+        this.deps.warn(
+          `${full} I/O(s) found no entry in the kernel's per-disk table (more than ${DISK_COUNT_SLOTS} disks?): untimed I/Os are now measured at the harvest, and may be dated a second late`,
+        );
+        return;
+      }
+      const ours = new Map<number, GroupCounts>();
+      for (const [dev, counts] of perDev) {
+        const shown = scope.shownDev(dev);
+        if (shown === undefined) continue;
+        const sum = ours.get(shown) ?? zeroGroups();
+        for (const g of OP_GROUPS) sum[g] += counts[g];
+        ours.set(shown, sum);
+      }
+      this.add(meter.measure(kernelCounts, ours, scope.measuredDisks(this.deps.disks())));
+    } catch (err) {
+      this.deps.warn(`measuring untimed I/Os failed (found next second instead): ${errorText(err)}`);
+    }
+  }
+
+  /**
+   * The fallback: measures against the harvest's counts (`open`: the seconds still open) and a
+   * diskstats snapshot taken before that harvest read the map.
+   */
+  measureAtHarvest(snapshot: ReadonlyMap<number, GroupCounts>, open: ReadonlyMap<number, GroupCounts>): void {
+    const { meter, scope } = this.deps;
+    try {
+      this.add(meter.measure(snapshot, meter.harvestedPlus(open), scope.measuredDisks(this.deps.disks())));
+    } catch (err) {
+      this.deps.warn(`measuring untimed I/Os failed (found next second instead): ${errorText(err)}`);
+    }
+  }
+
+  /** The untimed I/Os found and not yet emitted, per shown disk: they go with the newest second emitted. */
+  found(): ReadonlyMap<number, Partial<GroupCounts>> {
+    return this.pending;
+  }
+
+  /** The frame carrying found() was emitted: start afresh. */
+  emitted(): void {
+    this.pending = new Map();
+  }
+
+  private add(found: ReadonlyMap<number, Partial<GroupCounts>>): void {
+    for (const [dev, groups] of found) {
+      const pending = this.pending.get(dev) ?? {};
+      for (const [g, n] of Object.entries(groups) as [OpGroup, number][]) pending[g] = (pending[g] ?? 0) + n;
+      this.pending.set(dev, pending);
+    }
+  }
+}
