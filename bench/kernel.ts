@@ -46,13 +46,38 @@ interface Run {
   readonly perProgram?: ReadonlyMap<string, number>;
 }
 
-const { values } = parseArgs({
-  options: {
-    pairs: { type: 'string', default: '5' },
-    seconds: { type: 'string', default: '8' },
-    workload: { type: 'string', default: 'both' },
-  },
-});
+const USAGE = `Usage: node --import tsx bench/kernel.ts [options]   (as root)
+
+What tracing every block I/O costs: blkheat against a bpftrace biolatency one-liner, in
+interleaved fio runs on a loop device over /dev/shm. Prints BPF ns per I/O, IOPS kept, and
+the budgets they are held to.
+
+Options:
+  --workload W   randread, mix or both (default both)
+  --pairs N      interleaved rounds per workload (default 5)
+  --seconds S    seconds per fio run, at least 2 (default 8)
+  -h, --help     show this help`;
+
+function parseOptions(): { pairs: string; seconds: string; workload: string; help: boolean } {
+  try {
+    return parseArgs({
+      options: {
+        pairs: { type: 'string', default: '5' },
+        seconds: { type: 'string', default: '8' },
+        workload: { type: 'string', default: 'both' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }).values;
+  } catch (err) {
+    console.error(`bench/kernel: ${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
+    process.exit(2);
+  }
+}
+const values = parseOptions();
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const pairs = Number(values.pairs);
 const seconds = Number(values.seconds);
 if (!Number.isInteger(pairs) || pairs < 1 || !Number.isInteger(seconds) || seconds < 2) {
