@@ -8,8 +8,9 @@
  * with everything on (samples, in-flight scan, untimed books).
  *
  * Prints per run and as medians: BPF ns per I/O (sum of run_time_ns of the tool's programs /
- * I/Os completed on all disks, from /proc/diskstats; blkheat's also per program), IOPS, and IOPS kept relative to the
- * untraced run of the same round. Run-time statistics cost two clock reads per program run, so
+ * I/Os completed on all disks, from /proc/diskstats; blkheat's also per program, and the empty
+ * programs' as the floor any program pays here), IOPS, and IOPS kept relative to the untraced run
+ * of the same round. Run-time statistics cost two clock reads per program run, so
  * throughput is measured in runs with them off and BPF time in separate runs with them on.
  *
  *   node --import tsx bench/kernel.ts [--pairs 5] [--seconds 8] [--workload randread|mix|both]
@@ -107,7 +108,7 @@ const runs: Run[] = [];
 try {
   for (const workload of workloads) {
     console.log(
-      `bench/kernel: ${workload === 'randread' ? 'fio randread 4k io_uring QD32' : 'fio O_DSYNC writes + fsync writes + 64k discards'} on ${loop.path} (tmpfs), ${seconds} s per run, ${pairs} rounds of none/blkheat/bpftrace/floor with stats off, blkheat/bpftrace with stats on`,
+      `bench/kernel: ${workload === 'randread' ? 'fio randread 4k io_uring QD32' : 'fio O_DSYNC writes + fsync writes + 64k discards'} on ${loop.path} (tmpfs), ${seconds} s per run, ${pairs} rounds of none/blkheat/bpftrace/floor with stats off, blkheat/bpftrace/floor with stats on`,
     );
     for (let round = 0; round < pairs; round++) {
       const order: [Tool, boolean][] = rotate(
@@ -118,6 +119,7 @@ try {
           ['floor', false],
           ['blkheat', true],
           ['bpftrace', true],
+          ['floor', true],
         ],
         round,
       );
@@ -167,6 +169,12 @@ for (const workload of workloads) {
   for (const r of of) for (const [name, ns] of r.perProgram ?? []) programs.set(name, [...(programs.get(name) ?? []), ns]);
   for (const [name, ns] of [...programs].sort()) console.log(`    ${name.padEnd(26)} ${fmt(median(ns), 1)}`);
   console.log(`  bpftrace BPF ns per I/O       ${fmt(bpftraceNs, 1)}`);
+  console.log(
+    `  empty programs BPF ns per I/O ${fmt(
+      medianOf('floor', true, (r) => r.bpfNs),
+      1,
+    )}   (the floor: run-time statistics and an empty body, on blkheat's tracepoints)`,
+  );
   console.log(`  ratio blkheat / bpftrace      ${fmt(blkheatNs / bpftraceNs, 3)}   (budget <= ${BUDGET[workload]})`);
   console.log(
     `  IOPS kept with blkheat        ${fmt(keptOf('blkheat') * 100, 1)} %` +
@@ -219,6 +227,7 @@ async function measure(workload: Workload, tool: Tool, stats: boolean): Promise<
     floor = openObject(FLOOR_OBJECT);
     await floor.load();
     for (const p of floor.programs()) floor.attach(p.name);
+    before = floorRunTimeNs();
   }
   const programsBefore = collector && stats ? blkheatRunTimes() : undefined;
   const disksBefore = totalCompleted();
@@ -241,7 +250,10 @@ async function measure(workload: Workload, tool: Tool, stats: boolean): Promise<
     bpftrace.kill('SIGINT');
     await new Promise((r) => bpftrace?.once('close', r));
   }
-  floor?.close();
+  if (floor) {
+    if (stats) bpfNs = (floorRunTimeNs() - before) / ios;
+    floor.close();
+  }
   await sleep(500);
   return { workload, tool, stats, iops: fio.iops, ios, bpfNs, ...(perProgram ? { perProgram } : {}) };
 }
@@ -278,6 +290,13 @@ async function startBpftrace(): Promise<ChildProcess> {
   });
   await sleep(1000); // "Attaching" is printed before the probes are live
   return child;
+}
+
+/** Run time of the empty programs (dispatch_floor.bpf.o), from the kernel's prog list. */
+function floorRunTimeNs(): number {
+  let total = 0;
+  for (const p of bpftoolProgs()) if (p.name?.startsWith('floor_')) total += p.run_time_ns ?? 0;
+  return total;
 }
 
 /** Run time of the bpftrace one-liner's two tracepoint programs, from the kernel's prog list. */
