@@ -1,10 +1,10 @@
 /**
  * When and against what the untimed I/Os are measured, and where they wait for their frame.
  * The arithmetic is the meter's (untimed.ts); this decides which running count of ours it is
- * given: the kernel's per-disk table (disk_counts, layout 5), read tens of µs after diskstats
- * just after each second closes, or, should that table overflow, the harvest's counts, read at
- * the harvest (milliseconds later, 120 ms after the second closed: on a busy disk the estimate
- * is then low and the rest found a second late).
+ * given: the kernel's per-disk table (disk_counts, layout 5), read well under a millisecond
+ * after diskstats just after each second closes, or, should that table overflow, the harvest's
+ * counts, read at the harvest (milliseconds later, 120 ms after the second closed: on a busy
+ * disk the estimate is then low and the rest found a second late).
  */
 import { OP_GROUPS, type DiskInfo, type OpGroup } from '@blkheat/shared-types';
 import type { DiskScope } from './disk-scope.js';
