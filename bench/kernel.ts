@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openObject, type BpfObject } from '@blkheat/bpf-loader';
 import { createCollector, type Collector } from '@blkheat/agent/collector';
-import { bpftoolProgs } from './bpftool.js';
+import { bpftoolProgs, type ProgInfo } from './bpftool.js';
 import { completedRequests, createLoopDevice, readDiskstats, runCommand, runFio, sleep } from '@blkheat/testkit';
 
 const FLOOR_OBJECT = fileURLToPath(new URL('../bpf/build/dispatch_floor.bpf.o', import.meta.url));
@@ -292,20 +292,21 @@ async function startBpftrace(): Promise<ChildProcess> {
   return child;
 }
 
-/** Run time of the empty programs (dispatch_floor.bpf.o), from the kernel's prog list. */
-function floorRunTimeNs(): number {
+/** Total run time of the programs in the kernel's prog list that `matches` picks. */
+function runTimeNs(matches: (p: ProgInfo) => boolean): number {
   let total = 0;
-  for (const p of bpftoolProgs()) if (p.name?.startsWith('floor_')) total += p.run_time_ns ?? 0;
+  for (const p of bpftoolProgs()) if (matches(p)) total += p.run_time_ns ?? 0;
   return total;
 }
 
-/** Run time of the bpftrace one-liner's two tracepoint programs, from the kernel's prog list. */
+/** Run time of the empty programs (dispatch_floor.bpf.o). */
+function floorRunTimeNs(): number {
+  return runTimeNs((p) => p.name?.startsWith('floor_') === true);
+}
+
+/** Run time of the bpftrace one-liner's two tracepoint programs. */
 function bpftraceRunTimeNs(): number {
-  let total = 0;
-  for (const p of bpftoolProgs()) {
-    if (p.type === 'tracepoint' && /^block_rq_(issue|comple)/.test(p.name ?? '')) total += p.run_time_ns ?? 0;
-  }
-  return total;
+  return runTimeNs((p) => p.type === 'tracepoint' && /^block_rq_(issue|comple)/.test(p.name ?? ''));
 }
 
 function rotate<T>(items: T[], by: number): T[] {

@@ -122,11 +122,11 @@ struct bh_counters {
 
 /* Running counts of the I/Os each disk (or partition) put into a histogram since load, per
  * /proc/diskstats op group: what the agent compares with diskstats to measure untimed I/Os. One
- * map read gives every disk's count at once, so the agent can read it right before and after
- * /proc/diskstats, at the same instant. Per CPU, open addressing by dev_t over BH_DISK_SLOTS
- * entries (BH_DISK_PROBES tries; a disk that finds none is counted in disk_counts_full).
- * Layout 5. */
-#define BH_DISK_SLOTS 512
+ * map read gives every disk's count at once, so the agent reads it right after /proc/diskstats,
+ * at nearly the same instant. Per CPU, open addressing by dev_t over BH_DISK_SLOTS entries
+ * (BH_DISK_PROBES tries; a disk that finds none is counted in disk_counts_full). Layout 5. */
+#define BH_DISK_SLOT_BITS 9
+#define BH_DISK_SLOTS (1 << BH_DISK_SLOT_BITS)
 #define BH_DISK_PROBES 8
 /* Groups, in the agent's OP_GROUPS order: read, write, discard, flush. */
 #define BH_NR_GROUPS 4

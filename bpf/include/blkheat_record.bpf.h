@@ -126,7 +126,7 @@ static __always_inline void count_disk(__u32 dev, __u16 cls)
 	struct bh_disk_counts *t = bpf_map_lookup_elem(&disk_counts, &zero);
 	if (!t)
 		return;
-	__u32 idx = (dev * 0x9E3779B1u) >> 23; /* 9 bits: BH_DISK_SLOTS */
+	__u32 idx = (dev * 0x9E3779B1u) >> (32 - BH_DISK_SLOT_BITS);
 	for (int i = 0; i < BH_DISK_PROBES; i++) {
 		struct bh_disk_count *e = &t->e[(idx + i) & (BH_DISK_SLOTS - 1)];
 		if (!e->used) {

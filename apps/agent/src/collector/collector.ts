@@ -3,10 +3,9 @@
  * per second (just after each wall-clock second closes) harvests that second's histograms from
  * the kernel (harvest.ts), drains the sampled I/O records (sample-drain.ts), measures the
  * untimed I/Os against /proc/diskstats (untimed.ts; 2 ms after each second closes, by
- * untimed-tracker.ts), scans what is in flight (inflight.ts), and
- * emits one Frame per second, in order, no gaps. This file is the per-second cycle itself: the
- * harvest, the late entries, the sample ledger and the untimed books advance together here,
- * second by second.
+ * untimed-tracker.ts), scans what is in flight (inflight.ts), and emits one Frame per second,
+ * in order, no gaps. This file is the per-second cycle itself: the harvest, the late entries,
+ * the sample ledger and the untimed books advance together here, second by second.
  */
 import { enableStats, possibleCpus, type StatsHandle } from '@blkheat/bpf-loader';
 import { BUCKET_SCHEMA, type BucketSchema, type DiskInfo, type Frame, type InflightState } from '@blkheat/shared-types';

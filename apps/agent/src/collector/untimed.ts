@@ -15,10 +15,10 @@
  *
  * C is the kernel programs' own running count per disk (map disk_counts, layout 5): one map
  * read, well under a millisecond after diskstats, taken just after each second closes, so what
- * it finds is dated to the second that just closed. Before layout 5, C came from the harvest (closed
- * seconds plus the open one, read over milliseconds, 120 ms after the second closed), which
- * made the estimate low, and the rest found a second late, whenever the disk was busy then;
- * that is still the fallback (harvestedPlus) should the kernel's per-disk table overflow.
+ * it finds is dated to the second that just closed. Before layout 5, C came from the harvest
+ * (closed seconds plus the open one, read over milliseconds, 120 ms after the second closed),
+ * which made the estimate low, and the rest found a second late, whenever the disk was busy
+ * then; that is still the fallback (harvestedPlus) should the kernel's per-disk table overflow.
  */
 import { readFileSync } from 'node:fs';
 import { OP_GROUPS, type OpGroup } from '@blkheat/shared-types';
