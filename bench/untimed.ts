@@ -8,11 +8,15 @@
  * iteration, between quiet second boundaries. Per iteration it prints fio's own I/O count, the
  * diskstats delta, what blkheat timed and reported untimed, and what `perf stat` counted on the
  * block_rq_complete tracepoint for that device over the same run (perf's own probe on the same
- * tracepoint: if it saw every completion, the tracepoint fired and only the BPF run was missing).
+ * tracepoint: if it saw every completion, the tracepoint fired and only the BPF run was missing),
+ * and what ftrace's own event saw (testkit's ftrace.ts): the same count, and how many of those
+ * completions ran in softirq on top of a thread of pid 1, the ones no BPF program sees here
+ * (docs/accounting.md).
  *
  * Iterations alternate between BPF run-time statistics off (as blkheat runs) and on
  * (kernel.bpf_stats_enabled=1, which also gives the program's own run count and recursion
- * misses); the closing line gives the lossy iterations of each arm.
+ * misses); the closing line gives the lossy iterations of each arm, and the I/Os blkheat did not
+ * time beside the completions ftrace saw run on top of pid 1's threads.
  *
  *   node --import tsx bench/untimed.ts [--iterations 40] [--load]
  *
@@ -24,7 +28,7 @@ import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createCollector, parseDevString } from '@blkheat/agent/collector';
 import type { Frame } from '@blkheat/shared-types';
-import { createLoopDevice, diskstatsDelta, groupCountsByDisk, quietBoundary, runFio, sleep } from '@blkheat/testkit';
+import { createLoopDevice, diskstatsDelta, groupCountsByDisk, openFtraceWitness, quietBoundary, runFio, sleep } from '@blkheat/testkit';
 import { bpftoolProgs } from './bpftool.js';
 
 const HOG_FILE = '/var/tmp/blkheat-hog';
@@ -62,6 +66,10 @@ const load: ChildProcess[] = values.load
   : [];
 const loop = createLoopDevice({ sizeMiB: 256 });
 const lossy = { statsOff: 0, statsOn: 0 };
+const totals = { notTimed: 0, onInit: 0 };
+const loopDev = parseDevString(loop.dev);
+if (loopDev === undefined) throw new Error(`not a major:minor device: ${loop.dev}`);
+const ftrace = openFtraceWitness(loopDev);
 const ran = { statsOff: 0, statsOn: 0 };
 console.log(
   `bench/untimed: ${iterations} iterations of fio randrw io_uring QD16 4 s on ${loop.path}${values.load ? ', under load' : ''}, ` +
@@ -81,11 +89,13 @@ try {
       const witness = await startTracepointWitness(before.dev);
       const runs0 = completeProgramRuns();
       const misses0 = collector.stats().recursionMisses;
+      ftrace.start();
       const fio = await runFio({ filename: loop.path, rw: 'randrw', runtimeS: 4, ioengine: 'io_uring', iodepth: 16 });
       const end = await quietBoundary([loop.name]);
       const runs1 = completeProgramRuns();
       const misses = collector.stats().recursionMisses - misses0;
       const seenByPerf = await witness.stop();
+      const seenByFtrace = ftrace.stop();
       const deadline = Date.now() + 10_000;
       while (!frames.some((f) => f.ts >= end.second)) {
         if (Date.now() > deadline) throw new Error(`no frame for second ${end.second} within 10 s`);
@@ -98,11 +108,15 @@ try {
       const timed = groups ? groups.counted.read + groups.counted.write : 0;
       const untimed = groups ? groups.untimed.read + groups.untimed.write : 0;
       ran[arm]++;
-      if (untimed > 0) lossy[arm]++;
+      if (timed < diskstats) lossy[arm]++;
+      totals.notTimed += diskstats - timed;
+      totals.onInit += seenByFtrace.onInit;
       const programRuns = arm === 'statsOn' ? `  program runs (all disks) ${runs1 - runs0}` : '';
       console.log(
-        `  ${String(i + 1).padStart(3)} stats ${arm === 'statsOn' ? 'on ' : 'off'}  fio ${fio.ios}  diskstats ${diskstats}  timed ${timed}  untimed ${untimed}` +
-          `  perf saw ${seenByPerf}${programRuns}  recursion misses ${misses}`,
+        `  ${String(i + 1).padStart(3)} stats ${arm === 'statsOn' ? 'on ' : 'off'}  fio ${fio.ios}  diskstats ${diskstats}  timed ${timed}  untimed ${untimed}${timed + untimed === diskstats ? '' : ` (${diskstats - timed - untimed} more missing from the frames read)`}` +
+          `  perf saw ${seenByPerf}  ftrace saw ${seenByFtrace.completions}, ${seenByFtrace.onInit} on pid 1's threads` +
+          (seenByFtrace.overrun > 0 ? ` (ring buffer overran by ${seenByFtrace.overrun}: short)` : '') +
+          `${programRuns}  recursion misses ${misses}`,
       );
     } finally {
       await collector.close();
@@ -110,6 +124,7 @@ try {
   }
 } finally {
   execFileSync('sysctl', ['-qw', 'kernel.bpf_stats_enabled=0']);
+  ftrace.close();
   loop.close();
   // Each load runs in its own process group: the shell loop and the dd it started go together.
   for (const child of load) if (child.pid) process.kill(-child.pid, 'SIGKILL');
@@ -117,7 +132,8 @@ try {
 }
 console.log(
   `bench/untimed: lossy iterations: ${lossy.statsOff} of ${ran.statsOff} with BPF statistics off, ` +
-    `${lossy.statsOn} of ${ran.statsOn} with them on`,
+    `${lossy.statsOn} of ${ran.statsOn} with them on; ${totals.notTimed} I/Os diskstats counted and blkheat did not time, in all; ` +
+    `${totals.onInit} completions run on top of pid 1's threads (ftrace)`,
 );
 
 /** Run count of blkheat's block_rq_complete program (only counted while statistics are on). */

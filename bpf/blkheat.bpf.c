@@ -14,9 +14,9 @@
  *
  * Counting follows the kernel's own accounting rules (see H(rq_cls) and docs/accounting.md):
  * each I/O /proc/diskstats counts is counted once, at its final block_rq_complete, in the
- * second it completes. Completions no program saw (the kernel accounts a few that no block
- * tracepoint shows) are measured by the agent against /proc/diskstats and shown as untimed;
- * nothing here infers them.
+ * second it completes. Completions no program saw (the kernel accounts a few for which no BPF
+ * program on a block tracepoint runs; docs/accounting.md) are measured by the agent against
+ * /proc/diskstats and shown as untimed; nothing here infers them.
  *
  * Every hook exists twice: tp_btf (typed BTF arguments, direct loads) and raw_tp (fallback,
  * BPF_CORE_READ). The agent enables one flavour at load time; where the tracepoint argument

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { CGROUP_NONE, denseTotal } from '@blkheat/shared-types';
 import { createLoopDevice, runFio } from '@blkheat/testkit';
 import { CgroupNamer, findIoHierarchy } from '../src/collector/cgroups.js';
-import { addToGroup, diskSeconds, groupCountsByDisk, lossReport, record, type GroupTotals } from './lib/collect.js';
+import { addToGroup, completionWitness, diskSeconds, groupCountsByDisk, lossReport, record, type GroupTotals } from './lib/collect.js';
 
 const hierarchy = findIoHierarchy(readFileSync('/proc/self/mountinfo', 'utf8'));
 
@@ -27,12 +27,15 @@ test(
     });
     const loop = createLoopDevice({ sizeMiB: 256, t });
     const rec = await record(t, { disks: [loop.name] });
+    const witness = completionWitness(t, loop);
     const from = Math.floor(Date.now() / 1000) + 1;
     await new Promise((r) => setTimeout(r, from * 1000 - Date.now() + 5));
+    witness.start();
     const [a, b] = await Promise.all([
       runFio({ filename: loop.path, rw: 'randwrite', numberIos: 6_000, cgroupDir: dirs[0] }),
       runFio({ filename: loop.path, rw: 'randwrite', bs: '16k', numberIos: 2_500, cgroupDir: dirs[1] }),
     ]);
+    const seen = witness.stop();
     const to = Math.floor(Date.now() / 1000) + 1;
     await rec.waitForSecond(to);
 
@@ -48,7 +51,7 @@ test(
     const pathB = `${root}/${names[1]}`;
     // A shortfall names its likely cause: completions no probe saw are untimed, with no cgroup.
     const untimed = groupCountsByDisk(rec.frames, from, to).get(loop.dev)?.untimed;
-    const why = `${loop.name} untimed in the window: ${JSON.stringify(untimed)}; ${lossReport(rec.collector)}`;
+    const why = `${loop.name} untimed in the window: ${JSON.stringify(untimed)}; ${seen}; ${lossReport(rec.collector)}`;
     assert.equal(byCgroup.get(pathA)?.n, a.ios, `cgroup ${pathA} (${why})`);
     assert.equal(byCgroup.get(pathB)?.n, b.ios, `cgroup ${pathB} (${why})`);
     for (const p of [pathA, pathB]) {

@@ -13,3 +13,4 @@ export * from './faults.js';
 export * from './prometheus.js';
 export * from './net.js';
 export * from './scraped-hosts.js';
+export * from './ftrace.js';

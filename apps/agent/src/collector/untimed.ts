@@ -1,7 +1,9 @@
 /**
  * Untimed I/Os: what /proc/diskstats counted that no blkheat probe saw. The kernel accounts a
- * few completions that no block tracepoint shows (see docs/accounting.md); blkheat does not
- * guess them, it measures them against the kernel's own counters, per disk and op group.
+ * few completions for which no BPF program on the block tracepoints runs (on these machines:
+ * those completed in softirq on top of one thread of the sandbox's init; see
+ * docs/accounting.md); blkheat does not guess them, it measures them against the kernel's own
+ * counters, per disk and op group.
  *
  * Each I/O reaches our count (block_rq_complete, at the top of blk_update_request) before the
  * kernel's (blk_account_io_done / blk_account_io_flush, later on the same path). So if

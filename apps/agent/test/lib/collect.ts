@@ -11,8 +11,9 @@ import {
   type IoSample,
   type SparseHist,
 } from '@blkheat/shared-types';
-import { sleep, type CleanupContext } from '@blkheat/testkit';
+import { openFtraceWitness, sleep, type CleanupContext } from '@blkheat/testkit';
 import { createCollector, type Collector, type CollectorOptions } from '../../src/collector/index.js';
+import { parseDevString } from '../../src/collector/layout.js';
 
 export interface Recording {
   readonly collector: Collector;
@@ -31,6 +32,30 @@ export interface Recording {
 export function lossReport(collector: Collector): string {
   const { recursionMisses, harvestLost, kernel } = collector.stats();
   return `recursion misses ${recursionMisses}, lost between kernel and harvest ${harvestLost}, kernel counters ${JSON.stringify(kernel)}`;
+}
+
+/**
+ * ftrace's own witness (no BPF) of one disk's completions between start() and stop(), closed
+ * after the test. stop() describes, for assertion messages, how many completions the tracepoint
+ * showed and how many ran on top of pid 1's threads, where no BPF program runs on these machines
+ * (docs/accounting.md).
+ */
+export function completionWitness(
+  t: CleanupContext,
+  disk: { readonly name: string; readonly dev: string },
+): { start(): void; stop(): string } {
+  const kernelDev = parseDevString(disk.dev);
+  if (kernelDev === undefined) throw new Error(`${disk.name}: not a major:minor device: ${disk.dev}`);
+  const ftrace = openFtraceWitness(kernelDev);
+  t.after(() => ftrace.close());
+  return {
+    start: () => ftrace.start(),
+    stop() {
+      const seen = ftrace.stop();
+      const overran = seen.overrun > 0 ? ` (its ring buffer overran by ${seen.overrun})` : '';
+      return `ftrace saw ${seen.completions} completions of ${disk.name}, ${seen.onInit} of them run on top of pid 1's threads${overran}`;
+    },
+  };
 }
 
 export async function record(t: CleanupContext, options: CollectorOptions = {}): Promise<Recording> {

@@ -1,0 +1,92 @@
+/**
+ * ftrace's own block_rq_complete event (the tracefs ring buffer: no BPF, no perf) as a witness:
+ * how many completions of one disk the tracepoint showed, and on top of which task each ran. On
+ * these machines the completions no BPF program sees are the ones run in softirq on top of a
+ * thread of pid 1, the sandbox's own init (docs/accounting.md); this counts them, so that
+ * bench/untimed and the plain O_DIRECT conservation test can set that count beside blkheat's
+ * untimed I/Os.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+
+const TRACEFS = '/sys/kernel/tracing';
+const EVENT = `${TRACEFS}/events/block/block_rq_complete`;
+/** Per CPU; 4 s of fio on a loop device writes about 16 MiB of these events on each. */
+const BUFFER_KB = 65536;
+
+export interface FtraceCount {
+  /** block_rq_complete events of the disk in the ring buffer. */
+  readonly completions: number;
+  /** Of those, how many ran on top of a thread of pid 1. */
+  readonly onInit: number;
+  /** Events the ring buffer overwrote (the counts are then short). */
+  readonly overrun: number;
+}
+
+export interface FtraceWitness {
+  /** Empties the ring buffer and starts recording the disk's completions. */
+  start(): void;
+  /** Stops recording and counts what the ring buffer holds. */
+  stop(): FtraceCount;
+  /** Puts tracefs back as it was: event off, filter and buffer size restored, unmounted if we mounted it. */
+  close(): void;
+}
+
+export function openFtraceWitness(kernelDev: number): FtraceWitness {
+  const mounted = !existsSync(`${EVENT}/enable`);
+  if (mounted) execFileSync('mount', ['-t', 'tracefs', 'nodev', TRACEFS]);
+  const bufferKb = readFileSync(`${TRACEFS}/buffer_size_kb`, 'utf8').trim().split(/\s/)[0] ?? '1408';
+  writeFileSync(`${TRACEFS}/buffer_size_kb`, String(BUFFER_KB));
+  writeFileSync(`${EVENT}/filter`, `dev == ${kernelDev}`);
+  const tgidOf = new Map<number, number | undefined>();
+  return {
+    start() {
+      writeFileSync(`${TRACEFS}/trace`, '');
+      writeFileSync(`${EVENT}/enable`, '1');
+    },
+    stop() {
+      writeFileSync(`${EVENT}/enable`, '0');
+      let completions = 0;
+      let onInit = 0;
+      for (const line of readFileSync(`${TRACEFS}/trace`, 'utf8').split('\n')) {
+        // "  <comm>-<pid>  [cpu] flags  timestamp: block_rq_complete: ..."; comm may hold '-'.
+        const m = /^\s*(.*)-(\d+)\s+\[\d+\].*block_rq_complete:/.exec(line);
+        if (!m) continue;
+        completions++;
+        if (tgid(Number(m[2])) === 1) onInit++;
+      }
+      return { completions, onInit, overrun: overrun() };
+    },
+    close() {
+      writeFileSync(`${EVENT}/enable`, '0');
+      writeFileSync(`${EVENT}/filter`, '0');
+      writeFileSync(`${TRACEFS}/trace`, '');
+      writeFileSync(`${TRACEFS}/buffer_size_kb`, bufferKb);
+      if (mounted) execFileSync('umount', [TRACEFS]);
+    },
+  };
+
+  /** The thread group (process) of a task, cached; undefined once the task is gone. */
+  function tgid(pid: number): number | undefined {
+    if (!tgidOf.has(pid)) {
+      let found: number | undefined;
+      try {
+        const m = /^Tgid:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+        found = m ? Number(m[1]) : undefined;
+      } catch {
+        found = undefined; // exited since
+      }
+      tgidOf.set(pid, found);
+    }
+    return tgidOf.get(pid);
+  }
+}
+
+function overrun(): number {
+  let sum = 0;
+  for (let cpu = 0; existsSync(`${TRACEFS}/per_cpu/cpu${cpu}`); cpu++) {
+    const m = /^overrun:\s*(\d+)/m.exec(readFileSync(`${TRACEFS}/per_cpu/cpu${cpu}/stats`, 'utf8'));
+    sum += m ? Number(m[1]) : 0;
+  }
+  return sum;
+}
