@@ -16,13 +16,12 @@
  *   node --import tsx bench/kernel.ts [--pairs 5] [--seconds 8] [--workload randread|mix|both]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openObject, type BpfObject } from '@blkheat/bpf-loader';
 import { createCollector, type Collector } from '@blkheat/agent/collector';
 import { bpftoolProgs, type ProgInfo } from './bpftool.js';
-import { completedRequests, createLoopDevice, readDiskstats, runCommand, runFio, sleep } from '@blkheat/testkit';
+import { completedRequests, createLoopDevice, ensureTracefs, readDiskstats, runCommand, runFio, sleep } from '@blkheat/testkit';
 
 const FLOOR_OBJECT = fileURLToPath(new URL('../bpf/build/dispatch_floor.bpf.o', import.meta.url));
 
@@ -95,13 +94,8 @@ if (process.getuid?.() !== 0) {
   process.exit(1);
 }
 
-const tracefs = '/sys/kernel/tracing';
-let mountedTracefs = false;
-if (!existsSync(`${tracefs}/events/block`)) {
-  // bpftrace resolves tracepoints through tracefs.
-  await runCommand('mount', ['-t', 'tracefs', 'nodev', tracefs]);
-  mountedTracefs = true;
-}
+// bpftrace resolves tracepoints through tracefs.
+const putTracefsBack = ensureTracefs();
 
 const loop = createLoopDevice({ sizeMiB: 1024 });
 const runs: Run[] = [];
@@ -136,7 +130,11 @@ try {
 } finally {
   loop.close();
   await runCommand('sysctl', ['-qw', 'kernel.bpf_stats_enabled=0']).catch(() => undefined);
-  if (mountedTracefs) await runCommand('umount', [tracefs]).catch(() => undefined);
+  try {
+    putTracefsBack();
+  } catch {
+    // a failed unmount must not hide the run's own error or its figures (as before: best effort)
+  }
 }
 
 for (const workload of workloads) {

@@ -67,6 +67,7 @@ const load: ChildProcess[] = values.load
 const loop = createLoopDevice({ sizeMiB: 256 });
 const lossy = { statsOff: 0, statsOn: 0 };
 const totals = { notTimed: 0, onInit: 0 };
+// The tracepoints' dev field is the kernel's dev_t, as the collector encodes it.
 const loopDev = parseDevString(loop.dev);
 if (loopDev === undefined) throw new Error(`not a major:minor device: ${loop.dev}`);
 const ftrace = openFtraceWitness(loopDev);
@@ -84,9 +85,7 @@ try {
       const frames: Frame[] = [];
       collector.listen({ frame: (f) => frames.push(f) });
       const start = await quietBoundary([loop.name]);
-      const before = start.stats.get(loop.name);
-      if (!before) throw new Error(`${loop.name} is missing from /proc/diskstats`);
-      const witness = await startTracepointWitness(before.dev);
+      const witness = await startTracepointWitness(loopDev);
       const runs0 = completeProgramRuns();
       const misses0 = collector.stats().recursionMisses;
       ftrace.start();
@@ -141,11 +140,8 @@ function completeProgramRuns(): number {
   return bpftoolProgs().find((p) => p.name?.startsWith('bh_rq_complete'))?.run_cnt ?? 0;
 }
 
-/** perf's count of block_rq_complete on one disk ("major:minor") from now until stop(). */
-async function startTracepointWitness(dev: string): Promise<{ stop(): Promise<number> }> {
-  // The tracepoint's dev field is the kernel's dev_t, as the collector encodes it.
-  const kernelDev = parseDevString(dev);
-  if (kernelDev === undefined) throw new Error(`not a major:minor device: ${dev}`);
+/** perf's count of block_rq_complete on one disk (the kernel's dev_t) from now until stop(). */
+async function startTracepointWitness(kernelDev: number): Promise<{ stop(): Promise<number> }> {
   const filter = `dev == ${kernelDev}`;
   const perf = spawn('perf', ['stat', '-x,', '-a', '-e', 'block:block_rq_complete', '--filter', filter], {
     stdio: ['ignore', 'ignore', 'pipe'],

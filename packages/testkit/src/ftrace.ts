@@ -8,6 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { procStatus } from './proc.js';
 
 const TRACEFS = '/sys/kernel/tracing';
 const EVENT = `${TRACEFS}/events/block/block_rq_complete`;
@@ -32,12 +33,27 @@ export interface FtraceWitness {
   close(): void;
 }
 
+/**
+ * Mounts tracefs at /sys/kernel/tracing unless it is there already; the returned function puts
+ * it back (unmounts only what this mounted). bpftrace and this witness both need it.
+ */
+export function ensureTracefs(): () => void {
+  if (existsSync(`${EVENT}/enable`)) return () => undefined;
+  execFileSync('mount', ['-t', 'tracefs', 'nodev', TRACEFS]);
+  return () => execFileSync('umount', [TRACEFS]);
+}
+
 export function openFtraceWitness(kernelDev: number): FtraceWitness {
-  const mounted = !existsSync(`${EVENT}/enable`);
-  if (mounted) execFileSync('mount', ['-t', 'tracefs', 'nodev', TRACEFS]);
-  const bufferKb = readFileSync(`${TRACEFS}/buffer_size_kb`, 'utf8').trim().split(/\s/)[0] ?? '1408';
-  writeFileSync(`${TRACEFS}/buffer_size_kb`, String(BUFFER_KB));
-  writeFileSync(`${EVENT}/filter`, `dev == ${kernelDev}`);
+  const putTracefsBack = ensureTracefs();
+  let bufferKb: string;
+  try {
+    bufferKb = readFileSync(`${TRACEFS}/buffer_size_kb`, 'utf8').trim().split(/\s/)[0] ?? '1408';
+    writeFileSync(`${TRACEFS}/buffer_size_kb`, String(BUFFER_KB));
+    writeFileSync(`${EVENT}/filter`, `dev == ${kernelDev}`);
+  } catch (error) {
+    putTracefsBack(); // a witness that could not be set up leaves nothing mounted
+    throw error;
+  }
   const tgidOf = new Map<number, number | undefined>();
   return {
     start() {
@@ -62,7 +78,7 @@ export function openFtraceWitness(kernelDev: number): FtraceWitness {
       writeFileSync(`${EVENT}/filter`, '0');
       writeFileSync(`${TRACEFS}/trace`, '');
       writeFileSync(`${TRACEFS}/buffer_size_kb`, bufferKb);
-      if (mounted) execFileSync('umount', [TRACEFS]);
+      putTracefsBack();
     },
   };
 
@@ -71,8 +87,8 @@ export function openFtraceWitness(kernelDev: number): FtraceWitness {
     if (!tgidOf.has(pid)) {
       let found: number | undefined;
       try {
-        const m = /^Tgid:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-        found = m ? Number(m[1]) : undefined;
+        const text = procStatus(pid)('Tgid');
+        found = text === '' ? undefined : Number(text);
       } catch {
         found = undefined; // exited since
       }
