@@ -228,13 +228,31 @@ test('a second signal exits at once (130) and still removes the pid file', { tim
   const dataDir = mkdtempSync(join(tmpdir(), 'blkheat-twice-'));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
   const agent = await startAgentProcess({ dataDir, args: [] });
+  t.after(() => agent.stop('SIGKILL'));
   assert.equal(existsSync(join(dataDir, 'agent.pid')), true, 'the pid file while it runs');
-  // Two different signals (two of one kind pending together are delivered once): the second
-  // arrives while the first's clean shutdown is under way.
+  // A clean shutdown can finish in milliseconds; a second signal sent blind may then find the
+  // agent already gone (exit 0). So the test holds the shutdown open the way a stuck dashboard
+  // would: a stream client that stops reading never answers the agent's close frame, and the
+  // agent waits up to a second for it. The second signal goes only once the agent has said
+  // that the first one began its shutdown, and it is of another kind (two of one kind pending
+  // together are delivered once).
+  const { client } = await subscriber(t, agent);
+  client.pause();
   agent.child.kill('SIGINT');
+  await waitForLine(agent, 'serve: SIGINT: detaching probes', 15_000);
   agent.child.kill('SIGTERM');
   const exit = await agent.exited;
   t.diagnostic(`exit ${JSON.stringify(exit)}`);
   assert.equal(exit.code, 130, `exit ${JSON.stringify(exit)}: the second signal exits at once`);
   assert.equal(existsSync(join(dataDir, 'agent.pid')), false, 'no pid file left');
+  assert.match(agent.stderr(), /serve: SIGTERM again, exiting without a clean shutdown/, 'the agent says why it stopped short');
 });
+
+/** Resolves once the agent's stderr holds `line`; rejects, with the stderr, after `timeoutMs`. */
+async function waitForLine(agent: AgentProcess, line: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!agent.stderr().includes(line)) {
+    if (Date.now() > deadline) throw new Error(`the agent did not log "${line}" within ${timeoutMs} ms; stderr:\n${agent.stderr()}`);
+    await sleep(10);
+  }
+}
