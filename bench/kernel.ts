@@ -5,7 +5,10 @@
  *   mix       O_DSYNC writes, writes with fsync after each, and 64k discards (budget: ratio <= 0.5)
  * in interleaved runs: untraced, blkheat, bpftrace, and the floor (empty programs on the
  * tracepoints blkheat attaches: the cost of attaching at all), in rotating order. blkheat runs
- * with everything on (samples, in-flight scan, untimed books).
+ * with everything on (samples, in-flight scan, untimed books). With statistics on, a second floor
+ * runs too: the same programs with one bpf_ktime_get_ns() each, the least any tool that times
+ * issue -> complete with its own clock pays. The header names the machine facts those costs
+ * hang on (clocksource, and the mitigations that tax every kernel call and return).
  *
  * Prints per run and as medians: BPF ns per I/O (sum of run_time_ns of the tool's programs /
  * I/Os completed on all disks, from /proc/diskstats; blkheat's also per program, and the empty
@@ -16,6 +19,7 @@
  *   node --import tsx bench/kernel.ts [--pairs 5] [--seconds 8] [--workload randread|mix|both]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openObject, type BpfObject } from '@blkheat/bpf-loader';
@@ -30,7 +34,9 @@ const BPFTRACE_BIOLATENCY =
   'tracepoint:block:block_rq_complete /@start[args->dev, args->sector]/ { ' +
   '@usecs = hist((nsecs - @start[args->dev, args->sector]) / 1000); delete(@start[args->dev, args->sector]); }';
 
-type Tool = 'none' | 'blkheat' | 'bpftrace' | 'floor';
+type Tool = 'none' | 'blkheat' | 'bpftrace' | 'floor' | 'clock';
+/** The programs of FLOOR_OBJECT each floor attaches, by name prefix. */
+const FLOOR_PREFIX = { floor: 'floor_', clock: 'clock_' } as const;
 type Workload = 'randread' | 'mix';
 const BUDGET: Record<Workload, number> = { randread: 0.35, mix: 0.5 };
 
@@ -97,12 +103,13 @@ if (process.getuid?.() !== 0) {
 // bpftrace resolves tracepoints through tracefs.
 const putTracefsBack = ensureTracefs();
 
+console.log(`bench/kernel: ${machineFacts()}`);
 const loop = createLoopDevice({ sizeMiB: 1024 });
 const runs: Run[] = [];
 try {
   for (const workload of workloads) {
     console.log(
-      `bench/kernel: ${workload === 'randread' ? 'fio randread 4k io_uring QD32' : 'fio O_DSYNC writes + fsync writes + 64k discards'} on ${loop.path} (tmpfs), ${seconds} s per run, ${pairs} rounds of none/blkheat/bpftrace/floor with stats off, blkheat/bpftrace/floor with stats on`,
+      `bench/kernel: ${workload === 'randread' ? 'fio randread 4k io_uring QD32' : 'fio O_DSYNC writes + fsync writes + 64k discards'} on ${loop.path} (tmpfs), ${seconds} s per run, ${pairs} rounds of none/blkheat/bpftrace/floor with stats off, blkheat/bpftrace/floor/clock with stats on`,
     );
     for (let round = 0; round < pairs; round++) {
       const order: [Tool, boolean][] = rotate(
@@ -114,6 +121,7 @@ try {
           ['blkheat', true],
           ['bpftrace', true],
           ['floor', true],
+          ['clock', true],
         ],
         round,
       );
@@ -173,6 +181,10 @@ for (const workload of workloads) {
       1,
     )}   (the floor: run-time statistics and an empty body, on blkheat's tracepoints)`,
   );
+  const clockNs = medianOf('clock', true, (r) => r.bpfNs);
+  console.log(
+    `  one clock read per program    ${fmt(clockNs, 1)}   (the floor plus bpf_ktime_get_ns() in each: the least an issue -> complete timer pays; ${fmt(clockNs / bpftraceNs, 3)} of bpftrace)`,
+  );
   console.log(`  ratio blkheat / bpftrace      ${fmt(blkheatNs / bpftraceNs, 3)}   (budget <= ${BUDGET[workload]})`);
   console.log(
     `  IOPS kept with blkheat        ${fmt(keptOf('blkheat') * 100, 1)} %` +
@@ -211,7 +223,7 @@ function workloadJob(workload: Workload): Parameters<typeof runFio>[0] {
 async function measure(workload: Workload, tool: Tool, stats: boolean): Promise<Run> {
   let collector: Collector | undefined;
   let bpftrace: ChildProcess | undefined;
-  let floor: BpfObject | undefined;
+  let floor: { object: BpfObject; prefix: string } | undefined;
   let before = 0;
   await runCommand('sysctl', ['-qw', `kernel.bpf_stats_enabled=${stats ? 1 : 0}`]);
   if (tool === 'blkheat') {
@@ -221,11 +233,11 @@ async function measure(workload: Workload, tool: Tool, stats: boolean): Promise<
   } else if (tool === 'bpftrace') {
     bpftrace = await startBpftrace();
     before = bpftraceRunTimeNs();
-  } else if (tool === 'floor') {
-    floor = openObject(FLOOR_OBJECT);
-    await floor.load();
-    for (const p of floor.programs()) floor.attach(p.name);
-    before = floorRunTimeNs();
+  } else if (tool === 'floor' || tool === 'clock') {
+    floor = { object: openObject(FLOOR_OBJECT), prefix: FLOOR_PREFIX[tool] };
+    await floor.object.load();
+    for (const p of floor.object.programs()) if (p.name.startsWith(floor.prefix)) floor.object.attach(p.name);
+    before = floorRunTimeNs(floor.prefix);
   }
   const programsBefore = collector && stats ? blkheatRunTimes() : undefined;
   const disksBefore = totalCompleted();
@@ -249,8 +261,8 @@ async function measure(workload: Workload, tool: Tool, stats: boolean): Promise<
     await new Promise((r) => bpftrace?.once('close', r));
   }
   if (floor) {
-    if (stats) bpfNs = (floorRunTimeNs() - before) / ios;
-    floor.close();
+    if (stats) bpfNs = (floorRunTimeNs(floor.prefix) - before) / ios;
+    floor.object.close();
   }
   await sleep(500);
   return { workload, tool, stats, iops: fio.iops, ios, bpfNs, ...(perProgram ? { perProgram } : {}) };
@@ -297,9 +309,31 @@ function runTimeNs(matches: (p: ProgInfo) => boolean): number {
   return total;
 }
 
-/** Run time of the empty programs (dispatch_floor.bpf.o). */
-function floorRunTimeNs(): number {
-  return runTimeNs((p) => p.name?.startsWith('floor_') === true);
+/** Run time of the floor programs (dispatch_floor.bpf.o) whose names start with `prefix`. */
+function floorRunTimeNs(prefix: string): number {
+  return runTimeNs((p) => p.name?.startsWith(prefix) === true);
+}
+
+/**
+ * What a program's cost hangs on, beyond its own code: the clocksource behind bpf_ktime_get_ns()
+ * (reached through an indirect call), and the mitigations for Spectre v2 (retpolines make each
+ * indirect call dearer) and SRSO (its "Safe RET" sends every kernel return through a thunk: each
+ * helper call pays it). Two machines with different lines here give different figures.
+ */
+function machineFacts(): string {
+  const read = (path: string): string => {
+    try {
+      return readFileSync(path, 'utf8').trim();
+    } catch {
+      return 'unknown';
+    }
+  };
+  const vulnerabilities = '/sys/devices/system/cpu/vulnerabilities';
+  return [
+    `clocksource ${read('/sys/devices/system/clocksource/clocksource0/current_clocksource')}`,
+    `spectre_v2: ${read(`${vulnerabilities}/spectre_v2`)}`,
+    `spec_rstack_overflow: ${read(`${vulnerabilities}/spec_rstack_overflow`)}`,
+  ].join('; ');
 }
 
 /** Run time of the bpftrace one-liner's two tracepoint programs. */
