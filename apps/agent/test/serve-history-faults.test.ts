@@ -19,6 +19,7 @@ import {
   parsePrometheusText,
   startAgentProcess,
   startFio,
+  waitFor,
   type AgentProcess,
   type WsTestClient,
 } from '@blkheat/testkit';
@@ -239,7 +240,11 @@ test('a second signal exits at once (130) and still removes the pid file', { tim
   const { client } = await subscriber(t, agent);
   client.pause();
   agent.child.kill('SIGINT');
-  await waitForLine(agent, 'serve: SIGINT: detaching probes', 15_000);
+  await waitFor(
+    () => agent.stderr().includes('serve: SIGINT: detaching probes'),
+    15_000,
+    () => `the agent to log that SIGINT began its shutdown; stderr:\n${agent.stderr()}`,
+  );
   agent.child.kill('SIGTERM');
   const exit = await agent.exited;
   t.diagnostic(`exit ${JSON.stringify(exit)}`);
@@ -247,12 +252,3 @@ test('a second signal exits at once (130) and still removes the pid file', { tim
   assert.equal(existsSync(join(dataDir, 'agent.pid')), false, 'no pid file left');
   assert.match(agent.stderr(), /serve: SIGTERM again, exiting without a clean shutdown/, 'the agent says why it stopped short');
 });
-
-/** Resolves once the agent's stderr holds `line`; rejects, with the stderr, after `timeoutMs`. */
-async function waitForLine(agent: AgentProcess, line: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!agent.stderr().includes(line)) {
-    if (Date.now() > deadline) throw new Error(`the agent did not log "${line}" within ${timeoutMs} ms; stderr:\n${agent.stderr()}`);
-    await sleep(10);
-  }
-}

@@ -83,14 +83,6 @@ export function openFdCount(): number {
   return readdirSync('/proc/self/fd').length;
 }
 
-export async function waitFor(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** Asserts that fn throws a BpfError with this code (and message), and returns it. */
 export function expectBpfError(fn: () => unknown, code: string, message?: RegExp): BpfError {
   let caught: unknown;

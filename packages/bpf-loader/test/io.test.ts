@@ -2,9 +2,9 @@
 // own accounting (/proc/diskstats): maps, globals, ring buffers (both delivery paths).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { completedRequests, createLoopDevice, diskstatsDelta, readDiskstats } from '@blkheat/testkit';
+import { completedRequests, createLoopDevice, diskstatsDelta, readDiskstats, waitFor } from '@blkheat/testkit';
 import { openObject, possibleCpus, type BpfObject } from '../src/index.js';
-import { EVENT_SIZE, counter, decodeEvent, directReads, kernelDev, objectPath, readU64, u32, waitFor } from './helpers.js';
+import { EVENT_SIZE, counter, decodeEvent, directReads, kernelDev, objectPath, readU64, u32 } from './helpers.js';
 
 async function loaded(
   t: { after(fn: () => void): void },

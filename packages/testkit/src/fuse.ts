@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resetLoopQueue, tryResetLoopQueue, type CleanupContext } from './loop.js';
+import { waitFor } from './workload.js';
 
 /** Debian's interpreter: the first python3 on PATH may be another one without fusepy. */
 export const SYSTEM_PYTHON = '/usr/bin/python3';
@@ -84,7 +85,11 @@ export async function createDelayedLoopDevice(options: DelayedLoopOptions): Prom
   let name: string;
   let dev: string;
   try {
-    await waitFor(() => isMounted(mountpoint) || daemon.exitCode !== null, 10_000);
+    await waitFor(
+      () => isMounted(mountpoint) || daemon.exitCode !== null,
+      10_000,
+      () => `delayfs to mount: ${stderr.trim()}`,
+    );
     if (!isMounted(mountpoint)) throw new Error(`delayfs did not mount: ${stderr.trim() || `exit ${daemon.exitCode}`}`);
     loopPath = execFileSync('losetup', ['-f', '--show', join(mountpoint, 'disk.img')], { encoding: 'utf8' }).trim();
     name = basename(loopPath);
@@ -143,11 +148,6 @@ function isMounted(path: string): boolean {
   return readFileSync('/proc/mounts', 'utf8')
     .split('\n')
     .some((line) => line.split(' ')[1] === path);
-}
-
-async function waitFor(ok: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!ok() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
 }
 
 function tryWrite(path: string, text: string): void {

@@ -161,3 +161,15 @@ export async function runDd(operands: Record<string, string | number>): Promise<
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
+
+/**
+ * Polls `condition` every 10 ms until it holds; after `timeoutMs` throws "timed out after N ms
+ * waiting for <what>" (`what` may be a function, to describe the state at the moment it failed).
+ */
+export async function waitFor(condition: () => boolean, timeoutMs: number, what: string | (() => string)): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`);
+    await sleep(10);
+  }
+}
