@@ -7,10 +7,11 @@
  * kernel's is missing or shares the plug's cached clock with the start. Bio-based disks (zram,
  * dm, md, bcache): block_bio_queue -> block_bio_complete.
  *
- * Histograms live in a per-CPU hash keyed by (wall-clock second, disk, class): a second is
- * only ever written while it is current, so the agent reads and deletes closed seconds without
- * losing or double counting anything at the boundary (iterate-then-delete of a live map, as
- * biolatency does, loses the I/Os that land between the read and the delete).
+ * Histograms live in a table with one partition per CPU, keyed by (wall-clock second, disk,
+ * class, size, cgroup) and probed inline (blkheat_maps.bpf.h): a second is only ever written while
+ * it is current, so the agent reads and frees closed seconds without losing or double counting
+ * anything at the boundary (iterate-then-delete of a live map, as biolatency does, loses the I/Os
+ * that land between the read and the delete).
  *
  * Counting follows the kernel's own accounting rules (see H(rq_cls) and docs/accounting.md):
  * each I/O /proc/diskstats counts is counted once, at its final block_rq_complete, in the

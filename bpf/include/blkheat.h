@@ -60,7 +60,18 @@ struct bh_hist_key {
 	__u64 cgroup;
 };
 
-/* Histogram value (per CPU; the agent sums the CPUs). */
+/* The histogram table (maps hists, hist_keys, hist_claims): one partition of BH_HIST_PER_CPU
+ * entries per possible CPU, each CPU probing at most BH_HIST_PROBES entries of its own from the
+ * key's hash. A claim is 0 (free), BH_CLAIM_BUSY (a program is writing the key) or the slot of the
+ * key it holds. Layout 6. */
+#define BH_HIST_CPU_BITS 12
+#define BH_HIST_PER_CPU (1u << BH_HIST_CPU_BITS)
+#define BH_HIST_PROBES 32
+#define BH_CLAIM_FREE 0ull
+#define BH_CLAIM_BUSY 1ull
+
+/* Histogram value (one per entry, written only on its partition's CPU; the agent adds up the
+ * entries of one key). */
 struct bh_hist {
 	__u64 count;   /* completed I/Os (what /proc/diskstats counts, unless cls has BH_CLS_NOSTAT) */
 	__u64 dropped; /* I/Os without a sample record (not sampled, over budget, ring full) */

@@ -7,20 +7,37 @@
  * Include only from blkheat.bpf.c, after the knobs.
  */
 
+/* The per-second histograms: one partition of BH_HIST_PER_CPU entries per CPU (the agent sets
+ * max_entries to possible CPUs x BH_HIST_PER_CPU), probed inline from a hash of the key. Why not
+ * a per-CPU hash: its lookup is two calls (__htab_map_lookup_elem, then memcmp on the key), ~55 ns
+ * per I/O on a machine with retpolines and Safe RET; array lookups are inlined by the verifier and
+ * the key compare is a few loads. Entry i is three arrays at index i:
+ *  - hist_claims: 0 = free, BH_CLAIM_BUSY while a program writes the key, else the key's slot
+ *    (published last, so a matching slot means the key is complete);
+ *  - hist_keys: the key;
+ *  - hists: the value, written only by programs on the partition's CPU.
+ * A second is only written while it is current; the agent reads a closed second's entries, zeroes
+ * the value and only then frees the claim. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 8192);
-	__type(key, struct bh_hist_key);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BH_HIST_PER_CPU);
+	__type(key, __u32);
 	__type(value, struct bh_hist);
 } hists SEC(".maps");
 
-/* Zeroed value to insert new histogram keys from (too large for the BPF stack). */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BH_HIST_PER_CPU);
 	__type(key, __u32);
-	__type(value, struct bh_hist);
-} zero_hist SEC(".maps");
+	__type(value, struct bh_hist_key);
+} hist_keys SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BH_HIST_PER_CPU);
+	__type(key, __u32);
+	__type(value, __u64); /* 64-bit: BPF's compare-and-swap before ISA v3 */
+} hist_claims SEC(".maps");
 
 struct bh_bio_start {
 	__u64 ts;

@@ -165,18 +165,37 @@ static __always_inline __u8 size_log2(__u32 bytes)
 	return bytes > 1 ? bh_msb(bytes - 1) + 1 : 0;
 }
 
+/* The histogram entry of `key` in this CPU's partition of hists (see blkheat_maps.bpf.h): the
+ * entry whose published claim is the key's slot and whose key matches, or the first free one on
+ * the probe path, claimed. Claims take a compare-and-swap (once per key, CPU and second), since a
+ * program in an interrupt may probe the same partition meanwhile: it skips a busy entry and
+ * claims another, and the agent adds up two entries of one key like any other two. */
 static __always_inline struct bh_hist *hist_for(struct bh_hist_key *key)
 {
-	struct bh_hist *h = bpf_map_lookup_elem(&hists, key);
-	if (h)
-		return h;
-	__u32 zero = 0;
-	struct bh_hist *z = bpf_map_lookup_elem(&zero_hist, &zero);
-	if (!z)
-		return NULL;
-	/* NOEXIST: another CPU may have inserted the key meanwhile; either way look it up. */
-	bpf_map_update_elem(&hists, key, z, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&hists, key);
+	__u32 base = bpf_get_smp_processor_id() << BH_HIST_CPU_BITS;
+	__u64 mix = (((__u64)key->dev << 32) | key->slot) ^ (((__u64)key->size_log2 << 16 | key->cls) << 40) ^ key->cgroup;
+	__u32 home = (__u32)((mix * 0x9E3779B97F4A7C15ULL) >> (64 - BH_HIST_CPU_BITS));
+	for (__u32 i = 0; i < BH_HIST_PROBES; i++) {
+		__u32 idx = base | ((home + i) & (BH_HIST_PER_CPU - 1));
+		__u64 *claim = bpf_map_lookup_elem(&hist_claims, &idx);
+		struct bh_hist_key *k = bpf_map_lookup_elem(&hist_keys, &idx);
+		if (!claim || !k)
+			return NULL;
+		__u64 c = *(volatile __u64 *)claim;
+		if (c == key->slot) {
+			if (k->dev == key->dev && k->cls == key->cls && k->size_log2 == key->size_log2 &&
+			    k->cgroup == key->cgroup)
+				return bpf_map_lookup_elem(&hists, &idx);
+			continue;
+		}
+		if (c != BH_CLAIM_FREE || __sync_val_compare_and_swap(claim, BH_CLAIM_FREE, BH_CLAIM_BUSY) != BH_CLAIM_FREE)
+			continue;
+		*k = *key;
+		/* Publish: a full barrier, so whoever sees the slot sees the whole key. */
+		__sync_val_compare_and_swap(claim, BH_CLAIM_BUSY, key->slot);
+		return bpf_map_lookup_elem(&hists, &idx);
+	}
+	return NULL;
 }
 
 /* A uniform 32-bit draw for fair sampling, from a per-CPU xorshift64 (seeded by the kernel's

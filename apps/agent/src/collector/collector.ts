@@ -72,7 +72,7 @@ class BlockCollector implements Collector {
   private readonly seenDevs = new Set<number>();
   /** Entries of seconds already emitted, or of a frame that failed to build: counted in the next second emitted. */
   private lateEntries: SlotEntry[] = [];
-  private totals = { ios: 0, samplesDropped: 0, lastFrameLagS: null as number | null, harvested: 0, harvestLost: 0 };
+  private totals = { ios: 0, samplesDropped: 0, lastFrameLagS: null as number | null, harvested: 0, harvestLost: 0, histLost: 0 };
   private knownDisks: readonly DiskInfo[] = [];
 
   constructor(private readonly options: CollectorOptions) {
@@ -103,8 +103,7 @@ class BlockCollector implements Collector {
     });
     const { object } = this.loaded;
     this.harvester = new HistogramHarvester({
-      hists: object.map('hists'),
-      cpus,
+      table: { values: object.map('hists'), keys: object.map('hist_keys'), claims: object.map('hist_claims') },
       nrBuckets: this.layout.nrBuckets,
       namer: this.namer,
       cgroups: this.cgroups,
@@ -241,6 +240,19 @@ class BlockCollector implements Collector {
     }
   }
 
+  /**
+   * An I/O that finds no room in its CPU's partition of the kernel's histogram table (harvest.ts)
+   * is not counted there; the untimed books then show it, with no latency. Said loudly, once per
+   * new loss.
+   */
+  private checkTableRoom(histLost: number | undefined): void {
+    if (histLost === undefined || histLost <= this.totals.histLost) return;
+    this.warn(
+      `${histLost - this.totals.histLost} I/O(s) found no room in the kernel's histogram table (${histLost} since start): they are shown as untimed, with no latency. Too many disks x classes x sizes x cgroups per second, or the agent was stopped too long`,
+    );
+    this.totals.histLost = histLost;
+  }
+
   /** Harvests and emits every second before `current`. */
   private tick(current: number): void {
     this.samples?.drain();
@@ -248,10 +260,11 @@ class BlockCollector implements Collector {
     // (see untimed.ts for why the order matters).
     const kernelCounts = this.untimedTracker.atHarvest ? this.untimed.snapshot() : undefined;
     // The programs' own running count, read before the map: every I/O in it is in the map by now.
-    const countedBefore = this.controls.readCounters()?.counted;
+    const counters = this.controls.readCounters();
     const { bySlot, open, closedCount, openCount } = this.harvester.harvest(current, this.nextSlot, this.lateEntries);
     this.totals.harvested += closedCount;
-    this.checkHarvest(countedBefore, openCount);
+    this.checkHarvest(counters?.counted, openCount);
+    this.checkTableRoom(counters?.histLost);
     // From here on the closed seconds' kernel entries are deleted: nothing below may lose them.
     // A step that fails is reported and skipped; the seconds are emitted all the same.
     if (kernelCounts) this.untimedTracker.measureAtHarvest(kernelCounts, open);

@@ -1,8 +1,13 @@
 /**
- * The per-second harvest of the kernel's histogram map (hists): every entry of a closed second
- * is read, summed over CPUs, counted in the untimed books and deleted; the entries of the
- * seconds still open are only counted. A key whose delete fails is remembered and skipped when
- * read again: never counted twice.
+ * The per-second harvest of the kernel's histogram table (see blkheat_maps.bpf.h): every entry
+ * of a closed second is read, counted in the untimed books and freed; the entries of the seconds
+ * still open are only counted.
+ *
+ * The table is three arrays indexed alike, one partition per CPU: hist_claims (0 = free,
+ * HIST_CLAIM_BUSY while a program writes the key, else the key's slot, published last),
+ * hist_keys and hists. Programs write a second's entries only while it is current, so a closed
+ * entry is read, its value zeroed and only then its claim freed: nothing is lost or counted
+ * twice. An entry that cannot be freed is remembered and skipped when read again.
  */
 import type { BpfMap } from '@blkheat/bpf-loader';
 import type { CgroupNamer } from './cgroups.js';
@@ -10,13 +15,29 @@ import type { ClassNamer } from './classes.js';
 import type { DiskScope } from './disk-scope.js';
 import { errorText } from './errors.js';
 import type { SlotEntry } from './frame-builder.js';
-import { addPerCpuHist, decodeHistKey, emptyHistValue, perCpuCount, type HistValue } from './layout.js';
+import {
+  addPerCpuHist,
+  decodeHistKey,
+  emptyHistValue,
+  HIST_CLAIM_BUSY,
+  HIST_CLAIM_SIZE,
+  perCpuCount,
+  u32,
+  type HistValue,
+} from './layout.js';
 import { zeroGroups, type GroupCounts, type UntimedMeter } from './untimed.js';
 
+/** The histogram table's maps, in the object and in HistTable's order; the loader sizes each to possible CPUs x one partition. */
+export const HIST_TABLE_MAPS = ['hists', 'hist_keys', 'hist_claims'] as const;
+
+export interface HistTable {
+  readonly values: BpfMap;
+  readonly keys: BpfMap;
+  readonly claims: BpfMap;
+}
+
 export interface HarvestDeps {
-  readonly hists: BpfMap;
-  /** Possible CPUs: the per-CPU values' count. */
-  readonly cpus: number;
+  readonly table: HistTable;
   readonly nrBuckets: number;
   readonly namer: ClassNamer;
   readonly cgroups: CgroupNamer;
@@ -37,44 +58,47 @@ export interface Harvest {
 }
 
 export class HistogramHarvester {
-  /** Closed-second keys read and emitted whose delete failed (hex): skipped, never counted twice. */
-  private readonly harvestedKeys = new Set<string>();
+  /** Entries read and emitted whose freeing failed: skipped, never counted twice, freed again at each harvest. */
+  private readonly unfreed = new Set<number>();
+  private readonly zeroValue: Buffer;
+  private readonly freeClaim = Buffer.alloc(HIST_CLAIM_SIZE);
 
-  constructor(private readonly deps: HarvestDeps) {}
+  constructor(private readonly deps: HarvestDeps) {
+    this.zeroValue = Buffer.alloc(deps.table.values.valueBufferSize);
+  }
 
   /**
-   * Reads and deletes every histogram entry of a closed second (slot < current), and reads
-   * (without deleting) the counts of the seconds still open, per shown disk and op group.
+   * Reads and frees every histogram entry of a closed second (slot < current), and reads
+   * (without freeing) the counts of the seconds still open, per shown disk and op group.
    * Entries of seconds already emitted (slot < nextSlot: only after a clock step) are appended
-   * to `late`, to be counted in the next second emitted.
+   * to `late`, to be counted in the next second emitted. One key may have an entry per CPU (and
+   * rarely two on one CPU): the frame adds them up.
    */
   harvest(current: number, nextSlot: number, late: SlotEntry[]): Harvest {
-    const { hists, cpus, namer, scope, untimed } = this.deps;
-    const stride = hists.valueBufferSize / cpus;
+    const { table, namer, scope, untimed } = this.deps;
+    const valueSize = table.values.valueBufferSize;
     const bySlot = new Map<number, SlotEntry[]>();
     const open = new Map<number, GroupCounts>();
-    const closedKeys: Buffer[] = [];
+    const closed: number[] = [];
     let closedCount = 0;
     let openCount = 0;
-    // get_next_key + lookup walk the hash under RCU without taking bucket locks (a batch lookup
-    // would lock buckets and size its buffer for the whole map: tens of MB per second).
-    for (const keyBuf of hists.keys()) {
-      if (this.harvestedKeys.size > 0 && this.harvestedKeys.has(keyBuf.toString('hex'))) {
-        try {
-          hists.delete(keyBuf);
-          this.harvestedKeys.delete(keyBuf.toString('hex'));
-        } catch {
-          // Still there: still skipped.
-        }
+    const claims = this.readClaims();
+    for (let idx = 0; idx < claims.length; idx++) {
+      const claim = claims[idx] as bigint;
+      if (claim === 0n || claim === HIST_CLAIM_BUSY) continue;
+      if (this.unfreed.has(idx)) {
+        if (this.free(idx)) this.unfreed.delete(idx);
         continue;
       }
-      const valueBuf = hists.lookup(keyBuf);
-      if (!valueBuf) continue;
+      const index = u32(idx);
+      const keyBuf = table.keys.lookup(index);
+      const valueBuf = table.values.lookup(index);
+      if (!keyBuf || !valueBuf) continue;
       const key = decodeHistKey(keyBuf);
       const group = namer.group(key.cls);
       const shown = scope.shownDev(key.dev);
       if (key.slot >= current) {
-        const n = perCpuCount(valueBuf, stride, cpus);
+        const n = perCpuCount(valueBuf, valueSize, 1);
         openCount += n;
         if (group && shown !== undefined && n > 0) {
           let counts = open.get(shown);
@@ -84,7 +108,7 @@ export class HistogramHarvester {
         continue;
       }
       const value: HistValue = emptyHistValue(this.deps.nrBuckets);
-      addPerCpuHist(value, valueBuf, 0, stride, cpus);
+      addPerCpuHist(value, valueBuf, 0, valueSize, 1);
       closedCount += value.count;
       if (group && shown !== undefined && value.count > 0) untimed.addCounted(shown, group, value.count);
       const entry: SlotEntry = { dev: key.dev, cls: key.cls, size: key.size, cgroup: this.deps.cgroups.name(key.cgroup), value };
@@ -94,18 +118,36 @@ export class HistogramHarvester {
         if (list) list.push(entry);
         else bySlot.set(key.slot, [entry]);
       }
-      closedKeys.push(keyBuf);
+      closed.push(idx);
     }
-    // Closed seconds are never written again, so deleting after reading loses nothing. A key
-    // that cannot be deleted is remembered and skipped when read again: never counted twice.
-    for (const keyBuf of closedKeys) {
-      try {
-        hists.delete(keyBuf);
-      } catch (err) {
-        this.harvestedKeys.add(keyBuf.toString('hex'));
-        this.deps.warn(`deleting a harvested histogram entry failed (it will not be counted again): ${errorText(err)}`);
-      }
-    }
+    // Closed seconds are never written again, so freeing after reading loses nothing.
+    for (const idx of closed) if (!this.free(idx)) this.unfreed.add(idx);
     return { bySlot, open, closedCount, openCount };
+  }
+
+  /** Every entry's claim, by index: one batch read where the kernel has it. */
+  private readClaims(): BigUint64Array {
+    const { claims } = this.deps.table;
+    const out = new BigUint64Array(claims.maxEntries);
+    if (claims.supportsBatch()) {
+      const batch = claims.lookupBatch();
+      for (let i = 0; i < batch.count; i++) out[batch.keys.readUInt32LE(i * 4)] = batch.values.readBigUInt64LE(i * HIST_CLAIM_SIZE);
+      return out;
+    }
+    for (let idx = 0; idx < out.length; idx++) out[idx] = claims.lookup(u32(idx))?.readBigUInt64LE(0) ?? 0n;
+    return out;
+  }
+
+  /** Zeroes an entry's value, then frees its claim (in that order: a program may claim it at once). */
+  private free(idx: number): boolean {
+    const index = u32(idx);
+    try {
+      this.deps.table.values.update(index, this.zeroValue);
+      this.deps.table.claims.update(index, this.freeClaim);
+      return true;
+    } catch (err) {
+      this.deps.warn(`freeing a harvested histogram entry failed (it will not be counted again): ${errorText(err)}`);
+      return false;
+    }
   }
 }

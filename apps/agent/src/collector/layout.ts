@@ -58,6 +58,9 @@ export const SAMPLE_SUBMITTER_KNOWN = 1 << 2;
 
 /** struct bh_hist_key { u32 slot; u32 dev; u16 cls; u8 size_log2; u8 pad; u32 pad2; u64 cgroup; } */
 export const HIST_KEY_SIZE = 24;
+/** A histogram table entry's claim (map hist_claims): u64, 0 = free, 1 = a program is writing the key, else the key's slot (layout 6). */
+export const HIST_CLAIM_SIZE = 8;
+export const HIST_CLAIM_BUSY = 1n;
 /** struct bh_hist: 4 u64 counters, u32 max bucket + pad, errors[] by status, then device[] and queue[] u64 arrays. */
 export const HIST_REQUEUES_OFFSET = 24;
 /** u64 bytes of the counted I/Os (layout 3). */

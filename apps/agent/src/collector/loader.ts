@@ -9,6 +9,7 @@ import {
   BpfError,
   loadKernelBtf,
   openObject,
+  possibleCpus,
   TRACING_PRIVILEGE,
   type BpfMap,
   type BpfObject,
@@ -19,12 +20,14 @@ import { BUCKET_SCHEMA, OP_GROUPS, type BucketSchema } from '@blkheat/shared-typ
 import { kernelBucketKnobs } from './bucket-table.js';
 import type { ClassNamer } from './classes.js';
 import { CollectorError, errorText } from './errors.js';
+import { HIST_TABLE_MAPS } from './harvest.js';
 import { INFLIGHT_PROGRAM } from './inflight.js';
 import type { KernelFacts } from './kernel-facts.js';
 import {
   BUDGET_SIZE,
   COUNTERS_SIZE,
   DISK_COUNTS_SIZE,
+  HIST_CLAIM_SIZE,
   HIST_KEY_SIZE,
   INFLIGHT_DISK_SIZE,
   INFLIGHT_IO_SIZE,
@@ -110,6 +113,7 @@ async function tryLoad(path: string, flavour: Flavour, facts: KernelFacts, req: 
     object.setGlobal('rq_arg_idx', u32(facts.rqLayout === 'queue-first' ? 1 : 0));
     object.setGlobal('filter_disks', Buffer.from([req.filterDisks ? 1 : 0]));
     object.setGlobal('op_group', opGroupTable(req.namer));
+    sizeHistTable(object, possibleCpus());
     await object.load();
     const links = attachAll(object, request);
     req.log(`attached ${request.length} ${flavour} programs: ${request.join(', ')}`);
@@ -133,6 +137,18 @@ export function opGroupTable(namer: ClassNamer): Buffer {
     table[op] = OP_GROUPS.indexOf(group);
   }
   return table;
+}
+
+/**
+ * Gives each possible CPU its partition of the histogram table (see harvest.ts): the object
+ * declares one partition (BH_HIST_PER_CPU in blkheat.h, its one owner) as the maps' size.
+ */
+function sizeHistTable(object: BpfObject, cpus: number): void {
+  for (const name of HIST_TABLE_MAPS) {
+    const spec = object.maps().find((m) => m.name === name);
+    if (!spec) throw new CollectorError(`kernel object has no map ${name}: rebuild bpf/ and the agent together`);
+    object.setMaxEntries(name, spec.maxEntries * cpus);
+  }
 }
 
 /**
@@ -203,7 +219,9 @@ export function checkLayout(object: BpfObject, layout: SchemaLayout, samples: bo
       );
     }
   };
-  expect(object.map('hists'), HIST_KEY_SIZE, layout.histValueSize);
+  expect(object.map('hists'), 4, layout.histValueSize);
+  expect(object.map('hist_keys'), 4, HIST_KEY_SIZE);
+  expect(object.map('hist_claims'), 4, HIST_CLAIM_SIZE);
   expect(object.map('counters'), 4, COUNTERS_SIZE);
   expect(object.map('settings'), 4, SETTINGS_SIZE);
   expect(object.map('budget'), 4, BUDGET_SIZE);
