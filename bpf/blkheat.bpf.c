@@ -49,6 +49,10 @@ const volatile bool filter_disks = false;
 /* The /proc/diskstats op group (index into bh_disk_count.n) of each req_op value below 64: the
  * agent's own rule (ClassNamer.group), so the two can never disagree. */
 const volatile __u8 op_group[64] = {};
+/* Tests only: every request of this disk (dev_t) takes per-request slot 0, so that its requests
+ * take each other's slot (what a hash collision does, on demand). 0 = off, and the verifier
+ * then drops the check from the programs as dead code. */
+const volatile __u32 shared_slot_dev = 0;
 /* raw_tp only: index of the request/bio argument (1 where request_queue came first). */
 const volatile __u32 rq_arg_idx = 0;
 

@@ -173,6 +173,20 @@ struct bh_inflight_io {
 	char comm[BH_COMM_LEN];
 };
 
+/* What the in-flight scan keeps of an I/O in flight for BH_INFLIGHT_KEEP_NS or more (map
+ * inflight_kept, keyed by request), so that it is still found once another request takes its
+ * slot: what the slot held, and the start and sector that tell this life of the request from
+ * the next. Layout 6. */
+#define BH_INFLIGHT_KEEP_NS 100000000ull
+#define BH_INFLIGHT_KEPT_MAX 4096
+struct bh_inflight_kept {
+	__u64 start_ns; /* rq->start_time_ns */
+	__u64 sector;
+	__u64 issue_ns;
+	__u64 pid_tgid;
+	__u64 task;
+};
+
 /* Per disk (dev_t key of map inflight_disks): every in-flight I/O counted, listed or not, and the
  * start of the oldest. The agent empties the map before each scan. Layout 3. */
 struct bh_inflight_disk {

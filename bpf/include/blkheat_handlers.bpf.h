@@ -70,7 +70,7 @@ static __always_inline __u16 H(rq_cls)(__u32 cmd, __u32 rqf)
 static __always_inline void H(on_rq_issue)(struct request *rq)
 {
 	__u64 id = ptr_id(rq);
-	struct bh_rq_slot *sl = rq_slot_of(id);
+	struct bh_rq_slot *sl = rq_slot_of(id, shared_slot_dev ? H(rq_dev)(rq, READ(rq, rq_flags)) : 0);
 	if (!sl)
 		return;
 	/* Stores only: the slot's line was last read by the completing CPU, and a load here would
@@ -153,7 +153,7 @@ static __always_inline void H(on_rq_complete)(struct request *rq, int error, uns
 	/* The submitter in the request's slot is read only for sampled I/Os (emit_sample). */
 	io.rq_id = ptr_id(rq);
 	if (!kernel_times && (!issue || issue == start)) {
-		struct bh_rq_slot *sl = rq_slot_of(io.rq_id);
+		struct bh_rq_slot *sl = rq_slot_of(io.rq_id, io.dev);
 		if (sl && sl->key == io.rq_id && sl->issue_ns >= start) {
 			issue = sl->issue_ns;
 		} else {

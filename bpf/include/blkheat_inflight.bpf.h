@@ -13,21 +13,11 @@ struct scan_ctx {
 	__u32 listed;
 };
 
-/* A slot whose request the kernel says is with the driver now (MQ_RQ_IN_FLIGHT) is an I/O in
- * flight; its age comes from our own stamps. A request that completed is idle again (or started
- * a new life, which rewrote the slot), so nothing has to be cleared at completion. */
-static long scan_slot(__u32 idx, struct scan_ctx *cx)
+/* Counts one I/O found in flight (its disk's count and oldest start) and lists it while there is
+ * room. `issue`, `pid_tgid` and `task` are what its slot held at its issue (or what was kept of
+ * it, below). */
+static __always_inline void note_inflight(struct scan_ctx *cx, struct request *rq, __u64 issue, __u64 pid_tgid, __u64 task)
 {
-	struct bh_rq_slot *sl = bpf_map_lookup_elem(&rq_slots, &idx);
-	if (!sl)
-		return 1;
-	__u64 key = sl->key, issue = sl->issue_ns;
-	if (!key || !issue || issue > cx->now)
-		return 0;
-	struct request *rq = (struct request *)key;
-	int state = 0;
-	if (BPF_CORE_READ_INTO(&state, rq, state) || state != bpf_core_enum_value(enum mq_rq_state, MQ_RQ_IN_FLIGHT))
-		return 0;
 	cx->found++;
 	__u32 cmd = 0, rqf = 0, len = 0;
 	__u64 sector = 0, start = 0;
@@ -50,10 +40,10 @@ static long scan_slot(__u32 idx, struct scan_ctx *cx)
 	}
 	__u32 at = cx->listed;
 	if (at >= BH_INFLIGHT_MAX)
-		return 0;
+		return;
 	struct bh_inflight_io *out = bpf_map_lookup_elem(&inflight_list, &at);
 	if (!out)
-		return 0;
+		return;
 	BPF_CORE_READ_INTO(&cmd, rq, cmd_flags);
 	BPF_CORE_READ_INTO(&len, rq, __data_len);
 	BPF_CORE_READ_INTO(&sector, rq, __sector);
@@ -65,13 +55,65 @@ static long scan_slot(__u32 idx, struct scan_ctx *cx)
 	out->dev = dev;
 	out->pid = 0;
 	__builtin_memset(out->comm, 0, sizeof(out->comm));
-	__u64 pid_tgid = sl->pid_tgid;
-	struct task_struct *t = (struct task_struct *)sl->task;
+	struct task_struct *t = (struct task_struct *)task;
 	int tgid = 0;
 	if (pid_tgid && t && !bpf_probe_read_kernel(&tgid, sizeof(tgid), &t->tgid) && (__u32)tgid == (__u32)(pid_tgid >> 32) &&
 	    !bpf_probe_read_kernel(out->comm, sizeof(out->comm), &t->comm))
 		out->pid = pid_tgid >> 32;
 	cx->listed = at + 1;
+}
+
+/* The request is still the life that was kept: with the driver, same start, same sector. */
+static __always_inline bool same_life(struct request *rq, struct bh_inflight_kept *k)
+{
+	int state = 0;
+	__u64 start = 0, sector = 0;
+	return !BPF_CORE_READ_INTO(&state, rq, state) && state == bpf_core_enum_value(enum mq_rq_state, MQ_RQ_IN_FLIGHT) &&
+	       !BPF_CORE_READ_INTO(&start, rq, start_time_ns) && start == k->start_ns &&
+	       !BPF_CORE_READ_INTO(&sector, rq, __sector) && sector == k->sector;
+}
+
+/* First pass: the I/Os kept by earlier scans (in flight for BH_INFLIGHT_KEEP_NS or more), found
+ * through the request itself, since another request may have taken their slot since. One that
+ * completed (or whose request began a new life) is dropped. */
+static long scan_kept(struct bpf_map *map, __u64 *key, struct bh_inflight_kept *k, struct scan_ctx *cx)
+{
+	struct request *rq = (struct request *)*key;
+	if (!same_life(rq, k)) {
+		bpf_map_delete_elem(map, key);
+		return 0;
+	}
+	note_inflight(cx, rq, k->issue_ns, k->pid_tgid, k->task);
+	return 0;
+}
+
+/* Second pass: a slot whose request the kernel says is with the driver now (MQ_RQ_IN_FLIGHT) is an
+ * I/O in flight; its age comes from our own stamps. A request that completed is idle again (or
+ * started a new life, which rewrote the slot), so nothing has to be cleared at completion. One in
+ * flight for BH_INFLIGHT_KEEP_NS or more is kept (and counted by the first pass from then on). */
+static long scan_slot(__u32 idx, struct scan_ctx *cx)
+{
+	struct bh_rq_slot *sl = bpf_map_lookup_elem(&rq_slots, &idx);
+	if (!sl)
+		return 1;
+	__u64 key = sl->key, issue = sl->issue_ns;
+	if (!key || !issue || issue > cx->now)
+		return 0;
+	struct request *rq = (struct request *)key;
+	int state = 0;
+	if (BPF_CORE_READ_INTO(&state, rq, state) || state != bpf_core_enum_value(enum mq_rq_state, MQ_RQ_IN_FLIGHT))
+		return 0;
+	__u64 pid_tgid = sl->pid_tgid, task = sl->task;
+	if (cx->now - issue >= BH_INFLIGHT_KEEP_NS) {
+		if (bpf_map_lookup_elem(&inflight_kept, &key))
+			return 0; /* counted by the first pass */
+		struct bh_inflight_kept k = { .issue_ns = issue, .pid_tgid = pid_tgid, .task = task };
+		BPF_CORE_READ_INTO(&k.start_ns, rq, start_time_ns);
+		BPF_CORE_READ_INTO(&k.sector, rq, __sector);
+		/* No room: it is still found through its slot while the slot holds it. */
+		bpf_map_update_elem(&inflight_kept, &key, &k, BPF_NOEXIST);
+	}
+	note_inflight(cx, rq, issue, pid_tgid, task);
 	return 0;
 }
 
@@ -79,6 +121,7 @@ SEC("syscall")
 int bh_inflight(void *ctx)
 {
 	struct scan_ctx cx = { .now = bpf_ktime_get_ns() };
+	bpf_for_each_map_elem(&inflight_kept, scan_kept, &cx, 0);
 	bpf_loop(1 << BH_RQ_BITS, scan_slot, &cx, 0);
 	__u32 zero = 0;
 	struct bh_inflight_summary *sum = bpf_map_lookup_elem(&inflight_summary, &zero);

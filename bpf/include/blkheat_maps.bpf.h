@@ -94,6 +94,16 @@ struct {
 	__type(value, struct bh_inflight_disk);
 } inflight_disks SEC(".maps");
 
+/* I/Os the in-flight scan found in flight for BH_INFLIGHT_KEEP_NS or more, by request: their
+ * slot may be taken by another request while they are still stuck, and then only this finds
+ * them. Layout 6. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BH_INFLIGHT_KEPT_MAX);
+	__type(key, __u64);
+	__type(value, struct bh_inflight_kept);
+} inflight_kept SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 2 * 1024 * 1024);

@@ -102,9 +102,12 @@ static __always_inline void bump_counter(__u32 offset)
 		*(__u64 *)((char *)c + offset) += 1;
 }
 
-static __always_inline struct bh_rq_slot *rq_slot_of(__u64 id)
+/* The per-request slot of request `id` (ptr_id) of disk `dev` (only read when shared_slot_dev is set). */
+static __always_inline struct bh_rq_slot *rq_slot_of(__u64 id, __u32 dev)
 {
 	__u32 idx = (__u32)((id * 0x9E3779B97F4A7C15ULL) >> (64 - BH_RQ_BITS));
+	if (shared_slot_dev && dev == shared_slot_dev)
+		idx = 0;
 	return bpf_map_lookup_elem(&rq_slots, &idx);
 }
 
@@ -260,7 +263,7 @@ static __always_inline bool emit_sample(struct bh_io *io, __u32 slot, bool outli
 
 	__u64 pid_tgid = io->pid_tgid, task = io->task;
 	if (io->rq_id) {
-		struct bh_rq_slot *sl = rq_slot_of(io->rq_id);
+		struct bh_rq_slot *sl = rq_slot_of(io->rq_id, io->dev);
 		if (sl && sl->key == io->rq_id) {
 			pid_tgid = sl->pid_tgid;
 			task = sl->task;

@@ -7,7 +7,17 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { classOp, denseTotal, lowerBoundSeconds, upperBoundSeconds, type InflightState } from '@blkheat/shared-types';
-import { createDelayedLoopDevice, diskstatsDelta, fuseUnavailable, readDiskstats, runCommand, sleep, startFio } from '@blkheat/testkit';
+import {
+  createDelayedLoopDevice,
+  diskstatsDelta,
+  fuseUnavailable,
+  readDiskstats,
+  runCommand,
+  sleep,
+  startFio,
+  waitFor,
+} from '@blkheat/testkit';
+import { parseDevString } from '../src/collector/layout.js';
 import { classTotals, groupCountsByDisk, quietBoundary, record } from './lib/collect.js';
 
 const fuseMissing = fuseUnavailable();
@@ -92,6 +102,61 @@ test(
     assert.equal(last?.inflight?.n ?? 0, 0, 'the read is still reported in flight after it completed');
   },
 );
+
+test('a stuck read stays in flight, ageing, after another request takes its per-request slot', { timeout: 60_000, skip }, async (t) => {
+  const d = await createDelayedLoopDevice({ delayMs: 0, sizeMiB: 32, t });
+  const kernelDev = parseDevString(d.dev);
+  assert.ok(kernelDev !== undefined, `not a major:minor device: ${d.dev}`);
+  // Every request of this device shares one per-request slot: each request issued takes the
+  // slot of the one before, as a hash collision would.
+  const rec = await record(t, { disks: [d.name], sharedSlotDev: kernelDev });
+  await sleep(1500);
+  d.holdNextRead();
+  const sector = 4096;
+  const firstSecond = Math.floor(Date.now() / 1000);
+  const dd = spawn('dd', [`if=${d.path}`, 'of=/dev/null', 'bs=4k', 'count=1', `skip=${sector / 8}`, 'iflag=direct'], { stdio: 'ignore' });
+  t.after(() => dd.kill('SIGKILL'));
+  const exited = new Promise<number | null>((r) => dd.once('close', r));
+  const states = (from: number): InflightState[] =>
+    rec.frames.filter((f) => f.ts >= from).map((f) => f.disks.find((x) => x.dev === d.dev)?.inflight ?? { n: 0, oldest_ns: 0, ios: [] });
+
+  // A scan that found it 100 ms old or more kept it by request (BH_INFLIGHT_KEEP_NS).
+  await waitFor(() => states(firstSecond).some((s) => s.n === 1 && s.oldest_ns >= 0.5e9), 5000, 'the held read reported in flight');
+  // Another read of the same device takes the shared slot while the held one is still stuck (it
+  // waits behind it in the loop device's worker, with the driver all the same).
+  const other = spawn('dd', [`if=${d.path}`, 'of=/dev/null', 'bs=4k', 'count=1', 'skip=0', 'iflag=direct'], { stdio: 'ignore' });
+  t.after(() => other.kill('SIGKILL'));
+  const otherExited = new Promise<number | null>((r) => other.once('close', r));
+  const issuedBy = Math.floor(Date.now() / 1000) + 1;
+  await waitFor(() => states(issuedBy).some((s) => s.n > 0), 5000, 'a frame after the other read began');
+  await rec.waitForSecond(issuedBy + 3);
+  const after = states(issuedBy).slice(0, 4);
+  t.diagnostic(
+    `with the other read in the slot: ${after.map((s) => `${s.n} in flight, oldest ${(s.oldest_ns / 1e9).toFixed(2)} s, sectors ${s.ios.map((io) => io.sector).join('/')}`).join('; ')}`,
+  );
+  assert.equal(after.length, 4);
+  for (const s of after) {
+    assert.equal(s.n, 2, 'both reads are with the driver: the held one and the one that took its slot');
+    const held = s.ios.find((io) => io.sector === sector);
+    assert.ok(held, 'the held read is no longer listed once its slot was taken');
+    assert.equal(held.pid, dd.pid, `held I/O listed as submitted by pid ${held.pid}, dd is ${dd.pid}`);
+    assert.equal(held.comm, 'dd');
+    assert.ok(
+      s.ios.some((io) => io.sector === 0 && io.pid === other.pid),
+      'the read that took the slot is not listed',
+    );
+  }
+  for (let i = 1; i < after.length; i++) {
+    const step = ((after[i] as InflightState).oldest_ns - (after[i - 1] as InflightState).oldest_ns) / 1e9;
+    assert.ok(step > 0.8 && step < 1.2, `oldest age moved by ${step} s in one second`);
+  }
+  d.release();
+  assert.equal(await exited, 0, 'dd failed');
+  assert.equal(await otherExited, 0, 'the other dd failed');
+  const done = Math.floor(Date.now() / 1000);
+  await rec.waitForSecond(done + 1);
+  assert.equal(states(done + 1)[0]?.n ?? 0, 0, 'the read is still reported in flight after it completed');
+});
 
 test('reads failing with EIO are counted by status in their class, and conservation holds', { timeout: 60_000, skip }, async (t) => {
   const d = await createDelayedLoopDevice({ delayMs: 0, sizeMiB: 32, t });

@@ -20,7 +20,7 @@ import { HistogramHarvester } from './harvest.js';
 import { InflightScanner } from './inflight.js';
 import { KernelControls, zeroCounters } from './kernel-controls.js';
 import { kernelFactsOf } from './kernel-facts.js';
-import { BUDGET_SLOTS, parseDevString, schemaLayout, type SchemaLayout } from './layout.js';
+import { BUDGET_SLOTS, parseDevString, schemaLayout, type CounterName, type SchemaLayout } from './layout.js';
 import { attachBioPrograms, checkLayout, loadObject, programRunStats, type Loaded } from './loader.js';
 import { SampleDrain } from './sample-drain.js';
 import { SampleBudget, SampleLedger } from './sampling.js';
@@ -227,30 +227,25 @@ class BlockCollector implements Collector {
   /**
    * Every I/O the programs counted before the harvest began is in a closed second harvested by
    * now or in a second still open; a shortfall means histogram entries were lost between the
-   * kernel and the agent. Said loudly (once per new loss) and kept in stats().harvestLost.
+   * kernel and the agent. An I/O that found no room in its CPU's partition of the kernel's
+   * histogram table (harvest.ts) was never counted there; the untimed books show it, with no
+   * latency. Each said loudly (once per new loss) and kept in stats().
    */
-  private checkHarvest(countedBefore: number | undefined, openCount: number): void {
-    if (countedBefore === undefined) return;
-    const lost = countedBefore - this.totals.harvested - openCount;
+  private checkHarvest(counters: Record<CounterName, number> | undefined, openCount: number): void {
+    if (!counters) return;
+    const lost = counters.counted - this.totals.harvested - openCount;
     if (lost > this.totals.harvestLost) {
       this.warn(
         `${lost - this.totals.harvestLost} I/O(s) counted by the kernel programs never reached a harvested second (${lost} since start)`,
       );
       this.totals.harvestLost = lost;
     }
-  }
-
-  /**
-   * An I/O that finds no room in its CPU's partition of the kernel's histogram table (harvest.ts)
-   * is not counted there; the untimed books then show it, with no latency. Said loudly, once per
-   * new loss.
-   */
-  private checkTableRoom(histLost: number | undefined): void {
-    if (histLost === undefined || histLost <= this.totals.histLost) return;
-    this.warn(
-      `${histLost - this.totals.histLost} I/O(s) found no room in the kernel's histogram table (${histLost} since start): they are shown as untimed, with no latency. Too many disks x classes x sizes x cgroups per second, or the agent was stopped too long`,
-    );
-    this.totals.histLost = histLost;
+    if (counters.histLost > this.totals.histLost) {
+      this.warn(
+        `${counters.histLost - this.totals.histLost} I/O(s) found no room in the kernel's histogram table (${counters.histLost} since start): they are shown as untimed, with no latency. Too many disks x classes x sizes x cgroups per second, or the agent was stopped too long`,
+      );
+      this.totals.histLost = counters.histLost;
+    }
   }
 
   /** Harvests and emits every second before `current`. */
@@ -263,8 +258,7 @@ class BlockCollector implements Collector {
     const counters = this.controls.readCounters();
     const { bySlot, open, closedCount, openCount } = this.harvester.harvest(current, this.nextSlot, this.lateEntries);
     this.totals.harvested += closedCount;
-    this.checkHarvest(counters?.counted, openCount);
-    this.checkTableRoom(counters?.histLost);
+    this.checkHarvest(counters, openCount);
     // From here on the closed seconds' kernel entries are deleted: nothing below may lose them.
     // A step that fails is reported and skipped; the seconds are emitted all the same.
     if (kernelCounts) this.untimedTracker.measureAtHarvest(kernelCounts, open);

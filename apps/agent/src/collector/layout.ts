@@ -76,6 +76,8 @@ export const RQ_SLOT_SIZE = 64;
 export const INFLIGHT_SUMMARY_SIZE = 16;
 /** struct bh_inflight_io */
 export const INFLIGHT_IO_SIZE = 56;
+/** struct bh_inflight_kept { u64 start_ns, sector, issue_ns, pid_tgid, task; } (layout 6): an I/O in flight 100 ms or more, kept by request. */
+export const INFLIGHT_KEPT_SIZE = 40;
 /** struct bh_inflight_disk { u64 count; u64 oldest_start_ns; } (map inflight_disks, u32 dev_t keys) */
 export const INFLIGHT_DISK_SIZE = 16;
 export const INFLIGHT_MAX = 256;

@@ -31,6 +31,7 @@ import {
   HIST_KEY_SIZE,
   INFLIGHT_DISK_SIZE,
   INFLIGHT_IO_SIZE,
+  INFLIGHT_KEPT_SIZE,
   INFLIGHT_SUMMARY_SIZE,
   OP_GROUP_TABLE_SIZE,
   RQ_SLOT_SIZE,
@@ -113,6 +114,7 @@ async function tryLoad(path: string, flavour: Flavour, facts: KernelFacts, req: 
     object.setGlobal('rq_arg_idx', u32(facts.rqLayout === 'queue-first' ? 1 : 0));
     object.setGlobal('filter_disks', Buffer.from([req.filterDisks ? 1 : 0]));
     object.setGlobal('op_group', opGroupTable(req.namer));
+    object.setGlobal('shared_slot_dev', u32(req.options.sharedSlotDev ?? 0));
     sizeHistTable(object, possibleCpus());
     await object.load();
     const links = attachAll(object, request);
@@ -229,6 +231,7 @@ export function checkLayout(object: BpfObject, layout: SchemaLayout, samples: bo
   expect(object.map('inflight_summary'), 4, INFLIGHT_SUMMARY_SIZE);
   expect(object.map('inflight_list'), 4, INFLIGHT_IO_SIZE);
   expect(object.map('inflight_disks'), 4, INFLIGHT_DISK_SIZE);
+  expect(object.map('inflight_kept'), 8, INFLIGHT_KEPT_SIZE);
   expect(object.map('disk_counts'), 4, DISK_COUNTS_SIZE);
   if (samples) {
     const ring = object.maps().find((m) => m.name === 'samples');

@@ -20,6 +20,7 @@ import {
   HIST_REQUEUES_OFFSET,
   INFLIGHT_DISK_SIZE,
   INFLIGHT_IO_SIZE,
+  INFLIGHT_KEPT_SIZE,
   INFLIGHT_SUMMARY_SIZE,
   NR_STATUS,
   RQ_SLOT_SIZE,
@@ -126,6 +127,7 @@ export function expectedRecords(layout: SchemaLayout): ReadonlyMap<string, Recor
     ],
     ['bh_disk_counts', { size: DISK_COUNTS_SIZE, fields: [['e', 0, DISK_COUNTS_SIZE]] }],
     ['bh_inflight_disk', { size: INFLIGHT_DISK_SIZE, fields: u64s(['count', 'oldest_start_ns']) }],
+    ['bh_inflight_kept', { size: INFLIGHT_KEPT_SIZE, fields: u64s(['start_ns', 'sector', 'issue_ns', 'pid_tgid', 'task']) }],
     [
       'bh_settings',
       {

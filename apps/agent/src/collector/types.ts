@@ -78,6 +78,11 @@ export interface CollectorOptions {
    * (diagnostics, and how the tests compare the two). See docs/accounting.md.
    */
   readonly issueTimestamps?: 'kernel' | 'own';
+  /**
+   * Tests only: every request of this disk (kernel dev_t) shares one per-request slot, so its
+   * requests take each other's slot, as a hash collision would (see docs/accounting.md, In flight).
+   */
+  readonly sharedSlotDev?: number;
   /** Kernel BTF file to use instead of /sys/kernel/btf/vmlinux (kernels without built-in BTF). */
   readonly btf?: string;
   /**
