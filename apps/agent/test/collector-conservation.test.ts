@@ -14,6 +14,10 @@ function kernelGroups(d: DiskStatsDelta): Record<OpGroup, number> {
   return { read: d.reads, write: d.writes, discard: d.discards, flush: d.flushes };
 }
 
+function diskstatsTotal(d: DiskStatsDelta | undefined): number {
+  return d ? OP_GROUPS.reduce((n, g) => n + kernelGroups(d)[g], 0) : 0;
+}
+
 /** Asserts counted + untimed == diskstats per disk and group over [start, end); returns the untimed totals per disk. */
 function assertConserved(
   t: CleanupContext & { diagnostic(m: string): void },
@@ -31,7 +35,7 @@ function assertConserved(
     const d = delta.get(name);
     assert.ok(d, `${name} missing from /proc/diskstats`);
     const kernel = kernelGroups(d);
-    const total = OP_GROUPS.reduce((n, g) => n + kernel[g], 0);
+    const total = diskstatsTotal(d);
     assert.ok(total > minIos(name), `${name}: only ${total} I/Os in the window; the workload did not run`);
     const ours = byDisk.get(d.dev);
     let untimed = 0;
@@ -112,6 +116,28 @@ test('plain O_DIRECT I/O: counted exactly, none untimed', { timeout: 60_000 }, a
   assert.equal(untimed.get(a.name), 0, `O_DIRECT reads and writes with no flush: every completion is seen by a probe (${why})`);
 });
 
+test('an I/O the histogram table has no room for is shown as untimed, conserved, and said loudly', { timeout: 60_000 }, async (t) => {
+  const a = createLoopDevice({ sizeMiB: 64, t });
+  // One entry in all: a key finds room only if it hashes to entry 0 on CPU 0 (1 in 4096).
+  const rec = await record(t, { disks: [a.name], histTableEntries: 1 });
+  const warnings: string[] = [];
+  rec.collector.listen({ warning: (m) => warnings.push(m) });
+  const start = await quietBoundary([a.name]);
+  await runFio({ filename: a.path, rw: 'randrw', runtimeS: 2, rateIops: 2000 });
+  const end = await quietBoundary([a.name]);
+  await rec.waitForSecond(end.second + 1);
+  const untimed = assertConserved(t, rec, [a.name], start, end, () => 1000);
+  const total = diskstatsTotal(diskstatsDelta(start.stats, end.stats).get(a.name));
+  const lost = rec.collector.stats().kernel.histLost;
+  t.diagnostic(`${untimed.get(a.name)} of ${total} I/Os untimed; the kernel counted ${lost} without room; warned: ${warnings.join(' | ')}`);
+  assert.ok((untimed.get(a.name) ?? 0) >= 0.9 * total, 'most I/Os found no room, yet few are shown as untimed');
+  assert.ok(lost >= (untimed.get(a.name) ?? 0), `histLost ${lost} is below the untimed count`);
+  assert.ok(
+    warnings.some((w) => w.includes("no room in the kernel's histogram table")),
+    'the agent did not say that the table had no room',
+  );
+});
+
 test('flush-heavy conservation holds 20 windows in a row (fsync, O_DSYNC, FUA/PREFLUSH, discards)', { timeout: 400_000 }, async (t) => {
   const a = createLoopDevice({ sizeMiB: 128, t });
   const rec = await record(t);
@@ -130,7 +156,7 @@ test('flush-heavy conservation holds 20 windows in a row (fsync, O_DSYNC, FUA/PR
     untimedTotal += untimed.get(a.name) ?? 0;
   }
   t.diagnostic(
-    `20 flush-heavy windows conserved exactly in ${((Date.now() - began) / 1000).toFixed(0)} s; ${untimedTotal} untimed I/Os in all`,
+    `20 flush-heavy windows conserved exactly in ${((Date.now() - began) / 1000).toFixed(0)} s; ${untimedTotal} untimed I/Os in all; ${lossReport(rec.collector)}`,
   );
 });
 

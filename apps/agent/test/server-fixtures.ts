@@ -43,6 +43,7 @@ export class ScriptedCollector implements Collector {
       kernel: Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0])) as Record<CounterName, number>,
       lastFrameLagS: 0.01,
       harvestLost: 0,
+      lateIos: 0,
     };
   }
 

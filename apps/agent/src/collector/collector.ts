@@ -72,7 +72,7 @@ class BlockCollector implements Collector {
   private readonly seenDevs = new Set<number>();
   /** Entries of seconds already emitted, or of a frame that failed to build: counted in the next second emitted. */
   private lateEntries: SlotEntry[] = [];
-  private totals = { ios: 0, samplesDropped: 0, lastFrameLagS: null as number | null, harvested: 0, harvestLost: 0, histLost: 0 };
+  private totals = { ios: 0, samplesDropped: 0, lastFrameLagS: null as number | null, harvested: 0, harvestLost: 0, histLost: 0, lateIos: 0 };
   private knownDisks: readonly DiskInfo[] = [];
 
   constructor(private readonly options: CollectorOptions) {
@@ -177,6 +177,7 @@ class BlockCollector implements Collector {
       kernel: counters ?? zeroCounters(),
       lastFrameLagS: this.totals.lastFrameLagS,
       harvestLost: this.totals.harvestLost,
+      lateIos: this.totals.lateIos,
     };
   }
 
@@ -274,6 +275,7 @@ class BlockCollector implements Collector {
       if (this.lateEntries.length > 0) {
         // Entries for seconds already emitted (only possible after a clock step): never lost,
         // counted in the next second we emit.
+        for (const e of this.lateEntries) this.totals.lateIos += e.value.count;
         entries = entries.concat(this.lateEntries);
         this.lateEntries = [];
       }

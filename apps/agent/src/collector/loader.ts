@@ -115,7 +115,7 @@ async function tryLoad(path: string, flavour: Flavour, facts: KernelFacts, req: 
     object.setGlobal('filter_disks', Buffer.from([req.filterDisks ? 1 : 0]));
     object.setGlobal('op_group', opGroupTable(req.namer));
     object.setGlobal('shared_slot_dev', u32(req.options.sharedSlotDev ?? 0));
-    sizeHistTable(object, possibleCpus());
+    sizeHistTable(object, possibleCpus(), req.options.histTableEntries);
     await object.load();
     const links = attachAll(object, request);
     req.log(`attached ${request.length} ${flavour} programs: ${request.join(', ')}`);
@@ -143,13 +143,14 @@ export function opGroupTable(namer: ClassNamer): Buffer {
 
 /**
  * Gives each possible CPU its partition of the histogram table (see harvest.ts): the object
- * declares one partition (BH_HIST_PER_CPU in blkheat.h, its one owner) as the maps' size.
+ * declares one partition (BH_HIST_PER_CPU in blkheat.h, its one owner) as the maps' size. A test
+ * may ask for fewer entries in all (`entries`).
  */
-function sizeHistTable(object: BpfObject, cpus: number): void {
+function sizeHistTable(object: BpfObject, cpus: number, entries?: number): void {
   for (const name of HIST_TABLE_MAPS) {
     const spec = object.maps().find((m) => m.name === name);
     if (!spec) throw new CollectorError(`kernel object has no map ${name}: rebuild bpf/ and the agent together`);
-    object.setMaxEntries(name, spec.maxEntries * cpus);
+    object.setMaxEntries(name, entries ?? spec.maxEntries * cpus);
   }
 }
 

@@ -35,6 +35,11 @@ export interface CollectorStats {
    * harvested. 0 unless something loses histogram entries between the programs and the agent.
    */
   readonly harvestLost: number;
+  /**
+   * I/Os found for seconds already emitted (a program wrote a second after its harvest: a
+   * stalled CPU, or a clock step), counted in the next second emitted instead. Normally 0.
+   */
+  readonly lateIos: number;
 }
 
 export interface CollectorListener {
@@ -83,6 +88,11 @@ export interface CollectorOptions {
    * requests take each other's slot, as a hash collision would (see docs/accounting.md, In flight).
    */
   readonly sharedSlotDev?: number;
+  /**
+   * Tests only: entries of the kernel's histogram table in all, instead of one partition of
+   * BH_HIST_PER_CPU per possible CPU: too few shows what an I/O that finds no room becomes.
+   */
+  readonly histTableEntries?: number;
   /** Kernel BTF file to use instead of /sys/kernel/btf/vmlinux (kernels without built-in BTF). */
   readonly btf?: string;
   /**

@@ -30,8 +30,8 @@ export interface Recording {
  * (recursion misses), entries lost between the kernel and the harvest, and the kernel counters.
  */
 export function lossReport(collector: Collector): string {
-  const { recursionMisses, harvestLost, kernel } = collector.stats();
-  return `recursion misses ${recursionMisses}, lost between kernel and harvest ${harvestLost}, kernel counters ${JSON.stringify(kernel)}`;
+  const { recursionMisses, harvestLost, lateIos, kernel } = collector.stats();
+  return `recursion misses ${recursionMisses}, lost between kernel and harvest ${harvestLost}, late ${lateIos}, kernel counters ${JSON.stringify(kernel)}`;
 }
 
 /**
