@@ -20,7 +20,7 @@ import { HistogramHarvester } from './harvest.js';
 import { InflightScanner } from './inflight.js';
 import { KernelControls, zeroCounters } from './kernel-controls.js';
 import { kernelFactsOf } from './kernel-facts.js';
-import { BUDGET_SLOTS, parseDevString, schemaLayout, type CounterName, type SchemaLayout } from './layout.js';
+import { BUDGET_SLOTS, parseDevString, schemaLayout, type SchemaLayout } from './layout.js';
 import { attachBioPrograms, checkLayout, loadObject, programRunStats, type Loaded } from './loader.js';
 import { SampleDrain } from './sample-drain.js';
 import { SampleBudget, SampleLedger } from './sampling.js';
@@ -72,7 +72,7 @@ class BlockCollector implements Collector {
   private readonly seenDevs = new Set<number>();
   /** Entries of seconds already emitted, or of a frame that failed to build: counted in the next second emitted. */
   private lateEntries: SlotEntry[] = [];
-  private totals = { ios: 0, samplesDropped: 0, lastFrameLagS: null as number | null, harvested: 0, harvestLost: 0, histLost: 0, lateIos: 0 };
+  private totals = { ios: 0, samplesDropped: 0, lastFrameLagS: null as number | null, lateIos: 0 };
   private knownDisks: readonly DiskInfo[] = [];
 
   constructor(private readonly options: CollectorOptions) {
@@ -176,7 +176,7 @@ class BlockCollector implements Collector {
       hooks: this.loaded.flavour,
       kernel: counters ?? zeroCounters(),
       lastFrameLagS: this.totals.lastFrameLagS,
-      harvestLost: this.totals.harvestLost,
+      harvestLost: this.harvester.harvestLost,
       lateIos: this.totals.lateIos,
     };
   }
@@ -225,30 +225,6 @@ class BlockCollector implements Collector {
     }, delay);
   }
 
-  /**
-   * Every I/O the programs counted before the harvest began is in a closed second harvested by
-   * now or in a second still open; a shortfall means histogram entries were lost between the
-   * kernel and the agent. An I/O that found no room in its CPU's partition of the kernel's
-   * histogram table (harvest.ts) was never counted there; the untimed books show it, with no
-   * latency. Each said loudly (once per new loss) and kept in stats().
-   */
-  private checkHarvest(counters: Record<CounterName, number> | undefined, openCount: number): void {
-    if (!counters) return;
-    const lost = counters.counted - this.totals.harvested - openCount;
-    if (lost > this.totals.harvestLost) {
-      this.warn(
-        `${lost - this.totals.harvestLost} I/O(s) counted by the kernel programs never reached a harvested second (${lost} since start)`,
-      );
-      this.totals.harvestLost = lost;
-    }
-    if (counters.histLost > this.totals.histLost) {
-      this.warn(
-        `${counters.histLost - this.totals.histLost} I/O(s) found no room in the kernel's histogram table (${counters.histLost} since start): they are shown as untimed, with no latency. Too many disks x classes x sizes x cgroups per second, or the agent was stopped too long`,
-      );
-      this.totals.histLost = counters.histLost;
-    }
-  }
-
   /** Harvests and emits every second before `current`. */
   private tick(current: number): void {
     this.samples?.drain();
@@ -257,9 +233,8 @@ class BlockCollector implements Collector {
     const kernelCounts = this.untimedTracker.atHarvest ? this.untimed.snapshot() : undefined;
     // The programs' own running count, read before the map: every I/O in it is in the map by now.
     const counters = this.controls.readCounters();
-    const { bySlot, open, closedCount, openCount } = this.harvester.harvest(current, this.nextSlot, this.lateEntries);
-    this.totals.harvested += closedCount;
-    this.checkHarvest(counters, openCount);
+    const { bySlot, open, openCount } = this.harvester.harvest(current, this.nextSlot, this.lateEntries);
+    this.harvester.audit(counters, openCount);
     // From here on the closed seconds' kernel entries are deleted: nothing below may lose them.
     // A step that fails is reported and skipped; the seconds are emitted all the same.
     if (kernelCounts) this.untimedTracker.measureAtHarvest(kernelCounts, open);

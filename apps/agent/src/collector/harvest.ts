@@ -23,6 +23,7 @@ import {
   HIST_CLAIM_SIZE,
   perCpuCount,
   u32,
+  type CounterName,
   type HistValue,
 } from './layout.js';
 import { zeroGroups, type GroupCounts, type UntimedMeter } from './untimed.js';
@@ -61,6 +62,11 @@ export class HistogramHarvester {
   /** Entries read and emitted whose freeing failed: skipped, never counted twice, freed again at each harvest. */
   private readonly unfreed = new Set<number>();
   private readonly zeroValue: Buffer;
+  /** I/Os read in closed seconds since start. */
+  private harvested = 0;
+  /** The shortfall found by audit(): I/Os the programs counted that no harvest read. */
+  harvestLost = 0;
+  private histLost = 0;
   private readonly freeClaim = Buffer.alloc(HIST_CLAIM_SIZE);
 
   constructor(private readonly deps: HarvestDeps) {
@@ -122,7 +128,32 @@ export class HistogramHarvester {
     }
     // Closed seconds are never written again, so freeing after reading loses nothing.
     for (const idx of closed) if (!this.free(idx)) this.unfreed.add(idx);
+    this.harvested += closedCount;
     return { bySlot, open, closedCount, openCount };
+  }
+
+  /**
+   * Checks a harvest against the programs' own counters, read just before it. Every I/O they
+   * counted is in a closed second read by now or in a second still open: a shortfall means
+   * entries were lost between the kernel and the agent. An I/O that found no room in its CPU's
+   * partition was never counted there; the untimed books show it, with no latency. Each is said
+   * loudly, once per new loss.
+   */
+  audit(counters: Pick<Record<CounterName, number>, 'counted' | 'histLost'> | undefined, openCount: number): void {
+    if (!counters) return;
+    const lost = counters.counted - this.harvested - openCount;
+    if (lost > this.harvestLost) {
+      this.deps.warn(
+        `${lost - this.harvestLost} I/O(s) counted by the kernel programs never reached a harvested second (${lost} since start)`,
+      );
+      this.harvestLost = lost;
+    }
+    if (counters.histLost > this.histLost) {
+      this.deps.warn(
+        `${counters.histLost - this.histLost} I/O(s) found no room in the kernel's histogram table (${counters.histLost} since start): they are shown as untimed, with no latency. Too many disks x classes x sizes x cgroups per second, or the agent was stopped too long`,
+      );
+      this.histLost = counters.histLost;
+    }
   }
 
   /** Every entry's claim, by index: one batch read where the kernel has it. */
