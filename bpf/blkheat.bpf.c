@@ -50,8 +50,8 @@ const volatile bool filter_disks = false;
  * agent's own rule (ClassNamer.group), so the two can never disagree. */
 const volatile __u8 op_group[64] = {};
 /* Tests only: every request of this disk (dev_t) takes per-request slot 0, so that its requests
- * take each other's slot (what a hash collision does, on demand). 0 = off, and the verifier
- * then drops the check from the programs as dead code. */
+ * take each other's slot (what a hash collision does, on demand). 0 = off: the verifier then
+ * removes the disk lookup at issue as dead code (what stays is a load of the knob). */
 const volatile __u32 shared_slot_dev = 0;
 /* raw_tp only: index of the request/bio argument (1 where request_queue came first). */
 const volatile __u32 rq_arg_idx = 0;

@@ -63,13 +63,18 @@ static __always_inline void note_inflight(struct scan_ctx *cx, struct request *r
 	cx->listed = at + 1;
 }
 
+/* The kernel says the request is with the driver now (MQ_RQ_IN_FLIGHT). */
+static __always_inline bool with_driver(struct request *rq)
+{
+	int state = 0;
+	return !BPF_CORE_READ_INTO(&state, rq, state) && state == bpf_core_enum_value(enum mq_rq_state, MQ_RQ_IN_FLIGHT);
+}
+
 /* The request is still the life that was kept: with the driver, same start, same sector. */
 static __always_inline bool same_life(struct request *rq, struct bh_inflight_kept *k)
 {
-	int state = 0;
 	__u64 start = 0, sector = 0;
-	return !BPF_CORE_READ_INTO(&state, rq, state) && state == bpf_core_enum_value(enum mq_rq_state, MQ_RQ_IN_FLIGHT) &&
-	       !BPF_CORE_READ_INTO(&start, rq, start_time_ns) && start == k->start_ns &&
+	return with_driver(rq) && !BPF_CORE_READ_INTO(&start, rq, start_time_ns) && start == k->start_ns &&
 	       !BPF_CORE_READ_INTO(&sector, rq, __sector) && sector == k->sector;
 }
 
@@ -100,8 +105,7 @@ static long scan_slot(__u32 idx, struct scan_ctx *cx)
 	if (!key || !issue || issue > cx->now)
 		return 0;
 	struct request *rq = (struct request *)key;
-	int state = 0;
-	if (BPF_CORE_READ_INTO(&state, rq, state) || state != bpf_core_enum_value(enum mq_rq_state, MQ_RQ_IN_FLIGHT))
+	if (!with_driver(rq))
 		return 0;
 	__u64 pid_tgid = sl->pid_tgid, task = sl->task;
 	if (cx->now - issue >= BH_INFLIGHT_KEEP_NS) {

@@ -16,9 +16,19 @@ import {
   sleep,
   startFio,
   waitFor,
+  type CleanupContext,
 } from '@blkheat/testkit';
 import { parseDevString } from '../src/collector/layout.js';
 import { classTotals, groupCountsByDisk, quietBoundary, record } from './lib/collect.js';
+
+/** One 4 KiB O_DIRECT read of `path` at `sector` by dd, killed after the test; `exited` gives its exit code. */
+function directRead(t: CleanupContext, path: string, sector: number): { pid: number | undefined; exited: Promise<number | null> } {
+  const dd = spawn('dd', [`if=${path}`, 'of=/dev/null', 'bs=4k', 'count=1', `skip=${sector / 8}`, 'iflag=direct'], { stdio: 'ignore' });
+  t.after(() => {
+    dd.kill('SIGKILL');
+  });
+  return { pid: dd.pid, exited: new Promise<number | null>((r) => dd.once('close', r)) };
+}
 
 const fuseMissing = fuseUnavailable();
 const skip = fuseMissing ? `SKIPPED LOUDLY: ${fuseMissing}` : false;
@@ -34,10 +44,8 @@ test(
     d.holdNextRead();
     const sector = 4096;
     const started = Date.now();
-    const dd = spawn('dd', [`if=${d.path}`, 'of=/dev/null', 'bs=4k', 'count=1', `skip=${sector / 8}`, 'iflag=direct'], { stdio: 'ignore' });
     // The device's own cleanup (registered first, so run first) releases a read still held.
-    t.after(() => dd.kill('SIGKILL'));
-    const exited = new Promise<number | null>((r) => dd.once('close', r));
+    const { pid: ddPid, exited } = directRead(t, d.path, sector);
 
     // Every frame after the read began: the disk's in-flight state.
     const seen: { ts: number; state: InflightState }[] = [];
@@ -62,7 +70,7 @@ test(
     const first = (seen[0] as { state: InflightState }).state;
     const io = first.ios[0];
     assert.ok(io, 'the in-flight state lists no I/O');
-    assert.equal(io.pid, dd.pid, `in-flight I/O submitted by pid ${io.pid}, dd is ${dd.pid}`);
+    assert.equal(io.pid, ddPid, `in-flight I/O submitted by pid ${io.pid}, dd is ${ddPid}`);
     assert.equal(io.comm, 'dd');
     assert.equal(io.sector, sector);
     assert.equal(io.bytes, 4096);
@@ -114,9 +122,7 @@ test('a stuck read stays in flight, ageing, after another request takes its per-
   d.holdNextRead();
   const sector = 4096;
   const firstSecond = Math.floor(Date.now() / 1000);
-  const dd = spawn('dd', [`if=${d.path}`, 'of=/dev/null', 'bs=4k', 'count=1', `skip=${sector / 8}`, 'iflag=direct'], { stdio: 'ignore' });
-  t.after(() => dd.kill('SIGKILL'));
-  const exited = new Promise<number | null>((r) => dd.once('close', r));
+  const { pid: ddPid, exited } = directRead(t, d.path, sector);
   const states = (from: number): InflightState[] =>
     rec.frames.filter((f) => f.ts >= from).map((f) => f.disks.find((x) => x.dev === d.dev)?.inflight ?? { n: 0, oldest_ns: 0, ios: [] });
 
@@ -124,9 +130,7 @@ test('a stuck read stays in flight, ageing, after another request takes its per-
   await waitFor(() => states(firstSecond).some((s) => s.n === 1 && s.oldest_ns >= 0.5e9), 5000, 'the held read reported in flight');
   // Another read of the same device takes the shared slot while the held one is still stuck (it
   // waits behind it in the loop device's worker, with the driver all the same).
-  const other = spawn('dd', [`if=${d.path}`, 'of=/dev/null', 'bs=4k', 'count=1', 'skip=0', 'iflag=direct'], { stdio: 'ignore' });
-  t.after(() => other.kill('SIGKILL'));
-  const otherExited = new Promise<number | null>((r) => other.once('close', r));
+  const other = directRead(t, d.path, 0);
   const issuedBy = Math.floor(Date.now() / 1000) + 1;
   await waitFor(() => states(issuedBy).some((s) => s.n > 0), 5000, 'a frame after the other read began');
   await rec.waitForSecond(issuedBy + 3);
@@ -139,7 +143,7 @@ test('a stuck read stays in flight, ageing, after another request takes its per-
     assert.equal(s.n, 2, 'both reads are with the driver: the held one and the one that took its slot');
     const held = s.ios.find((io) => io.sector === sector);
     assert.ok(held, 'the held read is no longer listed once its slot was taken');
-    assert.equal(held.pid, dd.pid, `held I/O listed as submitted by pid ${held.pid}, dd is ${dd.pid}`);
+    assert.equal(held.pid, ddPid, `held I/O listed as submitted by pid ${held.pid}, dd is ${ddPid}`);
     assert.equal(held.comm, 'dd');
     assert.ok(
       s.ios.some((io) => io.sector === 0 && io.pid === other.pid),
@@ -152,7 +156,7 @@ test('a stuck read stays in flight, ageing, after another request takes its per-
   }
   d.release();
   assert.equal(await exited, 0, 'dd failed');
-  assert.equal(await otherExited, 0, 'the other dd failed');
+  assert.equal(await other.exited, 0, 'the other dd failed');
   const done = Math.floor(Date.now() / 1000);
   await rec.waitForSecond(done + 1);
   assert.equal(states(done + 1)[0]?.n ?? 0, 0, 'the read is still reported in flight after it completed');

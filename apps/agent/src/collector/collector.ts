@@ -16,7 +16,7 @@ import { DeviceRegistry } from './devices.js';
 import { DiskScope } from './disk-scope.js';
 import { CollectorError, errorText } from './errors.js';
 import { buildFrame, type SlotEntry } from './frame-builder.js';
-import { HistogramHarvester } from './harvest.js';
+import { histTableOf, HistogramHarvester } from './harvest.js';
 import { InflightScanner } from './inflight.js';
 import { KernelControls, zeroCounters } from './kernel-controls.js';
 import { kernelFactsOf } from './kernel-facts.js';
@@ -103,7 +103,7 @@ class BlockCollector implements Collector {
     });
     const { object } = this.loaded;
     this.harvester = new HistogramHarvester({
-      table: { values: object.map('hists'), keys: object.map('hist_keys'), claims: object.map('hist_claims') },
+      table: histTableOf(object),
       nrBuckets: this.layout.nrBuckets,
       namer: this.namer,
       cgroups: this.cgroups,

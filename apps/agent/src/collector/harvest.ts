@@ -9,7 +9,7 @@
  * entry is read, its value zeroed and only then its claim freed: nothing is lost or counted
  * twice. An entry that cannot be freed is remembered and skipped when read again.
  */
-import type { BpfMap } from '@blkheat/bpf-loader';
+import type { BpfMap, BpfObject } from '@blkheat/bpf-loader';
 import type { CgroupNamer } from './cgroups.js';
 import type { ClassNamer } from './classes.js';
 import type { DiskScope } from './disk-scope.js';
@@ -35,6 +35,12 @@ export interface HistTable {
   readonly values: BpfMap;
   readonly keys: BpfMap;
   readonly claims: BpfMap;
+}
+
+/** The loaded object's histogram table, by the names above. */
+export function histTableOf(object: BpfObject): HistTable {
+  const [values, keys, claims] = HIST_TABLE_MAPS;
+  return { values: object.map(values), keys: object.map(keys), claims: object.map(claims) };
 }
 
 export interface HarvestDeps {
