@@ -53,6 +53,10 @@ const volatile __u8 op_group[64] = {};
  * take each other's slot (what a hash collision does, on demand). 0 = off: the verifier then
  * removes the disk lookup at issue as dead code (what stays is a load of the knob). */
 const volatile __u32 shared_slot_dev = 0;
+/* The kernel's request op and flag values (struct bh_request_bits), and the class flags of each
+ * combination of request flags, from the agent (request-bits.ts). */
+const volatile struct bh_request_bits req_bits = {};
+const volatile __u16 cls_flag_table[1 << BH_CLS_FLAG_TABLE_BITS] = {};
 /* raw_tp only: index of the request/bio argument (1 where request_queue came first). */
 const volatile __u32 rq_arg_idx = 0;
 
@@ -71,15 +75,19 @@ const volatile __u32 rq_arg_idx = 0;
 
 #define READ(...) ___bh_direct(__VA_ARGS__)
 #define H(name) name##_btf
+#define COMM_BY_PID true
 #include "blkheat_handlers.bpf.h"
 #undef READ
 #undef H
+#undef COMM_BY_PID
 
 #define READ(...) BPF_CORE_READ(__VA_ARGS__)
 #define H(name) name##_raw
+#define COMM_BY_PID false
 #include "blkheat_handlers.bpf.h"
 #undef READ
 #undef H
+#undef COMM_BY_PID
 
 /* ---- tp_btf programs ---- */
 

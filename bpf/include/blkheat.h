@@ -41,6 +41,25 @@
  * that equal diskstats. Added in layout 2. */
 #define BH_CLS_NOSTAT (1u << 15)
 
+/* The kernel's request op and flag values the programs test, read from its BTF by the agent and
+ * set before load (knob req_bits; request-bits.ts). Layout 7. Why not CO-RE enum relocations, as
+ * before: each is a 64-bit constant the JIT must load, zero-extend and shift into a mask on every
+ * I/O (about 150 instructions of the completion program, all told), where a frozen knob is one
+ * load and the class flags one table lookup. */
+struct bh_request_bits {
+	__u32 op_mask;       /* REQ_OP_MASK: (1 << __REQ_FAILFAST_DEV) - 1 */
+	__u32 op_flush;      /* REQ_OP_FLUSH */
+	__u32 op_drv_in;     /* REQ_OP_DRV_IN, or BH_NO_OP on kernels without it */
+	__u32 op_drv_out;    /* REQ_OP_DRV_OUT, or BH_NO_OP */
+	__u32 rqf_flush_seq; /* 1 << __RQF_FLUSH_SEQ; 0 before 6.9, where RQF_* were macros BTF cannot show */
+	__u32 rqf_stats;     /* 1 << __RQF_STATS, or 0 */
+	__u32 rqf_io_stat;   /* 1 << __RQF_IO_STAT, or 0 */
+	__u32 cls_shift;     /* the lowest flag bit a class names: cmd_flags >> cls_shift indexes cls_flag_table */
+};
+#define BH_NO_OP 0xffffffffu
+/* cls_flag_table[i]: the class flag bits (BH_CLS_SYNC, ...) of the request flags i << cls_shift. */
+#define BH_CLS_FLAG_TABLE_BITS 12
+
 /* blk_status_t values counted per histogram (status >= BH_NR_STATUS goes in the last one). */
 #define BH_NR_STATUS 20
 
@@ -155,7 +174,7 @@ struct bh_rq_slot {
 	__u64 key;      /* struct request (ptr_id); 0 = free */
 	__u64 issue_ns; /* our clock at the latest block_rq_issue of this request */
 	__u64 pid_tgid; /* the task that issued it (the submitter, for direct and plugged dispatch) */
-	__u64 task;
+	__u64 task;     /* its address from raw_tp programs; 0 from tp_btf ones (see submitter_comm) */
 	__u64 pad[4];
 };
 

@@ -4,7 +4,8 @@
  *  - with READ = direct loads through BTF pointers (tp_btf: typed arguments, no helper call
  *    per field, CO-RE relocated through vmlinux.h's preserve_access_index),
  *  - with READ = BPF_CORE_READ (raw_tp fallback: untyped arguments, bpf_probe_read_kernel).
- * H(name) gives each instantiation its own function names.
+ * H(name) gives each instantiation its own function names, and COMM_BY_PID says whether its
+ * programs may call kfuncs (see submitter_comm).
  *
  * Include only from blkheat.bpf.c, after the maps, knobs and shared helpers.
  */
@@ -77,12 +78,18 @@ static __always_inline void H(on_rq_issue)(struct request *rq)
 	 * wait for it to come back (the costliest instruction of this program when it read the
 	 * key first); stores retire through the store buffer. A slot another in-flight request
 	 * still held is found, and counted, at that request's completion. */
-	/* The task's ids are read from it: one helper call instead of two (~9 ns each here). */
-	struct task_struct *task = bpf_get_current_task_btf();
 	sl->key = id;
 	sl->issue_ns = bpf_ktime_get_ns();
-	sl->pid_tgid = ((__u64)READ(task, tgid) << 32) | (__u32)READ(task, pid);
-	sl->task = ptr_id(task);
+	if (COMM_BY_PID) {
+		/* The task's comm is found later by its thread id (submitter_comm). */
+		sl->pid_tgid = bpf_get_current_pid_tgid();
+		sl->task = 0;
+	} else {
+		/* The task's ids are read from it: one helper call instead of two. */
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+		sl->pid_tgid = ((__u64)READ(task, tgid) << 32) | (__u32)READ(task, pid);
+		sl->task = (__u64)task;
+	}
 }
 
 /* Bytes of a request at its final completion: the size it was issued with where the kernel keeps
@@ -178,7 +185,7 @@ static __always_inline void H(on_rq_complete)(struct request *rq, int error, uns
 	/* The request's first bio names its cgroup (merged bios of one request share a blkcg:
 	 * blk_mq's merge checks refuse bios of another). */
 	io.cgroup = H(bio_cgroup)(READ(rq, bio));
-	record_io(&io);
+	record_io(&io, COMM_BY_PID);
 }
 
 /* block_bio_queue: fires for every bio, in the submitting task. Bio-based disks (zram, dm, md,
@@ -198,7 +205,7 @@ static __always_inline void H(on_bio_queue)(struct bio *bio)
 	st.bytes = READ(bio, bi_iter.bi_size);
 	if (samples_enabled) {
 		st.pid_tgid = bpf_get_current_pid_tgid();
-		st.task = bpf_get_current_task();
+		st.task = COMM_BY_PID ? 0 : bpf_get_current_task();
 	}
 	if (bpf_map_update_elem(&bio_start, &key, &st, BPF_ANY))
 		bump_counter(offsetof(struct bh_counters, bio_start_full));
@@ -226,7 +233,7 @@ static __always_inline void H(on_bio_complete)(struct request_queue *q, struct b
 		/* Started before we attached (or evicted): note it, but do not count an I/O we
 		 * cannot time; bio-based disks have no /proc/diskstats identity to keep. */
 		io.counted = false;
-		record_io(&io);
+		record_io(&io, COMM_BY_PID);
 		return;
 	}
 	io.counted = true;
@@ -238,6 +245,6 @@ static __always_inline void H(on_bio_complete)(struct request_queue *q, struct b
 	io.task = st->task;
 	io.status = READ(bio, bi_status);
 	io.cgroup = H(bio_cgroup)(bio);
-	record_io(&io);
+	record_io(&io, COMM_BY_PID);
 	bpf_map_delete_elem(&bio_start, &key);
 }

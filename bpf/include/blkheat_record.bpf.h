@@ -15,67 +15,42 @@ struct request___rq_disk {
 
 static __always_inline __u32 op_mask(void)
 {
-	/* REQ_OP_BITS is a macro; the first flag bit equals it. */
-	return (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_FAILFAST_DEV)) - 1;
+	return req_bits.op_mask;
 }
 
 static __always_inline __u32 op_flush(void)
 {
-	if (bpf_core_enum_value_exists(enum req_op, REQ_OP_FLUSH))
-		return bpf_core_enum_value(enum req_op, REQ_OP_FLUSH);
-	return 2;
+	return req_bits.op_flush;
 }
 
 static __always_inline bool op_is_passthrough(__u32 op)
 {
-	if (bpf_core_enum_value_exists(enum req_op, REQ_OP_DRV_IN))
-		return op == bpf_core_enum_value(enum req_op, REQ_OP_DRV_IN) ||
-		       op == bpf_core_enum_value(enum req_op, REQ_OP_DRV_OUT);
-	return false;
+	return op == req_bits.op_drv_in || op == req_bits.op_drv_out;
 }
 
-/* RQF_* became enum rqf_flags bits in 6.9; before that they were macros we cannot see, and
- * the affected logic degrades (issue timestamps from the in-flight map, flush-sequence data
- * requests possibly counted at both completions). */
+/* 0 where the kernel's BTF does not name the flag (before 6.9): the affected logic degrades
+ * (issue timestamps from our own stamps only, flush-sequence data requests possibly counted at
+ * both completions). */
 static __always_inline __u32 rqf_flush_seq(void)
 {
-	if (bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ))
-		return 1u << bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ);
-	return 0;
+	return req_bits.rqf_flush_seq;
 }
 
 static __always_inline __u32 rqf_stats(void)
 {
-	if (bpf_core_enum_value_exists(enum rqf_flags, __RQF_STATS))
-		return 1u << bpf_core_enum_value(enum rqf_flags, __RQF_STATS);
-	return 0;
+	return req_bits.rqf_stats;
 }
 
 static __always_inline __u32 rqf_io_stat(void)
 {
-	if (bpf_core_enum_value_exists(enum rqf_flags, __RQF_IO_STAT))
-		return 1u << bpf_core_enum_value(enum rqf_flags, __RQF_IO_STAT);
-	return 0;
+	return req_bits.rqf_io_stat;
 }
-
-#define FLAG_BIT(name) (1u << bpf_core_enum_value(enum req_flag_bits, name))
-#define MAYBE_FLAG(cmd, name, cls_bit)                                                   \
-	((bpf_core_enum_value_exists(enum req_flag_bits, name) && ((cmd) & FLAG_BIT(name))) \
-		 ? (cls_bit)                                                                \
-		 : 0)
 
 /* Class code: op plus the flags that name the class (see blkheat.h). */
 static __always_inline __u16 cls_of(__u32 cmd)
 {
-	__u16 cls = cmd & op_mask() & BH_CLS_OP_MASK;
-	cls |= MAYBE_FLAG(cmd, __REQ_SYNC, BH_CLS_SYNC);
-	cls |= MAYBE_FLAG(cmd, __REQ_META, BH_CLS_META);
-	cls |= MAYBE_FLAG(cmd, __REQ_FUA, BH_CLS_FUA);
-	cls |= MAYBE_FLAG(cmd, __REQ_PRIO, BH_CLS_PRIO);
-	cls |= MAYBE_FLAG(cmd, __REQ_RAHEAD, BH_CLS_RAHEAD);
-	cls |= MAYBE_FLAG(cmd, __REQ_BACKGROUND, BH_CLS_BACKGROUND);
-	cls |= MAYBE_FLAG(cmd, __REQ_PREFLUSH, BH_CLS_PREFLUSH);
-	return cls;
+	__u32 flags = (cmd >> (req_bits.cls_shift & 31)) & ((1u << BH_CLS_FLAG_TABLE_BITS) - 1);
+	return (cmd & op_mask() & BH_CLS_OP_MASK) | cls_flag_table[flags];
 }
 
 /* ---- shared helpers ---- */
@@ -201,6 +176,38 @@ static __always_inline struct bh_hist *hist_for(struct bh_hist_key *key)
 	return NULL;
 }
 
+extern struct task_struct *bpf_task_from_pid(__s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
+
+/* The comm of the task that issued an I/O, into comm[16], for the few I/Os sampled or listed in
+ * flight; true when known (else comm is left zeroed). The issue keeps the task's pid_tgid and,
+ * from raw_tp programs, its address (`task`). By address: trusted only while the task there
+ * still has that tgid, as it may have exited. by_pid (tp_btf programs and the in-flight scan: a
+ * raw_tp program may not call kfuncs): the task is found by its thread id, so the issue pays one
+ * helper call, not a task pointer and two loads (~15 ns per I/O here). */
+static __always_inline bool submitter_comm(__u64 pid_tgid, __u64 task, bool by_pid, char *comm)
+{
+	int tgid = 0;
+	if (!pid_tgid)
+		return false;
+	if (task) {
+		const struct task_struct *t = (const struct task_struct *)task;
+		if (!bpf_probe_read_kernel(&tgid, sizeof(tgid), &t->tgid) && (__u32)tgid == (__u32)(pid_tgid >> 32) &&
+		    !bpf_probe_read_kernel(comm, BH_COMM_LEN, &t->comm))
+			return true;
+	} else if (by_pid && bpf_task_from_pid) {
+		struct task_struct *t = bpf_task_from_pid((__s32)(__u32)pid_tgid);
+		if (!t)
+			return false;
+		bool known = (__u32)t->tgid == (__u32)(pid_tgid >> 32) && !bpf_probe_read_kernel(comm, BH_COMM_LEN, &t->comm);
+		bpf_task_release(t);
+		if (known)
+			return true;
+	}
+	__builtin_memset(comm, 0, BH_COMM_LEN);
+	return false;
+}
+
 /* A uniform 32-bit draw for fair sampling, from a per-CPU xorshift64 (seeded by the kernel's
  * generator on each CPU's first draw). Why not bpf_get_prandom_u32() per I/O: a helper call of
  * ~22 ns here, against a few instructions; sampling needs uniform draws, not secret ones. */
@@ -240,7 +247,8 @@ static __always_inline bool take_budget(__u32 slot, bool outlier, struct bh_sett
 	return __sync_fetch_and_add(&b->fair, 1) < cfg->fair_budget;
 }
 
-static __always_inline bool emit_sample(struct bh_io *io, __u32 slot, bool outlier)
+/* by_pid: see submitter_comm (a constant of each hook flavour). */
+static __always_inline bool emit_sample(struct bh_io *io, __u32 slot, bool outlier, bool by_pid)
 {
 	struct bh_sample *s = bpf_ringbuf_reserve(&samples, sizeof(*s), 0);
 	if (!s) {
@@ -271,17 +279,8 @@ static __always_inline bool emit_sample(struct bh_io *io, __u32 slot, bool outli
 	}
 	if (pid_tgid) {
 		s->pid = pid_tgid >> 32;
-		/* Only the submitter's pid and task pointer are stored per I/O (cheap); its comm and
-		 * cgroup are read here, for the few sampled I/Os. The task may have exited since:
-		 * they are trusted only if the task at that address still has the same tgid. */
-		struct task_struct *t = (struct task_struct *)task;
-		int tgid = 0;
-		if (t && !bpf_probe_read_kernel(&tgid, sizeof(tgid), &t->tgid) && (__u32)tgid == s->pid &&
-		    !bpf_probe_read_kernel(s->comm, sizeof(s->comm), &t->comm)) {
+		if (submitter_comm(pid_tgid, task, by_pid, s->comm))
 			s->flags |= BH_SAMPLE_SUBMITTER_KNOWN;
-		} else {
-			__builtin_memset(s->comm, 0, sizeof(s->comm));
-		}
 	}
 	bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
 	return true;
@@ -305,7 +304,9 @@ static __always_inline __u32 slot_of(__u64 now, __s64 offset)
 	return slot;
 }
 
-static __always_inline void record_io(struct bh_io *io)
+/* by_pid: how the submitter's comm is found for a sample (submitter_comm); a constant of each hook
+ * flavour, so that the raw_tp programs hold no kfunc call. */
+static __always_inline void record_io(struct bh_io *io, bool by_pid)
 {
 	/* Other disks are not ours to count (and must not spend the sample budget). */
 	if (filter_disks && !bpf_map_lookup_elem(&disk_filter, &io->dev))
@@ -362,6 +363,6 @@ static __always_inline void record_io(struct bh_io *io)
 		h->dropped++;
 		return;
 	}
-	if (!take_budget(slot, outlier, cfg) || !emit_sample(io, slot, outlier))
+	if (!take_budget(slot, outlier, cfg) || !emit_sample(io, slot, outlier, by_pid))
 		h->dropped++;
 }

@@ -1,6 +1,6 @@
 /**
  * What the running kernel offers, read from its BTF (never from its version number): op
- * values, which block tracepoints exist and their argument layouts.
+ * values and flag bits, which block tracepoints exist and their argument layouts.
  */
 import { loadKernelBtf, type KernelBtf } from '@blkheat/bpf-loader';
 import { CollectorError, errorText } from './errors.js';
@@ -10,6 +10,10 @@ export type ArgLayout = 'single' | 'queue-first';
 export interface KernelFacts {
   /** enum req_op (or req_opf on older kernels): enumerator name -> value. */
   readonly reqOps: ReadonlyMap<string, number>;
+  /** enum req_flag_bits: the request flags' bit numbers (__REQ_SYNC -> 11, ...). */
+  readonly reqFlagBits: ReadonlyMap<string, number>;
+  /** enum rqf_flags (6.9+): the request's own flags' bit numbers; undefined where RQF_* are macros. */
+  readonly rqfFlagBits: ReadonlyMap<string, number> | undefined;
   /** Argument layout of block_rq_issue / block_rq_requeue / block_bio_queue. */
   readonly rqLayout: ArgLayout;
   readonly bioQueueLayout: ArgLayout;
@@ -41,6 +45,8 @@ export function kernelFactsOf(btfPath: string | undefined): KernelFacts {
 export function readKernelFacts(btf: KernelBtf): KernelFacts {
   const reqOps = btf.enumValues('req_op') ?? btf.enumValues('req_opf');
   if (!reqOps) throw new KernelSupportError('kernel BTF has no enum req_op: this kernel is too old for blkheat');
+  const reqFlagBits = btf.enumValues('req_flag_bits');
+  if (!reqFlagBits) throw new KernelSupportError('kernel BTF has no enum req_flag_bits: this kernel is too old for blkheat');
   for (const tp of ['block_rq_issue', 'block_rq_complete', 'block_bio_queue', 'block_bio_complete']) {
     if (!btf.funcProtoParams(`btf_trace_${tp}`)) {
       throw new KernelSupportError(`kernel has no ${tp} tracepoint (CONFIG_BLK_DEV and tracepoints are required)`);
@@ -48,6 +54,8 @@ export function readKernelFacts(btf: KernelBtf): KernelFacts {
   }
   return {
     reqOps,
+    reqFlagBits,
+    rqfFlagBits: btf.enumValues('rqf_flags'),
     rqLayout: layoutOf(btf, 'btf_trace_block_rq_issue'),
     bioQueueLayout: layoutOf(btf, 'btf_trace_block_bio_queue'),
     hasInflightScan: btf.enumeratorValue('BPF_FUNC_loop') !== undefined && btf.enumeratorValue('BPF_PROG_TYPE_SYSCALL') !== undefined,

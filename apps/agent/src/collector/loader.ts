@@ -41,6 +41,7 @@ import {
   u32,
 } from './layout.js';
 import { expectedRecords, recordMismatches } from './record-layouts.js';
+import { requestBitsKnobs } from './request-bits.js';
 import type { CollectorOptions } from './types.js';
 
 /** Path of the compiled kernel object for a bucket schema; BLKHEAT_BPF_OBJECT overrides it. */
@@ -114,6 +115,9 @@ async function tryLoad(path: string, flavour: Flavour, facts: KernelFacts, req: 
     object.setGlobal('rq_arg_idx', u32(facts.rqLayout === 'queue-first' ? 1 : 0));
     object.setGlobal('filter_disks', Buffer.from([req.filterDisks ? 1 : 0]));
     object.setGlobal('op_group', opGroupTable(req.namer));
+    const requestBits = requestBitsKnobs(facts);
+    object.setGlobal('req_bits', requestBits.reqBits);
+    object.setGlobal('cls_flag_table', requestBits.clsFlagTable);
     object.setGlobal('shared_slot_dev', u32(req.options.sharedSlotDev ?? 0));
     sizeHistTable(object, possibleCpus(), req.options.histTableEntries);
     await object.load();

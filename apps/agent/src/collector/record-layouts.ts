@@ -28,6 +28,7 @@ import {
   SETTINGS_SIZE,
   type SchemaLayout,
 } from './layout.js';
+import { REQUEST_BITS_FIELDS, REQUEST_BITS_SIZE } from './request-bits.js';
 
 /** [field, byte offset, byte size] */
 type Field = readonly [string, number, number];
@@ -140,6 +141,7 @@ export function expectedRecords(layout: SchemaLayout): ReadonlyMap<string, Recor
         ],
       },
     ],
+    ['bh_request_bits', { size: REQUEST_BITS_SIZE, fields: REQUEST_BITS_FIELDS.map((name, i) => [name, i * 4, 4]) }],
   ]);
 }
 

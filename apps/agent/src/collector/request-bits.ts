@@ -1,0 +1,88 @@
+/**
+ * The kernel programs' knobs req_bits and cls_flag_table (struct bh_request_bits in blkheat.h):
+ * the request op and flag values they test, from the running kernel's BTF enums. The agent reads
+ * them once here instead of the programs relocating each enum value (CO-RE) on every I/O: see
+ * blkheat.h for what that cost.
+ */
+import type { ClassFlag } from '@blkheat/shared-types';
+import { CLS_FLAG_BITS } from './layout.js';
+import { KernelSupportError, type KernelFacts } from './kernel-facts.js';
+
+/** The request flags each class flag names (a class's "Sync-", "Metadata-", ... part). */
+const CLASS_FLAG_OF_REQ_FLAG: Readonly<Record<string, ClassFlag>> = {
+  __REQ_SYNC: 'Sync',
+  __REQ_META: 'Metadata',
+  __REQ_FUA: 'ForcedUnitAccess',
+  __REQ_PRIO: 'Priority',
+  __REQ_RAHEAD: 'ReadAhead',
+  __REQ_BACKGROUND: 'Background',
+  __REQ_PREFLUSH: 'Preflush',
+};
+/** BH_CLS_FLAG_TABLE_BITS in blkheat.h: the span of flag bits cls_flag_table covers. */
+export const CLS_FLAG_TABLE_BITS = 12;
+/** BH_NO_OP: an op value no request has. */
+const NO_OP = 0xffffffff;
+/** sizeof(struct bh_request_bits): eight u32s, in the order written below. */
+export const REQUEST_BITS_SIZE = 32;
+export const REQUEST_BITS_FIELDS = [
+  'op_mask',
+  'op_flush',
+  'op_drv_in',
+  'op_drv_out',
+  'rqf_flush_seq',
+  'rqf_stats',
+  'rqf_io_stat',
+  'cls_shift',
+] as const;
+
+export interface RequestBitsKnobs {
+  /** struct bh_request_bits. */
+  readonly reqBits: Buffer;
+  /** u16 cls_flag_table[1 << CLS_FLAG_TABLE_BITS]. */
+  readonly clsFlagTable: Buffer;
+}
+
+export function requestBitsKnobs(facts: Pick<KernelFacts, 'reqOps' | 'reqFlagBits' | 'rqfFlagBits'>): RequestBitsKnobs {
+  const opBits = facts.reqFlagBits.get('__REQ_FAILFAST_DEV');
+  const flush = facts.reqOps.get('REQ_OP_FLUSH');
+  if (opBits === undefined || flush === undefined) {
+    throw new KernelSupportError('kernel BTF lacks __REQ_FAILFAST_DEV or REQ_OP_FLUSH: this kernel is too old for blkheat');
+  }
+  const named: [number, number][] = [];
+  for (const [reqFlag, classFlag] of Object.entries(CLASS_FLAG_OF_REQ_FLAG)) {
+    const bit = facts.reqFlagBits.get(reqFlag);
+    if (bit !== undefined) named.push([bit, CLS_FLAG_BITS[classFlag]]);
+  }
+  const shift = Math.min(...named.map(([bit]) => bit));
+  const top = Math.max(...named.map(([bit]) => bit));
+  if (named.length === 0 || top - shift >= CLS_FLAG_TABLE_BITS || top > 31) {
+    // With none named, shift is Infinity: refused the same way, never an empty table.
+    throw new KernelSupportError(
+      `the kernel's request flags that name classes lie in bits ${shift}..${top}; blkheat's class table covers ${CLS_FLAG_TABLE_BITS} bits below 32`,
+    );
+  }
+  const clsFlagTable = Buffer.alloc(2 << CLS_FLAG_TABLE_BITS);
+  for (let i = 0; i < 1 << CLS_FLAG_TABLE_BITS; i++) {
+    let cls = 0;
+    for (const [bit, classBit] of named) if (i & (1 << (bit - shift))) cls |= classBit;
+    clsFlagTable.writeUInt16LE(cls, 2 * i);
+  }
+  const rqf = (name: string): number => {
+    const bit = facts.rqfFlagBits?.get(name);
+    if (bit !== undefined && bit > 31) throw new KernelSupportError(`kernel's ${name} is bit ${bit}: rq_flags is 32 bits`);
+    return bit === undefined ? 0 : 2 ** bit;
+  };
+  const values = [
+    2 ** opBits - 1,
+    flush,
+    facts.reqOps.get('REQ_OP_DRV_IN') ?? NO_OP,
+    facts.reqOps.get('REQ_OP_DRV_OUT') ?? NO_OP,
+    rqf('__RQF_FLUSH_SEQ'),
+    rqf('__RQF_STATS'),
+    rqf('__RQF_IO_STAT'),
+    shift,
+  ];
+  const reqBits = Buffer.alloc(REQUEST_BITS_SIZE);
+  values.forEach((v, i) => reqBits.writeUInt32LE(v >>> 0, 4 * i));
+  return { reqBits, clsFlagTable };
+}
