@@ -13,7 +13,8 @@
  * Prints per run and as medians: BPF ns per I/O (sum of run_time_ns of the tool's programs /
  * I/Os completed on all disks, from /proc/diskstats; blkheat's also per program, and the empty
  * programs' as the floor any program pays here), IOPS, and IOPS kept relative to the untraced run
- * of the same round. Run-time statistics cost two clock reads per program run, so
+ * of the same round; the ratio to bpftrace also per round (the host's noise moves it between
+ * rounds, and a budget verdict should be read against that spread). Run-time statistics cost two clock reads per program run, so
  * throughput is measured in runs with them off and BPF time in separate runs with them on.
  *
  *   node --import tsx bench/kernel.ts [--pairs 5] [--seconds 8] [--workload randread|mix|both]
@@ -186,6 +187,14 @@ for (const workload of workloads) {
     `  one clock read per program    ${fmt(clockNs, 1)}   (the floor plus bpf_ktime_get_ns() in each: the least an issue -> complete timer pays; ${fmt(clockNs / bpftraceNs, 3)} of bpftrace)`,
   );
   console.log(`  ratio blkheat / bpftrace      ${fmt(blkheatNs / bpftraceNs, 3)}   (budget <= ${BUDGET[workload]})`);
+  // Each round's own pair: how far the host's noise moves the ratio between rounds.
+  const statsRuns = (tool: Tool): (number | null)[] => of.filter((r) => r.tool === tool && r.stats).map((r) => r.bpfNs);
+  const bpftraceRuns = statsRuns('bpftrace');
+  const roundRatios = statsRuns('blkheat').flatMap((ns, i) => {
+    const bt = bpftraceRuns[i];
+    return ns !== null && bt ? [ns / bt] : [];
+  });
+  console.log(`    per round                   ${roundRatios.map((x) => fmt(x, 3)).join(' ')}`);
   console.log(
     `  IOPS kept with blkheat        ${fmt(keptOf('blkheat') * 100, 1)} %` +
       (workload === 'randread' ? `   (budget >= 97 %, median of ${pairs} interleaved pairs)` : ''),
