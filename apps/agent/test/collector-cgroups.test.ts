@@ -51,7 +51,7 @@ test(
     const pathB = `${root}/${names[1]}`;
     // A shortfall names its likely cause: completions no probe saw are untimed, with no cgroup.
     const untimed = groupCountsByDisk(rec.frames, from, to).get(loop.dev)?.untimed;
-    const why = `${loop.name} untimed in the window: ${JSON.stringify(untimed)}; ${seen}; ${lossReport(rec.collector)}`;
+    const why = `${loop.name} untimed in the window: ${JSON.stringify(untimed)}; ${seen.text}; ${lossReport(rec.collector)}`;
     assert.equal(byCgroup.get(pathA)?.n, a.ios, `cgroup ${pathA} (${why})`);
     assert.equal(byCgroup.get(pathB)?.n, b.ios, `cgroup ${pathB} (${why})`);
     for (const p of [pathA, pathB]) {

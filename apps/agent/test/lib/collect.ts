@@ -40,10 +40,18 @@ export function lossReport(collector: Collector): string {
  * showed and how many ran on top of pid 1's threads, where no BPF program runs on these machines
  * (docs/accounting.md).
  */
+/** What a completion witness saw between start() and stop(). */
+export interface WitnessCount {
+  readonly completions: number;
+  /** Completions that ran on top of pid 1's threads: on these machines, the ones no BPF program sees (docs/accounting.md). */
+  readonly onInit: number;
+  readonly text: string;
+}
+
 export function completionWitness(
   t: CleanupContext,
   disk: { readonly name: string; readonly dev: string },
-): { start(): void; stop(): string } {
+): { start(): void; stop(): WitnessCount } {
   const kernelDev = parseDevString(disk.dev);
   if (kernelDev === undefined) throw new Error(`${disk.name}: not a major:minor device: ${disk.dev}`);
   const ftrace = openFtraceWitness(kernelDev);
@@ -53,7 +61,11 @@ export function completionWitness(
     stop() {
       const seen = ftrace.stop();
       const overran = seen.overrun > 0 ? ` (its ring buffer overran by ${seen.overrun})` : '';
-      return `ftrace saw ${seen.completions} completions of ${disk.name}, ${seen.onInit} of them run on top of pid 1's threads${overran}`;
+      return {
+        completions: seen.completions,
+        onInit: seen.onInit,
+        text: `ftrace saw ${seen.completions} completions of ${disk.name}, ${seen.onInit} of them run on top of pid 1's threads${overran}`,
+      };
     },
   };
 }
