@@ -70,7 +70,7 @@ static __always_inline __u16 H(rq_cls)(__u32 cmd, __u32 rqf)
  * the queue. Everything is written on this CPU; the completion reads it only when it must. */
 static __always_inline void H(on_rq_issue)(struct request *rq)
 {
-	__u64 id = ptr_id(rq);
+	__u64 id = ptr_id(cpu_scratch(), rq);
 	struct bh_rq_slot *sl = rq_slot_of(id, shared_slot_dev ? H(rq_dev)(rq, READ(rq, rq_flags)) : 0);
 	if (!sl)
 		return;
@@ -81,9 +81,9 @@ static __always_inline void H(on_rq_issue)(struct request *rq)
 	sl->key = id;
 	sl->issue_ns = bpf_ktime_get_ns();
 	if (COMM_BY_PID) {
-		/* The task's comm is found later by its thread id (submitter_comm). */
+		/* The task's comm is found later by its thread id (submitter_comm). sl->task stays 0:
+		 * only one flavour's programs are loaded with a map, and none of these writes it. */
 		sl->pid_tgid = bpf_get_current_pid_tgid();
-		sl->task = 0;
 	} else {
 		/* The task's ids are read from it: one helper call instead of two. */
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
@@ -112,7 +112,7 @@ static __always_inline void H(on_rq_requeue)(struct request *rq)
 	struct bh_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
 	if (!cfg)
 		return;
-	struct bh_hist_key key = { .slot = slot_of(bpf_ktime_get_ns(), cfg->wall_offset_ns),
+	struct bh_hist_key key = { .slot = slot_of(cpu_scratch(), bpf_ktime_get_ns(), cfg->wall_offset_ns),
 				   .dev = dev,
 				   .cls = H(rq_cls)(READ(rq, cmd_flags), rqf),
 				   .size_log2 = size_log2(H(rq_bytes)(rq, rqf, READ(rq, __data_len))),
@@ -158,7 +158,8 @@ static __always_inline void H(on_rq_complete)(struct request *rq, int error, uns
 	__u64 start = READ(rq, start_time_ns);
 	__u64 issue = (rqf & rqf_stats()) ? READ(rq, io_start_time_ns) : 0;
 	/* The submitter in the request's slot is read only for sampled I/Os (emit_sample). */
-	io.rq_id = ptr_id(rq);
+	struct bh_cpu_scratch *cs = cpu_scratch();
+	io.rq_id = ptr_id(cs, rq);
 	if (!kernel_times && (!issue || issue == start)) {
 		struct bh_rq_slot *sl = rq_slot_of(io.rq_id, io.dev);
 		if (sl && sl->key == io.rq_id && sl->issue_ns >= start) {
@@ -185,7 +186,7 @@ static __always_inline void H(on_rq_complete)(struct request *rq, int error, uns
 	/* The request's first bio names its cgroup (merged bios of one request share a blkcg:
 	 * blk_mq's merge checks refuse bios of another). */
 	io.cgroup = H(bio_cgroup)(READ(rq, bio));
-	record_io(&io, COMM_BY_PID);
+	record_io(&io, cs, COMM_BY_PID);
 }
 
 /* block_bio_queue: fires for every bio, in the submitting task. Bio-based disks (zram, dm, md,
@@ -198,7 +199,7 @@ static __always_inline void H(on_bio_queue)(struct bio *bio)
 	/* blk-mq disks are timed by their requests. */
 	if (READ(bdev, bd_disk, queue, mq_ops))
 		return;
-	__u64 key = ptr_id(bio);
+	__u64 key = ptr_id(cpu_scratch(), bio);
 	struct bh_bio_start st = {};
 	st.ts = bpf_ktime_get_ns();
 	st.sector = READ(bio, bi_iter.bi_sector);
@@ -216,7 +217,8 @@ static __always_inline void H(on_bio_complete)(struct request_queue *q, struct b
 {
 	if (!q || READ(q, mq_ops))
 		return;
-	__u64 key = ptr_id(bio);
+	struct bh_cpu_scratch *cs = cpu_scratch();
+	__u64 key = ptr_id(cs, bio);
 	struct bh_bio_start *st = bpf_map_lookup_elem(&bio_start, &key);
 	struct block_device *bdev = READ(bio, bi_bdev);
 	if (!bdev) {
@@ -233,7 +235,7 @@ static __always_inline void H(on_bio_complete)(struct request_queue *q, struct b
 		/* Started before we attached (or evicted): note it, but do not count an I/O we
 		 * cannot time; bio-based disks have no /proc/diskstats identity to keep. */
 		io.counted = false;
-		record_io(&io, COMM_BY_PID);
+		record_io(&io, cs, COMM_BY_PID);
 		return;
 	}
 	io.counted = true;
@@ -245,6 +247,6 @@ static __always_inline void H(on_bio_complete)(struct request_queue *q, struct b
 	io.task = st->task;
 	io.status = READ(bio, bi_status);
 	io.cgroup = H(bio_cgroup)(bio);
-	record_io(&io, COMM_BY_PID);
+	record_io(&io, cs, COMM_BY_PID);
 	bpf_map_delete_elem(&bio_start, &key);
 }

@@ -150,7 +150,7 @@ struct {
 	__type(value, struct bh_disk_counts);
 } disk_counts SEC(".maps");
 
-/* The current second, cached per CPU so the hot path divides by 10^9 once a second. */
+/* The current second, cached per CPU so the hot path divides by 10^9 once a second (slot_of). */
 struct bh_slot_cache {
 	__u64 start;  /* monotonic ns where `slot` starts */
 	__u64 end;    /* and ends */
@@ -159,25 +159,17 @@ struct bh_slot_cache {
 	__u32 pad;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct bh_slot_cache);
-} slot_cache SEC(".maps");
+/* Per CPU: the hot path's private state, in one map so that a completion looks it up once and
+ * hands it on (cpu_scratch). No other program or the agent reads it. */
+struct bh_cpu_scratch {
+	__u64 ptr; /* a word to turn pointers into numbers (ptr_id) */
+	__u64 rng; /* the fair-sampling draw's state (fair_draw) */
+	struct bh_slot_cache second;
+};
 
-/* Per CPU: the state of the fair-sampling draw (see fair_draw). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
-} fair_rng SEC(".maps");
-
-/* One u64 per CPU to turn pointers into numbers (see ptr_id). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} ptr_scratch SEC(".maps");
+	__type(value, struct bh_cpu_scratch);
+} cpu_scratch_map SEC(".maps");

@@ -55,18 +55,25 @@ static __always_inline __u16 cls_of(__u32 cmd)
 
 /* ---- shared helpers ---- */
 
+/* This CPU's private scratch state (struct bh_cpu_scratch); NULL only if the map lookup fails,
+ * which the helpers below survive. One lookup per program run: the per-CPU array lookup is
+ * inlined by the verifier, but each is still a dozen instructions. */
+static __always_inline struct bh_cpu_scratch *cpu_scratch(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&cpu_scratch_map, &zero);
+}
+
 /* A pointer as a plain number, for hashing and map keys. The verifier forbids arithmetic on
  * trusted BTF pointers and restores the pointer type when a spill is read back from the
  * stack, but a map value always reads back as a scalar (privileged programs may store
- * pointers there). The per-CPU array lookup is inlined by the verifier: a few instructions. */
-static __always_inline __u64 ptr_id(const void *p)
+ * pointers there). */
+static __always_inline __u64 ptr_id(struct bh_cpu_scratch *cs, const void *p)
 {
-	__u32 zero = 0;
-	__u64 *slot = bpf_map_lookup_elem(&ptr_scratch, &zero);
-	if (!slot)
+	if (!cs)
 		return 0;
-	*slot = (__u64)p;
-	return *(volatile __u64 *)slot;
+	cs->ptr = (__u64)p;
+	return *(volatile __u64 *)&cs->ptr;
 }
 
 static __always_inline void bump_counter(__u32 offset)
@@ -211,12 +218,11 @@ static __always_inline bool submitter_comm(__u64 pid_tgid, __u64 task, bool by_p
 /* A uniform 32-bit draw for fair sampling, from a per-CPU xorshift64 (seeded by the kernel's
  * generator on each CPU's first draw). Why not bpf_get_prandom_u32() per I/O: a helper call of
  * ~22 ns here, against a few instructions; sampling needs uniform draws, not secret ones. */
-static __always_inline __u32 fair_draw(void)
+static __always_inline __u32 fair_draw(struct bh_cpu_scratch *cs)
 {
-	__u32 zero = 0;
-	__u64 *state = bpf_map_lookup_elem(&fair_rng, &zero);
-	if (!state)
+	if (!cs)
 		return bpf_get_prandom_u32();
+	__u64 *state = &cs->rng;
 	__u64 x = *state;
 	if (!x)
 		x = ((__u64)bpf_get_prandom_u32() << 32) | bpf_get_prandom_u32() | 1;
@@ -287,10 +293,9 @@ static __always_inline bool emit_sample(struct bh_io *io, __u32 slot, bool outli
 }
 
 /* Wall-clock second of a monotonic time; the per-CPU cache makes the division rare. */
-static __always_inline __u32 slot_of(__u64 now, __s64 offset)
+static __always_inline __u32 slot_of(struct bh_cpu_scratch *cs, __u64 now, __s64 offset)
 {
-	__u32 zero = 0;
-	struct bh_slot_cache *c = bpf_map_lookup_elem(&slot_cache, &zero);
+	struct bh_slot_cache *c = cs ? &cs->second : NULL;
 	if (c && c->offset == offset && now >= c->start && now < c->end)
 		return c->slot;
 	__u64 wall = now + offset;
@@ -304,9 +309,10 @@ static __always_inline __u32 slot_of(__u64 now, __s64 offset)
 	return slot;
 }
 
-/* by_pid: how the submitter's comm is found for a sample (submitter_comm); a constant of each hook
- * flavour, so that the raw_tp programs hold no kfunc call. */
-static __always_inline void record_io(struct bh_io *io, bool by_pid)
+/* cs: this CPU's scratch (cpu_scratch), looked up once by the hook. by_pid: how the submitter's
+ * comm is found for a sample (submitter_comm); a constant of each hook flavour, so that the
+ * raw_tp programs hold no kfunc call. */
+static __always_inline void record_io(struct bh_io *io, struct bh_cpu_scratch *cs, bool by_pid)
 {
 	/* Other disks are not ours to count (and must not spend the sample budget). */
 	if (filter_disks && !bpf_map_lookup_elem(&disk_filter, &io->dev))
@@ -315,7 +321,7 @@ static __always_inline void record_io(struct bh_io *io, bool by_pid)
 	struct bh_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
 	if (!cfg)
 		return;
-	__u32 slot = slot_of(io->now, cfg->wall_offset_ns);
+	__u32 slot = slot_of(cs, io->now, cfg->wall_offset_ns);
 	struct bh_hist_key key = {
 		.slot = slot, .dev = io->dev, .cls = io->cls, .size_log2 = size_log2(io->bytes), .cgroup = io->cgroup
 	};
@@ -359,7 +365,7 @@ static __always_inline void record_io(struct bh_io *io, bool by_pid)
 	bool outlier = io->device_ns >= 0 && b + 1 > h->max_bucket_plus1;
 	if (outlier)
 		h->max_bucket_plus1 = b + 1;
-	else if (fair_draw() >= cfg->fair_threshold) {
+	else if (fair_draw(cs) >= cfg->fair_threshold) {
 		h->dropped++;
 		return;
 	}

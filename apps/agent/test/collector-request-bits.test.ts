@@ -5,15 +5,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { kernelFactsOf, KernelSupportError } from '../src/collector/kernel-facts.js';
 import { CLS_FLAG_BITS } from '../src/collector/layout.js';
-import { CLS_FLAG_TABLE_BITS, REQUEST_BITS_FIELDS, requestBitsKnobs } from '../src/collector/request-bits.js';
+import { CLS_FLAG_TABLE_BITS, decodeRequestBits, requestBitsKnobs, type RequestBits } from '../src/collector/request-bits.js';
 
 const facts = kernelFactsOf(undefined);
 
-function reqBits(knobs: ReturnType<typeof requestBitsKnobs>): Record<(typeof REQUEST_BITS_FIELDS)[number], number> {
-  return Object.fromEntries(REQUEST_BITS_FIELDS.map((name, i) => [name, knobs.reqBits.readUInt32LE(4 * i)])) as Record<
-    (typeof REQUEST_BITS_FIELDS)[number],
-    number
-  >;
+function reqBits(knobs: ReturnType<typeof requestBitsKnobs>): RequestBits {
+  return decodeRequestBits(knobs.reqBits);
 }
 
 /** What the kernel program computes: the class flag bits of request flags `cmd`. */

@@ -5,7 +5,7 @@
  * blkheat.h for what that cost.
  */
 import type { ClassFlag } from '@blkheat/shared-types';
-import { CLS_FLAG_BITS } from './layout.js';
+import { CLS_FLAG_BITS, u32 } from './layout.js';
 import { KernelSupportError, type KernelFacts } from './kernel-facts.js';
 
 /** The request flags each class flag names (a class's "Sync-", "Metadata-", ... part). */
@@ -22,8 +22,7 @@ const CLASS_FLAG_OF_REQ_FLAG: Readonly<Record<string, ClassFlag>> = {
 export const CLS_FLAG_TABLE_BITS = 12;
 /** BH_NO_OP: an op value no request has. */
 const NO_OP = 0xffffffff;
-/** sizeof(struct bh_request_bits): eight u32s, in the order written below. */
-export const REQUEST_BITS_SIZE = 32;
+/** struct bh_request_bits: eight u32s, in this order. */
 export const REQUEST_BITS_FIELDS = [
   'op_mask',
   'op_flush',
@@ -34,6 +33,18 @@ export const REQUEST_BITS_FIELDS = [
   'rqf_io_stat',
   'cls_shift',
 ] as const;
+export type RequestBits = Record<(typeof REQUEST_BITS_FIELDS)[number], number>;
+/** sizeof(struct bh_request_bits). */
+export const REQUEST_BITS_SIZE = 4 * REQUEST_BITS_FIELDS.length;
+
+export function encodeRequestBits(bits: RequestBits): Buffer {
+  return Buffer.concat(REQUEST_BITS_FIELDS.map((name) => u32(bits[name])));
+}
+
+export function decodeRequestBits(buf: Buffer): RequestBits {
+  if (buf.length !== REQUEST_BITS_SIZE) throw new RangeError(`struct bh_request_bits is ${REQUEST_BITS_SIZE} bytes, not ${buf.length}`);
+  return Object.fromEntries(REQUEST_BITS_FIELDS.map((name, i) => [name, buf.readUInt32LE(4 * i)])) as RequestBits;
+}
 
 export interface RequestBitsKnobs {
   /** struct bh_request_bits. */
@@ -72,17 +83,15 @@ export function requestBitsKnobs(facts: Pick<KernelFacts, 'reqOps' | 'reqFlagBit
     if (bit !== undefined && bit > 31) throw new KernelSupportError(`kernel's ${name} is bit ${bit}: rq_flags is 32 bits`);
     return bit === undefined ? 0 : 2 ** bit;
   };
-  const values = [
-    2 ** opBits - 1,
-    flush,
-    facts.reqOps.get('REQ_OP_DRV_IN') ?? NO_OP,
-    facts.reqOps.get('REQ_OP_DRV_OUT') ?? NO_OP,
-    rqf('__RQF_FLUSH_SEQ'),
-    rqf('__RQF_STATS'),
-    rqf('__RQF_IO_STAT'),
-    shift,
-  ];
-  const reqBits = Buffer.alloc(REQUEST_BITS_SIZE);
-  values.forEach((v, i) => reqBits.writeUInt32LE(v >>> 0, 4 * i));
+  const reqBits = encodeRequestBits({
+    op_mask: 2 ** opBits - 1,
+    op_flush: flush,
+    op_drv_in: facts.reqOps.get('REQ_OP_DRV_IN') ?? NO_OP,
+    op_drv_out: facts.reqOps.get('REQ_OP_DRV_OUT') ?? NO_OP,
+    rqf_flush_seq: rqf('__RQF_FLUSH_SEQ'),
+    rqf_stats: rqf('__RQF_STATS'),
+    rqf_io_stat: rqf('__RQF_IO_STAT'),
+    cls_shift: shift,
+  });
   return { reqBits, clsFlagTable };
 }
