@@ -109,11 +109,17 @@ test('plain O_DIRECT I/O: counted exactly, none untimed', { timeout: 60_000 }, a
   await rec.waitForSecond(end.second);
   const untimed = assertConserved(t, rec, [a.name], start, end, () => 10_000);
   // fio's own count is a third witness: diskstats == fio and ours short means completions the
-  // kernel accounted for which no BPF program ran (docs/accounting.md: on these machines, those
-  // completed in softirq on top of one thread of the sandbox's init, pid 1).
+  // kernel accounted for which no BPF program ran. The one such case the kernel itself decides:
+  // on a kernel that hides pid 1's context from BPF, completions that ran in softirq on top of
+  // its threads (docs/accounting.md); ftrace counts those, and the untimed must be exactly them.
   const why = `fio counted ${fio.ios} I/Os; ${seen.text}; ${lossReport(rec.collector)}`;
   t.diagnostic(why);
-  assert.equal(untimed.get(a.name), 0, `O_DIRECT reads and writes with no flush: every completion is seen by a probe (${why})`);
+  if (seen.hiddenFromBpf > 0) t.diagnostic(`NOTE: ${seen.hiddenFromBpf} completions ran where this kernel shows no BPF program`);
+  assert.equal(
+    untimed.get(a.name),
+    seen.hiddenFromBpf,
+    `O_DIRECT reads and writes with no flush: every completion a BPF program may see is seen (${why})`,
+  );
 });
 
 test('an I/O the histogram table has no room for is shown as untimed, conserved, and said loudly', { timeout: 60_000 }, async (t) => {
@@ -136,11 +142,11 @@ test('an I/O the histogram table has no room for is shown as untimed, conserved,
     `${untimed.get(a.name)} of ${total} I/Os untimed; the kernel counted ${lost} without room; ${seen.text}; warned: ${warnings.join(' | ')}`,
   );
   assert.ok((untimed.get(a.name) ?? 0) >= 0.9 * total, 'most I/Os found no room, yet few are shown as untimed');
-  // Untimed is every I/O with no room, plus the completions no program saw at all (the kernel's
-  // residue: those that ran on top of pid 1's threads, as ftrace witnesses; see the O_DIRECT test).
+  // Untimed is every I/O with no room, plus the completions the kernel showed to no program (on
+  // a kernel that hides pid 1's context from BPF, as ftrace witnesses; see the O_DIRECT test).
   assert.ok(
-    lost + seen.onInit >= (untimed.get(a.name) ?? 0),
-    `histLost ${lost} and ${seen.onInit} completions no program could see are below the untimed count (${seen.text})`,
+    lost + seen.hiddenFromBpf >= (untimed.get(a.name) ?? 0),
+    `histLost ${lost} and ${seen.hiddenFromBpf} completions no program could see are below the untimed count (${seen.text})`,
   );
   assert.ok(
     warnings.some((w) => w.includes("no room in the kernel's histogram table")),

@@ -8,6 +8,7 @@ import { ClassNamer } from '../src/collector/classes.js';
 import { DISK_COUNT_SIZE, DISK_COUNT_SLOTS, DISK_COUNTS_SIZE, decodeDiskCounts } from '../src/collector/layout.js';
 import { opGroupTable } from '../src/collector/loader.js';
 import { readDiskstats, UntimedMeter, zeroGroups, type GroupCounts } from '../src/collector/untimed.js';
+import { UntimedTracker } from '../src/collector/untimed-tracker.js';
 
 const DISK = (7 << 20) | 0;
 const PART = (7 << 20) | 1;
@@ -201,4 +202,35 @@ test("the kernel's op -> group table is the namer's rule", () => {
   // DRV_IN is even, so a read by parity, as op_stat_group() would have it; diskstats never counts
   // it because passthrough classes carry BH_CLS_NOSTAT, which the namer (and count_disk()) check first.
   assert.equal(namer.group(34 | (1 << 15)), undefined);
+});
+
+test('untimed I/Os keep the second they were measured after, however late their frames leave', () => {
+  const src = scripted(new Map([[DISK, counts({ read: 100 })]]));
+  let ours = counts({});
+  const warnings: string[] = [];
+  const tracker = new UntimedTracker({
+    meter: new UntimedMeter(src.read),
+    controls: { readDiskCounts: () => new Map([[DISK, ours]]), readCounters: () => undefined },
+    scope: { shownDev: (dev) => dev, measuredDisks: () => [DISK] },
+    disks: () => [],
+    warn: (m) => warnings.push(m),
+  });
+  // Second 100: 10 reads, 3 of them unseen; second 101: 5 reads, 2 unseen. Both measured on time.
+  src.set(new Map([[DISK, counts({ read: 110 })]]));
+  ours = counts({ read: 7 });
+  tracker.measureNow(100);
+  src.set(new Map([[DISK, counts({ read: 115 })]]));
+  ours = counts({ read: 10 });
+  tracker.measureNow(101);
+  // The harvest ran late and emits both seconds at once: each frame carries its own.
+  assert.deepEqual(tracker.found(100).get(DISK), { read: 3 });
+  tracker.emitted(100);
+  assert.deepEqual(tracker.found(101).get(DISK), { read: 2 });
+  tracker.emitted(101);
+  assert.equal(tracker.found(101).size, 0, 'emitted untimed I/Os are not carried twice');
+  // Found for a second whose frame already left: it goes with the next frame, not lost.
+  src.set(new Map([[DISK, counts({ read: 116 })]]));
+  tracker.measureNow(101);
+  assert.deepEqual(tracker.found(102).get(DISK), { read: 1 });
+  assert.deepEqual(warnings, []);
 });

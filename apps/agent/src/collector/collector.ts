@@ -123,6 +123,11 @@ class BlockCollector implements Collector {
     checkLayout(object, this.layout, this.budget !== undefined);
     if (facts.hasInflightScan) this.inflight = new InflightScanner(object);
     else this.log('kernel too old for the in-flight scan (no bpf_loop): I/Os in flight are not reported');
+    if (facts.hidesInitContext) {
+      this.log(
+        "note: this kernel runs no BPF program on top of pid 1's threads (bpf_prog_aux.init_owned): I/Os that complete there are shown as untimed",
+      );
+    }
 
     if (this.options.bpfStats !== false) {
       try {
@@ -189,7 +194,7 @@ class BlockCollector implements Collector {
     this.samples?.stopTimer();
     try {
       // Emit everything recorded, the current (partial) second included.
-      this.untimedTracker.measureNow();
+      this.untimedTracker.measureNow(this.clock.slotNow());
       this.tick(this.clock.slotNow() + 1);
     } catch (err) {
       this.warn(`final harvest failed: ${errorText(err)}`);
@@ -220,7 +225,7 @@ class BlockCollector implements Collector {
     if (this.closed) return;
     const delay = 1000 - (Date.now() % 1000) + MEASURE_DELAY_MS;
     this.measureTimer = setTimeout(() => {
-      this.untimedTracker.measureNow();
+      this.untimedTracker.measureNow(this.clock.slotNow() - 1);
       this.scheduleMeasure();
     }, delay);
   }
@@ -237,7 +242,7 @@ class BlockCollector implements Collector {
     this.harvester.audit(counters, openCount);
     // From here on the closed seconds' kernel entries are deleted: nothing below may lose them.
     // A step that fails is reported and skipped; the seconds are emitted all the same.
-    if (kernelCounts) this.untimedTracker.measureAtHarvest(kernelCounts, open);
+    if (kernelCounts) this.untimedTracker.measureAtHarvest(kernelCounts, open, current - 1);
     let inflight: Map<number, InflightState> | undefined;
     try {
       inflight = this.scanInflight();
@@ -254,7 +259,8 @@ class BlockCollector implements Collector {
         entries = entries.concat(this.lateEntries);
         this.lateEntries = [];
       }
-      // Untimed I/Os and the in-flight state were measured now: they go with the newest second.
+      // Untimed I/Os go with the second they were found after; the in-flight state was measured
+      // now: it goes with the newest second.
       const newest = slot === current - 1;
       let frame: Frame;
       try {
@@ -266,7 +272,8 @@ class BlockCollector implements Collector {
           { partitions: this.scope.partitions, schema: this.schema, ...(this.scope.only ? { only: this.scope.only } : {}) },
           {
             extraDropped: this.samples?.refusedIn(slot),
-            ...(newest ? { untimed: this.untimedTracker.found(), inflight } : {}),
+            untimed: this.untimedTracker.found(slot),
+            ...(newest ? { inflight } : {}),
           },
         );
       } catch (err) {
@@ -275,7 +282,7 @@ class BlockCollector implements Collector {
         this.lateEntries.push(...entries);
         continue;
       }
-      if (newest) this.untimedTracker.emitted();
+      this.untimedTracker.emitted(slot);
       let count = 0;
       for (const e of entries) {
         count += e.value.count;

@@ -19,6 +19,14 @@ export interface KernelFacts {
   readonly bioQueueLayout: ArgLayout;
   /** The in-flight scan can load: "syscall" programs with bpf_loop (5.17+). */
   readonly hasInflightScan: boolean;
+  /**
+   * The kernel runs no BPF tracing program of ours while the current task is a thread of pid 1:
+   * a patch some sandboxes carry (not upstream), marked in BTF by bpf_prog_aux.init_owned. Its
+   * bpf_trace_run*() return early, without counting a recursion miss, when current->tgid == 1
+   * and the program is not init's own; so I/Os that complete in softirq on top of pid 1's
+   * threads are never seen, and are untimed (docs/accounting.md).
+   */
+  readonly hidesInitContext: boolean;
 }
 
 export class KernelSupportError extends Error {}
@@ -59,6 +67,7 @@ export function readKernelFacts(btf: KernelBtf): KernelFacts {
     rqLayout: layoutOf(btf, 'btf_trace_block_rq_issue'),
     bioQueueLayout: layoutOf(btf, 'btf_trace_block_bio_queue'),
     hasInflightScan: btf.enumeratorValue('BPF_FUNC_loop') !== undefined && btf.enumeratorValue('BPF_PROG_TYPE_SYSCALL') !== undefined,
+    hidesInitContext: btf.hasField('bpf_prog_aux', 'init_owned'),
   };
 }
 

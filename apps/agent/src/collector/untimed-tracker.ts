@@ -5,6 +5,10 @@
  * after diskstats just after each second closes, or, should that table overflow, the harvest's
  * counts, read at the harvest (milliseconds later, 120 ms after the second closed: on a busy
  * disk the estimate is then low and the rest found a second late).
+ *
+ * What a measurement finds is dated by when it ran (the second that had just closed), not by
+ * when its frame is emitted: a harvest that runs late (an event loop held up for seconds) emits
+ * several seconds at once, and each keeps the untimed I/Os found for it.
  */
 import { OP_GROUPS, type DiskInfo, type OpGroup } from '@blkheat/shared-types';
 import type { DiskScope } from './disk-scope.js';
@@ -15,16 +19,16 @@ import { zeroGroups, type GroupCounts, type UntimedMeter } from './untimed.js';
 
 export interface UntimedTrackerDeps {
   readonly meter: UntimedMeter;
-  readonly controls: KernelControls;
-  readonly scope: DiskScope;
+  readonly controls: Pick<KernelControls, 'readDiskCounts' | 'readCounters'>;
+  readonly scope: Pick<DiskScope, 'shownDev' | 'measuredDisks'>;
   /** The disks known now (the measured ones are chosen among them). */
   readonly disks: () => readonly DiskInfo[];
   readonly warn: (message: string) => void;
 }
 
 export class UntimedTracker {
-  /** Untimed I/Os found but not yet put in a frame. */
-  private pending = new Map<number, Partial<GroupCounts>>();
+  /** Untimed I/Os found but not yet put in a frame: by the second they are dated to, then by shown disk. */
+  private pending = new Map<number, Map<number, Partial<GroupCounts>>>();
   /** False once the kernel's per-disk table overflowed: the harvest measures from then on. */
   private tableTrusted = true;
 
@@ -35,8 +39,8 @@ export class UntimedTracker {
     return !this.tableTrusted;
   }
 
-  /** Measures now against the kernel's per-disk table: call just after a second closes. */
-  measureNow(): void {
+  /** Measures now against the kernel's per-disk table: call just after `second` closes. */
+  measureNow(second: number): void {
     if (!this.tableTrusted) return;
     const { meter, controls, scope } = this.deps;
     try {
@@ -60,7 +64,7 @@ export class UntimedTracker {
         for (const g of OP_GROUPS) sum[g] += counts[g];
         ours.set(shown, sum);
       }
-      this.add(meter.measure(kernelCounts, ours, scope.measuredDisks(this.deps.disks())));
+      this.add(second, meter.measure(kernelCounts, ours, scope.measuredDisks(this.deps.disks())));
     } catch (err) {
       this.deps.warn(`measuring untimed I/Os failed (found next second instead): ${errorText(err)}`);
     }
@@ -68,32 +72,45 @@ export class UntimedTracker {
 
   /**
    * The fallback: measures against the harvest's counts (`open`: the seconds still open) and a
-   * diskstats snapshot taken before that harvest read the map.
+   * diskstats snapshot taken before that harvest read the map; dated to `second`, the newest
+   * second that harvest emits.
    */
-  measureAtHarvest(snapshot: ReadonlyMap<number, GroupCounts>, open: ReadonlyMap<number, GroupCounts>): void {
+  measureAtHarvest(snapshot: ReadonlyMap<number, GroupCounts>, open: ReadonlyMap<number, GroupCounts>, second: number): void {
     const { meter, scope } = this.deps;
     try {
-      this.add(meter.measure(snapshot, meter.harvestedPlus(open), scope.measuredDisks(this.deps.disks())));
+      this.add(second, meter.measure(snapshot, meter.harvestedPlus(open), scope.measuredDisks(this.deps.disks())));
     } catch (err) {
       this.deps.warn(`measuring untimed I/Os failed (found next second instead): ${errorText(err)}`);
     }
   }
 
-  /** The untimed I/Os found and not yet emitted, per shown disk: they go with the newest second emitted. */
-  found(): ReadonlyMap<number, Partial<GroupCounts>> {
-    return this.pending;
+  /**
+   * The untimed I/Os, per shown disk, dated to `second` or to one before it that was emitted
+   * already (found after its frame left: they go with the next frame, never lost).
+   */
+  found(second: number): ReadonlyMap<number, Partial<GroupCounts>> {
+    const out = new Map<number, Partial<GroupCounts>>();
+    for (const [dated, byDisk] of this.pending) if (dated <= second) addInto(out, byDisk);
+    return out;
   }
 
-  /** The frame carrying found() was emitted: start afresh. */
-  emitted(): void {
-    this.pending = new Map();
+  /** The frame of `second` carrying found(second) was emitted. */
+  emitted(second: number): void {
+    for (const dated of [...this.pending.keys()]) if (dated <= second) this.pending.delete(dated);
   }
 
-  private add(found: ReadonlyMap<number, Partial<GroupCounts>>): void {
-    for (const [dev, groups] of found) {
-      const pending = this.pending.get(dev) ?? {};
-      for (const [g, n] of Object.entries(groups) as [OpGroup, number][]) pending[g] = (pending[g] ?? 0) + n;
-      this.pending.set(dev, pending);
-    }
+  private add(second: number, found: ReadonlyMap<number, Partial<GroupCounts>>): void {
+    if (found.size === 0) return;
+    let dated = this.pending.get(second);
+    if (!dated) this.pending.set(second, (dated = new Map()));
+    addInto(dated, found);
+  }
+}
+
+function addInto(into: Map<number, Partial<GroupCounts>>, from: ReadonlyMap<number, Partial<GroupCounts>>): void {
+  for (const [dev, groups] of from) {
+    const sum = into.get(dev) ?? {};
+    for (const [g, n] of Object.entries(groups) as [OpGroup, number][]) sum[g] = (sum[g] ?? 0) + n;
+    into.set(dev, sum);
   }
 }

@@ -13,6 +13,7 @@ import {
 } from '@blkheat/shared-types';
 import { openFtraceWitness, sleep, type CleanupContext } from '@blkheat/testkit';
 import { createCollector, type Collector, type CollectorOptions } from '../../src/collector/index.js';
+import { kernelFactsOf } from '../../src/collector/kernel-facts.js';
 import { parseDevString } from '../../src/collector/layout.js';
 
 export interface Recording {
@@ -34,19 +35,25 @@ export function lossReport(collector: Collector): string {
   return `recursion misses ${recursionMisses}, lost between kernel and harvest ${harvestLost}, late ${lateIos}, kernel counters ${JSON.stringify(kernel)}`;
 }
 
-/**
- * ftrace's own witness (no BPF) of one disk's completions between start() and stop(), closed
- * after the test. stop() describes, for assertion messages, how many completions the tracepoint
- * showed and how many ran on top of pid 1's threads, where no BPF program runs on these machines
- * (docs/accounting.md).
- */
 /** What a completion witness saw between start() and stop(). */
 export interface WitnessCount {
   readonly completions: number;
-  /** Completions that ran on top of pid 1's threads: on these machines, the ones no BPF program sees (docs/accounting.md). */
+  /** Completions that ran on top of pid 1's threads. */
   readonly onInit: number;
+  /**
+   * Completions no BPF program may see on this kernel: onInit where the kernel runs no BPF
+   * program of ours on top of pid 1's threads (KernelFacts.hidesInitContext), else 0.
+   */
+  readonly hiddenFromBpf: number;
   readonly text: string;
 }
+
+/**
+ * ftrace's own witness (no BPF) of one disk's completions between start() and stop(), closed
+ * after the test. stop() counts the completions the tracepoint showed and those that ran on top
+ * of pid 1's threads, which a kernel that hides init's context from BPF never shows to a program
+ * (docs/accounting.md), and describes both for assertion messages.
+ */
 
 export function completionWitness(
   t: CleanupContext,
@@ -54,6 +61,7 @@ export function completionWitness(
 ): { start(): void; stop(): WitnessCount } {
   const kernelDev = parseDevString(disk.dev);
   if (kernelDev === undefined) throw new Error(`${disk.name}: not a major:minor device: ${disk.dev}`);
+  const { hidesInitContext } = kernelFactsOf(undefined);
   const ftrace = openFtraceWitness(kernelDev);
   t.after(() => ftrace.close());
   return {
@@ -61,10 +69,15 @@ export function completionWitness(
     stop() {
       const seen = ftrace.stop();
       const overran = seen.overrun > 0 ? ` (its ring buffer overran by ${seen.overrun})` : '';
+      const hiddenFromBpf = hidesInitContext ? seen.onInit : 0;
+      const rule = hidesInitContext
+        ? ", where this kernel runs no BPF program (bpf_prog_aux.init_owned): those are untimed by the kernel's rule"
+        : '';
       return {
         completions: seen.completions,
         onInit: seen.onInit,
-        text: `ftrace saw ${seen.completions} completions of ${disk.name}, ${seen.onInit} of them run on top of pid 1's threads${overran}`,
+        hiddenFromBpf,
+        text: `ftrace saw ${seen.completions} completions of ${disk.name}, ${seen.onInit} of them run on top of pid 1's threads${rule}${overran}`,
       };
     },
   };
