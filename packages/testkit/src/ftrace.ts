@@ -2,9 +2,11 @@
  * ftrace's own block_rq_complete event (the tracefs ring buffer: no BPF, no perf) as a witness:
  * how many completions of one disk the tracepoint showed, and on top of which task each ran. On
  * these machines the completions no BPF program sees are the ones run in softirq on top of a
- * thread of pid 1, the sandbox's own init (docs/accounting.md); this counts them, so that
- * bench/untimed and the plain O_DIRECT conservation test can set that count beside blkheat's
- * untimed I/Os.
+ * thread of pid 1, the sandbox's own init, where the kernel runs no BPF program of ours
+ * (docs/accounting.md); this counts them, so that bench/untimed and the conservation tests can
+ * set that count beside blkheat's untimed I/Os. The ring buffer records each event's thread
+ * group (options/record-tgid): a thread that has exited by the time the buffer is read is still
+ * placed.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,6 +14,7 @@ import { procStatus } from './proc.js';
 
 const TRACEFS = '/sys/kernel/tracing';
 const EVENT = `${TRACEFS}/events/block/block_rq_complete`;
+const RECORD_TGID = `${TRACEFS}/options/record-tgid`;
 /** Per CPU; 4 s of fio on a loop device writes about 16 MiB of these events on each. */
 const BUFFER_KB = 65536;
 
@@ -46,11 +49,15 @@ export function ensureTracefs(): () => void {
 export function openFtraceWitness(kernelDev: number): FtraceWitness {
   const putTracefsBack = ensureTracefs();
   let bufferKb: string;
+  let recordTgid: string | undefined;
   try {
     bufferKb = readFileSync(`${TRACEFS}/buffer_size_kb`, 'utf8').trim().split(/\s/)[0] ?? '1408';
+    recordTgid = readFileSync(RECORD_TGID, 'utf8').trim();
     writeFileSync(`${TRACEFS}/buffer_size_kb`, String(BUFFER_KB));
+    writeFileSync(RECORD_TGID, '1');
     writeFileSync(`${EVENT}/filter`, `dev == ${kernelDev}`);
   } catch (error) {
+    if (recordTgid !== undefined) writeFileSync(RECORD_TGID, recordTgid);
     putTracefsBack(); // a witness that could not be set up leaves nothing mounted
     throw error;
   }
@@ -65,11 +72,13 @@ export function openFtraceWitness(kernelDev: number): FtraceWitness {
       let completions = 0;
       let onInit = 0;
       for (const line of readFileSync(`${TRACEFS}/trace`, 'utf8').split('\n')) {
-        // "  <comm>-<pid>  [cpu] flags  timestamp: block_rq_complete: ..."; comm may hold '-'.
-        const m = /^\s*(.*)-(\d+)\s+\[\d+\].*block_rq_complete:/.exec(line);
+        // "  <comm>-<pid>  (<tgid>) [cpu] flags  timestamp: block_rq_complete: ..."; comm may hold
+        // '-'; the tgid reads "-------" when the kernel did not know it.
+        const m = /^\s*(.*)-(\d+)\s+\(\s*([\d-]+)\)\s+\[\d+\].*block_rq_complete:/.exec(line);
         if (!m) continue;
         completions++;
-        if (tgid(Number(m[2])) === 1) onInit++;
+        const recorded = Number(m[3]);
+        if ((Number.isInteger(recorded) ? recorded : tgid(Number(m[2]))) === 1) onInit++;
       }
       return { completions, onInit, overrun: overrun() };
     },
@@ -78,6 +87,7 @@ export function openFtraceWitness(kernelDev: number): FtraceWitness {
       writeFileSync(`${EVENT}/filter`, '0');
       writeFileSync(`${TRACEFS}/trace`, '');
       writeFileSync(`${TRACEFS}/buffer_size_kb`, bufferKb);
+      writeFileSync(RECORD_TGID, recordTgid ?? '0');
       putTracefsBack();
     },
   };
