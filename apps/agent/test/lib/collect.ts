@@ -54,7 +54,6 @@ export interface WitnessCount {
  * of pid 1's threads, which a kernel that hides init's context from BPF never shows to a program
  * (docs/accounting.md), and describes both for assertion messages.
  */
-
 export function completionWitness(
   t: CleanupContext,
   disk: { readonly name: string; readonly dev: string },
