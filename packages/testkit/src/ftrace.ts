@@ -11,6 +11,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { procStatus } from './proc.js';
+import type { CleanupContext } from './loop.js';
 
 const TRACEFS = '/sys/kernel/tracing';
 const EVENT = `${TRACEFS}/events/block/block_rq_complete`;
@@ -23,6 +24,8 @@ export interface FtraceCount {
   readonly completions: number;
   /** Of those, how many ran on top of a thread of pid 1. */
   readonly onInit: number;
+  /** Those on pid 1's threads by size: bytes of the completion (its sectors x 512) -> count. */
+  readonly onInitBytes: ReadonlyMap<number, number>;
   /** Events the ring buffer overwrote (the counts are then short). */
   readonly overrun: number;
 }
@@ -71,16 +74,20 @@ export function openFtraceWitness(kernelDev: number): FtraceWitness {
       writeFileSync(`${EVENT}/enable`, '0');
       let completions = 0;
       let onInit = 0;
+      const onInitBytes = new Map<number, number>();
       for (const line of readFileSync(`${TRACEFS}/trace`, 'utf8').split('\n')) {
-        // "  <comm>-<pid>  (<tgid>) [cpu] flags  timestamp: block_rq_complete: ..."; comm may hold
-        // '-'; the tgid reads "-------" when the kernel did not know it.
-        const m = /^\s*(.*)-(\d+)\s+\(\s*([\d-]+)\)\s+\[\d+\].*block_rq_complete:/.exec(line);
+        // "  <comm>-<pid>  (<tgid>) [cpu] flags  timestamp: block_rq_complete: 7,0 R () <sector> +
+        // <sectors> ..."; comm may hold '-'; the tgid reads "-------" when the kernel did not know it.
+        const m = /^\s*(.*)-(\d+)\s+\(\s*([\d-]+)\)\s+\[\d+\].*block_rq_complete:.*?\+ (\d+)/.exec(line);
         if (!m) continue;
         completions++;
         const recorded = Number(m[3]);
-        if ((Number.isInteger(recorded) ? recorded : tgid(Number(m[2]))) === 1) onInit++;
+        if ((Number.isInteger(recorded) ? recorded : tgid(Number(m[2]))) !== 1) continue;
+        onInit++;
+        const bytes = Number(m[4]) * 512;
+        onInitBytes.set(bytes, (onInitBytes.get(bytes) ?? 0) + 1);
       }
-      return { completions, onInit, overrun: overrun() };
+      return { completions, onInit, onInitBytes, overrun: overrun() };
     },
     close() {
       writeFileSync(`${EVENT}/enable`, '0');
@@ -115,4 +122,60 @@ function overrun(): number {
     sum += m ? Number(m[1]) : 0;
   }
   return sum;
+}
+
+export interface CompletionWitness {
+  start(): void;
+  stop(): WitnessCount;
+}
+
+/** What a completion witness saw between start() and stop(). */
+export interface WitnessCount {
+  readonly completions: number;
+  /** Completions that ran on top of pid 1's threads. */
+  readonly onInit: number;
+  /**
+   * Completions no BPF program may see on this kernel: onInit where the kernel runs no BPF
+   * program of ours on top of pid 1's threads (the agent's KernelFacts.hidesInitContext), else 0.
+   */
+  readonly hiddenFromBpf: number;
+  /** hiddenFromBpf by size: bytes of the completion -> count. */
+  readonly hiddenBytes: ReadonlyMap<number, number>;
+  readonly text: string;
+}
+
+/**
+ * ftrace's own witness (no BPF) of one disk's completions between start() and stop(), closed
+ * after the test. hidesInitContext: whether this kernel runs BPF programs on top of pid 1's
+ * threads at all (the agent reads it from BTF). stop() counts the completions the tracepoint showed and those that ran on top
+ * of pid 1's threads, which a kernel that hides init's context from BPF never shows to a program
+ * (docs/accounting.md), and describes both for assertion messages.
+ */
+export function completionWitness(
+  t: CleanupContext,
+  disk: { readonly name: string; readonly dev: string },
+  hidesInitContext: boolean,
+): CompletionWitness {
+  const m = /^(\d+):(\d+)$/.exec(disk.dev);
+  if (!m) throw new Error(`${disk.name}: not a major:minor device: ${disk.dev}`);
+  const ftrace = openFtraceWitness((Number(m[1]) << 20) | Number(m[2]));
+  t.after(() => ftrace.close());
+  return {
+    start: () => ftrace.start(),
+    stop() {
+      const seen = ftrace.stop();
+      const overran = seen.overrun > 0 ? ` (its ring buffer overran by ${seen.overrun})` : '';
+      const hiddenFromBpf = hidesInitContext ? seen.onInit : 0;
+      const rule = hidesInitContext
+        ? ", where this kernel runs no BPF program (bpf_prog_aux.init_owned): those are untimed by the kernel's rule"
+        : '';
+      return {
+        completions: seen.completions,
+        onInit: seen.onInit,
+        hiddenFromBpf,
+        hiddenBytes: hidesInitContext ? seen.onInitBytes : new Map(),
+        text: `ftrace saw ${seen.completions} completions of ${disk.name}, ${seen.onInit} of them run on top of pid 1's threads${rule}${overran}`,
+      };
+    },
+  };
 }

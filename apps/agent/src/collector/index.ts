@@ -12,4 +12,5 @@ export {
 export { DeviceRegistry } from './devices.js';
 export { ClassNamer } from './classes.js';
 export { findIoHierarchy, type CgroupHierarchy } from './cgroups.js';
+export { kernelFactsOf } from './kernel-facts.js';
 export { parseDevString } from './layout.js';

@@ -11,10 +11,9 @@ import {
   type IoSample,
   type SparseHist,
 } from '@blkheat/shared-types';
-import { openFtraceWitness, sleep, type CleanupContext } from '@blkheat/testkit';
+import { completionWitness as kitCompletionWitness, sleep, type CleanupContext, type CompletionWitness } from '@blkheat/testkit';
 import { createCollector, type Collector, type CollectorOptions } from '../../src/collector/index.js';
 import { kernelFactsOf } from '../../src/collector/kernel-facts.js';
-import { parseDevString } from '../../src/collector/layout.js';
 
 export interface Recording {
   readonly collector: Collector;
@@ -35,51 +34,12 @@ export function lossReport(collector: Collector): string {
   return `recursion misses ${recursionMisses}, lost between kernel and harvest ${harvestLost}, late ${lateIos}, kernel counters ${JSON.stringify(kernel)}`;
 }
 
-/** What a completion witness saw between start() and stop(). */
-export interface WitnessCount {
-  readonly completions: number;
-  /** Completions that ran on top of pid 1's threads. */
-  readonly onInit: number;
-  /**
-   * Completions no BPF program may see on this kernel: onInit where the kernel runs no BPF
-   * program of ours on top of pid 1's threads (KernelFacts.hidesInitContext), else 0.
-   */
-  readonly hiddenFromBpf: number;
-  readonly text: string;
-}
-
 /**
- * ftrace's own witness (no BPF) of one disk's completions between start() and stop(), closed
- * after the test. stop() counts the completions the tracepoint showed and those that ran on top
- * of pid 1's threads, which a kernel that hides init's context from BPF never shows to a program
- * (docs/accounting.md), and describes both for assertion messages.
+ * ftrace's witness of one disk's completions (testkit's completionWitness) on this kernel: it
+ * knows whether the kernel hides pid 1's context from BPF (KernelFacts.hidesInitContext).
  */
-export function completionWitness(
-  t: CleanupContext,
-  disk: { readonly name: string; readonly dev: string },
-): { start(): void; stop(): WitnessCount } {
-  const kernelDev = parseDevString(disk.dev);
-  if (kernelDev === undefined) throw new Error(`${disk.name}: not a major:minor device: ${disk.dev}`);
-  const { hidesInitContext } = kernelFactsOf(undefined);
-  const ftrace = openFtraceWitness(kernelDev);
-  t.after(() => ftrace.close());
-  return {
-    start: () => ftrace.start(),
-    stop() {
-      const seen = ftrace.stop();
-      const overran = seen.overrun > 0 ? ` (its ring buffer overran by ${seen.overrun})` : '';
-      const hiddenFromBpf = hidesInitContext ? seen.onInit : 0;
-      const rule = hidesInitContext
-        ? ", where this kernel runs no BPF program (bpf_prog_aux.init_owned): those are untimed by the kernel's rule"
-        : '';
-      return {
-        completions: seen.completions,
-        onInit: seen.onInit,
-        hiddenFromBpf,
-        text: `ftrace saw ${seen.completions} completions of ${disk.name}, ${seen.onInit} of them run on top of pid 1's threads${rule}${overran}`,
-      };
-    },
-  };
+export function completionWitness(t: CleanupContext, disk: { readonly name: string; readonly dev: string }): CompletionWitness {
+  return kitCompletionWitness(t, disk, kernelFactsOf(undefined).hidesInitContext);
 }
 
 export async function record(t: CleanupContext, options: CollectorOptions = {}): Promise<Recording> {
