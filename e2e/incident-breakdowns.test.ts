@@ -9,10 +9,10 @@ import { mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { completionWitness, createDelayedLoopDevice, createLoopDevice, runCommand, runFio, sleep } from '@blkheat/testkit';
 import { findIoHierarchy, kernelFactsOf } from '@blkheat/agent/collector';
+import { canRun, H, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
 
 /** Whether this kernel runs no BPF program on top of pid 1's threads (docs/accounting.md). */
 const hidesInitContext = kernelFactsOf(undefined).hidesInitContext;
-import { canRun, H, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
 
 /** Waits for the next whole second and returns it. */
 async function nextSecond(): Promise<number> {

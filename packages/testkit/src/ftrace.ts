@@ -141,6 +141,8 @@ export interface WitnessCount {
   readonly hiddenFromBpf: number;
   /** hiddenFromBpf by size: bytes of the completion -> count. */
   readonly hiddenBytes: ReadonlyMap<number, number>;
+  /** The bytes of all of hiddenFromBpf. */
+  readonly hiddenBytesTotal: number;
   readonly text: string;
 }
 
@@ -166,6 +168,7 @@ export function completionWitness(
       const seen = ftrace.stop();
       const overran = seen.overrun > 0 ? ` (its ring buffer overran by ${seen.overrun})` : '';
       const hiddenFromBpf = hidesInitContext ? seen.onInit : 0;
+      const hiddenBytes: ReadonlyMap<number, number> = hidesInitContext ? seen.onInitBytes : new Map();
       const rule = hidesInitContext
         ? ", where this kernel runs no BPF program (bpf_prog_aux.init_owned): those are untimed by the kernel's rule"
         : '';
@@ -173,7 +176,8 @@ export function completionWitness(
         completions: seen.completions,
         onInit: seen.onInit,
         hiddenFromBpf,
-        hiddenBytes: hidesInitContext ? seen.onInitBytes : new Map(),
+        hiddenBytes,
+        hiddenBytesTotal: [...hiddenBytes].reduce((n, [size, count]) => n + size * count, 0),
         text: `ftrace saw ${seen.completions} completions of ${disk.name}, ${seen.onInit} of them run on top of pid 1's threads${rule}${overran}`,
       };
     },
