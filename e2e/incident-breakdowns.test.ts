@@ -139,8 +139,10 @@ test('errors: reads failing with EIO are marked on the heat map in their seconds
   const agent = await startAgent(t, ['--disk', disk.name]);
   const failFrom = 8 << 20;
   disk.failReads(failFrom, failFrom + (1 << 20));
+  const witness = completionWitness(t, disk, hidesInitContext);
   await sleep(1500);
   const from = await nextSecond();
+  witness.start();
   const FAILED = 6;
   for (let i = 0; i < 40; i++) await runCommand('dd', [`if=${disk.path}`, 'of=/dev/null', 'bs=4k', 'count=1', `skip=${i}`, 'iflag=direct']);
   const failedAt: number[] = [];
@@ -153,14 +155,17 @@ test('errors: reads failing with EIO are marked on the heat map in their seconds
     );
     await sleep(300);
   }
+  const seen = witness.stop();
   const to = Math.floor(Date.now() / 1000) + 1;
   const { page, h } = await openRange(t, agent.url, disk.name, from, to);
   const faults = await h.faults(disk.dev);
   const failed = faults.reduce((n, f) => n + f.failed, 0);
   t.diagnostic(
-    `marked: ${faults.map((f) => `${f.ts}: ${f.failed} failed ${JSON.stringify(f.byStatus)}`).join('; ')}; dd failed at ${failedAt.join(', ')}`,
+    `marked: ${faults.map((f) => `${f.ts}: ${f.failed} failed ${JSON.stringify(f.byStatus)}`).join('; ')}; dd failed at ${failedAt.join(', ')}; ${seen.text}`,
   );
-  assert.equal(failed, FAILED, 'every failed read is marked, once');
+  // A failure that completed on top of pid 1's threads ran no BPF program on this kernel
+  // (docs/accounting.md): it is untimed, its status unseen, and ftrace counts it.
+  assert.equal(failed, FAILED - seen.hiddenFailed, `every failed read a BPF program may see is marked, once (${seen.text})`);
   for (const f of faults) assert.ok(failedAt.includes(f.ts) || failedAt.includes(f.ts - 1), `a mark at ${f.ts}, where no read failed`);
   assert.ok(
     faults.every((f) => Object.keys(f.byStatus).every((s) => s === 'IOERR')),

@@ -180,11 +180,15 @@ test(
   'passthrough commands (cat /sys/block/vda/serial: REQ_OP_DRV_IN) are shown apart, outside the conserved totals',
   { timeout: 60_000 },
   async (t) => {
+    const vda = { name: 'vda', dev: readFileSync('/sys/block/vda/dev', 'utf8').trim() };
+    const witness = completionWitness(t, vda);
     const rec = await record(t, { disks: ['vda'] });
     const start = await quietBoundary(['vda']);
+    witness.start();
     const reads = 50;
     for (let i = 0; i < reads; i++) readFileSync('/sys/block/vda/serial');
     const end = await quietBoundary(['vda']);
+    const seen = witness.stop();
     await rec.waitForSecond(end.second);
     let passthrough = 0;
     for (const f of rec.frames) {
@@ -197,10 +201,12 @@ test(
           }
     }
     // A passthrough command is not in diskstats, so no untimed count can show one missed: say
-    // where one could have gone.
+    // where one could have gone. One that completed on top of pid 1's threads ran no BPF program
+    // on this kernel (docs/accounting.md): ftrace shows those with rwbs "N" (a driver op).
+    const hidden = seen.hiddenRwbs.get('N') ?? 0;
     assert.ok(
-      passthrough >= reads,
-      `${passthrough} passthrough I/Os for ${reads} reads of the serial number; ${lossReport(rec.collector)}`,
+      passthrough + hidden >= reads,
+      `${passthrough} passthrough I/Os (+ ${hidden} hidden by the kernel's rule) for ${reads} reads of the serial number; ${seen.text}; ${lossReport(rec.collector)}`,
     );
     // Conservation holds without them: diskstats does not count passthrough commands.
     assertConserved(t, rec, ['vda'], start, end, () => -1);

@@ -19,7 +19,7 @@ import {
   type CleanupContext,
 } from '@blkheat/testkit';
 import { parseDevString } from '../src/collector/layout.js';
-import { classTotals, groupCountsByDisk, quietBoundary, record } from './lib/collect.js';
+import { classTotals, completionWitness, groupCountsByDisk, quietBoundary, record } from './lib/collect.js';
 
 /** One 4 KiB O_DIRECT read of `path` at `sector` by dd, killed after the test; `exited` gives its exit code. */
 function directRead(t: CleanupContext, path: string, sector: number): { pid: number | undefined; exited: Promise<number | null> } {
@@ -164,11 +164,13 @@ test('a stuck read stays in flight, ageing, after another request takes its per-
 
 test('reads failing with EIO are counted by status in their class, and conservation holds', { timeout: 60_000, skip }, async (t) => {
   const d = await createDelayedLoopDevice({ delayMs: 0, sizeMiB: 32, t });
+  const witness = completionWitness(t, d);
   const rec = await record(t, { disks: [d.name] });
   const failFrom = 8 << 20;
   const failTo = 9 << 20;
   d.failReads(failFrom, failTo);
   const start = await quietBoundary([d.name]);
+  witness.start();
   // 64 good reads, then 16 in the failing megabyte (dd stops at the first error: one per run).
   await runCommand('dd', [`if=${d.path}`, 'of=/dev/null', 'bs=4k', 'count=64', 'iflag=direct']);
   let failures = 0;
@@ -179,6 +181,7 @@ test('reads failing with EIO are counted by status in their class, and conservat
   }
   assert.equal(failures, 16, 'dd did not fail on the failing range: the FUSE daemon is not failing reads');
   const end = await quietBoundary([d.name]);
+  const seen = witness.stop();
   await rec.waitForSecond(end.second);
   let failed = 0;
   for (const f of rec.frames) {
@@ -194,9 +197,11 @@ test('reads failing with EIO are counted by status in their class, and conservat
       }
     }
   }
-  t.diagnostic(`${failed} failed reads counted (IOERR) for 16 failed dd reads`);
-  // The loop driver may retry a failed read once in smaller pieces; every attempt is a failed request.
-  assert.ok(failed >= 16, `${failed} failed reads counted, dd saw 16 failures`);
+  t.diagnostic(`${failed} failed reads counted (IOERR) for 16 failed dd reads; ${seen.text}`);
+  // The loop driver may retry a failed read once in smaller pieces; every attempt is a failed
+  // request. A failure that completed on top of pid 1's threads ran no BPF program on this kernel
+  // (docs/accounting.md): it is untimed, its status unseen; ftrace counts those.
+  assert.ok(failed + seen.hiddenFailed >= 16, `${failed} failed reads counted (+ ${seen.hiddenFailed} hidden), dd saw 16 failures`);
   const delta = diskstatsDelta(start.stats, end.stats).get(d.name);
   const ours = groupCountsByDisk(rec.frames, start.second, end.second).get(d.dev);
   assert.ok(delta && ours);

@@ -26,6 +26,13 @@ export interface FtraceCount {
   readonly onInit: number;
   /** Those on pid 1's threads by size: bytes of the completion (its sectors x 512) -> count. */
   readonly onInitBytes: ReadonlyMap<number, number>;
+  /**
+   * Those on pid 1's threads by the event's rwbs, op letter first ("R", "WS", "FF", "N" for a
+   * passthrough command such as REQ_OP_DRV_IN) -> count.
+   */
+  readonly onInitRwbs: ReadonlyMap<string, number>;
+  /** Those on pid 1's threads that completed with an error (the event's "[error]" is not 0). */
+  readonly onInitFailed: number;
   /** Events the ring buffer overwrote (the counts are then short). */
   readonly overrun: number;
 }
@@ -74,20 +81,26 @@ export function openFtraceWitness(kernelDev: number): FtraceWitness {
       writeFileSync(`${EVENT}/enable`, '0');
       let completions = 0;
       let onInit = 0;
+      let onInitFailed = 0;
       const onInitBytes = new Map<number, number>();
+      const onInitRwbs = new Map<string, number>();
       for (const line of readFileSync(`${TRACEFS}/trace`, 'utf8').split('\n')) {
         // "  <comm>-<pid>  (<tgid>) [cpu] flags  timestamp: block_rq_complete: 7,0 R () <sector> +
-        // <sectors> ..."; comm may hold '-'; the tgid reads "-------" when the kernel did not know it.
-        const m = /^\s*(.*)-(\d+)\s+\(\s*([\d-]+)\)\s+\[\d+\].*block_rq_complete:.*?\+ (\d+)/.exec(line);
+        // <sectors> none,0,0 [<error>]" (the event's print fmt); comm may hold '-'; the tgid
+        // reads "-------" when the kernel did not know it.
+        const m = /^\s*(.*)-(\d+)\s+\(\s*([\d-]+)\)\s+\[\d+\].*block_rq_complete: \d+,\d+ (\S+) .*?\+ (\d+) .*\[(-?\d+)\]\s*$/.exec(line);
         if (!m) continue;
         completions++;
         const recorded = Number(m[3]);
         if ((Number.isInteger(recorded) ? recorded : tgid(Number(m[2]))) !== 1) continue;
         onInit++;
-        const bytes = Number(m[4]) * 512;
+        const rwbs = m[4] as string;
+        onInitRwbs.set(rwbs, (onInitRwbs.get(rwbs) ?? 0) + 1);
+        const bytes = Number(m[5]) * 512;
         onInitBytes.set(bytes, (onInitBytes.get(bytes) ?? 0) + 1);
+        if (Number(m[6]) !== 0) onInitFailed++;
       }
-      return { completions, onInit, onInitBytes, overrun: overrun() };
+      return { completions, onInit, onInitBytes, onInitRwbs, onInitFailed, overrun: overrun() };
     },
     close() {
       writeFileSync(`${EVENT}/enable`, '0');
@@ -113,6 +126,11 @@ export function openFtraceWitness(kernelDev: number): FtraceWitness {
     }
     return tgidOf.get(pid);
   }
+}
+
+/** "R 3, N 1", or "none". */
+function describeRwbs(byRwbs: ReadonlyMap<string, number>): string {
+  return byRwbs.size === 0 ? 'none' : [...byRwbs].map(([rwbs, n]) => `${rwbs} ${n}`).join(', ');
 }
 
 function overrun(): number {
@@ -143,6 +161,10 @@ export interface WitnessCount {
   readonly hiddenBytes: ReadonlyMap<number, number>;
   /** The bytes of all of hiddenFromBpf. */
   readonly hiddenBytesTotal: number;
+  /** hiddenFromBpf by the event's rwbs ("R", "WS", "N" for passthrough, ...) -> count. */
+  readonly hiddenRwbs: ReadonlyMap<string, number>;
+  /** Of hiddenFromBpf, those that completed with an error. */
+  readonly hiddenFailed: number;
   readonly text: string;
 }
 
@@ -169,6 +191,7 @@ export function completionWitness(
       const overran = seen.overrun > 0 ? ` (its ring buffer overran by ${seen.overrun})` : '';
       const hiddenFromBpf = hidesInitContext ? seen.onInit : 0;
       const hiddenBytes: ReadonlyMap<number, number> = hidesInitContext ? seen.onInitBytes : new Map();
+      const hiddenRwbs: ReadonlyMap<string, number> = hidesInitContext ? seen.onInitRwbs : new Map();
       const rule = hidesInitContext
         ? ", where this kernel runs no BPF program (bpf_prog_aux.init_owned): those are untimed by the kernel's rule"
         : '';
@@ -178,7 +201,9 @@ export function completionWitness(
         hiddenFromBpf,
         hiddenBytes,
         hiddenBytesTotal: [...hiddenBytes].reduce((n, [size, count]) => n + size * count, 0),
-        text: `ftrace saw ${seen.completions} completions of ${disk.name}, ${seen.onInit} of them run on top of pid 1's threads${rule}${overran}`,
+        hiddenRwbs,
+        hiddenFailed: hidesInitContext ? seen.onInitFailed : 0,
+        text: `ftrace saw ${seen.completions} completions of ${disk.name}, ${seen.onInit} of them run on top of pid 1's threads (${describeRwbs(seen.onInitRwbs)}; ${seen.onInitFailed} failed)${rule}${overran}`,
       };
     },
   };
