@@ -14,3 +14,4 @@ export * from './prometheus.js';
 export * from './net.js';
 export * from './scraped-hosts.js';
 export * from './ftrace.js';
+export * from './health-probe.js';

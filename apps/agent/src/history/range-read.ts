@@ -77,9 +77,14 @@ export interface FramesAnswer {
  * limit: the cost of an answer is bounded by its size, not by the range asked for.
  */
 export function rangeFrames(store: HistoryStore, plan: RangePlan, filter: FrameFilter, maxBytes: number): FramesAnswer {
+  return rangeCutter(store, plan, filter, maxBytes).finish();
+}
+
+/** rangeFrames() as a cutter, to be pulled a slice at a time (server/read-scheduler.ts). */
+export function rangeCutter(store: HistoryStore, plan: RangePlan, filter: FrameFilter, maxBytes: number): AnswerCutter {
   const raw = store.iterate(plan.tierStep, plan.from, plan.to);
   const texts = plan.step === plan.tierStep ? reserialize(raw, filter) : mergeSteps(raw, plan.step, filter, store.schema);
-  return cutAtBytes(texts, plan.from, plan.to, plan.step, maxBytes);
+  return new AnswerCutter(texts, plan.from, plan.to, plan.step, maxBytes);
 }
 
 /** What a range is asked for with: a span, an optional step, and the filter. */
@@ -89,14 +94,23 @@ export interface RangeQuery extends FrameFilter {
   readonly step?: number | undefined;
 }
 
+/** The plan of a range request against the store's tiers and clock (at most MAX_FRAMES_PER_ANSWER frames). */
+export function planOf(store: HistoryStore, req: RangeQuery): RangePlan {
+  const tiers = store.tierSteps.map((step) => ({ step, retention: store.retention(step) }));
+  return planRange(req, tiers, store.clock(), MAX_FRAMES_PER_ANSWER);
+}
+
 /**
  * The answer to a range request: planned against the store's tiers and clock (at most
  * MAX_FRAMES_PER_ANSWER frames), read, filtered and cut at about maxBytes of frame JSON.
  */
 export function answerRange(store: HistoryStore, req: RangeQuery, maxBytes: number): FramesAnswer {
-  const tiers = store.tierSteps.map((step) => ({ step, retention: store.retention(step) }));
-  const plan = planRange(req, tiers, store.clock(), MAX_FRAMES_PER_ANSWER);
-  return rangeFrames(store, plan, { disks: req.disks, classes: req.classes }, maxBytes);
+  return answerCutter(store, req, maxBytes).finish();
+}
+
+/** answerRange() as a cutter, to be pulled a slice at a time. */
+export function answerCutter(store: HistoryStore, req: RangeQuery, maxBytes: number): AnswerCutter {
+  return rangeCutter(store, planOf(store, req), { disks: req.disks, classes: req.classes }, maxBytes);
 }
 
 /** The fields of a range answer as JSON text (`"from":…,"frames":[…]`), frames spliced in as they are. */
@@ -113,8 +127,20 @@ export function backfillPage(
   maxFrames: number,
   maxBytes: number,
 ): FramesAnswer {
+  return backfillCutter(store, from, to, filter, maxFrames, maxBytes).finish();
+}
+
+/** backfillPage() as a cutter, to be pulled a slice at a time. */
+export function backfillCutter(
+  store: HistoryStore,
+  from: number,
+  to: number,
+  filter: FrameFilter,
+  maxFrames: number,
+  maxBytes: number,
+): AnswerCutter {
   const end = Math.min(to, from + maxFrames);
-  return cutAtBytes(reserialize(store.iterate(1, from, end), filter), from, end, 1, maxBytes);
+  return new AnswerCutter(reserialize(store.iterate(1, from, end), filter), from, end, 1, maxBytes);
 }
 
 /** Stored frames as they are (no filter: spliced without parsing), or parsed, filtered and serialized. */
@@ -167,15 +193,79 @@ export function parseAll(raw: Iterable<RawFrame>): Frame[] {
  * client asks again from the answer's `to`). The first frame is always kept.
  */
 export function cutAtBytes(texts: Iterable<RawFrame>, from: number, to: number, step: number, maxBytes: number): FramesAnswer {
-  const frames: string[] = [];
-  let bytes = 0;
-  for (const t of texts) {
-    // Always keep the first frame, so a client paging by `to` makes progress.
-    if (frames.length > 0 && bytes + t.json.length > maxBytes) {
-      return { from, to: t.ts, step, frames, cut: true };
-    }
-    frames.push(t.json);
-    bytes += t.json.length + 1;
+  return new AnswerCutter(texts, from, to, step, maxBytes).finish();
+}
+
+/**
+ * cutAtBytes() pulled in slices: pull(deadline) reads frames until the answer is complete (and
+ * returns it) or the clock passes the deadline (and returns undefined, to be called again). So
+ * a long answer can be built between other work on the event loop (server/read-scheduler.ts).
+ */
+export class AnswerCutter {
+  private readonly iterator: Iterator<RawFrame>;
+  private readonly frames: string[] = [];
+  private bytes = 0;
+  private answer: FramesAnswer | undefined;
+  /** Bytes of frame JSON read since the last takeBytesRead(). */
+  private unreported = 0;
+
+  constructor(
+    texts: Iterable<RawFrame>,
+    /** The answer's start and step, and the end it has when not cut. */
+    readonly from: number,
+    readonly to: number,
+    readonly step: number,
+    private readonly maxBytes: number,
+  ) {
+    this.iterator = texts[Symbol.iterator]();
   }
-  return { from, to, step, frames, cut: false };
+
+  /**
+   * The frames read since the last call, handed over (and forgotten here): for an answer
+   * written while it is read, whose frames then need not all be held. The answer pull()
+   * returns holds only the frames not taken.
+   */
+  takeFrames(): string[] {
+    return this.frames.splice(0);
+  }
+
+  /**
+   * Reads on until the answer is complete (returned), or performance.now() passes deadline, or
+   * this call read maxBytes (undefined: call again).
+   */
+  pull(deadline: number, maxBytes = Infinity): FramesAnswer | undefined {
+    let read = 0;
+    while (this.answer === undefined) {
+      const next = this.iterator.next();
+      if (next.done) {
+        this.answer = { from: this.from, to: this.to, step: this.step, frames: this.frames, cut: false };
+        break;
+      }
+      const t = next.value;
+      this.unreported += t.json.length;
+      // Always keep the first frame, so a client paging by `to` makes progress.
+      if (this.frames.length > 0 && this.bytes + t.json.length > this.maxBytes) {
+        this.answer = { from: this.from, to: t.ts, step: this.step, frames: this.frames, cut: true };
+        this.iterator.return?.();
+        break;
+      }
+      this.frames.push(t.json);
+      this.bytes += t.json.length + 1;
+      read += t.json.length;
+      if (read >= maxBytes || performance.now() >= deadline) return undefined;
+    }
+    return this.answer;
+  }
+
+  /** The whole answer, now. */
+  finish(): FramesAnswer {
+    return this.pull(Infinity) as FramesAnswer;
+  }
+
+  /** Bytes of frame JSON read since the last call: what the read cost, for budgets. */
+  takeBytesRead(): number {
+    const n = this.unreported;
+    this.unreported = 0;
+    return n;
+  }
 }

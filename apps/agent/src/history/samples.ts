@@ -18,6 +18,11 @@ export interface SampleQuery {
   readonly disks?: readonly string[] | undefined;
   readonly classes?: readonly string[] | undefined;
   readonly limit: number;
+  /**
+   * Resume a query from here: the `next` of an earlier answer (samples are numbered in the order
+   * they were added). So a long answer can be read a page at a time without holding it whole.
+   */
+  readonly after?: number | undefined;
 }
 
 export interface SampleAnswer {
@@ -25,6 +30,8 @@ export interface SampleAnswer {
   readonly samples: IoSample[];
   /** More samples matched than `limit`. */
   readonly truncated: boolean;
+  /** Where a query with `after` resumes after this answer. */
+  readonly next: number;
 }
 
 export interface SampleStoreOptions {
@@ -134,7 +141,10 @@ export class SampleStore {
     const clsSet = q.classes ? idSet(q.classes, this.classes) : undefined;
     const out: IoSample[] = [];
     let truncated = false;
-    for (let k = 0; k < this.size; k++) {
+    // The oldest sample held is number total - size.
+    const first = this.total - this.size;
+    let k = q.after === undefined ? 0 : Math.max(0, q.after - first);
+    for (; k < this.size; k++) {
       const i = (this.head + k) % this.capacity;
       const ts = this.tsUs[i] as number;
       if (ts < fromUs || ts >= toUs) continue;
@@ -149,7 +159,7 @@ export class SampleStore {
       }
       out.push(this.sampleAt(i));
     }
-    return { samples: out, truncated };
+    return { samples: out, truncated, next: first + k };
   }
 
   private addOne(s: IoSample): void {

@@ -6,8 +6,10 @@ import type { WebSocket } from 'ws';
 import { CLOSE_CODES, type DiskInfo, type Frame, type FrameFilter } from '@blkheat/shared-types';
 import { agentStatus, type AgentContext } from './context.js';
 import type { StreamStats } from './metrics.js';
-import { ClientSession, frameMessage, type SessionHost, type StreamCounter } from './session.js';
+import { ClientSession, type SessionHost, type StreamCounter } from './session.js';
+import { frameMessage } from './session-messages.js';
 import { PING_INTERVAL_MS, PING_MISSES } from './limits.js';
+import { ReadScheduler } from './read-scheduler.js';
 
 interface LiveFrame {
   readonly frame: Frame;
@@ -25,8 +27,11 @@ export class StreamHub implements SessionHost {
     framesSkipped: 0,
     laggingNotices: 0,
     slowClientsClosed: 0,
+    floodsClosed: 0,
     bytesSent: 0,
   };
+  /** Heavy history reads of every client, WebSocket and REST alike (the app takes it from here). */
+  readonly reads: ReadScheduler;
   private lastLag: number | null = null;
   private readonly pinger: NodeJS.Timeout;
 
@@ -36,6 +41,7 @@ export class StreamHub implements SessionHost {
   ) {
     this.pinger = setInterval(() => this.pingAll(), PING_INTERVAL_MS);
     this.pinger.unref();
+    this.reads = new ReadScheduler({ log: logger });
   }
 
   get clientCount(): number {
@@ -95,6 +101,7 @@ export class StreamHub implements SessionHost {
   /** Closes every client with `code` (1001 at shutdown) and waits briefly for the close handshakes. */
   async closeAll(code: number = CLOSE_CODES.shuttingDown, reason = 'agent shutting down', waitMs = 1000): Promise<void> {
     clearInterval(this.pinger);
+    this.reads.close();
     const sockets = [...this.sessions.keys()];
     const closed = sockets.map((ws) => new Promise<void>((resolve) => ws.once('close', () => resolve())));
     for (const [ws, s] of this.sessions) {
@@ -106,7 +113,7 @@ export class StreamHub implements SessionHost {
   }
 
   stats(): StreamStats {
-    return { clients: this.sessions.size, ...this.counters, lastFrameLagS: this.lastLag };
+    return { clients: this.sessions.size, ...this.counters, lastFrameLagS: this.lastLag, reads: this.reads.stats() };
   }
 
   // ---- SessionHost ----

@@ -28,3 +28,19 @@ export const REQUEST_RATE = 20;
 /** Ping interval; a client that answered none of the last PING_MISSES pings is dropped. */
 export const PING_INTERVAL_MS = 30_000;
 export const PING_MISSES = 4;
+/**
+ * Heavy reads of history (backfill pages, range answers, snapshots) run in the read scheduler
+ * (read-scheduler.ts): at most READ_SLICE_MS of reading per turn of the event loop (one job
+ * at most READ_JOB_SLICE_MS of it), at most READ_ACTIVE_JOBS answers half-built at once, within
+ * byte budgets per client and in total, and at most READ_QUEUED_JOBS_PER_CLIENT jobs per client.
+ */
+export const READ_SLICE_MS = 10;
+export const READ_JOB_SLICE_MS = 6;
+export const READ_ACTIVE_JOBS = 8;
+export const READ_QUEUED_JOBS_PER_CLIENT = 8;
+export const READ_BYTES_PER_S_TOTAL = 32 * 1024 * 1024;
+export const READ_BYTES_PER_S_PER_CLIENT = 8 * 1024 * 1024;
+/** Most open HTTP connections (WebSocket ones included); more are refused by the kernel's backlog. */
+export const MAX_CONNECTIONS = 512;
+/** A REST answer whose client reads none of it for this long is cut off, and its memory released. */
+export const STALLED_ANSWER_MS = 20_000;

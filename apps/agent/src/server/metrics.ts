@@ -10,6 +10,7 @@
  * average computed from it. Use histogram_quantile() or bucket ratios instead.
  */
 import { CGROUP_OTHER, CGROUPS_LISTED, PROTOCOL_VERSION, type ClassSeries, type DiskInfo } from '@blkheat/shared-types';
+import type { ReadSchedulerStats } from './read-scheduler.js';
 import type { AgentContext } from './context.js';
 import { Exposition, type Labels } from './exposition.js';
 
@@ -25,7 +26,11 @@ export interface StreamStats {
   readonly framesSkipped: number;
   readonly laggingNotices: number;
   readonly slowClientsClosed: number;
+  /** Clients closed (1008) for sending more messages than the rate allows. */
+  readonly floodsClosed: number;
   readonly bytesSent: number;
+  /** The read scheduler: heavy history reads of every client. */
+  readonly reads: ReadSchedulerStats;
   /** Seconds from the end of the newest second to its frame being handed to the sockets. */
   readonly lastFrameLagS: number | null;
 }
@@ -171,7 +176,32 @@ export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition
     'Clients disconnected because their unsent data passed the hard limit.',
     stream.slowClientsClosed,
   );
+  out.single(
+    'blkheat_stream_floods_closed_total',
+    'counter',
+    'Clients disconnected (1008) for sending more messages than the rate limit allows.',
+    stream.floodsClosed,
+  );
   out.single('blkheat_stream_bytes_sent_total', 'counter', 'Bytes of WebSocket messages sent.', stream.bytesSent);
+  out.single(
+    'blkheat_reads_pending',
+    'gauge',
+    'Backfill pages, range answers and snapshots waiting or being read from history.',
+    stream.reads.queued + stream.reads.parked,
+  );
+  out.single('blkheat_read_bytes_total', 'counter', 'Bytes of frame JSON read from history for clients.', stream.reads.bytesRead);
+  out.single(
+    'blkheat_reads_refused_total',
+    'counter',
+    'History reads refused because their client had too many open (answered "busy").',
+    stream.reads.refused,
+  );
+  out.single(
+    'blkheat_reads_dropped_total',
+    'counter',
+    'History reads dropped unfinished, mostly because their client went away.',
+    stream.reads.dropped,
+  );
 
   const hs = ctx.history.stats();
   out.family('blkheat_history_bytes', 'gauge', 'Bytes of history segment files, per tier (step in seconds).');

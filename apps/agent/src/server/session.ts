@@ -21,7 +21,6 @@ import {
   parseClientMessage,
   type ClientMessage,
   type ErrorMessage,
-  type Frame,
   type FrameFilter,
   type RangeRequest,
   type RequestId,
@@ -30,24 +29,29 @@ import {
   type SubscribeRequest,
 } from '@blkheat/shared-types';
 import { agentStatus, type AgentContext } from './context.js';
-import { answerRange, backfillPage, parseAll, rangeAnswerFields } from '../history/range-read.js';
+import { answerCutter, backfillCutter, backfillPage, parseAll, rangeAnswerFields } from '../history/range-read.js';
+import type { ReadScheduler } from './read-scheduler.js';
+import { filterKeyOf, frameMessage, requestIdOf } from './session-messages.js';
 import {
   ANSWER_MAX_BYTES,
   BACKFILL_PAGE_BYTES,
   CATCH_UP_FRAMES,
   DEFAULT_SAMPLES_LIMIT,
   HARD_BUFFER_BYTES,
+  READ_QUEUED_JOBS_PER_CLIENT,
   REQUEST_BURST,
   REQUEST_RATE,
   RESUME_BUFFER_BYTES,
   SOFT_BUFFER_BYTES,
 } from './limits.js';
 
-export type StreamCounter = 'framesSent' | 'framesSkipped' | 'laggingNotices' | 'slowClientsClosed' | 'bytesSent';
+export type StreamCounter = 'framesSent' | 'framesSkipped' | 'laggingNotices' | 'slowClientsClosed' | 'floodsClosed' | 'bytesSent';
 
 /** What a session needs from the hub that owns it. */
 export interface SessionHost {
   readonly ctx: AgentContext;
+  /** Where backfill pages and range answers are read, in slices and within budgets. */
+  readonly reads: ReadScheduler;
   /** Start of the newest second that can be sent (broadcast, or recorded before this run). */
   newestTs(): number | undefined;
   /** The `frame` message of the newest second for a filter (cached per filter), if ts is the newest. */
@@ -56,7 +60,8 @@ export interface SessionHost {
   log(line: string): void;
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
+/** Range answers one client may have queued at once; one more place is kept for its backfill. */
+const MAX_QUEUED_RANGES = READ_QUEUED_JOBS_PER_CLIENT - 1;
 
 export class ClientSession {
   private filter: FrameFilter = {};
@@ -68,6 +73,11 @@ export class ClientSession {
   /** With no history yet, the first second to send (a subscribe's backfillFrom). */
   private notBefore: number | undefined;
   private waitingDrain = false;
+  /** A backfill page is being read (in the read scheduler); the cursor waits for it. */
+  private backfillReading = false;
+  /** Bumped by every subscribe: a page read for an older one is dropped. */
+  private generation = 0;
+  private rangesQueued = 0;
   private closed = false;
   private tokens = REQUEST_BURST;
   private tokensAt = Date.now();
@@ -106,18 +116,17 @@ export class ClientSession {
 
   onMessage(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
     if (this.closed) return;
+    // Every message costs a token, valid or not: a flood of anything ends the connection.
+    if (!this.takeToken()) {
+      this.closeForFlood();
+      return;
+    }
     if (isBinary) {
       this.sendError({ message: 'binary messages are not accepted: send one JSON object as a text message' });
       return;
     }
-    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-    let text: string;
-    try {
-      text = decoder.decode(bytes);
-    } catch {
-      this.sendError({ message: 'message is not valid UTF-8' });
-      return;
-    }
+    // ws has checked the text is UTF-8 (it closes with 1007 otherwise).
+    const text = (Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data)).toString('utf8');
     const parsed = parseClientMessage(text);
     if (!parsed.ok) {
       const id = requestIdOf(text);
@@ -125,13 +134,6 @@ export class ClientSession {
       return;
     }
     const msg: ClientMessage = parsed.value;
-    if (!this.takeToken()) {
-      this.sendError({
-        ...('id' in msg ? { id: msg.id } : {}),
-        message: `too many requests: at most ${REQUEST_RATE} per second (bursts of ${REQUEST_BURST})`,
-      });
-      return;
-    }
     try {
       if (msg.t === 'subscribe') this.subscribe(msg);
       else if (msg.t === 'range') this.range(msg);
@@ -141,6 +143,17 @@ export class ClientSession {
       this.host.log(`stream: ${this.remote}: ${msg.t} failed: ${e instanceof Error ? e.stack : String(e)}`);
       this.sendError({ ...('id' in msg ? { id: msg.id } : {}), message: `${msg.t} failed inside the agent` });
     }
+  }
+
+  /** Over the message rate: closed with 1008, and nothing more is read from it. */
+  private closeForFlood(): void {
+    this.host.log(`stream: ${this.remote}: closed: over ${REQUEST_RATE} messages per second`);
+    this.host.count('floodsClosed', 1);
+    this.closed = true;
+    this.ws.close(CLOSE_CODES.policyViolation, `too many messages: at most ${REQUEST_RATE} per second (bursts of ${REQUEST_BURST})`);
+    // Messages already received are not even parsed; a peer that does not close is dropped.
+    this.ws.pause();
+    setTimeout(() => this.ws.terminate(), 2000).unref();
   }
 
   /** Called after every broadcast frame and every drained send: moves the cursor forward. */
@@ -158,15 +171,9 @@ export class ClientSession {
         return;
       }
       if (this.backfilling) {
-        const page = backfillPage(history, this.cursor, end, this.filter, MAX_FRAMES_PER_ANSWER, BACKFILL_PAGE_BYTES);
-        const more = page.to < end;
-        this.sendRaw(
-          `{"t":"backfill","from":${page.from},"to":${page.to},"frames":[${page.frames.join(',')}],"more":${more}}`,
-          page.frames.length,
-        );
-        this.cursor = page.to;
-        if (!more) this.backfilling = false;
-        continue;
+        // The page is read in the read scheduler; it calls pump() again when it was sent.
+        if (!this.backfillReading) this.readBackfillPage(this.cursor, end);
+        return;
       }
       if (this.cursor < newest && this.notBefore !== undefined) {
         // A client that asked for a backfill, behind by seconds that were never recorded (it
@@ -198,6 +205,42 @@ export class ClientSession {
     }
   }
 
+  /** Reads the backfill page from `from` (in slices, within budgets), sends it and pumps on. */
+  private readBackfillPage(from: number, end: number): void {
+    const generation = this.generation;
+    const cutter = backfillCutter(this.host.ctx.history, from, end, this.filter, MAX_FRAMES_PER_ANSWER, BACKFILL_PAGE_BYTES);
+    const current = (): boolean => !this.closed && generation === this.generation;
+    this.backfillReading = true;
+    const queued = this.host.reads.submit(this.remote, {
+      gone: () => !current(),
+      step: (deadline) => {
+        const page = cutter.pull(deadline);
+        const bytes = cutter.takeBytesRead();
+        if (!page) return { bytes, next: 'more' };
+        this.backfillReading = false;
+        // Seconds recorded while the page was read are more backfill, not a lag.
+        const newest = this.host.newestTs();
+        const more = newest !== undefined && page.to < newest + 1;
+        this.sendRaw(
+          `{"t":"backfill","from":${page.from},"to":${page.to},"frames":[${page.frames.join(',')}],"more":${more}}`,
+          page.frames.length,
+        );
+        this.cursor = page.to;
+        if (!more) this.backfilling = false;
+        this.pump();
+        return { bytes, next: 'done' };
+      },
+      dropped: (why) => {
+        if (!current()) return;
+        this.backfillReading = false;
+        this.terminate(`backfill not read: ${why}`);
+      },
+    });
+    // A session has at most one backfill read and MAX_QUEUED_RANGES ranges: this cannot fail
+    // but at shutdown.
+    if (!queued) this.backfillReading = false;
+  }
+
   /** The `frame` message of a second read back from history (the newest second of a previous run). */
   private recordedFrameMessage(ts: number): Buffer | undefined {
     const f = parseAll(this.host.ctx.history.read(1, ts, ts + 1))[0];
@@ -210,6 +253,9 @@ export class ClientSession {
     const newest = this.host.newestTs();
     const first = !this.subscribed;
     this.subscribed = true;
+    // A page being read for an earlier subscribe is dropped.
+    this.generation++;
+    this.backfillReading = false;
     if (msg.backfillFrom !== undefined) {
       // Not older than the 1 s tier holds; a second in the future means "live from then on".
       const oldest = this.host.ctx.history.tier(1)?.firstTs;
@@ -240,8 +286,34 @@ export class ClientSession {
       );
       return;
     }
-    const answer = answerRange(this.host.ctx.history, msg, ANSWER_MAX_BYTES);
-    this.sendRaw(`{"t":"range","id":${JSON.stringify(msg.id)},${rangeAnswerFields(answer)}}`, 0);
+    if (this.rangesQueued >= MAX_QUEUED_RANGES) {
+      this.sendError({
+        id: msg.id,
+        message: `busy: ${MAX_QUEUED_RANGES} range requests of this connection are still being answered; wait for them`,
+      });
+      return;
+    }
+    const cutter = answerCutter(this.host.ctx.history, msg, ANSWER_MAX_BYTES);
+    this.rangesQueued++;
+    const queued = this.host.reads.submit(this.remote, {
+      gone: () => this.closed,
+      step: (deadline) => {
+        const answer = cutter.pull(deadline);
+        const bytes = cutter.takeBytesRead();
+        if (!answer) return { bytes, next: 'more' };
+        this.rangesQueued--;
+        this.sendRaw(`{"t":"range","id":${JSON.stringify(msg.id)},${rangeAnswerFields(answer)}}`, 0);
+        return { bytes, next: 'done' };
+      },
+      dropped: (why) => {
+        this.rangesQueued--;
+        this.sendError({ id: msg.id, message: `range not answered: ${why}` });
+      },
+    });
+    if (!queued) {
+      this.rangesQueued--;
+      this.sendError({ id: msg.id, message: 'busy: the agent is stopping or this connection has too many requests open' });
+    }
   }
 
   private samples(msg: SamplesRequest): void {
@@ -315,29 +387,4 @@ export class ClientSession {
     this.ws.close(CLOSE_CODES.policyViolation, reason.slice(0, 120));
     this.ws.terminate();
   }
-}
-
-/** A stable key for a filter, so clients with equal filters share one serialized frame. */
-function filterKeyOf(filter: FrameFilter): string {
-  if (filter.disks === undefined && filter.classes === undefined) return '*';
-  return JSON.stringify([filter.disks ? [...filter.disks].sort() : null, filter.classes ? [...filter.classes].sort() : null]);
-}
-
-/** The `id` of a message that failed validation, when it has a usable one (so the error can be matched). */
-function requestIdOf(text: string): RequestId | undefined {
-  try {
-    const raw: unknown = JSON.parse(text);
-    if (typeof raw !== 'object' || raw === null) return undefined;
-    const id = (raw as { id?: unknown }).id;
-    if (typeof id === 'number' && Number.isSafeInteger(id) && id >= 0) return id;
-    if (typeof id === 'string' && id.length <= 64) return id;
-  } catch {
-    // not JSON: no id
-  }
-  return undefined;
-}
-
-/** Serialize a live frame for one filter. */
-export function frameMessage(frame: Frame, filter: FrameFilter): Buffer {
-  return Buffer.from(`{"t":"frame","frame":${JSON.stringify(filterFrame(frame, filter))}}`, 'utf8');
 }
