@@ -14,7 +14,7 @@
  *     (protobuf), at schema 2 and schema 3.
  * Needs root (BPF, loop devices), fio, and a build (node scripts/build.mjs).
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -182,6 +182,8 @@ async function steadyState(): Promise<void> {
 async function historyFootprint(): Promise<void> {
   const dataDir = tempDir('blkheat-bench-history-');
   const made = writeSyntheticHistory(join(dataDir, 'history'), 24 * 3600, 8);
+  // Written as root; the agent runs as nobody and only takes over what it created itself.
+  execFileSync('chown', ['-R', 'nobody:', dataDir]);
   const agent = await startAgent(dataDir, ['--max-history-size', '1G']);
   await new Promise((r) => setTimeout(r, 2000));
   const rssOpen = agent.rssBytes();

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { UsageError } from '../src/service/flags.js';
+import { MAX_TOKEN_CHARS, UsageError } from '../src/service/flags.js';
 import { DEFAULTS, helpText, parseServeArgs, type ServeOptions } from '../src/service/options.js';
 import { parseDuration, parseSize } from '../src/service/units.js';
 
@@ -43,7 +43,7 @@ test('every flag is parsed', () => {
   const dir = mkdtempSync(join(tmpdir(), 'blkheat-opt-'));
   try {
     const tokenFile = join(dir, 'token');
-    writeFileSync(tokenFile, 'abcdefghijklmnopqrstuvwxyz\nignored second line\n');
+    writeFileSync(tokenFile, 'abcdefghijklmnopqrstuvwxyz\nignored second line\n', { mode: 0o600 });
     const o = parse([
       '--host',
       '0.0.0.0',
@@ -112,6 +112,53 @@ test('bad values are refused with a message naming the flag', () => {
   assert.equal(parseServeArgs(['-h']), 'help');
 });
 
+test('--token-file: a file others may read or write is refused with the chmod that fixes it (ssh-style)', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'blkheat-opt-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'token');
+  writeFileSync(file, 'abcdefghijklmnopqrstuvwxyz\n');
+  const cases: [number, string][] = [
+    [0o644, 'readable by its group and others (mode 0644)'],
+    [0o666, 'readable by its group and others, writable by its group and others (mode 0666)'],
+    [0o640, 'readable by its group (mode 0640)'],
+    [0o604, 'readable by others (mode 0604)'],
+    [0o620, 'writable by its group (mode 0620)'],
+  ];
+  for (const [mode, words] of cases) {
+    chmodSync(file, mode);
+    refused(['--token-file', file], new RegExp(`^--token-file: ${file} is ${words.replace(/[()]/g, '\\$&')}.*: chmod 600 ${file}$`));
+  }
+  for (const mode of [0o600, 0o400]) {
+    chmodSync(file, mode);
+    assert.equal(parse(['--token-file', file]).token, 'abcdefghijklmnopqrstuvwxyz', mode.toString(8));
+  }
+  // A path the shell would split is quoted in the fix.
+  const spaced = join(dir, "my token's");
+  writeFileSync(spaced, 'abcdefghijklmnopqrstuvwxyz\n', { mode: 0o644 });
+  chmodSync(spaced, 0o644);
+  refused(['--token-file', spaced], /chmod 600 '.*my token'\\''s'$/);
+});
+
+test(`tokens are at most ${MAX_TOKEN_CHARS} characters, and --token-file reads only a line's worth`, (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'blkheat-opt-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const longest = 'a'.repeat(MAX_TOKEN_CHARS);
+  assert.equal(parse(['--token', longest]).token, longest);
+  refused(['--token', `${longest}a`], new RegExp(`token: at most ${MAX_TOKEN_CHARS} characters`));
+
+  const file = join(dir, 'token');
+  writeFileSync(file, `${longest}\r\nsecond line\n`, { mode: 0o600 });
+  assert.equal(parse(['--token-file', file]).token, longest, 'a longest token with CRLF');
+  writeFileSync(file, `${longest}a`, { mode: 0o600 });
+  refused(['--token-file', file], new RegExp(`token: at most ${MAX_TOKEN_CHARS} characters`));
+  // 5 MB without a line end (the tester's case): refused from the first read, whatever follows.
+  writeFileSync(file, 'x'.repeat(5 * 1024 * 1024), { mode: 0o600 });
+  refused(['--token-file', file], new RegExp(`^--token-file: the first line of ${file} is longer than ${MAX_TOKEN_CHARS} characters`));
+  writeFileSync(file, '\n' + 'x'.repeat(1000), { mode: 0o600 });
+  refused(['--token-file', file], /is empty/);
+  refused(['--token-file', dir], /is not a regular file/);
+});
+
 test('--help documents every flag and its default', () => {
   const help = helpText();
   for (const flag of [
@@ -133,6 +180,8 @@ test('--help documents every flag and its default', () => {
   }
   for (const d of ['127.0.0.1', String(DEFAULTS.port), '24h', '512M', '/var/lib/blkheat', 'nobody', '2000'])
     assert.ok(help.includes(d), `default ${d} in --help`);
+  assert.match(help, new RegExp(`16 to ${MAX_TOKEN_CHARS} printable ASCII characters`), 'token length in --help');
+  assert.match(help, /chmod 600 F/, '--token-file mode in --help');
 });
 
 test('units', () => {

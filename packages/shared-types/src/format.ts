@@ -1,7 +1,7 @@
 /**
  * Human-readable latencies, for the CLI and the dashboard alike (the one formatter both use):
  * 3 significant digits and a space before the unit, in the unit that keeps the number between
- * 1 and 999.
+ * 1 and 999. And lists in messages ("1, 2 and 3"), so no message joins them its own way.
  */
 
 const UNITS: readonly [number, string][] = [
@@ -25,4 +25,13 @@ export function formatLatency(seconds: number): string {
 
 function digits(v: number): string {
   return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
+}
+
+/**
+ * A list for a message: "1, 2 and 3", "2 or 3", "from" (`word` joins the last two); "" for
+ * none, so a caller with a list that may be empty must say something else then.
+ */
+export function listText(items: readonly (string | number)[], word: 'and' | 'or' = 'and'): string {
+  if (items.length <= 1) return items.map(String).join('');
+  return `${items.slice(0, -1).join(', ')} ${word} ${String(items[items.length - 1])}`;
 }

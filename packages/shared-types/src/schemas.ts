@@ -6,11 +6,13 @@
 import { z } from 'zod';
 import { type BucketSchema, MAX_BUCKET_COUNT, overflowIndex, schemaProblem } from './buckets.js';
 import { CGROUPS_LISTED, type Frame, INFLIGHT_LISTED } from './frame-model.js';
+import { listText } from './format.js';
+import { protoKeyError, protoKeyPath } from './proto-keys.js';
 import { type SparseHist, sparseProblemUpTo } from './histogram.js';
 import type { ClientMessage } from './protocol.js';
 import { MAX_SAMPLES_PER_ANSWER } from './protocol.js';
 import type { Snapshot } from './snapshot.js';
-import { MAX_SNAPSHOT_BYTES, SNAPSHOT_FORMAT, SNAPSHOT_VERSIONS_READ } from './snapshot.js';
+import { MAX_SNAPSHOT_BYTES, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSIONS_READ } from './snapshot.js';
 
 const DAY_SECONDS = 86400;
 /** Longest span one request (or snapshot) may cover (31 days), in seconds. */
@@ -95,6 +97,8 @@ export function parseClientMessage(text: string): ParseResult<ClientMessage> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return { ok: false, message: 'message must be a JSON object' };
   }
+  const proto = protoKeyPath(text, raw);
+  if (proto) return protoKeyError(proto);
   const t = (raw as { t?: unknown }).t;
   const schema =
     t === 'subscribe' ? subscribeSchema : t === 'range' ? rangeRequestSchema : t === 'samples' ? samplesRequestSchema : undefined;
@@ -319,6 +323,13 @@ function isoText(unixSeconds: number): string {
   return Number.isNaN(d.getTime()) ? String(unixSeconds) : `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
 
+/** A JSON value for a message, never long: 'the string "3"', 'null', 'an object'. */
+function valueText(v: unknown): string {
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 32 ? `${v.slice(0, 32)}…` : v)}`;
+  if (v === null || typeof v === 'boolean') return String(v);
+  return Array.isArray(v) ? 'an array' : 'an object';
+}
+
 /** Parses and validates a snapshot file's text. Never throws. */
 export function parseSnapshot(text: string): ParseResult<Snapshot> {
   if (text.length > MAX_SNAPSHOT_BYTES) return { ok: false, message: `file is larger than ${MAX_SNAPSHOT_BYTES / 1048576} MiB` };
@@ -331,13 +342,17 @@ export function parseSnapshot(text: string): ParseResult<Snapshot> {
   if (typeof raw !== 'object' || raw === null || (raw as { format?: unknown }).format !== SNAPSHOT_FORMAT) {
     return { ok: false, message: `not a blkheat snapshot (expected "format": "${SNAPSHOT_FORMAT}")`, field: 'format' };
   }
+  const proto = protoKeyPath(text, raw);
+  if (proto) return protoKeyError(proto);
   const version = (raw as { version?: unknown }).version;
-  if (typeof version !== 'number' || !SNAPSHOT_VERSIONS_READ.includes(version)) {
-    return {
-      ok: false,
-      message: `snapshot version ${String(version)} is not supported (this build reads versions ${SNAPSHOT_VERSIONS_READ.join(' and ')})`,
-      field: 'version',
-    };
+  const readable = `this build reads versions ${listText(SNAPSHOT_VERSIONS_READ)}`;
+  if (typeof version !== 'number') {
+    const problem =
+      version === undefined ? 'has no "version"' : `"version" must be a number like ${SNAPSHOT_VERSION}, not ${valueText(version)}`;
+    return { ok: false, message: `snapshot ${problem} (${readable})`, field: 'version' };
+  }
+  if (!SNAPSHOT_VERSIONS_READ.includes(version)) {
+    return { ok: false, message: `snapshot version ${version} is not supported (${readable})`, field: 'version' };
   }
   const parsed = snapshotSchema.safeParse(raw);
   if (!parsed.success) return { ok: false, ...describeZodError(parsed.error) };

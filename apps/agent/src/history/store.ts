@@ -14,7 +14,7 @@ import { HistoryIoError, IncompatibleSegmentError, SchemaMismatchError, Segment,
 import { SEGMENT_FILE_RE, Tier, type RawFrame, type TierSpec } from './tier.js';
 
 export interface HistoryOptions {
-  /** Directory of the segment files (created if missing). */
+  /** Directory of the segment files (created if missing; its parent must exist). */
   readonly dir: string;
   /** Seconds of history to keep in the coarse tiers (--history). */
   readonly historySeconds: number;
@@ -131,7 +131,13 @@ export class HistoryStore {
    * 1 s tier; then retention and the byte budget are applied.
    */
   static open(options: HistoryOptions): HistoryStore {
-    mkdirSync(options.dir, { recursive: true, mode: 0o700 });
+    // One level only: the parent (the agent's data directory) is prepared and checked by the
+    // caller, and a recursive mkdir loops for ever where mkdir answers ENOENT (under /proc).
+    try {
+      mkdirSync(options.dir, { mode: 0o700 });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
     const specs = tierSpecs(options.historySeconds, options.segmentSpans);
     const tiers: Tier[] = [];
     const store = new HistoryStore(options, tiers);

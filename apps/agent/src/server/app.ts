@@ -6,14 +6,24 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { AgentContext } from './context.js';
-import { answerRange, rangeAnswerFields } from '../history/range-read.js';
+import { answerCutter, rangeAnswerFields } from '../history/range-read.js';
 import { DEFAULT_SAMPLES_LIMIT, ANSWER_MAX_BYTES, SNAPSHOT_MAX_BYTES } from './limits.js';
+import type { ReadScheduler } from './read-scheduler.js';
+import { rangeSource, snapshotSource, streamAnswer } from './rest-answers.js';
 import { renderText, TEXT_CONTENT_TYPE } from './exposition.js';
 import { buildMetrics, type StreamStats } from './metrics.js';
 import { PROTOBUF_CONTENT_TYPE, renderProtobuf, wantsProtobuf } from './native-histograms.js';
-import { MAX_QUERY_BYTES, parseNoQuery, parseRangeQuery, parseSamplesQuery, parseSnapshotQuery, type QueryResult } from './http-query.js';
-import { hostAllowed, presentedToken, setSecurityHeaders, type AccessPolicy } from './security.js';
-import { snapshotJson, snapshotOfAnswer } from './snapshot.js';
+import {
+  MAX_QUERY_BYTES,
+  parseNoQuery,
+  parseRangeQuery,
+  parseSamplesQuery,
+  parseSnapshotQuery,
+  TARGET_TOO_LONG_MESSAGE,
+  type QueryResult,
+} from './http-query.js';
+import { HOST_MISSING_MESSAGE, hostAllowed, hostMissing, presentedToken, setSecurityHeaders, type AccessPolicy } from './security.js';
+import { snapshotOfAnswer } from './snapshot.js';
 import { notBuiltPage, safeStaticPath, sendStatic, type StaticSite } from './static.js';
 
 export interface AppOptions {
@@ -24,6 +34,8 @@ export interface AppOptions {
   /** Where the dashboard was looked for (for the "not built" page). */
   readonly webRoot: string;
   readonly streamStats: () => StreamStats;
+  /** Where range answers and snapshots are read (shared with the WebSocket clients). */
+  readonly reads: ReadScheduler;
   /** Seconds without a new frame after which /healthz reports 503. */
   readonly staleAfterS?: number;
 }
@@ -36,6 +48,11 @@ export function requestUrl(req: { url?: string | undefined; originalUrl?: string
   } catch {
     return undefined;
   }
+}
+
+/** The key a client's reads are budgeted under: its connection. */
+function clientOf(req: Request): string {
+  return `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`;
 }
 
 function fail(res: Response, status: number, error: string, field?: string): void {
@@ -58,6 +75,10 @@ export function createApp(options: AppOptions): express.Express {
   app.use((req: Request, res: Response, next: NextFunction) => {
     const isApi = req.path.startsWith('/api/') || req.path === '/metrics' || req.path === '/healthz';
     setSecurityHeaders(res, req.headers.host, !isApi);
+    if (hostMissing(req)) {
+      fail(res, 400, HOST_MISSING_MESSAGE, 'host');
+      return;
+    }
     if (!hostAllowed(policy, req.headers.host)) {
       fail(
         res,
@@ -73,7 +94,7 @@ export function createApp(options: AppOptions): express.Express {
       return;
     }
     if ((req.url ?? '').length > MAX_QUERY_BYTES) {
-      fail(res, 414, `request target longer than ${MAX_QUERY_BYTES} bytes`);
+      fail(res, 414, TARGET_TOO_LONG_MESSAGE);
       return;
     }
     next();
@@ -137,8 +158,7 @@ export function createApp(options: AppOptions): express.Express {
       );
       return;
     }
-    const a = answerRange(ctx.history, q.value, ANSWER_MAX_BYTES);
-    res.type('application/json').send(`{${rangeAnswerFields(a)}}`);
+    streamAnswer(res, options.reads, clientOf(req), rangeSource(answerCutter(ctx.history, q.value, ANSWER_MAX_BYTES)));
   });
 
   app.get('/api/v1/samples', (req: Request, res: Response) => {
@@ -153,20 +173,25 @@ export function createApp(options: AppOptions): express.Express {
     const q = parseSnapshotQuery(params(req), ctx.disks());
     if (!sendQueryError(res, q)) return;
     const host = ctx.host.hostname.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'host';
-    const send = (snap: { json: string; from: number; to: number }): void => {
-      res.setHeader('Content-Disposition', `attachment; filename="blkheat-${host}-${snap.from}-${snap.to}.json"`);
-      res.type('application/json').send(snap.json);
+    const attachment = (from: number, to: number): void => {
+      res.setHeader('Content-Disposition', `attachment; filename="blkheat-${host}-${from}-${to}.json"`);
     };
     if (ctx.fleet) {
       // A fleet view exports what Prometheus has for the range, as its range answers do.
       const req = q.value;
       ctx.fleet.range(req, SNAPSHOT_MAX_BYTES).then(
-        (a) => send(snapshotOfAnswer(ctx, req, a)),
+        (a) => {
+          const snap = snapshotOfAnswer(ctx, req, a);
+          attachment(snap.from, snap.to);
+          res.type('application/json').send(snap.json);
+        },
         (e: unknown) => fail(res, 502, e instanceof Error ? e.message : String(e)),
       );
       return;
     }
-    send(snapshotJson(ctx, q.value));
+    const cutter = answerCutter(ctx.history, q.value, SNAPSHOT_MAX_BYTES);
+    attachment(cutter.from, cutter.to);
+    streamAnswer(res, options.reads, clientOf(req), snapshotSource(ctx, q.value, cutter));
   });
 
   app.get('/metrics', (req: Request, res: Response) => {

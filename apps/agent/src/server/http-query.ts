@@ -5,6 +5,7 @@
  */
 import {
   describeZodError,
+  listText,
   MAX_CLIENT_MESSAGE_BYTES,
   rangeRequestSchema,
   samplesRequestSchema,
@@ -22,6 +23,8 @@ interface ParamSpec {
 
 /** Longest query string we look at (the WebSocket's message limit, for symmetry). */
 export const MAX_QUERY_BYTES = MAX_CLIENT_MESSAGE_BYTES;
+/** The 414 answer's message, whether express or the HTTP parser found the target too long. */
+export const TARGET_TOO_LONG_MESSAGE = `request target longer than ${MAX_QUERY_BYTES} bytes`;
 
 /** How message fields are named as query parameters. */
 const FIELD_TO_PARAM: Readonly<Record<string, string>> = { disks: 'disk', classes: 'class' };
@@ -57,8 +60,9 @@ function collect(params: URLSearchParams, specs: Readonly<Record<string, ParamSp
     // Own properties only: "__proto__" or "constructor" must be unknown parameters, not Object's.
     const spec = Object.hasOwn(specs, key) ? specs[key] : undefined;
     if (!spec) {
-      const known = Object.keys(specs).join(', ');
-      return { ok: false, field: key.slice(0, 64), message: `${key.slice(0, 64)}: unknown parameter (expected ${known})` };
+      const known = Object.keys(specs);
+      const expected = known.length === 0 ? 'this endpoint takes no parameters' : `expected ${listText(known, 'or')}`;
+      return { ok: false, field: key.slice(0, 64), message: `${key.slice(0, 64)}: unknown parameter (${expected})` };
     }
     if (spec.kind === 'list') {
       const list = (out[key] as string[] | undefined) ?? [];

@@ -157,13 +157,43 @@ function contentSecurityPolicy(hostHeader: string | undefined): string {
   ].join('; ');
 }
 
-/** Headers every answer carries; `page` adds the CSP (only documents need it). */
+/**
+ * Headers every answer carries, including those written straight to a socket (refused
+ * upgrades, requests Node's parser refused); `page` gives the dashboard's CSP, anything else
+ * the API's.
+ */
+export function securityHeaders(hostHeader: string | undefined, page: boolean): Record<string, string> {
+  return {
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'X-Frame-Options': 'DENY',
+    'Cross-Origin-Opener-Policy': 'same-origin',
+    'Cross-Origin-Resource-Policy': 'same-origin',
+    'Content-Security-Policy': page ? contentSecurityPolicy(hostHeader) : "default-src 'none'; frame-ancestors 'none'",
+  };
+}
+
+/** Sets securityHeaders on an express/Node response. */
 export function setSecurityHeaders(res: ServerResponse, hostHeader: string | undefined, page: boolean): void {
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  res.setHeader('X-Frame-Options', 'DENY');
-  res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
-  res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
-  if (page) res.setHeader('Content-Security-Policy', contentSecurityPolicy(hostHeader));
-  else res.setHeader('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
+  for (const [name, value] of Object.entries(securityHeaders(hostHeader, page))) res.setHeader(name, value);
+}
+
+/**
+ * HTTP/1.1 requires Host (RFC 9112 §3.2). Node's own check answers a bare 400 without our
+ * headers, so the server turns it off (requireHostHeader: false) and the agent answers this.
+ */
+export function hostMissing(req: IncomingMessage): boolean {
+  return req.headers.host === undefined && (req.httpVersionMajor > 1 || (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1));
+}
+
+export const HOST_MISSING_MESSAGE = 'missing Host header (HTTP/1.1 requires one)';
+
+/**
+ * Client-supplied text for a log line: JSON-quoted (no control characters or line breaks get
+ * through), at most `max` characters of it, and the full length when cut, so a 5,000-character
+ * header costs a line of ~150 bytes however often it is sent.
+ */
+export function clip(text: string, max = 120): string {
+  if (text.length <= max) return JSON.stringify(text);
+  return `${JSON.stringify(text.slice(0, max))}…(${text.length} chars)`;
 }

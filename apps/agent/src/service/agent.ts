@@ -4,16 +4,16 @@
  * record still goes to the clients and the totals; history's faults are counted and shown
  * (HistoryHealth: /healthz, /metrics, the log).
  *
- * Start: dashboard files read, data directory locked, history opened (torn tails cut),
- * socket bound, probes loaded and attached, data directory given to --user, privileges
- * dropped. Binding and loading happen as root (ports below 1024, BPF); nothing after that
- * needs privileges.
+ * Start: dashboard files read, data directory prepared (created or recognised as blkheat's,
+ * checked writable by --user; what the agent creates there is --user's from its creation:
+ * datadir.ts), locked, history opened (torn tails cut), socket bound, probes loaded and
+ * attached, privileges dropped. Binding and loading happen as root (ports below 1024, BPF);
+ * nothing after that needs privileges. Every refusal of the data directory comes before the
+ * probes load.
  * Stop: probes detached (the collector emits the current second first, which is recorded and
  * broadcast), clients closed with 1001, history closed, lock released.
  */
-import { mkdirSync } from 'node:fs';
 import { hostname, release } from 'node:os';
-import { join } from 'node:path';
 import type { DiskInfo, Frame, HostInfo } from '@blkheat/shared-types';
 import type { Collector, CollectorOptions } from '../collector/types.js';
 import { SampleStore } from '../history/samples.js';
@@ -25,10 +25,10 @@ import { StaticSite } from '../server/static.js';
 import { protobufProblem } from '../server/native-histograms.js';
 import { LatencyTotals } from '../server/totals.js';
 import { AGENT_VERSION } from '../version.js';
-import { checkDataDirWritable } from './datadir.js';
+import { prepareDataDir } from './datadir.js';
 import { DataDirLock } from './lock.js';
 import type { ServeOptions } from './options.js';
-import { chownTree, dropPrivileges, resolveUser, type TargetUser } from './drop-root.js';
+import { dropPrivileges, resolveUser, type TargetUser } from './drop-root.js';
 
 /** Samples kept for drill-down: at most this many, for at most this long. */
 export const SAMPLES_CAPACITY = 250_000;
@@ -61,10 +61,10 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
   const user = options.user === undefined ? undefined : resolveUser(options.user);
   const segmentSpans = segmentSpansFromEnv(process.env.BLKHEAT_SEGMENT_SPANS);
 
-  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-  // Before anything is written there: refuse a directory the user we become cannot write.
-  checkDataDirWritable(options.dataDir, user, log);
-  const lock = DataDirLock.acquire(options.dataDir);
+  // Before anything is written there: refuse a directory that is not blkheat's, or that the
+  // user we become cannot write. Nothing that exists there changes owner, now or later.
+  const dataDir = prepareDataDir(options.dataDir, user, options.adoptDataDir ?? false, log);
+  const lock = DataDirLock.acquire(dataDir.path, user);
   const cleanups: (() => void | Promise<void>)[] = [() => lock.release()];
   const unwind = async (): Promise<void> => {
     for (const c of cleanups.reverse()) {
@@ -79,7 +79,7 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
 
   try {
     const history = HistoryStore.open({
-      dir: join(options.dataDir, 'history'),
+      dir: dataDir.historyDir,
       historySeconds: options.historySeconds,
       maxBytes: options.maxHistoryBytes,
       schema: options.schema,
@@ -154,7 +154,7 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
     });
 
     if (user) {
-      chownTree(options.dataDir, user.uid, user.gid);
+      // Segment files are created from now on, as the user: its own without a chown.
       dropPrivileges(user);
       log(`serve: probes attached; now running as ${user.name} (uid ${user.uid}, gid ${user.gid}) with no capabilities`);
     }

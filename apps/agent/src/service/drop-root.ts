@@ -9,8 +9,7 @@
  * reads them with testkit's readCredentials).
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 
 export interface TargetUser {
   readonly name: string;
@@ -54,18 +53,6 @@ function lookupPasswd(key: string): TargetUser | undefined {
   const gid = Number(f[3]);
   if (!f[0] || !Number.isInteger(uid) || !Number.isInteger(gid)) return undefined;
   return { name: f[0], uid, gid };
-}
-
-/** Gives a directory tree (not following symlinks) to uid:gid, so the agent can still write it after dropping root. */
-export function chownTree(dir: string, uid: number, gid: number): void {
-  chownSync(dir, uid, gid);
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    const st = lstatSync(p);
-    if (st.isSymbolicLink()) continue;
-    if (st.isDirectory()) chownTree(p, uid, gid);
-    else chownSync(p, uid, gid);
-  }
 }
 
 /** Switches the whole process to the user for good; verifies root cannot be regained. */

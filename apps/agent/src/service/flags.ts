@@ -4,7 +4,7 @@
  * parseArgs with the same strictness and error wording. Nothing here touches the system except
  * reading --token-file.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -22,6 +22,13 @@ export const LISTEN_DEFAULTS = Object.freeze({
 });
 
 export const MIN_TOKEN_CHARS = 16;
+/** Longest token taken (openssl rand -hex 32 is 64): it travels in every request's header or URL. */
+export const MAX_TOKEN_CHARS = 256;
+/**
+ * Most bytes read from --token-file: room for a longest token and its line ending, so a
+ * wrong path (a log, a disk image) is refused after one small read, not read into memory.
+ */
+const TOKEN_FILE_READ_BYTES = MAX_TOKEN_CHARS + 2;
 
 /** The flags a command takes, as parseArgs reads them. */
 type FlagSpecs = NonNullable<ParseArgsConfig['options']>;
@@ -89,6 +96,7 @@ export function parseListenFlags(values: ListenFlags): Listening {
   if (values['token-file'] !== undefined) token = readTokenFile(values['token-file']);
   if (token !== undefined) {
     if (token.length < MIN_TOKEN_CHARS) fail(`token: at least ${MIN_TOKEN_CHARS} characters, please (e.g. openssl rand -hex 16)`);
+    if (token.length > MAX_TOKEN_CHARS) fail(`token: at most ${MAX_TOKEN_CHARS} characters (e.g. openssl rand -hex 32 gives 64)`);
     if (!/^[\x21-\x7e]+$/.test(token)) fail('token: only printable ASCII without spaces');
   }
   const loopback = isLoopbackHost(host.includes(':') ? `[${host}]` : host);
@@ -117,16 +125,56 @@ export function parseSchemaFlag(text: string | undefined): BucketSchema {
   return schema;
 }
 
+/**
+ * The first line of --token-file. Like ssh with a private key, a file that others may read
+ * or write is refused: its token would be theirs too. The file is opened once (non-blocking,
+ * so a FIFO cannot hang start-up) and checked through that descriptor, so what is checked is
+ * what is read; at most TOKEN_FILE_READ_BYTES are read.
+ */
 function readTokenFile(path: string): string {
-  let text: string;
+  let fd: number;
   try {
-    if (!statSync(path).isFile()) fail(`--token-file: ${path} is not a regular file`);
-    text = readFileSync(path, 'utf8');
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch (e) {
+    fail(`--token-file: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) fail(`--token-file: ${path} is not a regular file`);
+    const exposed = exposure(st.mode);
+    if (exposed) {
+      const mode = (st.mode & 0o777).toString(8).padStart(4, '0');
+      fail(`--token-file: ${path} is ${exposed} (mode ${mode}), so the token is not secret: chmod 600 ${shellWord(path)}`);
+    }
+    const buf = Buffer.alloc(TOKEN_FILE_READ_BYTES);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const text = buf.toString('latin1', 0, n);
+    const end = text.search(/\r?\n/);
+    // No line end in what was read of a longer file: its first line is longer than any token.
+    if (end < 0 && n === buf.length && st.size > n) {
+      fail(`--token-file: the first line of ${path} is longer than ${MAX_TOKEN_CHARS} characters (a token is at most ${MAX_TOKEN_CHARS})`);
+    }
+    const line = (end < 0 ? text : text.slice(0, end)).trim();
+    if (line === '') fail(`--token-file: ${path} is empty`);
+    return line;
   } catch (e) {
     if (e instanceof UsageError) throw e;
     fail(`--token-file: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
+  } finally {
+    closeSync(fd);
   }
-  const line = text.split(/\r?\n/)[0]?.trim() ?? '';
-  if (line === '') fail(`--token-file: ${path} is empty`);
-  return line;
+}
+
+/** Who besides the owner may read or write a file of this mode ("readable by others"), or undefined. */
+function exposure(mode: number): string | undefined {
+  const who = (bits: number): string => [bits & 0o070 ? 'its group' : '', bits & 0o007 ? 'others' : ''].filter(Boolean).join(' and ');
+  const readers = who(mode & 0o044);
+  const writers = who(mode & 0o022);
+  const parts = [readers && `readable by ${readers}`, writers && `writable by ${writers}`].filter(Boolean);
+  return parts.length > 0 ? parts.join(', ') : undefined;
+}
+
+/** A path as one shell word, for a command the user may paste. */
+function shellWord(path: string): string {
+  return /^[\w./@%+=:,-]+$/.test(path) ? path : `'${path.replace(/'/g, "'\\''")}'`;
 }

@@ -8,11 +8,13 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { type BucketSchema, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
 import { DEFAULT_SAMPLE_BUDGET, MAX_SAMPLE_BUDGET } from '../collector/types.js';
+import { MARKER_FILE } from './datadir.js';
 import {
   fail,
   intArg,
   LISTEN_DEFAULTS,
   LISTEN_OPTIONS,
+  MAX_TOKEN_CHARS,
   MIN_TOKEN_CHARS,
   parseCommandFlags,
   parseListenFlags,
@@ -24,7 +26,10 @@ import { formatDuration, formatSize, parseDuration, parseSize } from './units.js
 export interface ServeOptions extends Listening {
   readonly historySeconds: number;
   readonly maxHistoryBytes: number;
+  /** Absolute (a relative --data-dir is resolved against the current directory). */
   readonly dataDir: string;
+  /** --adopt-data-dir: keep history in an existing directory that is not blkheat's. */
+  readonly adoptDataDir?: boolean;
   /** User to switch to after the probes are attached; undefined = stay as we are. */
   readonly user: string | undefined;
   readonly disks: readonly string[];
@@ -61,11 +66,14 @@ Options:
   --host ADDR           address to listen on (default ${DEFAULTS.host}). Any address that is not
                         loopback needs --token or --token-file.
   --port N              TCP port (default ${DEFAULTS.port}; 0 picks a free one, printed at start)
-  --token T             require this token (at least ${MIN_TOKEN_CHARS} characters) on the API and the
-                        WebSocket: "Authorization: Bearer T" or ?token=T; open the dashboard
-                        as http://HOST:PORT/#token=T. Visible to other users in ps: prefer
+  --token T             require this token on the API and the WebSocket: "Authorization:
+                        Bearer T" or ?token=T; open the dashboard as http://HOST:PORT/#token=T.
+                        ${MIN_TOKEN_CHARS} to ${MAX_TOKEN_CHARS} printable ASCII characters without spaces (e.g.
+                        openssl rand -hex 16). Visible to other users in ps: prefer
                         --token-file. Default: no token (loopback only).
-  --token-file F        read the token from the first line of file F (read before dropping root)
+  --token-file F        read the token from the first line of file F (read before dropping
+                        root). F must be readable by its owner only (chmod 600 F): a file
+                        others may read or write is refused.
   --allow-origin O      also accept WebSocket connections from pages served by origin O
                         (e.g. https://grafana.example.org); repeatable. Default: only the
                         origin the dashboard is served from.
@@ -73,8 +81,14 @@ Options:
                         60 s for all of D (default ${formatDuration(DEFAULTS.historySeconds)}; units s, m, h, d; ${formatDuration(MIN_HISTORY_S)} to ${formatDuration(MAX_SPAN_SECONDS)})
   --max-history-size S  most disk space the history files may take; the oldest go first
                         (default ${formatSize(DEFAULTS.maxHistoryBytes)}; units K, M, G; at least ${formatSize(MIN_HISTORY_BYTES)})
-  --data-dir DIR        where history is kept (default ${DEFAULTS.dataDir}); created, and
-                        given to --user, if needed
+  --data-dir DIR        where history is kept (default ${DEFAULTS.dataDir}; a relative DIR is
+                        taken from the current directory, and the start-up log prints it).
+                        Missing: created (and its missing parents, 0755), owned by --user.
+                        Empty, or blkheat's (it holds ${MARKER_FILE}): used. Anything else,
+                        or a symbolic link, is refused. blkheat changes the owner of nothing
+                        it did not create: an existing DIR --user cannot write is refused.
+  --adopt-data-dir      use an existing DIR that is not empty and not blkheat's; nothing in it
+                        changes owner (--user must be able to write DIR: chown it yourself)
   --user U              user (name, or uid[:gid]) to switch to once the probes are attached
                         (default ${DEFAULTS.user} when started as root; "root" keeps root: not recommended)
   --disk NAME           trace only this disk (kernel name like vda, or MAJ:MIN); repeatable
@@ -105,6 +119,7 @@ export function parseServeArgs(
     history: { type: 'string' },
     'max-history-size': { type: 'string' },
     'data-dir': { type: 'string' },
+    'adopt-data-dir': { type: 'boolean' },
     user: { type: 'string' },
     disk: { type: 'string', multiple: true },
     'samples-budget': { type: 'string' },
@@ -134,6 +149,8 @@ export function parseServeArgs(
     maxHistoryBytes = s;
   }
 
+  // resolve('') is the current directory: an empty value (an unset variable) must not make it the data directory.
+  if (values['data-dir'] === '') fail(`--data-dir: empty; give a directory, e.g. --data-dir ${DEFAULTS.dataDir}`);
   const dataDir = resolve(values['data-dir'] ?? DEFAULTS.dataDir);
   let user: string | undefined;
   if (values.user !== undefined) {
@@ -167,6 +184,7 @@ export function parseServeArgs(
     historySeconds,
     maxHistoryBytes,
     dataDir,
+    adoptDataDir: values['adopt-data-dir'] ?? false,
     user,
     disks,
     samplesBudget,
