@@ -6,7 +6,8 @@ import { BUCKET_SCHEMA, bucketCount, conservedCount, type Frame } from '@blkheat
 import { BreakdownTally } from '../src/model/breakdown.ts';
 import { NOTHING_KNOWN } from '../src/model/gaps.ts';
 import { buildMatrix } from '../src/model/heatmatrix.ts';
-import { summarize, summarizeNow, type SummaryInput } from '../src/model/summary.ts';
+import { SUMMARY_SLICE, summarize, summarizeNow, type SummaryInput, summaryWeight } from '../src/model/summary.ts';
+import { manyClassesSource } from './fixtures/manyClasses.ts';
 import { syntheticSource } from './fixtures/synthetic.ts';
 
 const ROWS = bucketCount();
@@ -91,4 +92,15 @@ test('BreakdownTally: every class of every frame is named for the filter, in ran
     first,
     'only the range is counted',
   );
+});
+
+test('summarize: a disk-frame of thousands of classes is many slices of work, not one', () => {
+  // 4,096 classes (the snapshot limit) in each of 10 frames: counted as disk-frames, the whole
+  // range was one slice, and the page summed it in one long task.
+  const frames = manyClassesSource(4096).frames(T0, T0 + 10);
+  assert.ok(summaryWeight(frames) >= 10 * 500, `weight ${summaryWeight(frames)}`);
+  const steps = summarize(input(frames, T0, T0 + 10, 1), SUMMARY_SLICE);
+  let yields = 0;
+  for (let r = steps.next(); !r.done; r = steps.next()) yields++;
+  assert.equal(yields, 9, 'a yield between every two frames');
 });

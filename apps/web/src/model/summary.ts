@@ -16,6 +16,19 @@ import { type SizeLatency, SizeTally } from './sizeLatency.js';
 
 /** Disk-frames (one disk in one frame) summed per slice: about a millisecond's work, so a caller can stop near any time budget. */
 export const SUMMARY_SLICE = 500;
+/**
+ * A disk-frame with up to this many classes is one unit of work; one with more counts as more
+ * (a snapshot may have 4,096 classes on a disk: a frame of it is hundreds of ordinary ones, and
+ * counting it as one summed a whole such file in one long task).
+ */
+const CLASSES_PER_UNIT = 8;
+
+/** How much work summing frame `f` is, in disk-frames of up to CLASSES_PER_UNIT classes. */
+function frameWeight(f: Frame): number {
+  let w = 0;
+  for (const d of f.disks) w += 1 + Math.floor(d.cls.length / CLASSES_PER_UNIT);
+  return Math.max(1, w);
+}
 
 export interface DiskHistogram {
   readonly hist: Float64Array;
@@ -68,11 +81,11 @@ export interface SummaryInput {
   readonly known: Known;
 }
 
-/** Disk-frames in `frames` (how much work summing them is), counted until past `limit`. */
+/** How much work summing `frames` is (in frameWeight's units), counted until past `limit`. */
 export function summaryWeight(frames: readonly Frame[], limit = Infinity): number {
   let w = 0;
   for (const f of frames) {
-    w += Math.max(1, f.disks.length);
+    w += frameWeight(f);
     if (w > limit) break;
   }
   return w;
@@ -91,7 +104,7 @@ export function* summarize(input: SummaryInput, slice = SUMMARY_SLICE): Generato
   while (i < frames.length) {
     let end = i;
     let weight = 0;
-    while (end < frames.length && weight < slice) weight += Math.max(1, (frames[end++] as Frame).disks.length);
+    while (end < frames.length && weight < slice) weight += frameWeight(frames[end++] as Frame);
     tally.add(frames, i, end);
     cgroups.add(frames, i, end);
     sizes.add(frames, i, end);

@@ -164,7 +164,9 @@ export class DataSource {
     if (this.liveRefusal !== undefined) return { added: [], newDisk: false }; // buckets of a schema this page cannot draw
     const added = this.log.insert(frames);
     if (added.length === 0) return { added, newDisk: false };
-    const newDisk = this.noteActive(added);
+    // While a snapshot is open, live frames wait in the log (closeSnapshot notes their disks):
+    // noting them now would draw the live disks beside the snapshot's, as rows with no data.
+    const newDisk = !this.snap && this.noteActive(added);
     const last = this.log.last;
     if (!this.snap && last) this.store.setState({ lastFrameTs: last.ts, lastFrame: last });
     return { added, newDisk };

@@ -11,7 +11,9 @@ import { clearCgroup, clickCgroup } from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
 import { PanelDiskSelect, usePanelDisk } from './PanelDisk.js';
+import { capRows } from '../model/rowCap.js';
 import { BreakdownTable, DistributionCells } from './DistributionCells.js';
+import { MoreRows, useRowLimit } from './MoreRows.js';
 
 /** What the protocol's special names mean, for their tooltips. */
 function cgroupTitle(g: string): string {
@@ -51,6 +53,9 @@ export function CgroupBreakdown() {
   const dev = usePanelDisk();
   const b = dev !== undefined ? summary?.cgroups.get(dev) : undefined;
   const rows = b?.rows ?? [];
+  const [limit, more] = useRowLimit();
+  // A snapshot's frames may each name 64 other cgroups: the busiest are listed, the rest on request.
+  const capped = capRows(rows, limit, (c) => c.g === cgroup);
   // Sparklines over the heat maps' latency window, widened to every cgroup's device latency
   // (the window may be queue latency's, or narrowed to the filtered cgroup).
   const [uLo, uHi] = bucketWindowOf(
@@ -74,8 +79,8 @@ export function CgroupBreakdown() {
             : 'No I/O in this range.'}
         </p>
       ) : (
-        <BreakdownTable nameHead="cgroup">
-          {rows.map((c) => (
+        <BreakdownTable nameHead="cgroup" footer={<MoreRows capped={capped} noun="cgroups" cols={6} onMore={more} />}>
+          {capped.shown.map((c) => (
             <Row key={c.g} c={c} selected={cgroup === c.g} uLo={uLo} uHi={uHi} />
           ))}
         </BreakdownTable>

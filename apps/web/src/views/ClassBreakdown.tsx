@@ -1,7 +1,8 @@
 /**
  * Op-class breakdown of the visible range over the shown disks: count, failed I/Os (by block
  * status in the cell's title), share, latency percentiles and distribution per class. Clicking a class filters every view to it
- * (Ctrl/⌘-click adds or removes); "all classes" clears the filter.
+ * (Ctrl/⌘-click adds or removes); "all classes" clears the filter. The busiest classes are
+ * listed, and the selected ones; the rest on request (MoreRows).
  */
 import { formatCount } from '../model/format.js';
 import { statusText } from '../model/faults.js';
@@ -9,7 +10,9 @@ import type { ClassSummary } from '../model/breakdown.js';
 import { clearClasses, clickClass } from '../store/actions.js';
 import { useData } from '../store/dataStore.js';
 import { useUi } from '../store/store.js';
+import { capRows } from '../model/rowCap.js';
 import { BreakdownTable, DistributionCells } from './DistributionCells.js';
+import { MoreRows, useRowLimit } from './MoreRows.js';
 
 function Row({ c, selected, uLo, uHi }: { c: ClassSummary; selected: boolean; uLo: number; uHi: number }) {
   return (
@@ -49,6 +52,9 @@ export function ClassBreakdown() {
   const cur = useData((s) => s.window);
   const cgroup = useUi((s) => s.cgroup);
   const rows = summary?.classes ?? [];
+  const [limit, more] = useRowLimit();
+  // The busiest classes and the selected ones: a snapshot may name thousands (model/rowCap.ts).
+  const capped = capRows(rows, limit, (c) => classes.includes(c.c));
   // Classes filtered out of the heat maps still appear here (counts are over all classes).
   return (
     <section className="panel breakdown" aria-labelledby="breakdown-title" data-testid="class-breakdown">
@@ -74,8 +80,9 @@ export function ClassBreakdown() {
               errors
             </th>
           }
+          footer={<MoreRows capped={capped} noun="classes" cols={7} onMore={more} />}
         >
-          {rows.map((c) => (
+          {capped.shown.map((c) => (
             <Row key={c.c} c={c} selected={classes.includes(c.c)} uLo={cur?.yLo ?? 0} uHi={cur?.yHi ?? c.hist.length} />
           ))}
         </BreakdownTable>

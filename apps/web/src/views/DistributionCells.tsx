@@ -53,9 +53,20 @@ function DistributionHeads() {
 
 /**
  * A breakdown table: a column naming each row (`nameHead`), its I/O count, the `extraHeads`,
- * then DistributionCells' columns; `children` are the rows, in that order.
+ * then DistributionCells' columns; `children` are the rows, in that order, and `footer` the
+ * line under them (MoreRows: the rows not drawn).
  */
-export function BreakdownTable({ nameHead, extraHeads, children }: { nameHead: string; extraHeads?: ReactNode; children: ReactNode }) {
+export function BreakdownTable({
+  nameHead,
+  extraHeads,
+  children,
+  footer,
+}: {
+  nameHead: string;
+  extraHeads?: ReactNode;
+  children: ReactNode;
+  footer?: ReactNode;
+}) {
   return (
     <div className="table-scroll">
       <table className="grid">
@@ -70,6 +81,7 @@ export function BreakdownTable({ nameHead, extraHeads, children }: { nameHead: s
           </tr>
         </thead>
         <tbody>{children}</tbody>
+        {footer !== undefined && <tfoot>{footer}</tfoot>}
       </table>
     </div>
   );

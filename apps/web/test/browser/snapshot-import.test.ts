@@ -16,7 +16,7 @@ import {
   unexpectedErrors,
   waitLive,
 } from '../../../../e2e/lib/browser.ts';
-import { jsonFile, openFakeAgent, skipWithoutDashboard } from '../fixtures/browser.ts';
+import { jsonFile, openFakeAgent, skipWithoutDashboard, watchLongTasks } from '../fixtures/browser.ts';
 import { syntheticSource } from '../fixtures/synthetic.ts';
 
 const T0 = 1_700_000_000;
@@ -59,28 +59,12 @@ test('snapshot import: 50 MB with no main-thread task over 200 ms', { timeout: 1
   const page = s.page;
 
   // Long tasks from here on (the page has settled: its own start-up is not counted).
-  await page.evaluate(() => {
-    const g = globalThis as unknown as {
-      __longTasks: number[];
-      PerformanceObserver: new (cb: (list: { getEntries(): { duration: number }[] }) => void) => { observe(o: { type: string }): void };
-    };
-    g.__longTasks = [];
-    new g.PerformanceObserver((list) => {
-      for (const e of list.getEntries()) g.__longTasks.push(Math.round(e.duration));
-    }).observe({ type: 'longtask' });
-  });
+  const watched = await watchLongTasks(page);
   const t0 = Date.now();
   await importSnapshot(page, bigFile, 60_000);
   await idle(page);
   const loadMs = Date.now() - t0;
-  // A last frame for the observer to report what ended just now.
-  await page.evaluate(
-    () =>
-      new Promise((r) =>
-        (globalThis as unknown as { requestAnimationFrame(cb: () => void): number }).requestAnimationFrame(() => setTimeout(r, 50)),
-      ),
-  );
-  const longTasks = await page.evaluate(() => (globalThis as unknown as { __longTasks: number[] }).__longTasks);
+  const longTasks = await watched();
   const st = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state());
   assert.deepEqual(st.view, { from: T0, to: T0 + 10_600 }, 'the whole snapshot is on screen');
   const counts = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.counts());
