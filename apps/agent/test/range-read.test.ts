@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { coarsenFrames, filterFrame, MAX_FRAMES_PER_ANSWER, MAX_SPAN_SECONDS, type Frame } from '@blkheat/shared-types';
-import { backfillPage, planRange, rangeFrames } from '../src/history/range-read.js';
+import { backfillCutter, planRange, rangeCutter } from '../src/history/range-read.js';
 import { HistoryStore } from '../src/history/store.js';
 import { randomFrames } from './history-fixtures.js';
 
@@ -64,16 +64,16 @@ test('range answers: spliced when stored as is, merged and filtered otherwise, e
   const store = withStore(t, frames);
   const parse = (a: { frames: string[] }): Frame[] => a.frames.map((j) => JSON.parse(j) as Frame);
 
-  const plain = rangeFrames(store, { tierStep: 1, step: 1, from: start + 100, to: start + 200 }, {}, 1 << 30);
+  const plain = rangeCutter(store, { tierStep: 1, step: 1, from: start + 100, to: start + 200 }, {}, 1 << 30).finish();
   assert.deepEqual(parse(plain), frames.slice(100, 200));
   assert.equal(plain.cut, false);
 
   const filter = { disks: ['7:0', '8:0'], classes: ['Read', 'Flush'] };
-  const merged = rangeFrames(store, { tierStep: 1, step: 5, from: start, to: start + 600 }, filter, 1 << 30);
+  const merged = rangeCutter(store, { tierStep: 1, step: 5, from: start, to: start + 600 }, filter, 1 << 30).finish();
   const expected = coarsenFrames(frames.slice(0, 600), 5).map((f) => filterFrame(f, filter));
   assert.deepEqual(parse(merged), expected);
 
-  const fromTier = rangeFrames(store, { tierStep: 10, step: 30, from: start, to: start + 1800 }, {}, 1 << 30);
+  const fromTier = rangeCutter(store, { tierStep: 10, step: 30, from: start, to: start + 1800 }, {}, 1 << 30).finish();
   assert.deepEqual(parse(fromTier), coarsenFrames(frames, 30), '30 s from the 10 s tier equals 30 s from seconds');
 });
 
@@ -81,16 +81,42 @@ test('range answers and backfill pages are cut at the byte limit and say where t
   const start = NOW - (NOW % 60) - 600;
   const frames = randomFrames(12, start, 600, { idle: 0 });
   const store = withStore(t, frames);
-  const a = rangeFrames(store, { tierStep: 1, step: 1, from: start, to: start + 600 }, {}, 20_000);
+  const a = rangeCutter(store, { tierStep: 1, step: 1, from: start, to: start + 600 }, {}, 20_000).finish();
   assert.equal(a.cut, true);
   assert.ok(a.frames.length > 0 && a.frames.length < 600);
   assert.equal(a.to, start + a.frames.length, '`to` is the first second left out');
   assert.ok(a.frames.join(',').length <= 20_000);
 
-  const p = backfillPage(store, start, start + 600, {}, 100, 1 << 30);
+  const p = backfillCutter(store, start, start + 600, {}, 100, 1 << 30).finish();
   assert.equal(p.frames.length, 100);
   assert.equal(p.to, start + 100);
-  const q = backfillPage(store, start + 590, start + 600, {}, 100, 1 << 30);
+  const q = backfillCutter(store, start + 590, start + 600, {}, 100, 1 << 30).finish();
   assert.equal(q.to, start + 600);
   assert.equal(q.cut, false);
+});
+
+test('an answer pulled a piece at a time, its frames taken as they come, is the answer read at once', (t) => {
+  const start = NOW - (NOW % 60) - 600;
+  const frames = randomFrames(13, start, 600, { idle: 0 });
+  const store = withStore(t, frames);
+  const plan = { tierStep: 1, step: 1, from: start, to: start + 600 };
+  for (const maxBytes of [1 << 30, 60_000]) {
+    const whole = rangeCutter(store, plan, {}, maxBytes).finish();
+    const sliced = rangeCutter(store, plan, {}, maxBytes);
+    const taken: string[] = [];
+    let pulls = 0;
+    let read = 0;
+    let answer: ReturnType<typeof sliced.pull>;
+    do {
+      // A past deadline: each pull reads one frame; 4 KB pieces: the byte bound works too.
+      answer = sliced.pull(pulls % 2 === 0 ? 0 : Infinity, 4096);
+      taken.push(...sliced.takeFrames());
+      read += sliced.takeBytesRead();
+      pulls++;
+    } while (!answer);
+    assert.deepEqual(taken, whole.frames, `maxBytes ${maxBytes}: the same frames, in order`);
+    assert.deepEqual({ ...answer, frames: [] }, { ...whole, frames: [] }, `maxBytes ${maxBytes}: the same bounds and cut`);
+    assert.ok(pulls > 10, `maxBytes ${maxBytes}: read in ${pulls} pieces`);
+    assert.ok(read >= whole.frames.join('').length, `maxBytes ${maxBytes}: every byte read is reported`);
+  }
 });

@@ -1,7 +1,7 @@
 /**
  * Reading ranges out of history: which tier and step a range is served at, and the frames of
  * a range or a backfill page as JSON texts (so stored frames that need no change are spliced
- * into the answer without being parsed and re-serialized). answerRange is the one way the
+ * into the answer without being parsed and re-serialized). answerCutter is the one way the
  * server (range requests, /api/v1/range, snapshots) turns a request into frames.
  */
 import {
@@ -72,15 +72,11 @@ export interface FramesAnswer {
 }
 
 /**
- * Frames of a planned range, filtered, as JSON texts; at most about maxBytes of them. Reads,
- * merges and serializes lazily, one output step at a time, and stops reading at the byte
- * limit: the cost of an answer is bounded by its size, not by the range asked for.
+ * Frames of a planned range, filtered, as JSON texts; at most about maxBytes of them, pulled a
+ * slice at a time (server/read-scheduler.ts) or at once (finish()). Reads, merges and
+ * serializes lazily, one output step at a time, and stops reading at the byte limit: the cost
+ * of an answer is bounded by its size, not by the range asked for.
  */
-export function rangeFrames(store: HistoryStore, plan: RangePlan, filter: FrameFilter, maxBytes: number): FramesAnswer {
-  return rangeCutter(store, plan, filter, maxBytes).finish();
-}
-
-/** rangeFrames() as a cutter, to be pulled a slice at a time (server/read-scheduler.ts). */
 export function rangeCutter(store: HistoryStore, plan: RangePlan, filter: FrameFilter, maxBytes: number): AnswerCutter {
   const raw = store.iterate(plan.tierStep, plan.from, plan.to);
   const texts = plan.step === plan.tierStep ? reserialize(raw, filter) : mergeSteps(raw, plan.step, filter, store.schema);
@@ -102,13 +98,9 @@ export function planOf(store: HistoryStore, req: RangeQuery): RangePlan {
 
 /**
  * The answer to a range request: planned against the store's tiers and clock (at most
- * MAX_FRAMES_PER_ANSWER frames), read, filtered and cut at about maxBytes of frame JSON.
+ * MAX_FRAMES_PER_ANSWER frames), read, filtered and cut at about maxBytes of frame JSON. The
+ * one way the server (range requests, /api/v1/range, snapshots) turns a request into frames.
  */
-export function answerRange(store: HistoryStore, req: RangeQuery, maxBytes: number): FramesAnswer {
-  return answerCutter(store, req, maxBytes).finish();
-}
-
-/** answerRange() as a cutter, to be pulled a slice at a time. */
 export function answerCutter(store: HistoryStore, req: RangeQuery, maxBytes: number): AnswerCutter {
   return rangeCutter(store, planOf(store, req), { disks: req.disks, classes: req.classes }, maxBytes);
 }
@@ -119,18 +111,6 @@ export function rangeAnswerFields(a: FramesAnswer): string {
 }
 
 /** One backfill page: 1 s frames in [from, to), at most maxFrames and about maxBytes. */
-export function backfillPage(
-  store: HistoryStore,
-  from: number,
-  to: number,
-  filter: FrameFilter,
-  maxFrames: number,
-  maxBytes: number,
-): FramesAnswer {
-  return backfillCutter(store, from, to, filter, maxFrames, maxBytes).finish();
-}
-
-/** backfillPage() as a cutter, to be pulled a slice at a time. */
 export function backfillCutter(
   store: HistoryStore,
   from: number,
@@ -204,6 +184,8 @@ export function cutAtBytes(texts: Iterable<RawFrame>, from: number, to: number, 
 export class AnswerCutter {
   private readonly iterator: Iterator<RawFrame>;
   private readonly frames: string[] = [];
+  /** Frames kept so far, taken or not (frames.length forgets the taken ones). */
+  private kept = 0;
   private bytes = 0;
   private answer: FramesAnswer | undefined;
   /** Bytes of frame JSON read since the last takeBytesRead(). */
@@ -244,12 +226,13 @@ export class AnswerCutter {
       const t = next.value;
       this.unreported += t.json.length;
       // Always keep the first frame, so a client paging by `to` makes progress.
-      if (this.frames.length > 0 && this.bytes + t.json.length > this.maxBytes) {
+      if (this.kept > 0 && this.bytes + t.json.length > this.maxBytes) {
         this.answer = { from: this.from, to: t.ts, step: this.step, frames: this.frames, cut: true };
         this.iterator.return?.();
         break;
       }
       this.frames.push(t.json);
+      this.kept++;
       this.bytes += t.json.length + 1;
       read += t.json.length;
       if (read >= maxBytes || performance.now() >= deadline) return undefined;

@@ -11,10 +11,10 @@
  * connection (the body is then not valid JSON, so it cannot be mistaken for an answer).
  */
 import type { Response } from 'express';
-import { SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type RangeRequest } from '@blkheat/shared-types';
+import type { RangeRequest } from '@blkheat/shared-types';
 import type { AnswerCutter } from '../history/range-read.js';
 import type { AgentContext } from './context.js';
-import { isEmptyFrameText } from './snapshot.js';
+import { isEmptyFrameText, snapshotHeadJson } from './snapshot.js';
 import { SNAPSHOT_MAX_SAMPLES, STALLED_ANSWER_MS } from './limits.js';
 import type { ReadJob, ReadScheduler } from './read-scheduler.js';
 
@@ -117,16 +117,7 @@ export function rangeSource(cutter: AnswerCutter): PieceSource {
  * per slice.
  */
 export function snapshotSource(ctx: AgentContext, req: RangeRequest, cutter: AnswerCutter, now: Date = new Date()): PieceSource {
-  const wanted = new Set(req.disks ?? []);
-  const head = JSON.stringify({
-    format: SNAPSHOT_FORMAT,
-    version: SNAPSHOT_VERSION,
-    createdAt: now.toISOString(),
-    agent: ctx.version,
-    host: ctx.host,
-    schema: ctx.schema,
-    disks: ctx.disks().filter((d) => wanted.size === 0 || wanted.has(d.dev)),
-  });
+  const head = snapshotHeadJson(ctx, req, now);
   const frames = framePieces(cutter, (j) => !isEmptyFrameText(j));
   let started = false;
   /** The answer's range once its frames are read; samples are then read a page per slice. */

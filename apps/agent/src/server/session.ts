@@ -29,7 +29,7 @@ import {
   type SubscribeRequest,
 } from '@blkheat/shared-types';
 import { agentStatus, type AgentContext } from './context.js';
-import { answerCutter, backfillCutter, backfillPage, parseAll, rangeAnswerFields } from '../history/range-read.js';
+import { answerCutter, backfillCutter, parseAll, rangeAnswerFields } from '../history/range-read.js';
 import type { ReadScheduler } from './read-scheduler.js';
 import { filterKeyOf, frameMessage, requestIdOf } from './session-messages.js';
 import {
@@ -179,7 +179,7 @@ export class ClientSession {
         // A client that asked for a backfill, behind by seconds that were never recorded (it
         // reconnected to a restarted agent before its first new second): say so with an empty
         // backfill page. As a jump straight to the live second it would read as a hole.
-        const page = backfillPage(history, this.cursor, newest, this.filter, MAX_FRAMES_PER_ANSWER, BACKFILL_PAGE_BYTES);
+        const page = backfillCutter(history, this.cursor, newest, this.filter, MAX_FRAMES_PER_ANSWER, BACKFILL_PAGE_BYTES).finish();
         if (page.frames.length === 0) {
           this.sendRaw(`{"t":"backfill","from":${page.from},"to":${page.to},"frames":[],"more":${page.to < newest}}`, 0);
           this.cursor = page.to;

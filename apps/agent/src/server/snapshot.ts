@@ -23,21 +23,27 @@ export function snapshotOfAnswer(
     classes: req.classes,
     limit: SNAPSHOT_MAX_SAMPLES,
   }).samples;
+  const range = JSON.stringify({ from: answer.from, to: answer.to, step: answer.step });
+  const json = `${snapshotHeadJson(ctx, req, now).slice(0, -1)},"frames":[${frames.join(',')}],"range":${range},"samples":${JSON.stringify(samples)}}`;
+  return { json, from: answer.from, to: answer.to };
+}
+
+/**
+ * A snapshot's fields before its frames, as a JSON object: what it is, who made it, and the
+ * disks asked for. Its `range` follows the frames (a streamed snapshot knows it only once they
+ * are read, when one cut at its size ends early).
+ */
+export function snapshotHeadJson(ctx: AgentContext, req: RangeRequest, now: Date): string {
   const wanted = new Set(req.disks ?? []);
-  const disks = ctx.disks().filter((d) => wanted.size === 0 || wanted.has(d.dev));
-  const head = {
+  return JSON.stringify({
     format: SNAPSHOT_FORMAT,
     version: SNAPSHOT_VERSION,
     createdAt: now.toISOString(),
     agent: ctx.version,
     host: ctx.host,
     schema: ctx.schema,
-    range: { from: answer.from, to: answer.to, step: answer.step },
-    disks,
-  };
-  const headJson = JSON.stringify(head);
-  const json = `${headJson.slice(0, -1)},"frames":[${frames.join(',')}],"samples":${JSON.stringify(samples)}}`;
-  return { json, from: answer.from, to: answer.to };
+    disks: ctx.disks().filter((d) => wanted.size === 0 || wanted.has(d.dev)),
+  });
 }
 
 /** Whether a frame's JSON has no I/O: a cheap test on the text, parsing only the rare candidates. */
