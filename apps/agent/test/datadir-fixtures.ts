@@ -8,7 +8,8 @@ import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AGENT_CLI, type CleanupContext } from '@blkheat/testkit';
+import { AGENT_CLI, isRoot, type CleanupContext } from '@blkheat/testkit';
+import { resolveUser, type TargetUser } from '../src/service/drop-root.js';
 
 export function tempDir(t: CleanupContext, prefix = 'blkheat-datadir-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -79,4 +80,21 @@ export async function serveUntilRefused(args: readonly string[], options: { cwd?
   } finally {
     await new Promise<void>((resolve) => busy.close(() => resolve()));
   }
+}
+
+export type Skippable = { skip(message?: string): void };
+
+/** nobody, when this runs as root (the agent's case); the owner assertions need it. */
+export function nobodyOrSkip(t: Skippable): TargetUser | undefined {
+  if (!isRoot()) {
+    t.skip('needs root: the agent gives what it creates to nobody');
+    return undefined;
+  }
+  return resolveUser('nobody');
+}
+
+/** uid:gid and permission bits, e.g. "65534:65534 700". */
+export function owner(path: string): string {
+  const st = lstatSync(path);
+  return `${st.uid}:${st.gid} ${(st.mode & 0o7777).toString(8)}`;
 }

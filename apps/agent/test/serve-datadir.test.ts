@@ -1,47 +1,28 @@
 // The data directory the agent never takes over (issue 26, items 4 and 5): in-process tests of
-// how --data-dir is recognised, created and owned, then the real `serve` refusing the bad cases
-// before it loads any probe. The cases that need a started agent are in serve-datadir-start.test.ts.
+// how --data-dir is recognised, created and owned. The real `serve` refusing the bad cases is in
+// serve-datadir-refusals.test.ts; the cases that need a started agent in serve-datadir-start.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import {
-  chmodSync,
-  chownSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { isRoot, mountTmpfs, NOBODY } from '@blkheat/testkit';
+import { join } from 'node:path';
+import { isRoot, mountTmpfs, NOBODY, type CleanupContext } from '@blkheat/testkit';
 import { classifyDataDir, DataDirError, HISTORY_DIR, MARKER_FILE, prepareDataDir } from '../src/service/datadir.js';
 import { createDataDirPath } from '../src/service/datadir-fs.js';
-import { resolveUser, type TargetUser } from '../src/service/drop-root.js';
+import type { TargetUser } from '../src/service/drop-root.js';
 import { UsageError } from '../src/service/flags.js';
 import { DataDirLock, LOCK_FILE } from '../src/service/lock.js';
 import { helpText, parseServeArgs, type ServeOptions } from '../src/service/options.js';
-import { plantForeignTree, serveUntilRefused, tempDir, treeState } from './datadir-fixtures.js';
+import { nobodyOrSkip, owner, plantForeignTree, tempDir, treeState, type Skippable } from './datadir-fixtures.js';
 
-type Skippable = { skip(message?: string): void };
-
-/** nobody, when this runs as root (the agent's case); the owner assertions need it. */
-function nobodyOrSkip(t: Skippable): TargetUser | undefined {
-  if (!isRoot()) {
-    t.skip('needs root: the agent gives what it creates to nobody');
-    return undefined;
-  }
-  return resolveUser('nobody');
-}
-
-function owner(path: string): string {
-  const st = lstatSync(path);
-  return `${st.uid}:${st.gid} ${(st.mode & 0o7777).toString(8)}`;
+/** nobody, and a temp directory of root's that nobody may search (0755), to make data dirs in; undefined when skipped. */
+function nobodyAndRoot(t: Skippable & CleanupContext): { nobody: TargetUser; root: string } | undefined {
+  const nobody = nobodyOrSkip(t);
+  if (!nobody) return undefined;
+  const root = tempDir(t);
+  chmodSync(root, 0o755);
+  return { nobody, root };
 }
 
 function refusal(re: RegExp): (e: unknown) => boolean {
@@ -153,10 +134,9 @@ test('a missing data directory is created one level at a time: parents 0755 and 
 });
 
 test('an empty directory of root’s becomes blkheat’s; an empty one of another user’s keeps its owner', (t) => {
-  const nobody = nobodyOrSkip(t);
-  if (!nobody) return;
-  const root = tempDir(t);
-  chmodSync(root, 0o755);
+  const setup = nobodyAndRoot(t);
+  if (!setup) return;
+  const { nobody, root } = setup;
   const mine = join(root, 'mine');
   mkdirSync(mine, { mode: 0o700 });
   const logs: string[] = [];
@@ -175,10 +155,9 @@ test('an empty directory of root’s becomes blkheat’s; an empty one of anothe
 });
 
 test('--adopt-data-dir on a foreign tree: nothing in it changes owner; a directory nobody cannot write is refused with the chown, untouched', (t) => {
-  const nobody = nobodyOrSkip(t);
-  if (!nobody) return;
-  const root = tempDir(t);
-  chmodSync(root, 0o755);
+  const setup = nobodyAndRoot(t);
+  if (!setup) return;
+  const { nobody, root } = setup;
   const dataDir = join(root, 'srv');
   mkdirSync(dataDir, { mode: 0o700 });
   plantForeignTree(dataDir);
@@ -207,10 +186,9 @@ test('--adopt-data-dir on a foreign tree: nothing in it changes owner; a directo
 });
 
 test('a directory from an older version (history/ and agent.pid, nobody’s) is marked; nothing in it changes owner', (t) => {
-  const nobody = nobodyOrSkip(t);
-  if (!nobody) return;
-  const root = tempDir(t);
-  chmodSync(root, 0o755);
+  const setup = nobodyAndRoot(t);
+  if (!setup) return;
+  const { nobody, root } = setup;
   const dataDir = join(root, 'old');
   mkdirSync(join(dataDir, HISTORY_DIR), { recursive: true, mode: 0o700 });
   writeFileSync(join(dataDir, HISTORY_DIR, 't1-1750000000.seg'), 'segment', { mode: 0o600 });
@@ -226,10 +204,9 @@ test('a directory from an older version (history/ and agent.pid, nobody’s) is 
 });
 
 test('blkheat’s own directory that nobody cannot write (left by --user root) is refused with chown -R, and not changed', (t) => {
-  const nobody = nobodyOrSkip(t);
-  if (!nobody) return;
-  const root = tempDir(t);
-  chmodSync(root, 0o755);
+  const setup = nobodyAndRoot(t);
+  if (!setup) return;
+  const { nobody, root } = setup;
   const dataDir = join(root, 'was-root');
   prepareDataDir(dataDir, undefined, false, noLog); // as --user root would: root's
   writeFileSync(join(dataDir, HISTORY_DIR, 't1-1750000000.seg'), 'segment', { mode: 0o600 });
@@ -321,84 +298,4 @@ test('the lock file is nobody’s from its creation, and whatever else sits at i
   writeFileSync(join(dir, LOCK_FILE), '1\n');
   assert.throws(() => DataDirLock.acquire(dir, nobody), /another blkheat agent \(pid 1\) is using/);
   rmSync(join(dir, LOCK_FILE));
-});
-
-// ---- the real `serve`: refused before any probe is loaded ----
-
-test('serve refuses an existing foreign tree (a root-only 0600 file in it): exit 1, the fix, and nothing in it changes owner or content', async (t) => {
-  const dataDir = tempDir(t);
-  const secret = plantForeignTree(dataDir);
-  const before = treeState(dataDir);
-  const r = await serveUntilRefused(['--data-dir', dataDir]);
-  t.diagnostic(r.stderr.trim());
-  assert.equal(r.status, 1, `exit ${r.status} ${r.signal ?? ''}`);
-  assert.match(r.stderr, new RegExp(`--data-dir ${dataDir} is not empty and is not blkheat's: it holds notes, secret\\.key`));
-  assert.match(r.stderr, /Fix: .*--adopt-data-dir/);
-  assert.doesNotMatch(r.stdout, /listening on/);
-  assert.deepEqual(treeState(dataDir), before, 'no owner, mode or content changed; nothing added');
-  if (isRoot()) assert.equal(owner(secret), '0:0 600');
-});
-
-test('serve refuses a symlinked data directory, and the tree it points to is unchanged (empty or not)', async (t) => {
-  const root = tempDir(t);
-  const full = join(root, 'full');
-  mkdirSync(full);
-  plantForeignTree(full);
-  const empty = join(root, 'empty'); // followed, an empty target would be taken
-  mkdirSync(empty);
-  for (const target of [full, empty]) {
-    const link = join(root, `link-to-${relative(root, target)}`);
-    symlinkSync(target, link);
-    const before = treeState(root);
-    const r = await serveUntilRefused(['--data-dir', link]);
-    t.diagnostic(r.stderr.trim());
-    assert.equal(r.status, 1);
-    assert.match(
-      r.stderr,
-      new RegExp(`--data-dir ${link} is a symbolic link \\(to ${target}\\).*Fix: pass the directory itself, --data-dir ${target}\\.`),
-    );
-    assert.deepEqual(treeState(root), before, `${target}: unchanged`);
-  }
-});
-
-test('serve refuses --data-dir "": the current directory gets no history/ and keeps its owner', async (t) => {
-  const cwd = tempDir(t);
-  writeFileSync(join(cwd, 'work.txt'), 'mine');
-  const before = treeState(cwd);
-  const r = await serveUntilRefused(['--data-dir', ''], { cwd });
-  assert.equal(r.status, 2, 'a usage error');
-  assert.equal(r.stderr.trim(), 'blkheat serve: --data-dir: empty; give a directory, e.g. --data-dir /var/lib/blkheat');
-  assert.deepEqual(treeState(cwd), before);
-});
-
-test('serve --data-dir /proc/blkheat-x exits at once with a message naming the path and the errno', async () => {
-  const r = await serveUntilRefused(['--data-dir', '/proc/blkheat-x'], { timeoutMs: 15_000 });
-  assert.equal(r.signal, null, 'it exited by itself (did not hang until the timeout)');
-  assert.ok(r.ms < 5000, `${r.ms} ms`);
-  assert.equal(r.status, 1);
-  assert.match(r.stderr, /^blkheat serve: --data-dir \/proc\/blkheat-x: creating \/proc\/blkheat-x: ENOENT/m);
-  assert.equal(existsSync('/proc/blkheat-x'), false);
-});
-
-test('serve resolves a relative --data-dir against the current directory and prints it in the start-up log', async (t) => {
-  const nobody = nobodyOrSkip(t);
-  if (!nobody) return;
-  const cwd = tempDir(t);
-  chmodSync(cwd, 0o755);
-  const dataDir = join(cwd, 'rel', 'data');
-  mkdirSync(dataDir, { recursive: true });
-  chownSync(dataDir, NOBODY, nobody.gid);
-  // Only agent.pid, held by a live process (this test): a directory of an older version's, and
-  // a lock the agent cannot take, so that it stops after preparing the directory, before probes.
-  writeFileSync(join(dataDir, LOCK_FILE), `${process.pid}\n`);
-  const r = await serveUntilRefused(['--data-dir', 'rel/data/'], { cwd });
-  t.diagnostic(r.stderr.trim());
-  assert.equal(r.status, 1);
-  assert.match(
-    r.stderr,
-    new RegExp(`serve: data directory ${dataDir} \\(blkheat's, from a version before \\.blkheat-data-dir: marked now\\)`),
-  );
-  assert.match(r.stderr, new RegExp(`another blkheat agent \\(pid ${process.pid}\\) is using ${dataDir};`));
-  assert.equal(statSync(join(dataDir, MARKER_FILE)).uid, NOBODY, 'the marker it wrote is nobody’s');
-  assert.equal(readFileSync(join(dataDir, LOCK_FILE), 'utf8'), `${process.pid}\n`, 'the live lock is left alone');
 });

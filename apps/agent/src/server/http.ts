@@ -24,6 +24,7 @@ import {
   presentedToken,
   securityHeaders,
   setSecurityHeaders,
+  throttledLog,
 } from './security.js';
 
 const STREAM_PATH = '/api/v1/stream';
@@ -128,24 +129,6 @@ function answer(req: IncomingMessage, res: ServerResponse, status: number, messa
   const body = JSON.stringify({ error: message });
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
   res.end(body);
-}
-
-/**
- * A log for lines a client can cause: at most one per `kind` per interval, and the next one
- * logged says how many were left out, so a flood of refusals cannot flood the log.
- */
-function throttledLog(log: (line: string) => void, intervalMs = 1000): (kind: string, line: string) => void {
-  const last = new Map<string, { at: number; skipped: number }>();
-  return (kind, line) => {
-    const now = Date.now();
-    const prev = last.get(kind);
-    if (prev && now - prev.at < intervalMs) {
-      prev.skipped++;
-      return;
-    }
-    last.set(kind, { at: now, skipped: 0 });
-    log(prev && prev.skipped > 0 ? `${line} (and ${prev.skipped} more like it since the last one logged)` : line);
-  };
 }
 
 /** What a command's flags say about listening: --host, --port, --token, --allow-origin, --web-root. */

@@ -10,6 +10,7 @@ import { ClientSession, type SessionHost, type StreamCounter } from './session.j
 import { frameMessage } from './session-messages.js';
 import { PING_INTERVAL_MS, PING_MISSES } from './limits.js';
 import { ReadScheduler } from './read-scheduler.js';
+import { clip, throttledLog } from './security.js';
 
 interface LiveFrame {
   readonly frame: Frame;
@@ -61,8 +62,9 @@ export class StreamHub implements SessionHost {
       this.sessions.delete(ws);
     });
     ws.on('error', (err) => {
-      // Protocol errors (bad frames, oversize messages) close the socket; ws has sent the close code.
-      this.logger(`stream: ${remote}: ${err.message}`);
+      // Protocol errors (bad frames, oversize messages, text not UTF-8) close the socket; ws has
+      // sent the close code. Any client can cause them at will.
+      this.logRefusal('protocol', `stream: ${remote}: ${clip(err.message)}`);
     });
     session.start();
   }
@@ -140,6 +142,8 @@ export class StreamHub implements SessionHost {
   log(line: string): void {
     this.logger(line);
   }
+
+  readonly logRefusal = throttledLog((line) => this.logger(line));
 
   private pingAll(): void {
     for (const [ws, s] of this.sessions) {

@@ -197,3 +197,21 @@ export function clip(text: string, max = 120): string {
   if (text.length <= max) return JSON.stringify(text);
   return `${JSON.stringify(text.slice(0, max))}…(${text.length} chars)`;
 }
+
+/**
+ * A log for lines a client can cause: at most one per `kind` per interval, and the next one
+ * logged says how many were left out, so a flood of refusals cannot flood the log.
+ */
+export function throttledLog(log: (line: string) => void, intervalMs = 1000): (kind: string, line: string) => void {
+  const last = new Map<string, { at: number; skipped: number }>();
+  return (kind, line) => {
+    const now = Date.now();
+    const prev = last.get(kind);
+    if (prev && now - prev.at < intervalMs) {
+      prev.skipped++;
+      return;
+    }
+    last.set(kind, { at: now, skipped: 0 });
+    log(prev && prev.skipped > 0 ? `${line} (and ${prev.skipped} more like it since the last one logged)` : line);
+  };
+}

@@ -58,6 +58,8 @@ export interface SessionHost {
   liveMessage(ts: number, filter: FrameFilter, filterKey: string): Buffer | undefined;
   count(what: StreamCounter, n: number): void;
   log(line: string): void;
+  /** A line any client can cause again and again: at most one of each kind a second. */
+  logRefusal(kind: string, line: string): void;
 }
 
 /** Range answers one client may have queued at once; one more place is kept for its backfill. */
@@ -147,7 +149,7 @@ export class ClientSession {
 
   /** Over the message rate: closed with 1008, and nothing more is read from it. */
   private closeForFlood(): void {
-    this.host.log(`stream: ${this.remote}: closed: over ${REQUEST_RATE} messages per second`);
+    this.host.logRefusal('flood', `stream: ${this.remote}: closed: over ${REQUEST_RATE} messages per second`);
     this.host.count('floodsClosed', 1);
     this.closed = true;
     this.ws.close(CLOSE_CODES.policyViolation, `too many messages: at most ${REQUEST_RATE} per second (bursts of ${REQUEST_BURST})`);
