@@ -42,3 +42,13 @@ export function possibleCpus(): number {
 export function libbpfVersion(): string {
   return native().libbpfVersion();
 }
+
+/**
+ * Gives the C heap's free pages back to the kernel (glibc malloc_trim(0)); false where nothing
+ * went back or the C library is not glibc. Not BPF, but this addon is the project's one native
+ * module, and a long-running agent needs it after bursts of large Buffers (see the agent's
+ * server/reclaim.ts).
+ */
+export function releaseFreeHeap(): boolean {
+  return native().releaseFreeHeap();
+}

@@ -19,6 +19,7 @@ export interface NativeAddon {
   enableStats(): StatsHandle;
   possibleCpus(): number;
   libbpfVersion(): string;
+  releaseFreeHeap(): boolean;
 }
 
 /** dist/native.js and src/native.ts both sit one level below the package root. */
@@ -39,7 +40,9 @@ function isNativeAddon(value: unknown): value is NativeAddon {
     'possibleCpus' in value &&
     typeof value.possibleCpus === 'function' &&
     'libbpfVersion' in value &&
-    typeof value.libbpfVersion === 'function'
+    typeof value.libbpfVersion === 'function' &&
+    'releaseFreeHeap' in value &&
+    typeof value.releaseFreeHeap === 'function'
   );
 }
 

@@ -10,6 +10,7 @@ import { ClientSession, type SessionHost, type StreamCounter } from './session.j
 import { frameMessage } from './session-messages.js';
 import { PING_INTERVAL_MS, PING_MISSES } from './limits.js';
 import { ReadScheduler } from './read-scheduler.js';
+import { MemoryReclaimer, type ReclaimOptions } from './reclaim.js';
 import { clip, throttledLog } from './security.js';
 
 interface LiveFrame {
@@ -33,16 +34,20 @@ export class StreamHub implements SessionHost {
   };
   /** Heavy history reads of every client, WebSocket and REST alike (the app takes it from here). */
   readonly reads: ReadScheduler;
+  /** Gives back what bursts of client work leave behind (reclaim.ts). */
+  readonly reclaimer: MemoryReclaimer;
   private lastLag: number | null = null;
   private readonly pinger: NodeJS.Timeout;
 
   constructor(
     readonly ctx: AgentContext,
     private readonly logger: (line: string) => void,
+    memory: Pick<ReclaimOptions, 'releaseFreeHeap'> = {},
   ) {
     this.pinger = setInterval(() => this.pingAll(), PING_INTERVAL_MS);
     this.pinger.unref();
     this.reads = new ReadScheduler({ log: logger });
+    this.reclaimer = new MemoryReclaimer({ ...memory, busy: () => !this.reads.idle, log: logger });
   }
 
   get clientCount(): number {
@@ -104,6 +109,7 @@ export class StreamHub implements SessionHost {
   async closeAll(code: number = CLOSE_CODES.shuttingDown, reason = 'agent shutting down', waitMs = 1000): Promise<void> {
     clearInterval(this.pinger);
     this.reads.close();
+    this.reclaimer.close();
     const sockets = [...this.sessions.keys()];
     const closed = sockets.map((ws) => new Promise<void>((resolve) => ws.once('close', () => resolve())));
     for (const [ws, s] of this.sessions) {
@@ -115,7 +121,13 @@ export class StreamHub implements SessionHost {
   }
 
   stats(): StreamStats {
-    return { clients: this.sessions.size, ...this.counters, lastFrameLagS: this.lastLag, reads: this.reads.stats() };
+    return {
+      clients: this.sessions.size,
+      ...this.counters,
+      lastFrameLagS: this.lastLag,
+      reads: this.reads.stats(),
+      memory: this.reclaimer.stats(),
+    };
   }
 
   // ---- SessionHost ----

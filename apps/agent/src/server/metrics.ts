@@ -31,6 +31,8 @@ export interface StreamStats {
   readonly bytesSent: number;
   /** The read scheduler: heavy history reads of every client. */
   readonly reads: ReadSchedulerStats;
+  /** Memory given back after bursts of client work (reclaim.ts). */
+  readonly memory: { readonly reclaims: number; readonly releasedBytes: number };
   /** Seconds from the end of the newest second to its frame being handed to the sockets. */
   readonly lastFrameLagS: number | null;
 }
@@ -201,6 +203,18 @@ export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition
     'counter',
     'History reads dropped unfinished, mostly because their client went away.',
     stream.reads.dropped,
+  );
+  out.single(
+    'blkheat_memory_reclaims_total',
+    'counter',
+    'Full collections and C heap trims run after the agent grew by a burst of client work.',
+    stream.memory.reclaims,
+  );
+  out.single(
+    'blkheat_memory_reclaimed_bytes_total',
+    'counter',
+    'Resident memory those reclaims gave back to the system.',
+    stream.memory.releasedBytes,
   );
 
   const hs = ctx.history.stats();

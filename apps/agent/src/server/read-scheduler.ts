@@ -24,7 +24,6 @@ import {
   READ_QUEUED_JOBS_PER_CLIENT,
   READ_SLICE_MS,
 } from './limits.js';
-import { collectGarbage } from './reclaim.js';
 
 export interface ReadJob {
   /** True once nobody wants the result: the job is dropped before its next slice. */
@@ -70,10 +69,6 @@ class ByteBudget {
   }
 }
 
-/** A burst worth a collection once it is over (reclaim.ts), and how long "over" is. */
-const RECLAIM_AFTER_BYTES = 64 * 1024 * 1024;
-const RECLAIM_IDLE_MS = 2000;
-
 /** Idle clients' budgets are forgotten once this many clients are known. */
 const FORGET_IDLE_CLIENTS_ABOVE = 4096;
 
@@ -107,9 +102,6 @@ export class ReadScheduler {
   private readonly total: ByteBudget;
   private readonly perClientRate: number;
   private wakeup: NodeJS.Immediate | NodeJS.Timeout | undefined;
-  /** Bytes read since the last collection; past RECLAIM_AFTER_BYTES, going idle asks for one. */
-  private readSinceReclaim = 0;
-  private reclaimTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private counters = { refused: 0, dropped: 0, bytesRead: 0 };
 
@@ -139,6 +131,11 @@ export class ReadScheduler {
     return true;
   }
 
+  /** Nothing queued, running or waiting on a client. */
+  get idle(): boolean {
+    return this.queue.length === 0 && this.parked.size === 0;
+  }
+
   stats(): ReadSchedulerStats {
     return {
       queued: this.queue.length,
@@ -151,7 +148,6 @@ export class ReadScheduler {
   /** Drops every job (at shutdown). */
   close(): void {
     this.closed = true;
-    clearTimeout(this.reclaimTimer);
     if (this.wakeup) {
       clearTimeout(this.wakeup as NodeJS.Timeout);
       clearImmediate(this.wakeup as NodeJS.Immediate);
@@ -221,27 +217,11 @@ export class ReadScheduler {
       this.total.charge(result.bytes);
       client.budget.charge(result.bytes);
       this.counters.bytesRead += result.bytes;
-      this.readSinceReclaim += result.bytes;
       if (result.next === 'done') this.finish(e);
       else if (result.next === 'more') this.queue.push(e);
       else this.park(e, result.next);
     }
     if (this.queue.length > 0 && Number.isFinite(waitMs)) this.schedule(waitMs);
-  }
-
-  /**
-   * After a burst (RECLAIM_AFTER_BYTES read) and RECLAIM_IDLE_MS with nothing to read, one full
-   * collection gives back what the burst left (reclaim.ts); it costs tens of ms, once.
-   */
-  private reclaimWhenIdle(): void {
-    if (this.readSinceReclaim < RECLAIM_AFTER_BYTES || this.reclaimTimer || this.closed) return;
-    this.reclaimTimer = setTimeout(() => {
-      this.reclaimTimer = undefined;
-      if (this.queue.length > 0 || this.parked.size > 0) return; // busy again: the next idle
-      this.readSinceReclaim = 0;
-      collectGarbage();
-    }, RECLAIM_IDLE_MS);
-    this.reclaimTimer.unref();
   }
 
   private park(e: Entry, until: Promise<unknown>): void {
@@ -260,7 +240,6 @@ export class ReadScheduler {
     if (c) c.jobs--;
     // A finished job frees an active place: queued jobs may start.
     if (this.queue.length > 0) this.schedule(0);
-    else if (this.parked.size === 0) this.reclaimWhenIdle();
     if (droppedBecause === undefined) return;
     this.counters.dropped++;
     try {

@@ -14,6 +14,7 @@
  * broadcast), clients closed with 1001, history closed, lock released.
  */
 import { hostname, release } from 'node:os';
+import { releaseFreeHeap } from '@blkheat/bpf-loader';
 import type { DiskInfo, Frame, HostInfo } from '@blkheat/shared-types';
 import type { Collector, CollectorOptions } from '../collector/types.js';
 import { SampleStore } from '../history/samples.js';
@@ -102,7 +103,7 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
       disks: () => disks,
       collectorStats: () => collector?.stats(),
     };
-    const hub = new StreamHub(context, log);
+    const hub = new StreamHub(context, log, { releaseFreeHeap });
     const server: AgentServer = await listenOn(options, { ctx: context, hub, site, log });
     cleanups.push(() => server.close());
     const protoProblem = protobufProblem();

@@ -51,6 +51,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("enableStats", Napi::Function::New<StatsWrap::Enable>(env, "enableStats"));
   exports.Set("possibleCpus", Napi::Function::New<PossibleCpus>(env, "possibleCpus"));
   exports.Set("libbpfVersion", Napi::Function::New<LibbpfVersion>(env, "libbpfVersion"));
+  exports.Set("releaseFreeHeap", Napi::Function::New<ReleaseFreeHeap>(env, "releaseFreeHeap"));
   return exports;
 }
 

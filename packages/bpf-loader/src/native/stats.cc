@@ -2,6 +2,9 @@
 #include "stats.h"
 
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <cerrno>
 
@@ -50,6 +53,18 @@ Napi::Value PossibleCpus(const Napi::CallbackInfo& info) {
 
 Napi::Value LibbpfVersion(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), std::to_string(libbpf_major_version()) + "." + std::to_string(libbpf_minor_version()));
+}
+
+// glibc keeps the pages of freed blocks in its arenas, and its mmap threshold rises as big
+// blocks are freed, so a burst of large Buffers (a server's answers) leaves the process that
+// much bigger until something asks for them back. malloc_trim(0) returns every free page of
+// every arena to the kernel (madvise), not only the top of the main heap.
+Napi::Value ReleaseFreeHeap(const Napi::CallbackInfo& info) {
+#if defined(__GLIBC__)
+  return Napi::Boolean::New(info.Env(), malloc_trim(0) != 0);
+#else
+  return Napi::Boolean::New(info.Env(), false);
+#endif
 }
 
 }  // namespace blkheat

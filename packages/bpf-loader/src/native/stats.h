@@ -20,5 +20,7 @@ class StatsWrap : public Napi::ObjectWrap<StatsWrap> {
 
 Napi::Value PossibleCpus(const Napi::CallbackInfo& info);
 Napi::Value LibbpfVersion(const Napi::CallbackInfo& info);
+// releaseFreeHeap(): malloc_trim(0) where the C library is glibc; true if memory went back.
+Napi::Value ReleaseFreeHeap(const Napi::CallbackInfo& info);
 
 }  // namespace blkheat
