@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import reactHooks from 'eslint-plugin-react-hooks';
 import globals from 'globals';
 
-// Layers (../shared/DESIGN.md §2, apps/web/README.md "Layers"): what each folder may import.
+// Layers (docs/architecture.md, "Rules the checks enforce" > "Layers"; apps/web/README.md "Layers"): what each folder may import.
 // One block per folder: for one file, a later block's no-restricted-imports replaces an earlier
 // one's options, it does not add to them. scripts/test/lint-layers.test.ts shows every rule fires.
 const layer = (files, patterns, paths = []) => ({
@@ -27,6 +27,19 @@ const d3Dom = [
   ...['csv', 'tsv', 'dsv', 'json', 'text', 'xml', 'html', 'svg', 'image', 'blob', 'buffer'],
 ];
 const noHttp = ['^(express|ws|node:https?|https?)$', 'only server/ speaks HTTP and WebSocket'];
+// The collector, from its top level and its sub-folders (hence the ../ repeated).
+const collectorRules = [
+  [
+    '^(\\.\\./)+(history|server|service|fleet|cli|record)(/|\\.js$)',
+    'collector/ decodes kernel maps into frames: it imports nothing from history/, server/, service/, fleet/, cli/ or record/',
+  ],
+  noHttp,
+];
+const notTheLifecycle = [
+  '^\\.\\./(collector|loader|index)(\\.js)?$',
+  "the collector's lifecycle (collector.ts, loader.ts) composes abi/, decode/ and host/: they never import it, nor index.ts (the public face)",
+];
+const notDecode = (message) => ['^\\.\\./decode/', message];
 
 const layers = [
   // ---- apps/web ----
@@ -58,17 +71,24 @@ const layers = [
       ],
     ],
   ),
+  // views/ by an allow-list: a folder or file no rule names (a new store, a pipeline part) is
+  // refused until one does. They may import other views; model/ (pure layout, formats, scales,
+  // coordinates); render/ (what draws their canvases, the scheduler); the stores they read
+  // (store/uiStore.ts, store/pipelineStore.ts and the window it publishes, store/shownWindow.ts,
+  // store/notices.ts) and the actions that change them (store/actions.ts, store/compareActions.ts);
+  // React and the wire's types. Not net/ (the agent client), workers/ or pipeline/: app.ts wires
+  // them and actions call them. Not d3 (drawing is render/'s) nor zustand (they read through the
+  // stores' hooks).
   layer(
     ['apps/web/src/views/**/*.{ts,tsx}'],
     [
       [
-        '^\\.\\./net/',
-        'views/ read the store and call actions (store/actions.ts); they never reach the agent client or REST (net/) directly',
+        '^\\.\\./(?!model/|render/|store/(uiStore|pipelineStore|shownWindow|notices|actions|compareActions)(\\.js)?$)',
+        'views/ read the store and call actions: they import only model/, render/, the stores (store/uiStore, pipelineStore, shownWindow, notices) and actions (store/actions, compareActions); never net/, workers/ or pipeline/ (app.ts wires the data pipeline, actions call it)',
       ],
-      ['^\\.\\./workers/', 'views/ reach the snapshot worker through store actions'],
       [
-        '^\\.\\./store/(data|source|windowLoader|heatMaps|visibleSummary|selectedSamples|offsetSamples|comparison|fetchRange|frameLog|busy)(\\.js)?$',
-        'views/ read the data layer through its store (store/dataStore.ts, useData) and change it through actions; its parts belong to app.ts',
+        '^(?!\\.\\.?/|react$|react-dom$|@blkheat/shared-types$)',
+        'views/ import only react, react-dom and @blkheat/shared-types of the packages: d3 drawing is render/, zustand is read through the stores',
       ],
       notTheRoot,
       notDev,
@@ -81,6 +101,20 @@ const layers = [
       ['^(react|react-dom)(/|$)', 'store/ is not React: zustand only'],
       notTheRoot,
       notDev,
+    ],
+  ),
+  // pipeline/ is the data path (source → window → heat maps → summary; samples, compare): it
+  // reads model/, the agent client (net/) and the stores it reads or publishes into. app.ts wires
+  // it and actions call it, so it never imports store/actions.ts (nor views/ or render/, which
+  // read the store it publishes into). Plain TypeScript: the stores are zustand, not it.
+  layer(
+    ['apps/web/src/pipeline/**/*.{ts,tsx}'],
+    [
+      [
+        '^\\.\\./(?!model/|net/|store/(uiStore|pipelineStore|shownWindow|notices)(\\.js)?$)',
+        'pipeline/ imports only model/, net/ and the stores it reads or publishes into (store/uiStore, pipelineStore, shownWindow, notices): never views/, render/, workers/ or store/actions (the actions call the pipeline, not the other way)',
+      ],
+      ['^(?!\\.\\.?/|@blkheat/shared-types$)', 'pipeline/ imports only @blkheat/shared-types of the packages: no React, zustand or d3'],
     ],
   ),
   layer(
@@ -99,22 +133,25 @@ const layers = [
   ),
   layer(
     ['apps/web/src/dev/**/*.{ts,tsx}'],
-    [['^\\.\\./(store|views|net)/', 'the bench page drives render/ and model/ directly'], notTheRoot],
+    [['^\\.\\./(store|pipeline|views|net)/', 'the bench page drives render/ and model/ directly'], notTheRoot],
   ),
   layer(['apps/web/src/*.{ts,tsx}'], [notTheRoot, notDev]),
   // app.ts and main.tsx are the roots: they wire everything.
   { files: ['apps/web/src/{app.ts,main.tsx}'], rules: { 'no-restricted-imports': 'off' } },
   // ---- apps/agent (data flows kernel → collector → history → server; service/ composes serve,
   // fleet/ composes the fleet view from Prometheus, cli/ parses commands and calls them) ----
+  layer(['apps/agent/src/collector/**/*.ts'], collectorRules),
+  // Its parts by job (collector/index.ts): abi/ (the kernel ABI), decode/ (kernel maps and ring
+  // buffer into frames, samples, in-flight, untimed) and host/ (devices, disks, cgroups, kernel
+  // facts, clock). The lifecycle (collector.ts, loader.ts) composes them; they never import it.
   layer(
-    ['apps/agent/src/collector/**/*.ts'],
-    [
-      [
-        '^\\.\\./(history|server|service|fleet|cli|record)(/|\\.js$)',
-        'collector/ decodes kernel maps into frames: it imports nothing from history/, server/, service/, fleet/, cli/ or record/',
-      ],
-      noHttp,
-    ],
+    ['apps/agent/src/collector/abi/**/*.ts'],
+    [...collectorRules, notTheLifecycle, notDecode('abi/ is the kernel ABI: decode/ reads records through it, never the other way')],
+  ),
+  layer(['apps/agent/src/collector/decode/**/*.ts'], [...collectorRules, notTheLifecycle]),
+  layer(
+    ['apps/agent/src/collector/host/**/*.ts'],
+    [...collectorRules, notTheLifecycle, notDecode('host/ discovers the machine: it decodes no kernel record, decode/ reads host/')],
   ),
   // history/ stores frames in the shared-types shape: it needs nothing of the collector (not even
   // its types) and nothing of the server, and it never touches BPF.
@@ -182,10 +219,30 @@ const layers = [
     ['packages/bpf-loader/src/**/*.ts'],
     [['^@blkheat/', 'the loader is generic libbpf: it knows nothing of blkheat, block I/O or the schema']],
   ),
-  // ---- test helpers: imported one way (apps/web/test and e2e/ take e2e/lib and testkit; never back) ----
+  // ---- test helpers: imported one way (e2e/ takes e2e/lib and testkit, apps/*/test take testkit; never back) ----
+  // e2e/ drives the built agent and dashboard as a user would: apps/ source is not its to import,
+  // by a path or by a package name. Of the workspace it takes @blkheat/shared-types (the wire's
+  // types) and @blkheat/testkit. One exception, named: from the agent's public collector entry,
+  // the two facts of the machine under test that a test must read as the agent does (whether the
+  // kernel hides pid 1's context from BPF, kernelFactsOf; where the io cgroup hierarchy is,
+  // findIoHierarchy), so its expected counts match what the agent can see.
   layer(
     ['e2e/**/*.ts'],
-    [['^(\\.\\./)+apps/', 'e2e/ drives the built agent and dashboard: it imports no apps/ source (types come from @blkheat/shared-types)']],
+    [
+      ['^(\\.\\./)+apps/', 'e2e/ drives the built agent and dashboard: it imports no apps/ source (types come from @blkheat/shared-types)'],
+      [
+        '^@blkheat/(?!shared-types$|testkit$|agent/collector$)',
+        'e2e/ takes only @blkheat/shared-types and @blkheat/testkit of the workspace: the agent and the dashboard are driven as built, not imported',
+      ],
+    ],
+    [
+      {
+        name: '@blkheat/agent/collector',
+        allowImportNames: ['kernelFactsOf', 'findIoHierarchy'],
+        message:
+          "e2e/ takes only the machine's facts from the agent's collector (kernelFactsOf, findIoHierarchy): it never runs a collector in-process",
+      },
+    ],
   ),
   layer(
     ['packages/testkit/src/**/*.ts'],

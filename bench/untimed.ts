@@ -1,7 +1,8 @@
 /**
  * bench/untimed: how often plain O_DIRECT I/O leaves untimed I/Os, i.e. completions that
- * /proc/diskstats accounts but no run of blkheat's block_rq_complete program counted (issue 9's
- * count flake), with an independent witness of the tracepoint itself.
+ * /proc/diskstats accounts but no run of blkheat's block_rq_complete program counted (what makes
+ * a count test that holds blkheat to diskstats fall short), with an independent witness of the
+ * tracepoint itself.
  *
  * Loops the job of the conservation test "plain O_DIRECT I/O: counted exactly, none untimed"
  * (fio randrw, io_uring, QD16, 4 s on a loop device over /dev/shm) with a fresh collector per
@@ -20,7 +21,7 @@
  *
  *   node --import tsx bench/untimed.ts [--iterations 40] [--load]
  *
- * --load adds a CPU hog and O_DIRECT writes to a file in /var/tmp on vda (lossy iterations were
+ * --load adds a CPU hog and O_DIRECT writes to a file in /var/tmp on vda (lossy iterations are
  * rare without it). Kernel-exclusive: nothing else may load BPF programs meanwhile.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';

@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { launch, type Hooked } from '../e2e/lib/browser.ts';
+import { hook, type Hooked, launch } from '@blkheat/testkit';
 import { syntheticSource } from '../apps/web/test/fixtures/synthetic.ts';
 import { exportSnapshotText } from '../apps/web/src/model/snapshot.ts';
 import { serveStatic } from './web/serve.ts';
@@ -89,7 +89,7 @@ async function fps(
     g.__rec.on = false;
     return { frames: g.__rec.frames, ms: performance.now() - g.__rec.t0, worst: g.__rec.worst };
   });
-  const after = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.renderStats());
+  const after = await hook(page).renderStats();
   // Per scheduler frame, the sum of the draws of every view.
   const drawn = after.frames - before;
   const keys = Object.keys(after.timings).filter((k) => k.startsWith('heat:') || k.startsWith('overlay:') || k === 'time-axis');
@@ -150,9 +150,9 @@ async function main(): Promise<void> {
     const t0 = Date.now();
     await page.setInputFiles('[data-testid=import-input]', { name: 'bench.json', mimeType: 'application/json', buffer: Buffer.from(text) });
     await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot');
-    await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.idle());
+    await hook(page).idle();
     const importMs = Date.now() - t0;
-    const st = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state());
+    const st = await hook(page).state();
     console.log(
       `\ndashboard: imported ${(text.length / 1e6).toFixed(1)} MB snapshot (3,600 s, ${snap.disks.length} disks) in ${importMs} ms; step ${st.step} s`,
     );
@@ -166,13 +166,13 @@ async function main(): Promise<void> {
       for (let i = 1; i <= 150; i++) await page.mouse.move(box.x + box.width * (0.1 + (0.6 * i) / 150), y + Math.sin(i / 9) * 20);
       await page.mouse.up();
     });
-    await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.idle());
-    const zoomed = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state());
+    await hook(page).idle();
+    const zoomed = await hook(page).state();
     console.log(
       `  drag-zoom brush: ${fmt(brush.fps)} fps over ${fmt(brush.seconds)} s (worst frame gap ${fmt(brush.worstGapMs)} ms; draws median ${fmt(brush.draws.median)} ms p95 ${fmt(brush.draws.p95)} ms) → view ${Math.round(zoomed.view.to - zoomed.view.from)} s at step ${zoomed.step} s; budget ≥ 55 fps`,
     );
     await page.keyboard.press('Escape');
-    await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.idle());
+    await hook(page).idle();
     const wheel = await fps(page, async () => {
       await page.mouse.move(box.x + box.width * 0.5, y);
       await page.keyboard.down('Control');

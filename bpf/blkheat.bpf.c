@@ -59,6 +59,8 @@ const volatile struct bh_request_bits req_bits = {};
 const volatile __u16 cls_flag_table[1 << BH_CLS_FLAG_TABLE_BITS] = {};
 /* raw_tp only: index of the request/bio argument (1 where request_queue came first). */
 const volatile __u32 rq_arg_idx = 0;
+/* Never read: it makes BTF describe blkheat.h's enums for the agent (struct bh_btf_enums). */
+const volatile struct bh_btf_enums bh_btf_enums_anchor = {};
 
 #include "blkheat_bucket.bpf.h"
 #include "blkheat_maps.bpf.h"

@@ -6,9 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { addSparseInto, bucketCount, bucketOfSeconds, conservedCount, denseHist, type Frame, upperBoundsNs } from '@blkheat/shared-types';
-import { createDelayedLoopDevice } from '@blkheat/testkit';
-import type { Hooked } from './lib/browser.ts';
-import { backgroundFio, canRun, dragAcross, H, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
+import { createDelayedLoopDevice, hook, type Hooked } from '@blkheat/testkit';
+import { backgroundFio, canRun, dragAcross, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
 
 const DELAY_MS = 5;
 
@@ -21,7 +20,7 @@ test('dashboard: heat map, drag-zoom and drill-down on a 5 ms FUSE-delayed loop 
   backgroundFio(t, disk.path, ['--rw=randread', '--bs=4k', '--size=60M']);
   const s = await openDashboard(t, agent.url);
   const page = s.page;
-  const h = H(page);
+  const h = hook(page);
 
   // 1. The heat map lights up in the 5 ms row. (A one-minute live window, once 30 s of I/O are in.)
   await waitFor(
@@ -55,13 +54,13 @@ test('dashboard: heat map, drag-zoom and drill-down on a 5 ms FUSE-delayed loop 
   const st = await h.state();
   const column = await page.evaluate(
     async ({ dev, ts, buckets }) => {
-      const hook = (globalThis as unknown as Hooked).__blkheat;
-      await hook.idle();
+      const blkheat = (globalThis as unknown as Hooked).__blkheat;
+      await blkheat.idle();
       const out: { b: number; count: number | undefined; alpha: number | undefined }[] = [];
       for (let b = 0; b < buckets; b++) {
-        const c = hook.cellCenter(dev, ts, b);
+        const c = blkheat.cellCenter(dev, ts, b);
         if (!c) continue; // outside the drawn latency range
-        out.push({ b, count: hook.cellAt(c.x, c.y)?.count, alpha: hook.pixelAt(dev, c.x, c.y)?.[3] });
+        out.push({ b, count: blkheat.cellAt(c.x, c.y)?.count, alpha: blkheat.pixelAt(dev, c.x, c.y)?.[3] });
       }
       return out;
     },
@@ -102,6 +101,7 @@ test('dashboard: heat map, drag-zoom and drill-down on a 5 ms FUSE-delayed loop 
   for (const f of answer.frames) {
     for (const d of f.disks) {
       if (d.dev !== disk.dev) continue;
+      // No witness: the page against the agent's own range answer (both blkheat's, counted + untimed), no outside count.
       completed += conservedCount(d); // what the page counts: as /proc/diskstats does
       for (const c of d.cls) addSparseInto(truth, c.d);
     }

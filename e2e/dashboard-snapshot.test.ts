@@ -8,9 +8,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { parseSnapshot } from '@blkheat/shared-types';
-import { createLoopDevice } from '@blkheat/testkit';
-import { artifactsDir } from './lib/browser.ts';
-import { backgroundFio, canRun, dragAcross, H, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
+import { artifactsDir, createLoopDevice, hook } from '@blkheat/testkit';
+import { backgroundFio, canRun, dragAcross, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
 
 test('dashboard: export a snapshot, import it offline in a fresh browser, reject bad files', { timeout: 300_000 }, async (t) => {
   if (!canRun(t, { fio: true })) return;
@@ -20,7 +19,7 @@ test('dashboard: export a snapshot, import it offline in a fresh browser, reject
   // test of their own below.)
   backgroundFio(t, disk.path, ['--rw=randrw', '--bs=4k', '--size=100M', '--rate_iops=400']);
   const live = await openDashboard(t, agent.url);
-  const h = H(live.page);
+  const h = hook(live.page);
   await waitFor(
     live.page,
     `25 s of I/O on ${disk.name}`,
@@ -70,7 +69,7 @@ test('dashboard: export a snapshot, import it offline in a fresh browser, reject
 
   // 2. A fresh browser; the agent goes away; the snapshot alone shows the same counts.
   const fresh = await openDashboard(t, agent.url);
-  const f = H(fresh.page);
+  const f = hook(fresh.page);
   await agent.stop('SIGTERM', 15_000);
   await waitFor(fresh.page, 'the page to notice the agent is gone', async () => (await f.state()).connection !== 'live', 30_000);
   await fresh.page.setInputFiles('[data-testid=import-input]', file);
@@ -151,7 +150,7 @@ test('dashboard: the agent exports ranges with flushes as importable snapshots',
   const agent = await startAgent(t, ['--disk', disk.name]);
   backgroundFio(t, disk.path, ['--rw=randwrite', '--bs=4k', '--size=32M', '--rate_iops=200', '--fsync=8']);
   const s = await openDashboard(t, agent.url);
-  const h = H(s.page);
+  const h = hook(s.page);
   await waitFor(s.page, `flushes on ${disk.name}`, async () => ((await h.classCounts())['Flush'] ?? 0) > 50, 60_000);
   const download = s.page.waitForEvent('download');
   await s.page.click('[data-testid=export-json]');

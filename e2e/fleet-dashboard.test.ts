@@ -1,16 +1,16 @@
-// Fleet mode on real components (issue 12): three real agents stand in for three hosts (each its
-// own --instance and --disk; host-c's disk is a FUSE-delayed loop device at 5 ms), a real
-// Prometheus (Debian's 2.42, native histograms) scrapes them every second, and `blkheat fleet
-// --prometheus URL` serves the dashboard from it, opened in chromium. The page shows the three
-// hosts' rows, each linking to its agent; host-c's band sits in the 4–8 ms rows; a drag zooms,
-// and each row's count of the zoomed range equals what its agent counted, grouped by the scrapes
-// Prometheus stored (the fleet view dates each scrape's increase by the agent's window end:
-// docs/fleet.md). Screenshots go to artifacts/dashboard/.
+// Fleet mode on real components: three real agents stand in for three hosts (each its own
+// --instance and --disk; host-c's disk is a FUSE-delayed loop device at 5 ms), a real Prometheus
+// (Debian's 2.42, native histograms) scrapes them every second, and `blkheat fleet --prometheus
+// URL` serves the dashboard from it, opened in chromium. The page shows the three hosts' rows, each
+// linking to its agent; host-c's band sits in the 4–8 ms rows; a drag zooms, and each row's count
+// of the zoomed range equals what its agent counted, grouped by the scrapes Prometheus stored (the
+// fleet view dates each scrape's increase by the agent's window end: docs/fleet.md). Screenshots go
+// to artifacts/dashboard/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bucketOfSeconds, conservedCount, untimedCount, type Frame } from '@blkheat/shared-types';
-import { prometheusUnavailable, sleep, startAgentProcess, startFio, startScrapedHosts } from '@blkheat/testkit';
-import { canRun, H, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
+import { hook, prometheusUnavailable, sleep, startAgentProcess, startFio, startScrapedHosts } from '@blkheat/testkit';
+import { canRun, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
 
 const missing = prometheusUnavailable();
 
@@ -34,7 +34,7 @@ test(
 
     const s = await openDashboard(t, fleet.url);
     const page = s.page;
-    const h = H(page);
+    const h = hook(page);
     await waitFor(page, 'three host × disk rows', async () => (await h.state()).shownDisks.length === 3, 30_000);
     await h.idle();
 

@@ -1,31 +1,33 @@
-// Incident views against the real agent on real I/O (issue "Incident views"): the size × latency
-// panel, the cgroup table and its filter, and failed I/Os on the heat map. Each test runs its I/O
-// first, then opens the dashboard on a fixed range around it (?from&to), so what the page shows
-// is compared with fio's own counts and the agent's range answer. Screenshots go to
-// artifacts/dashboard/.
+// Incident views against the real agent on real I/O: the size × latency panel, the cgroup table and
+// its filter, and failed I/Os on the heat map. Each test runs its I/O first, then opens the
+// dashboard on a fixed range around it (?from&to), so what the page shows is compared with fio's
+// own counts and the agent's range answer. Screenshots go to artifacts/dashboard/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { completionWitness, createDelayedLoopDevice, createLoopDevice, runCommand, runFio, sleep } from '@blkheat/testkit';
+import {
+  completionWitness,
+  createDelayedLoopDevice,
+  createLoopDevice,
+  hook,
+  nextSecond,
+  runCommand,
+  runFio,
+  sleep,
+  sleepUntilSecond,
+} from '@blkheat/testkit';
 import { findIoHierarchy, kernelFactsOf } from '@blkheat/agent/collector';
-import { canRun, H, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
+import { canRun, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
 
 /** Whether this kernel runs no BPF program on top of pid 1's threads (docs/accounting.md). */
 const hidesInitContext = kernelFactsOf(undefined).hidesInitContext;
 
-/** Waits for the next whole second and returns it. */
-async function nextSecond(): Promise<number> {
-  const from = Math.floor(Date.now() / 1000) + 1;
-  await sleep(from * 1000 - Date.now() + 5);
-  return from;
-}
-
 /** The dashboard on the fixed range [from, to) of one disk, once the agent has closed `to`. */
 async function openRange(t: Parameters<typeof openDashboard>[0], url: string, disk: string, from: number, to: number) {
-  await sleep(Math.max(0, (to + 2) * 1000 - Date.now()));
+  await sleepUntilSecond(to + 2);
   const s = await openDashboard(t, `${url}?from=${from}&to=${to}&disks=${disk}`);
-  const h = H(s.page);
+  const h = hook(s.page);
   await h.idle();
   return { page: s.page, h };
 }

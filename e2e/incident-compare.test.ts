@@ -1,13 +1,13 @@
-// Compare (A/B) against the real agent on real I/O (issue "Incident views"): 30 s of reads at a
-// 2 ms FUSE delay, then 30 s at 8 ms, on the same disk. The dashboard opened on the whole minute
-// with the two halves as baseline and comparison (?base=&cmp=) shows a p50 delta within one
-// bucket of 6 ms, and both overlaid histograms equal the agent's own range answers for the two
-// halves. Screenshots go to artifacts/dashboard/.
+// Compare (A/B) against the real agent on real I/O: 30 s of reads at a 2 ms FUSE delay, then 30 s
+// at 8 ms, on the same disk. The dashboard opened on the whole minute with the two halves as
+// baseline and comparison (?base=&cmp=) shows a p50 delta within one bucket of 6 ms, and both
+// overlaid histograms equal the agent's own range answers for the two halves. Screenshots go to
+// artifacts/dashboard/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { addSparseInto, bucketOfSeconds, denseHist, type Frame, lowerBoundSeconds, upperBoundSeconds } from '@blkheat/shared-types';
-import { createDelayedLoopDevice, sleep, startFio } from '@blkheat/testkit';
-import { canRun, H, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
+import { createDelayedLoopDevice, hook, sleep, sleepUntilSecond, startFio } from '@blkheat/testkit';
+import { canRun, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
 
 const HALF_S = 30;
 
@@ -20,13 +20,13 @@ test('compare: 2 ms then 8 ms on one disk, p50 delta within a bucket of 6 ms, bo
   // The halves are whole seconds well inside each delay's run.
   const t0 = Math.floor(Date.now() / 1000) + 2;
   const t1 = t0 + HALF_S;
-  await sleep(t1 * 1000 - Date.now());
+  await sleepUntilSecond(t1);
   disk.setDelay(8);
   const t2 = t1 + HALF_S;
   // The second half starts one second after the switch: reads begun before it took 2 ms.
   const base = { from: t0, to: t1 };
   const cmp = { from: t1 + 1, to: t2 };
-  await sleep((t2 + 2) * 1000 - Date.now());
+  await sleepUntilSecond(t2 + 2);
   await fio.stop();
 
   const s = await openDashboard(
@@ -37,7 +37,7 @@ test('compare: 2 ms then 8 ms on one disk, p50 delta within a bucket of 6 ms, bo
     },
   );
   const page = s.page;
-  const h = H(page);
+  const h = hook(page);
   await waitFor(page, 'the comparison', async () => (await h.compare())?.status === 'ready', 30_000);
   const c = await h.compare();
   assert.ok(c, 'the compare view is open');

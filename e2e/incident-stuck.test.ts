@@ -1,15 +1,15 @@
-// Stuck I/O on the real kernel (issue "Incident views"): a loop device over a FUSE file whose
-// daemon holds one read for 20 s. dd issues that read; within 3 s of the hold the page shows it:
-// the disk's row head turns loud, the strip's oldest-in-flight age grows second by second, and
-// the stuck I/O is listed with dd's pid and comm. The heat map marks it above the column where
-// it started. After release the row head quietens and the read lands in the ~20 s row of the
-// heat map. A screenshot per step goes to artifacts/dashboard/.
+// Stuck I/O on the real kernel: a loop device over a FUSE file whose daemon holds one read for
+// 20 s. dd issues that read; within 3 s of the hold the page shows it: the disk's row head turns
+// loud, the strip's oldest-in-flight age grows second by second, and the stuck I/O is listed with
+// dd's pid and comm. The heat map marks it above the column where it started. After release the row
+// head quietens and the read lands in the ~20 s row of the heat map. A screenshot per step goes to
+// artifacts/dashboard/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { lowerBoundSeconds, upperBoundSeconds } from '@blkheat/shared-types';
-import { createDelayedLoopDevice } from '@blkheat/testkit';
-import { canRun, H, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
+import { createDelayedLoopDevice, hook } from '@blkheat/testkit';
+import { canRun, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
 
 const HOLD_S = 20;
 
@@ -19,7 +19,7 @@ test('stuck I/O: loud row head within 3 s, growing age, pid/comm listed, then th
   const agent = await startAgent(t, ['--disk', disk.name]);
   const s = await openDashboard(t, agent.url);
   const page = s.page;
-  const h = H(page);
+  const h = hook(page);
   const badge = page.locator(`[data-testid="stuck-${disk.name}"]`);
   assert.equal(await badge.count(), 0, 'no stuck badge before the hold');
 

@@ -1,14 +1,14 @@
-// The throughput strip against the real agent on real I/O (issue "Incident views"): fio reads a
-// loop device over a FUSE file whose daemon sleeps 2 ms per read, at iodepth 8 with libaio.
-// What the page draws must agree with fio: every I/O and byte fio moved is in the strip's
-// columns of its run (exactly: only fio reads this disk), the mean IOPS and MB/s of the run's
-// full seconds lie within 2 % of fio's own figures, and the I/Os in flight when each second
-// closed are fio's iodepth in steady state. A screenshot goes to artifacts/dashboard/.
+// The throughput strip against the real agent on real I/O: fio reads a loop device over a FUSE file
+// whose daemon sleeps 2 ms per read, at iodepth 8 with libaio. What the page draws must agree with
+// fio: every I/O and byte fio moved is in the strip's columns of its run (exactly: only fio reads
+// this disk), the mean IOPS and MB/s of the run's full seconds lie within 2 % of fio's own figures,
+// and the I/Os in flight when each second closed are fio's iodepth in steady state. A screenshot
+// goes to artifacts/dashboard/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { completionWitness, createDelayedLoopDevice, runFio } from '@blkheat/testkit';
+import { completionWitness, createDelayedLoopDevice, hook, runFio } from '@blkheat/testkit';
 import { kernelFactsOf } from '@blkheat/agent/collector';
-import { canRun, H, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
+import { canRun, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
 
 const IODEPTH = 8;
 const RUN_S = 20;
@@ -20,7 +20,7 @@ test('throughput strip: IOPS and MB/s within 2 % of fio over its run, in flight 
   const agent = await startAgent(t, ['--disk', disk.name]);
   const s = await openDashboard(t, agent.url);
   const page = s.page;
-  const h = H(page);
+  const h = hook(page);
 
   // ftrace witnesses what this kernel shows to no BPF program (docs/accounting.md).
   const witness = completionWitness(t, disk, kernelFactsOf(undefined).hidesInitContext);

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Layouts shared by the kernel programs (blkheat.bpf.c) and the agent's decoder
- * (apps/agent/src/collector/layout.ts). Change both together; the agent checks the sizes
- * libbpf reports against its own and refuses a mismatched object.
+ * The records and values shared by the kernel programs (blkheat.bpf.c) and the agent: this
+ * header is their one source. The agent reads none of it by hand: it takes every record's field
+ * offsets and sizes, the array lengths and the values below from the built object's BTF when it
+ * loads it (apps/agent/src/collector/abi), and refuses an object whose records lack a field it
+ * reads, or lay one out at a width it cannot read, naming the struct and the field.
+ *
+ * So values the agent needs are enums, not #defines: BTF describes enums (through the record
+ * struct bh_btf_enums below), never macros. Array lengths need neither: BTF gives each array's size.
  */
 #ifndef BLKHEAT_H
 #define BLKHEAT_H
 
 /* The latency bucket schema this object is built for (Prometheus native-histogram scale):
  * 2 = 4 buckets per power of two (blkheat.bpf.o, the default), 3 = 8 buckets per power of two
- * (blkheat_s3.bpf.o, built from the same source with -DBH_SCHEMA=3; added in layout 3). Both
+ * (blkheat_s3.bpf.o, built from the same source with -DBH_SCHEMA=3). Both
  * cover 2^-20 s .. 2^6 s: 106 dense buckets at scale 2, 210 at scale 3. */
 #ifndef BH_SCHEMA
 #define BH_SCHEMA 2
@@ -28,24 +33,26 @@
 #define BH_COMM_LEN 16
 
 /* Class code: low 8 bits = kernel req_op value, then one bit per flag shown in the class name. */
-#define BH_CLS_OP_MASK 0xffu
-#define BH_CLS_SYNC (1u << 8)
-#define BH_CLS_META (1u << 9)
-#define BH_CLS_FUA (1u << 10)
-#define BH_CLS_PRIO (1u << 11)
-#define BH_CLS_RAHEAD (1u << 12)
-#define BH_CLS_BACKGROUND (1u << 13)
-#define BH_CLS_PREFLUSH (1u << 14)
-/* Not in /proc/diskstats: passthrough commands (REQ_OP_DRV_IN/OUT: SG_IO, NVMe admin, virtio
- * GET_ID) and requests the kernel does not account (iostats off). Kept apart from the totals
- * that equal diskstats. Added in layout 2. */
-#define BH_CLS_NOSTAT (1u << 15)
+enum bh_cls_bits {
+	BH_CLS_OP_MASK = 0xff,
+	BH_CLS_SYNC = 1 << 8,
+	BH_CLS_META = 1 << 9,
+	BH_CLS_FUA = 1 << 10,
+	BH_CLS_PRIO = 1 << 11,
+	BH_CLS_RAHEAD = 1 << 12,
+	BH_CLS_BACKGROUND = 1 << 13,
+	BH_CLS_PREFLUSH = 1 << 14,
+	/* Not in /proc/diskstats: passthrough commands (REQ_OP_DRV_IN/OUT: SG_IO, NVMe admin,
+	 * virtio GET_ID) and requests the kernel does not account (iostats off). Kept apart from
+	 * the totals that equal diskstats. */
+	BH_CLS_NOSTAT = 1 << 15,
+};
 
 /* The kernel's request op and flag values the programs test, read from its BTF by the agent and
- * set before load (knob req_bits; request-bits.ts). Layout 7. Why not CO-RE enum relocations, as
- * before: each is a 64-bit constant the JIT must load, zero-extend and shift into a mask on every
- * I/O (about 150 instructions of the completion program, all told), where a frozen knob is one
- * load and the class flags one table lookup. */
+ * set before load (knob req_bits; request-bits.ts). Why not CO-RE enum relocations: each is a
+ * 64-bit constant the JIT must load, zero-extend and shift into a mask on every I/O (about 150
+ * instructions of the completion program, all told), where a frozen knob is one load and the
+ * class flags one table lookup. */
 struct bh_request_bits {
 	__u32 op_mask;       /* REQ_OP_MASK: (1 << __REQ_FAILFAST_DEV) - 1 */
 	__u32 op_flush;      /* REQ_OP_FLUSH */
@@ -56,11 +63,13 @@ struct bh_request_bits {
 	__u32 rqf_io_stat;   /* 1 << __RQF_IO_STAT, or 0 */
 	__u32 cls_shift;     /* the lowest flag bit a class names: cmd_flags >> cls_shift indexes cls_flag_table */
 };
-#define BH_NO_OP 0xffffffffu
+/* An op value no request has: op_drv_in/op_drv_out on kernels without them. */
+enum bh_no_op { BH_NO_OP = 0xffffffffu };
 /* cls_flag_table[i]: the class flag bits (BH_CLS_SYNC, ...) of the request flags i << cls_shift. */
 #define BH_CLS_FLAG_TABLE_BITS 12
 
-/* blk_status_t values counted per histogram (status >= BH_NR_STATUS goes in the last one). */
+/* blk_status_t values counted per histogram (status >= BH_NR_STATUS goes in the last one); the
+ * agent reads it as the length of bh_hist.errors. */
 #define BH_NR_STATUS 20
 
 /* Histogram key: one (time slot, disk, class, I/O size, cgroup). Slot = wall-clock second
@@ -70,24 +79,23 @@ struct bh_hist_key {
 	__u32 slot;
 	__u32 dev; /* kernel dev_t: major << 20 | minor */
 	__u16 cls;
-	__u8 size_log2; /* smallest s with bytes <= 2^s; 0 = no data (flushes). Layout 2. */
+	__u8 size_log2; /* smallest s with bytes <= 2^s; 0 = no data (flushes). */
 	__u8 pad;
 	__u32 pad2;
 	/* The cgroup the I/O is charged to: the kernfs id of the bio's blkcg cgroup (blkio v1 or
 	 * cgroup2 io, whichever hierarchy holds the controller), so writeback is charged to whoever
-	 * dirtied the pages; 0 = none (no bio, e.g. flushes; no blk-cgroup). Layout 3. */
+	 * dirtied the pages; 0 = none (no bio, e.g. flushes; no blk-cgroup). */
 	__u64 cgroup;
 };
 
 /* The histogram table (maps hists, hist_keys, hist_claims): one partition of BH_HIST_PER_CPU
  * entries per possible CPU, each CPU probing at most BH_HIST_PROBES entries of its own from the
  * key's hash. A claim is 0 (free), BH_CLAIM_BUSY (a program is writing the key) or the slot of the
- * key it holds. Layout 6. */
+ * key it holds. */
 #define BH_HIST_CPU_BITS 12
 #define BH_HIST_PER_CPU (1u << BH_HIST_CPU_BITS)
 #define BH_HIST_PROBES 32
-#define BH_CLAIM_FREE 0ull
-#define BH_CLAIM_BUSY 1ull
+enum bh_claim { BH_CLAIM_FREE = 0, BH_CLAIM_BUSY = 1 };
 
 /* Histogram value (one per entry, written only on its partition's CPU; the agent adds up the
  * entries of one key). */
@@ -95,19 +103,21 @@ struct bh_hist {
 	__u64 count;   /* completed I/Os (what /proc/diskstats counts, unless cls has BH_CLS_NOSTAT) */
 	__u64 dropped; /* I/Os without a sample record (not sampled, over budget, ring full) */
 	__u64 missed;  /* completions whose start was not seen (no latency known) */
-	__u64 requeues; /* requests of this disk and class sent back to the queue (layout 2) */
-	__u64 bytes;    /* bytes of the counted I/Os (layout 3): throughput, exact */
+	__u64 requeues; /* requests of this disk and class sent back to the queue */
+	__u64 bytes;    /* bytes of the counted I/Os: throughput, exact */
 	__u32 max_bucket_plus1; /* highest device bucket seen on this CPU this slot, + 1 (0 = none) */
 	__u32 pad;
-	__u64 errors[BH_NR_STATUS]; /* failed I/Os (counted in `count` too) by blk_status_t (layout 2) */
+	__u64 errors[BH_NR_STATUS]; /* failed I/Os (counted in `count` too) by blk_status_t */
 	__u64 device[BH_NR_BUCKETS];
 	__u64 queue[BH_NR_BUCKETS];
 };
 
-/* Sample record flags. */
-#define BH_SAMPLE_OUTLIER (1u << 0) /* kept as a slowest-of-second I/O, not by random sampling */
-#define BH_SAMPLE_QUEUE_KNOWN (1u << 1)
-#define BH_SAMPLE_SUBMITTER_KNOWN (1u << 2)
+/* Sample record flags (bh_sample.flags). */
+enum bh_sample_flags {
+	BH_SAMPLE_OUTLIER = 1 << 0, /* kept as a slowest-of-second I/O, not by random sampling */
+	BH_SAMPLE_QUEUE_KNOWN = 1 << 1,
+	BH_SAMPLE_SUBMITTER_KNOWN = 1 << 2,
+};
 
 /* One sampled I/O, pushed through the ring buffer. */
 struct bh_sample {
@@ -115,7 +125,7 @@ struct bh_sample {
 	__u64 sector;
 	__u64 queue_ns;
 	__u64 device_ns;
-	__u64 cgroup_id; /* the charged cgroup (bh_hist_key.cgroup; layout 2 and before: the submitter's cgroup2) */
+	__u64 cgroup_id; /* the charged cgroup (bh_hist_key.cgroup) */
 	__u32 dev;
 	__u32 bytes;
 	__u32 pid;       /* submitter's tgid */
@@ -146,15 +156,15 @@ struct bh_counters {
 	__u64 flush_seq_data;  /* first completions of flush-sequence data requests (counted at the end) */
 	__u64 errors;          /* completions with a non-zero status */
 	__u64 slot_taken;      /* a request's timing slot was taken by another request before it completed */
-	__u64 counted;         /* I/Os counted into a histogram since load: the agent checks its harvest against it (layout 4) */
-	__u64 disk_counts_full; /* counted I/Os of a disk that found no entry in disk_counts (layout 5) */
+	__u64 counted;         /* I/Os counted into a histogram since load: the agent checks its harvest against it */
+	__u64 disk_counts_full; /* counted I/Os of a disk that found no entry in disk_counts */
 };
 
 /* Running counts of the I/Os each disk (or partition) put into a histogram since load, per
  * /proc/diskstats op group: what the agent compares with diskstats to measure untimed I/Os. One
  * map read gives every disk's count at once, so the agent reads it right after /proc/diskstats,
  * at nearly the same instant. Per CPU, open addressing by dev_t over BH_DISK_SLOTS entries
- * (BH_DISK_PROBES tries; a disk that finds none is counted in disk_counts_full). Layout 5. */
+ * (BH_DISK_PROBES tries; a disk that finds none is counted in disk_counts_full). */
 #define BH_DISK_SLOT_BITS 9
 #define BH_DISK_SLOTS (1 << BH_DISK_SLOT_BITS)
 #define BH_DISK_PROBES 8
@@ -178,7 +188,7 @@ struct bh_rq_slot {
 	__u64 pad[4];
 };
 
-/* One I/O found in flight by bh_inflight, oldest first (layout 2). */
+/* One I/O found in flight by bh_inflight, oldest first. */
 #define BH_INFLIGHT_MAX 256
 struct bh_inflight_io {
 	__u64 start_ns; /* the request's start (rq->start_time_ns), or its issue when it has none */
@@ -195,7 +205,7 @@ struct bh_inflight_io {
 /* What the in-flight scan keeps of an I/O in flight for BH_INFLIGHT_KEEP_NS or more (map
  * inflight_kept, keyed by request), so that it is still found once another request takes its
  * slot: what the slot held, and the start and sector that tell this life of the request from
- * the next. Layout 6. */
+ * the next. */
 #define BH_INFLIGHT_KEEP_NS 100000000ull
 #define BH_INFLIGHT_KEPT_MAX 4096
 struct bh_inflight_kept {
@@ -207,7 +217,7 @@ struct bh_inflight_kept {
 };
 
 /* Per disk (dev_t key of map inflight_disks): every in-flight I/O counted, listed or not, and the
- * start of the oldest. The agent empties the map before each scan. Layout 3. */
+ * start of the oldest. The agent empties the map before each scan. */
 struct bh_inflight_disk {
 	__u64 count;
 	__u64 oldest_start_ns;
@@ -227,6 +237,16 @@ struct bh_settings {
 	__u32 fair_budget;      /* random samples allowed per second */
 	__u32 outlier_budget;   /* slowest-of-second samples allowed per second */
 	__u32 pad;
+};
+
+/* BTF carries an enum only where a declaration uses it: this record is that use. blkheat.bpf.c
+ * declares one (bh_btf_enums_anchor), which no program reads; the agent reads the enums' values
+ * from the object's BTF. */
+struct bh_btf_enums {
+	enum bh_cls_bits cls_bits;
+	enum bh_sample_flags sample_flags;
+	enum bh_claim claim;
+	enum bh_no_op no_op;
 };
 
 #endif /* BLKHEAT_H */

@@ -15,7 +15,7 @@
 #ifndef BLKHEAT_BUCKET_BPF_H
 #define BLKHEAT_BUCKET_BPF_H
 
-/* Parts per power of two: 2^BH_SPLIT_BITS (the agent's BUCKET_SPLIT_BITS in bucket-table.ts). */
+/* Parts per power of two: 2^BH_SPLIT_BITS (the agent reads it as bucket_first's size). */
 #define BH_SPLIT_BITS 5
 #define BH_BUCKET_TABLE_SIZE (64 << BH_SPLIT_BITS)
 

@@ -96,7 +96,7 @@ struct {
 
 /* I/Os the in-flight scan found in flight for BH_INFLIGHT_KEEP_NS or more, by request: their
  * slot may be taken by another request while they are still stuck, and then only this finds
- * them. Layout 6. */
+ * them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BH_INFLIGHT_KEPT_MAX);

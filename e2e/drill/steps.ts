@@ -9,8 +9,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
-import type { CleanupContext } from '@blkheat/testkit';
-import { artifactsDir } from '../lib/browser.ts';
+import { artifactsDir, type CleanupContext } from '@blkheat/testkit';
 
 /** Cleanups run last-in first-out (agent, then workloads, then devices), each at most once. */
 export class CleanupStack implements CleanupContext {

@@ -1,16 +1,28 @@
 /**
  * Helpers for the dashboard's browser tests against the real agent: start the agent the way a
- * user does, open the page in chromium, read the page through its test hook, drive gestures,
- * run background I/O. Everything started here is stopped in t.after().
+ * user does, open the page in chromium, drive gestures, read heat map columns, run background
+ * I/O. The browser and the test hook (`hook(page)`) come from @blkheat/testkit. Everything
+ * started here is stopped in t.after().
  */
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { type BlkheatHook, bucketCount } from '@blkheat/shared-types';
-import { type AgentProcess, type CleanupContext, fuseUnavailable, startAgentProcess, startFio } from '@blkheat/testkit';
-import { type BrowserSession, type Hooked, idle, launchFor, screenshot } from './browser.ts';
+import { bucketCount } from '@blkheat/shared-types';
+import {
+  type AgentProcess,
+  type BrowserSession,
+  type CleanupContext,
+  fuseUnavailable,
+  hook,
+  type Hooked,
+  idle,
+  launchFor,
+  screenshot,
+  startAgentProcess,
+  startFio,
+} from '@blkheat/testkit';
 
 export interface TestContextLike extends CleanupContext {
   skip(message?: string): void;
@@ -65,54 +77,13 @@ export async function openDashboard(
       s.page,
       'the dashboard to connect',
       () =>
-        H(s.page)
+        hook(s.page)
           .state()
           .then((st) => st.connection === 'live'),
       30_000,
     );
   await idle(s.page);
   return s;
-}
-
-/** The test hook, one accessor per call (each is one page.evaluate). */
-export function H(page: Page) {
-  const invoke = <R>(name: keyof BlkheatHook, ...args: unknown[]): Promise<R> =>
-    page.evaluate(
-      ({ n, a }) => {
-        const h = (globalThis as unknown as Hooked).__blkheat as unknown as Record<string, (...x: unknown[]) => unknown>;
-        return (h[n] as (...x: unknown[]) => unknown)(...a);
-      },
-      { n: name, a: args },
-    ) as Promise<R>;
-  return {
-    idle: () => idle(page),
-    state: () => invoke<ReturnType<BlkheatHook['state']>>('state'),
-    counts: () => invoke<ReturnType<BlkheatHook['counts']>>('counts'),
-    histogram: (dev: string) => invoke<number[]>('histogram', dev),
-    percentiles: (dev: string) => invoke<Record<string, number>>('percentiles', dev),
-    classCounts: () => invoke<Record<string, number>>('classCounts'),
-    hottestCell: (dev: string, minBucket?: number, maxBucket?: number) =>
-      invoke<ReturnType<BlkheatHook['hottestCell']>>('hottestCell', dev, minBucket ?? 0, maxBucket ?? 1e9),
-    /** Viewport coordinates of a cell's centre (the page scrolls it into view first); undefined when not drawn. */
-    cellCenter: (dev: string, ts: number, bucket: number) => invoke<ReturnType<BlkheatHook['cellCenter']>>('cellCenter', dev, ts, bucket),
-    scale: (dev: string) => invoke<ReturnType<BlkheatHook['scale']>>('scale', dev),
-    throughput: (dev: string) => invoke<ReturnType<BlkheatHook['throughput']>>('throughput', dev),
-    stuck: (dev: string) => invoke<ReturnType<BlkheatHook['stuck']>>('stuck', dev),
-    faults: (dev: string) => invoke<ReturnType<BlkheatHook['faults']>>('faults', dev),
-    cgroups: (dev: string) => invoke<ReturnType<BlkheatHook['cgroups']>>('cgroups', dev),
-    sizeLatency: (dev: string) => invoke<ReturnType<BlkheatHook['sizeLatency']>>('sizeLatency', dev),
-    sizeCellCenter: (s: number, bucket: number) => invoke<ReturnType<BlkheatHook['sizeCellCenter']>>('sizeCellCenter', s, bucket),
-    sizePixelAt: (x: number, y: number) => invoke<ReturnType<BlkheatHook['sizePixelAt']>>('sizePixelAt', x, y),
-    compare: () => invoke<ReturnType<BlkheatHook['compare']>>('compare'),
-    comparePixel: (dev: string, c: string, chart: 'overlay' | 'difference', bucket: number, value: number) =>
-      invoke<ReturnType<BlkheatHook['comparePixel']>>('comparePixel', dev, c, chart, bucket, value),
-    unrecorded: (dev: string, from: number, to: number) => invoke<number[]>('unrecorded', dev, from, to),
-    cellAt: (x: number, y: number) => invoke<ReturnType<BlkheatHook['cellAt']>>('cellAt', x, y),
-    pixelAt: (dev: string, x: number, y: number) => invoke<ReturnType<BlkheatHook['pixelAt']>>('pixelAt', dev, x, y),
-    selection: () => invoke<ReturnType<BlkheatHook['selection']>>('selection'),
-    samples: () => invoke<ReturnType<BlkheatHook['samples']>>('samples'),
-    notices: () => invoke<ReturnType<BlkheatHook['notices']>>('notices'),
-  };
 }
 
 /** Polls `ok` until it holds; fails naming what it waited for. */

@@ -1,6 +1,6 @@
-// Small files (issue 10): a source file over 400 lines says why in its first comment ("Over 400
-// lines: ..." on its first line, or the first line of the comment that opens it). Reads the
-// files git tracks, as they are in the working tree.
+// Small files: a source file over 400 lines says why in its first comment ("Over 400 lines: ..."
+// on its first line, or the first line of the comment that opens it). Reads the files git
+// tracks, as they are in the working tree.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';

@@ -7,8 +7,8 @@ import { mkdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CGROUP_NONE, denseTotal } from '@blkheat/shared-types';
-import { createLoopDevice, runFio } from '@blkheat/testkit';
-import { CgroupNamer, findIoHierarchy } from '../src/collector/cgroups.js';
+import { createLoopDevice, nextSecond, runFio } from '@blkheat/testkit';
+import { CgroupNamer, findIoHierarchy } from '../src/collector/host/cgroups.js';
 import { addToGroup, completionWitness, diskSeconds, groupCountsByDisk, lossReport, record, type GroupTotals } from './lib/collect.js';
 
 const hierarchy = findIoHierarchy(readFileSync('/proc/self/mountinfo', 'utf8'));
@@ -28,8 +28,7 @@ test(
     const loop = createLoopDevice({ sizeMiB: 256, t });
     const rec = await record(t, { disks: [loop.name] });
     const witness = completionWitness(t, loop);
-    const from = Math.floor(Date.now() / 1000) + 1;
-    await new Promise((r) => setTimeout(r, from * 1000 - Date.now() + 5));
+    const from = await nextSecond();
     witness.start();
     const [a, b] = await Promise.all([
       runFio({ filename: loop.path, rw: 'randwrite', numberIos: 6_000, cgroupDir: dirs[0] }),

@@ -18,7 +18,7 @@ import {
   waitFor,
   type CleanupContext,
 } from '@blkheat/testkit';
-import { parseDevString } from '../src/collector/layout.js';
+import { parseDevString } from '../src/collector/abi/layout.js';
 import { classTotals, completionWitness, groupCountsByDisk, quietBoundary, record } from './lib/collect.js';
 
 /** One 4 KiB O_DIRECT read of `path` at `sector` by dd, killed after the test; `exited` gives its exit code. */
@@ -205,6 +205,7 @@ test('reads failing with EIO are counted by status in their class, and conservat
   const delta = diskstatsDelta(start.stats, end.stats).get(d.name);
   const ours = groupCountsByDisk(rec.frames, start.second, end.second).get(d.dev);
   assert.ok(delta && ours);
+  // No witness: counted + untimed (measured from /proc/diskstats) holds every completion, hidden from BPF or not.
   assert.equal(ours.counted.read + ours.untimed.read, delta.reads, 'failed reads are counted as diskstats counts them');
 });
 
@@ -226,6 +227,8 @@ test(
       // Wait until the kernel's own count (/proc/diskstats' I/Os in progress) says every tag is
       // taken (fio can take a few seconds to queue that many); with no scheduler
       // (createDelayedLoopDevice resets the queue) an allocated request goes straight to the driver.
+      // No witness: diskstats' in-flight count is only waited on; the frames' in-flight counts are
+      // held to nr_tags, and come from issue stamps and a scan of the requests: no completion feeds them.
       const kernelInflight = (name: string): number => readDiskstats().get(name)?.inFlight ?? 0;
       const deadline = Date.now() + 30_000;
       while (!disks.every((d, i) => d.holdState() === 'holding' && kernelInflight(d.name) >= (tags[i] as number))) {

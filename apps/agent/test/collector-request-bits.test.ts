@@ -1,16 +1,18 @@
-// The kernel programs' request-bit knobs (request-bits.ts): built from the running kernel's BTF,
-// each request flag a class names lands on its class flag and nothing else does; a kernel whose
-// flags the table cannot cover is refused with the bits named.
+// The kernel programs' request-bit knobs (collector/abi/request-bits.ts): built from the running
+// kernel's BTF, each request flag a class names lands on its class flag and nothing else does; a
+// kernel whose flags the table cannot cover is refused with the bits named.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { kernelFactsOf, KernelSupportError } from '../src/collector/kernel-facts.js';
-import { CLS_FLAG_BITS } from '../src/collector/layout.js';
-import { CLS_FLAG_TABLE_BITS, decodeRequestBits, requestBitsKnobs, type RequestBits } from '../src/collector/request-bits.js';
+import { kernelFactsOf, KernelSupportError } from '../src/collector/host/kernel-facts.js';
+import { decodeRequestBits, requestBitsKnobs, type RequestBits } from '../src/collector/abi/request-bits.js';
+import { ABI } from './lib/abi.js';
 
 const facts = kernelFactsOf(undefined);
+const CLS_FLAG_BITS = ABI.classBits.flags;
+const CLS_FLAG_TABLE_BITS = ABI.clsFlagTableBits;
 
 function reqBits(knobs: ReturnType<typeof requestBitsKnobs>): RequestBits {
-  return decodeRequestBits(knobs.reqBits);
+  return decodeRequestBits(ABI.records.bh_request_bits, knobs.reqBits);
 }
 
 /** What the kernel program computes: the class flag bits of request flags `cmd`. */
@@ -20,7 +22,7 @@ function classFlagsOf(knobs: ReturnType<typeof requestBitsKnobs>, cmd: number): 
 }
 
 test('request bits of this kernel: each flag a class names gives its class flag, others none', () => {
-  const knobs = requestBitsKnobs(facts);
+  const knobs = requestBitsKnobs(facts, ABI);
   const bits = reqBits(knobs);
   const flag = (name: string): number => 2 ** (facts.reqFlagBits.get(name) ?? assert.fail(`no ${name} in this kernel's BTF`));
   assert.equal(bits.op_mask, flag('__REQ_FAILFAST_DEV') - 1, 'op bits end where the first flag begins');
@@ -66,12 +68,12 @@ test('request bits: flags beyond the table are refused by name; no rqf_flags enu
   const spread = new Map(facts.reqFlagBits);
   spread.set('__REQ_BACKGROUND', (facts.reqFlagBits.get('__REQ_SYNC') ?? 0) + CLS_FLAG_TABLE_BITS);
   assert.throws(
-    () => requestBitsKnobs({ ...facts, reqFlagBits: spread }),
+    () => requestBitsKnobs({ ...facts, reqFlagBits: spread }, ABI),
     (err: unknown) => err instanceof KernelSupportError && /lie in bits \d+\.\.\d+; blkheat's class table covers 12 bits/.test(err.message),
   );
 
   const reqOps = new Map([...facts.reqOps].filter(([name]) => !name.startsWith('REQ_OP_DRV')));
-  const bits = reqBits(requestBitsKnobs({ ...facts, reqOps, rqfFlagBits: undefined }));
+  const bits = reqBits(requestBitsKnobs({ ...facts, reqOps, rqfFlagBits: undefined }, ABI));
   assert.deepEqual([bits.rqf_flush_seq, bits.rqf_stats, bits.rqf_io_stat], [0, 0, 0]);
   // No op value (below 256) equals it.
   assert.deepEqual([bits.op_drv_in, bits.op_drv_out], [0xffffffff, 0xffffffff]);

@@ -4,10 +4,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { DeviceRegistry } from '../src/collector/devices.js';
-import { DiskScope } from '../src/collector/disk-scope.js';
+import { DeviceRegistry } from '../src/collector/host/devices.js';
+import { DiskScope } from '../src/collector/host/disk-scope.js';
 import { CollectorError } from '../src/collector/errors.js';
-import { devString } from '../src/collector/layout.js';
+import { devString } from '../src/collector/abi/layout.js';
 import { fakeSysfs } from './lib/fake-sysfs.js';
 
 test('sysfs resolution: names, partitions to their disk, request vs bio, size, model, lookup by name', (t) => {

@@ -2,26 +2,14 @@
 // (over a fake sysfs tree) and sample budgets. Disks and the disk scope: collector-units-disks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bucketCount, FINE_BUCKET_SCHEMA, sparseTotal, type IoSample } from '@blkheat/shared-types';
-import { ClassNamer, statusName } from '../src/collector/classes.js';
-import { DeviceRegistry } from '../src/collector/devices.js';
-import { buildFrame } from '../src/collector/frame-builder.js';
-import {
-  addPerCpuHist,
-  CLS_FLAG_BITS,
-  CLS_NOSTAT,
-  decodeSample,
-  devString,
-  emptyHistValue,
-  HIST_DEVICE_OFFSET,
-  HIST_BYTES_OFFSET,
-  HIST_ERRORS_OFFSET,
-  HIST_REQUEUES_OFFSET,
-  parseDevString,
-  SAMPLE_SIZE,
-  schemaLayout,
-} from '../src/collector/layout.js';
-import { SampleBudget, SampleLedger } from '../src/collector/sampling.js';
+import { BUCKET_SCHEMA, bucketCount, FINE_BUCKET_SCHEMA, sparseTotal, type IoSample } from '@blkheat/shared-types';
+import { ClassNamer, statusName } from '../src/collector/decode/classes.js';
+import { DeviceRegistry } from '../src/collector/host/devices.js';
+import { buildFrame } from '../src/collector/decode/frame-builder.js';
+import { addPerCpuHist, decodeSample, devString, emptyHistValue, parseDevString } from '../src/collector/abi/layout.js';
+import { defaultObjectPath } from '../src/collector/loader.js';
+import { ABI, ABI_S3 } from './lib/abi.js';
+import { SampleBudget, SampleLedger } from '../src/collector/decode/sampling.js';
 import { fakeSysfs } from './lib/fake-sysfs.js';
 
 const REQ_OPS = new Map([
@@ -33,8 +21,11 @@ const REQ_OPS = new Map([
   ['REQ_OP_LAST', 36],
 ]);
 
+const CLS_FLAG_BITS = ABI.classBits.flags;
+const CLS_NOSTAT = ABI.classBits.nostat;
+
 test('class codes become biolatency -F names, ops resolved from the kernel enum', () => {
-  const namer = new ClassNamer(REQ_OPS);
+  const namer = new ClassNamer(REQ_OPS, ABI.classBits);
   assert.equal(namer.name(0), 'Read');
   assert.equal(namer.name(1 | CLS_FLAG_BITS.Sync), 'Sync-Write');
   assert.equal(namer.name(0 | CLS_FLAG_BITS.Metadata | CLS_FLAG_BITS.Priority), 'Priority-Metadata-Read');
@@ -45,7 +36,7 @@ test('class codes become biolatency -F names, ops resolved from the kernel enum'
 });
 
 test('class codes map to the /proc/diskstats op groups; passthrough and unaccounted I/O to none', () => {
-  const namer = new ClassNamer(REQ_OPS);
+  const namer = new ClassNamer(REQ_OPS, ABI.classBits);
   assert.equal(namer.group(0 | CLS_FLAG_BITS.ReadAhead), 'read');
   assert.equal(namer.group(1 | CLS_FLAG_BITS.Sync), 'write');
   assert.equal(namer.group(2 | CLS_FLAG_BITS.Preflush), 'flush');
@@ -58,28 +49,33 @@ test('class codes map to the /proc/diskstats op groups; passthrough and unaccoun
   assert.equal(statusName(17), 'STATUS17', 'renumbered across kernels: not named');
 });
 
-const { nrBuckets: NR_BUCKETS, histValueSize: HIST_VALUE_SIZE } = schemaLayout(2);
+const NR_BUCKETS = ABI.nrBuckets;
+const HIST = ABI.records.bh_hist;
+const HIST_VALUE_SIZE = HIST.size;
 
-test('kernel layouts per bucket schema: each object holds every dense bucket of its schema', () => {
-  assert.equal(schemaLayout(2).objectFile, 'blkheat.bpf.o');
-  assert.equal(schemaLayout(3).objectFile, 'blkheat_s3.bpf.o');
-  assert.ok(schemaLayout(2).nrBuckets >= bucketCount(), 'schema 2 fits');
-  assert.ok(schemaLayout(3).nrBuckets >= bucketCount(FINE_BUCKET_SCHEMA), 'schema 3 fits');
-  assert.ok(schemaLayout(3).maxBounds > bucketCount(FINE_BUCKET_SCHEMA) - 1, 'schema 3 bounds fit');
-  assert.equal(schemaLayout(3).histValueSize, 48 + 20 * 8 + 2 * 216 * 8, 'sizeof(struct bh_hist) with BH_SCHEMA=3');
-  assert.throws(() => schemaLayout(4), /no kernel object for bucket schema scale 4/);
+test('kernel objects per bucket schema: each object holds every dense bucket of its schema', () => {
+  assert.match(defaultObjectPath(BUCKET_SCHEMA), /\/blkheat\.bpf\.o$/);
+  assert.match(defaultObjectPath(FINE_BUCKET_SCHEMA), /\/blkheat_s3\.bpf\.o$/);
+  assert.ok(ABI.nrBuckets >= bucketCount(), 'schema 2 fits');
+  assert.ok(ABI_S3.nrBuckets >= bucketCount(FINE_BUCKET_SCHEMA), 'schema 3 fits');
+  assert.ok(ABI_S3.maxBounds > bucketCount(FINE_BUCKET_SCHEMA) - 1, 'schema 3 bounds fit');
+  assert.equal(ABI_S3.records.bh_hist.size, 48 + 20 * 8 + 2 * 216 * 8, 'sizeof(struct bh_hist) with BH_SCHEMA=3');
+  assert.throws(() => defaultObjectPath({ ...BUCKET_SCHEMA, scale: 4 }), /no kernel object for bucket schema scale 4/);
 });
 
 test('per-CPU histogram values of a schema-3 object are summed with its longer arrays', () => {
-  const { nrBuckets, histValueSize } = schemaLayout(3);
+  const { nrBuckets } = ABI_S3;
+  const hist = ABI_S3.records.bh_hist;
+  const histValueSize = hist.size;
   const buf = Buffer.alloc(histValueSize * 2);
   for (let c = 0; c < 2; c++) {
     buf.writeBigUInt64LE(1n, c * histValueSize);
-    buf.writeBigUInt64LE(7n, c * histValueSize + HIST_DEVICE_OFFSET + 200 * 8); // device[200]
-    buf.writeBigUInt64LE(3n, c * histValueSize + HIST_DEVICE_OFFSET + nrBuckets * 8 + 150 * 8); // queue[150]
+    buf.writeBigUInt64LE(7n, c * histValueSize + hist.at.device + 200 * 8); // device[200]
+    buf.writeBigUInt64LE(3n, c * histValueSize + hist.at.queue + 150 * 8); // queue[150]
   }
-  const v = emptyHistValue(nrBuckets);
-  addPerCpuHist(v, buf, 0, histValueSize, 2);
+  assert.equal(hist.at.queue, hist.at.device + nrBuckets * 8, 'queue[] follows device[]');
+  const v = emptyHistValue(ABI_S3);
+  addPerCpuHist(hist, v, buf, 0, histValueSize, 2);
   assert.equal(v.count, 2);
   assert.equal(v.device[200], 14);
   assert.equal(v.queue[150], 6);
@@ -98,14 +94,14 @@ test('per-CPU histogram values are summed over CPUs; samples decode field by fie
     buf.writeBigUInt64LE(BigInt(10 + c), base); // count
     buf.writeBigUInt64LE(2n, base + 8); // dropped
     buf.writeBigUInt64LE(1n, base + 16); // missed
-    buf.writeBigUInt64LE(BigInt(c), base + HIST_REQUEUES_OFFSET); // requeues
-    buf.writeBigUInt64LE(BigInt(4096 * (10 + c)), base + HIST_BYTES_OFFSET); // bytes
-    buf.writeBigUInt64LE(4n, base + HIST_ERRORS_OFFSET + 10 * 8); // errors[BLK_STS_IOERR]
-    buf.writeBigUInt64LE(BigInt(c + 1), base + HIST_DEVICE_OFFSET + 40 * 8); // device[40]
-    buf.writeBigUInt64LE(5n, base + HIST_DEVICE_OFFSET + NR_BUCKETS * 8 + 3 * 8); // queue[3]
+    buf.writeBigUInt64LE(BigInt(c), base + HIST.at.requeues); // requeues
+    buf.writeBigUInt64LE(BigInt(4096 * (10 + c)), base + HIST.at.bytes); // bytes
+    buf.writeBigUInt64LE(4n, base + HIST.at.errors + 10 * 8); // errors[BLK_STS_IOERR]
+    buf.writeBigUInt64LE(BigInt(c + 1), base + HIST.at.device + 40 * 8); // device[40]
+    buf.writeBigUInt64LE(5n, base + HIST.at.queue + 3 * 8); // queue[3]
   }
-  const v = emptyHistValue(NR_BUCKETS);
-  addPerCpuHist(v, buf, 0, HIST_VALUE_SIZE, cpus);
+  const v = emptyHistValue(ABI);
+  addPerCpuHist(HIST, v, buf, 0, HIST_VALUE_SIZE, cpus);
   assert.equal(v.count, 33);
   assert.equal(v.dropped, 6);
   assert.equal(v.missed, 3);
@@ -118,20 +114,22 @@ test('per-CPU histogram values are summed over CPUs; samples decode field by fie
   assert.equal(v.device[40], 6);
   assert.equal(v.queue[3], 15);
 
-  const s = Buffer.alloc(SAMPLE_SIZE);
-  s.writeBigUInt64LE(123456789n, 0);
-  s.writeBigUInt64LE(2048n, 8);
-  s.writeBigUInt64LE(500n, 16);
-  s.writeBigUInt64LE(5_000_000n, 24);
-  s.writeBigUInt64LE(42n, 32);
-  s.writeUInt32LE((7 << 20) | 3, 40);
-  s.writeUInt32LE(4096, 44);
-  s.writeUInt32LE(4242, 48);
-  s.writeUInt16LE(1 | CLS_FLAG_BITS.Sync, 52);
-  s.writeUInt16LE(3, 54);
-  s.write('dd', 56);
-  s.writeUInt32LE(1795290000, 72);
-  assert.deepEqual(decodeSample(s), {
+  // Written where the object's BTF puts each field (collector-layouts.test.ts holds those places).
+  const sample = ABI.records.bh_sample;
+  const s = Buffer.alloc(sample.size);
+  s.writeBigUInt64LE(123456789n, sample.at.ts_ns);
+  s.writeBigUInt64LE(2048n, sample.at.sector);
+  s.writeBigUInt64LE(500n, sample.at.queue_ns);
+  s.writeBigUInt64LE(5_000_000n, sample.at.device_ns);
+  s.writeBigUInt64LE(42n, sample.at.cgroup_id);
+  s.writeUInt32LE((7 << 20) | 3, sample.at.dev);
+  s.writeUInt32LE(4096, sample.at.bytes);
+  s.writeUInt32LE(4242, sample.at.pid);
+  s.writeUInt16LE(1 | CLS_FLAG_BITS.Sync, sample.at.cls);
+  s.writeUInt16LE(3, sample.at.flags);
+  s.write('dd', sample.at.comm);
+  s.writeUInt32LE(1795290000, sample.at.slot);
+  assert.deepEqual(decodeSample(sample, s), {
     tsNs: 123456789n,
     sector: 2048,
     queueNs: 500,
@@ -145,7 +143,12 @@ test('per-CPU histogram values are summed over CPUs; samples decode field by fie
     comm: 'dd',
     slot: 1795290000,
   });
-  assert.throws(() => decodeSample(Buffer.alloc(10)), RangeError);
+  assert.throws(() => decodeSample(sample, Buffer.alloc(10)), RangeError);
+  const noSector = Buffer.from(s);
+  noSector.writeBigUInt64LE(0xffffffffffffffffn, sample.at.sector);
+  noSector.fill('x', sample.at.comm, sample.at.comm + sample.len.comm);
+  assert.equal(decodeSample(sample, noSector).sector, null, 'sector_t -1 (flushes): no sector');
+  assert.equal(decodeSample(sample, noSector).comm, 'x'.repeat(sample.len.comm), 'a comm that fills its array has no NUL');
   assert.equal(devString((259 << 20) | 65537), '259:65537');
   assert.equal(parseDevString('259:65537'), ((259 << 20) | 65537) >>> 0);
   assert.equal(parseDevString('../x'), undefined);
@@ -154,8 +157,8 @@ test('per-CPU histogram values are summed over CPUs; samples decode field by fie
 test('frames say what the in-flight scan found: n 0 on a disk it found idle, nothing without a scan', (t) => {
   const root = fakeSysfs(t);
   const reg = new DeviceRegistry(root);
-  const namer = new ClassNamer(REQ_OPS);
-  const v = emptyHistValue(NR_BUCKETS);
+  const namer = new ClassNamer(REQ_OPS, ABI.classBits);
+  const v = emptyHistValue(ABI);
   v.count = 4;
   v.device[40] = 4;
   const entries = [{ dev: (254 << 20) | 0, cls: 0, size: 12, cgroup: '/', value: v }];
@@ -177,9 +180,9 @@ test('frames say what the in-flight scan found: n 0 on a disk it found idle, not
 test('frames roll partitions up into their disk unless asked, and keep counts exact', (t) => {
   const root = fakeSysfs(t);
   const reg = new DeviceRegistry(root);
-  const namer = new ClassNamer(REQ_OPS);
+  const namer = new ClassNamer(REQ_OPS, ABI.classBits);
   const value = (count: number, bucket: number): ReturnType<typeof emptyHistValue> => {
-    const v = emptyHistValue(NR_BUCKETS);
+    const v = emptyHistValue(ABI);
     v.count = count;
     v.dropped = count - 1;
     v.device[bucket] = count;
@@ -235,7 +238,7 @@ test('frames roll partitions up into their disk unless asked, and keep counts ex
   // A schema-3 object's entries: dense buckets past schema 2's range stay where they are, and
   // the kernel's tail past schema 3's overflow folds into it.
   const fine = (count: number, bucket: number): ReturnType<typeof emptyHistValue> => {
-    const v = emptyHistValue(schemaLayout(3).nrBuckets);
+    const v = emptyHistValue(ABI_S3);
     v.count = count;
     v.device[bucket] = count;
     return v;
@@ -244,7 +247,7 @@ test('frames roll partitions up into their disk unless asked, and keep counts ex
     1795290002,
     [
       { dev: (7 << 20) | 3, cls: 0, size: 12, cgroup: '/', value: fine(4, 180) },
-      { dev: (7 << 20) | 3, cls: 0, size: 12, cgroup: '/', value: fine(1, schemaLayout(3).nrBuckets - 1) },
+      { dev: (7 << 20) | 3, cls: 0, size: 12, cgroup: '/', value: fine(1, ABI_S3.nrBuckets - 1) },
     ],
     reg,
     namer,

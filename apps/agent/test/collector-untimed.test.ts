@@ -1,14 +1,15 @@
-// The untimed-I/O books (collector/untimed.ts) against scripted /proc/diskstats readings: the
-// estimate only ever finds I/Os diskstats counted and we did not, never counts one twice,
-// survives a device being made again, and subtracts partitions from their disk when they are
-// shown on their own. The real-kernel side is in collector-conservation.test.ts.
+// The untimed-I/O books (collector/decode/untimed.ts) against scripted /proc/diskstats readings:
+// the estimate only ever finds I/Os diskstats counted and we did not, never counts one twice,
+// survives a device being made again, and subtracts partitions from their disk when they are shown
+// on their own. The real-kernel side is in collector-conservation.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ClassNamer } from '../src/collector/classes.js';
-import { DISK_COUNT_SIZE, DISK_COUNT_SLOTS, DISK_COUNTS_SIZE, decodeDiskCounts } from '../src/collector/layout.js';
+import { ClassNamer } from '../src/collector/decode/classes.js';
+import { decodeDiskCounts } from '../src/collector/abi/layout.js';
+import { ABI } from './lib/abi.js';
 import { opGroupTable } from '../src/collector/loader.js';
-import { readDiskstats, UntimedMeter, zeroGroups, type GroupCounts } from '../src/collector/untimed.js';
-import { UntimedTracker } from '../src/collector/untimed-tracker.js';
+import { readDiskstats, UntimedMeter, zeroGroups, type GroupCounts } from '../src/collector/decode/untimed.js';
+import { UntimedTracker } from '../src/collector/decode/untimed-tracker.js';
 
 const DISK = (7 << 20) | 0;
 const PART = (7 << 20) | 1;
@@ -166,20 +167,22 @@ test('/proc/diskstats is read per op group, by dev_t', () => {
 
 test('the kernel per-disk table is summed over CPUs by dev_t, free entries skipped', () => {
   const cpus = 2;
-  const buf = Buffer.alloc(DISK_COUNTS_SIZE * cpus);
+  const table = ABI.records.bh_disk_counts;
+  const entry = ABI.records.bh_disk_count;
+  const buf = Buffer.alloc(table.size * cpus);
   const put = (cpu: number, slot: number, dev: number, n: readonly number[]): void => {
-    const at = cpu * DISK_COUNTS_SIZE + slot * DISK_COUNT_SIZE;
-    buf.writeUInt32LE(dev, at);
-    buf.writeUInt32LE(1, at + 4);
-    n.forEach((v, g) => buf.writeBigUInt64LE(BigInt(v), at + 8 + g * 8));
+    const at = cpu * table.size + table.at.e + slot * entry.size;
+    buf.writeUInt32LE(dev, at + entry.at.dev);
+    buf.writeUInt32LE(1, at + entry.at.used);
+    n.forEach((v, g) => buf.writeBigUInt64LE(BigInt(v), at + entry.at.n + g * 8));
   };
   put(0, 3, DISK, [10, 20, 30, 40]);
   put(1, 4, DISK, [1, 2, 3, 4]); // another slot on the other CPU (probed past a taken one)
-  put(1, DISK_COUNT_SLOTS - 1, PART, [0, 7, 0, 0]);
+  put(1, ABI.diskCountSlots - 1, PART, [0, 7, 0, 0]);
   // A free entry's dev is not a disk, whatever it holds.
-  buf.writeUInt32LE(PART, 0);
-  buf.writeBigUInt64LE(99n, 8);
-  const out = decodeDiskCounts(buf, DISK_COUNTS_SIZE, cpus);
+  buf.writeUInt32LE(PART, table.at.e + entry.at.dev);
+  buf.writeBigUInt64LE(99n, table.at.e + entry.at.n);
+  const out = decodeDiskCounts(ABI, buf, table.size, cpus);
   assert.deepEqual(out.get(DISK), { read: 11, write: 22, discard: 33, flush: 44 });
   assert.deepEqual(out.get(PART), counts({ write: 7 }));
   assert.equal(out.size, 2);
@@ -194,14 +197,14 @@ test("the kernel's op -> group table is the namer's rule", () => {
     ['REQ_OP_WRITE_ZEROES', 9],
     ['REQ_OP_DRV_IN', 34],
   ]);
-  const namer = new ClassNamer(ops);
-  const table = opGroupTable(namer);
-  assert.equal(table.length, 64);
+  const namer = new ClassNamer(ops, ABI.classBits);
+  const table = opGroupTable(namer, ABI.opGroupTableSize);
+  assert.equal(table.length, 64, 'op_group[64] in blkheat.bpf.c');
   // OP_GROUPS order: read, write, discard, flush (the kernel indexes bh_disk_count.n with these).
   assert.deepEqual([table[0], table[1], table[2], table[3], table[9], table[34]], [0, 1, 3, 2, 1, 0]);
   // DRV_IN is even, so a read by parity, as op_stat_group() would have it; diskstats never counts
   // it because passthrough classes carry BH_CLS_NOSTAT, which the namer (and count_disk()) check first.
-  assert.equal(namer.group(34 | (1 << 15)), undefined);
+  assert.equal(namer.group(34 | ABI.classBits.nostat), undefined);
 });
 
 test('untimed I/Os keep the second they were measured after, however late their frames leave', () => {
@@ -214,6 +217,7 @@ test('untimed I/Os keep the second they were measured after, however late their 
     scope: { shownDev: (dev) => dev, measuredDisks: () => [DISK] },
     disks: () => [],
     warn: (m) => warnings.push(m),
+    diskCountSlots: ABI.diskCountSlots,
   });
   // Second 100: 10 reads, 3 of them unseen; second 101: 5 reads, 2 unseen. Both measured on time.
   src.set(new Map([[DISK, counts({ read: 110 })]]));

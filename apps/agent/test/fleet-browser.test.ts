@@ -9,8 +9,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Frame } from '@blkheat/shared-types';
-import { prometheusUnavailable } from '@blkheat/testkit';
-import { CHROMIUM, type Hooked, idle, launch, screenshot } from '../../../e2e/lib/browser.ts';
+import { CHROMIUM, hook, type Hooked, idle, importSnapshot, launch, prometheusUnavailable, screenshot } from '@blkheat/testkit';
 import { B_100US, B_5MS, FLEET_HOSTS, startFleetRig, WEB_ROOT } from './lib/fleet-rig.js';
 
 const missing = prometheusUnavailable();
@@ -67,10 +66,7 @@ test(
     const devA = devs['host-a'] ?? '';
     const first = rig.exporters[0]?.frames[0]?.ts ?? 0;
     const xAt = async (ts: number): Promise<{ x: number; y: number }> => {
-      const at = await page.evaluate(
-        ([dev, sec, b]) => (globalThis as unknown as Hooked).__blkheat.cellCenter(dev as string, sec as number, b as number),
-        [devA, ts, B_100US] as const,
-      );
+      const at = await hook(page).cellCenter(devA, ts, B_100US);
       assert.ok(at, `host-a's column ${ts} is on screen`);
       return at;
     };
@@ -84,12 +80,12 @@ test(
     await page.mouse.up();
     await page.waitForFunction(() => !(globalThis as unknown as Hooked).__blkheat.state().following, undefined, { timeout: 10_000 });
     await idle(page);
-    const state = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state());
+    const state = await hook(page).state();
     const range = state.summaryRange;
     assert.ok(range, 'a summary range');
     t.diagnostic(`zoomed to [${range.from}, ${range.to}) at ${state.step} s per column`);
     assert.equal(state.step, 1, 'a 1 s scrape interval gives 1 s columns when zoomed in');
-    const counts = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.counts());
+    const counts = await hook(page).counts();
     for (const h of FLEET_HOSTS) {
       // The exporter's seconds, grouped by the scrapes Prometheus stored (one second each unless
       // a scrape came late), whose first second lies in the range.
@@ -102,21 +98,14 @@ test(
 
     // The delayed host: every I/O in the 4–8 ms bucket, drawn there and nowhere below.
     const slowDev = devs['host-c'] ?? '';
-    const hist = await page.evaluate((dev) => (globalThis as unknown as Hooked).__blkheat.histogram(dev), slowDev);
+    const hist = await hook(page).histogram(slowDev);
     assert.equal(hist[B_5MS], counts[slowDev]?.completed);
     assert.ok((hist[B_5MS] ?? 0) > 0);
     const mid = Math.floor((range.from + range.to) / 2);
     const pixel = async (bucket: number): Promise<[number, number, number, number] | undefined> => {
-      const at = await page.evaluate(
-        ([dev, ts, b]) => (globalThis as unknown as Hooked).__blkheat.cellCenter(dev as string, ts as number, b as number),
-        [slowDev, mid, bucket] as const,
-      );
+      const at = await hook(page).cellCenter(slowDev, mid, bucket);
       assert.ok(at, `cell ${bucket} at ${mid} is on screen`);
-      return page.evaluate(([dev, x, y]) => (globalThis as unknown as Hooked).__blkheat.pixelAt(dev as string, x as number, y as number), [
-        slowDev,
-        at.x,
-        at.y,
-      ] as const);
+      return hook(page).pixelAt(slowDev, at.x, at.y);
     };
     const band = await pixel(B_5MS);
     const below = await pixel(B_100US);
@@ -131,12 +120,9 @@ test(
     const file = join(mkdtempSync(join(tmpdir(), 'blkheat-fleet-snap-')), 'fleet.json');
     t.after(() => rmSync(dirname(file), { recursive: true, force: true }));
     await download.saveAs(file);
-    await page.setInputFiles('[data-testid=import-input]', file);
-    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot', undefined, {
-      timeout: 20_000,
-    });
+    await importSnapshot(page, file);
     await idle(page);
-    const imported = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.counts());
+    const imported = await hook(page).counts();
     for (const [i, h] of FLEET_HOSTS.entries()) {
       const name = `${h.instance}/${h.disk}`;
       const dev = devs[h.instance] ?? '';

@@ -1,9 +1,9 @@
-// Fleet mode (issue 12), no kernel: `blkheat fleet` answers the dashboard's protocol from a real
-// Prometheus (Debian's 2.42, native histograms) that scrapes three fake exporters serving the
-// agent's own protobuf exposition of synthetic frames with known counts. Checked against those
-// counts: the disks (host × disk, with links to each host's agent), range answers at the scrape
-// interval (exact, bucket for bucket), coarser steps, increase() for long ranges (within the
-// stated extrapolation bound), live frames on the WebSocket, and clear errors.
+// Fleet mode, no kernel: `blkheat fleet` answers the dashboard's protocol from a real Prometheus
+// (Debian's 2.42, native histograms) that scrapes three fake exporters serving the agent's own
+// protobuf exposition of synthetic frames with known counts. Checked against those counts: the
+// disks (host × disk, with links to each host's agent), range answers at the scrape interval
+// (exact, bucket for bucket), coarser steps, increase() for long ranges (within the stated
+// extrapolation bound), live frames on the WebSocket, and clear errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { addSparseInto, denseHist, mergeFrames, type DiskInfo, type Frame, type HelloMessage } from '@blkheat/shared-types';

@@ -1,7 +1,7 @@
-// Acceptance (issue 12): a real Prometheus (Debian's 2.42, native histograms on) scrapes three
-// agents standing in for three hosts (each its own --instance and --disk, one disk FUSE-delayed
-// at 5 ms) every second over the protobuf format, and PromQL over the native histograms agrees
-// with each agent's own histograms of the same window: p99 within one bucket, counts within 1 %.
+// A real Prometheus (Debian's 2.42, native histograms on) scrapes three agents standing in for
+// three hosts (each its own --instance and --disk, one disk FUSE-delayed at 5 ms) every second over
+// the protobuf format, and PromQL over the native histograms agrees with each agent's own
+// histograms of the same window: p99 within one bucket, counts within 1 %.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { addSparseInto, bucketOfSeconds, denseHist, denseTotal, quantileSeconds, type Frame } from '@blkheat/shared-types';

@@ -197,8 +197,9 @@ test('the byte budget is kept by deleting the oldest segments of the largest tie
 test('leftovers of interrupted segment creations (empty file, torn magic or header, *.seg.new) are removed at start, and those segments are written anew', (t) => {
   const dir = tempDir(t);
   const logs: string[] = [];
-  // Where the first frames' segments go: an empty file (what an exclusive create that failed on
-  // a full disk used to leave, refusing every later create), a torn header, and a temp file.
+  // Where the first frames' segments go: an empty file (what an older version's exclusive create
+  // left when it failed on a full disk; kept, it would refuse every later create), a torn header,
+  // and a temp file.
   const fine = join(dir, `t1-${BASE}.seg`);
   const ten = join(dir, `t10-${BASE - (BASE % 7200)}.seg`);
   writeFileSync(fine, '');

@@ -215,6 +215,7 @@ test(
           );
       }
     }
+    // No witness: an upper bound (reads go on while record runs); completions hidden from BPF only lower the count.
     assert.ok(reads > 0 && reads <= issued, `reads counted: ${reads} of the ${issued} dd issued`);
   },
 );

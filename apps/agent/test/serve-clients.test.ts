@@ -1,10 +1,10 @@
-// Acceptance (issue 4): many clients each get every frame; a client that stops reading is
-// told it fell behind; the agent's memory stays bounded either way (RSS is reported).
+// Many clients each get every frame; a client that stops reading is told it fell behind; the
+// agent's memory stays bounded either way (RSS is reported).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { WsTestClient } from '@blkheat/testkit';
+import { sleep, WsTestClient } from '@blkheat/testkit';
 import type { ErrorMessage, LaggingMessage, ServerMessage } from '@blkheat/shared-types';
-import { agentOnLoop, gapOrDuplicate, needsRootAndFio, readFrames, sleep, subscriber, type TestContextLike } from './serve-fixtures.js';
+import { agentOnLoop, gapOrDuplicate, needsRootAndFio, readFrames, subscriber, type TestContextLike } from './serve-fixtures.js';
 
 /** Generous bounds: an agent holding what its clients did not read would blow far past them. */
 const RSS_BOUND = 400 * 1024 * 1024;

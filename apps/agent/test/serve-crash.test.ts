@@ -1,5 +1,4 @@
-// Acceptance (issue 4): history survives kill -9 under load, and a torn history file is
-// recovered up to the tear.
+// History survives kill -9 under load, and a torn history file is recovered up to the tear.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync, truncateSync } from 'node:fs';

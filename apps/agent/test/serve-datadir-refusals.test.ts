@@ -1,6 +1,6 @@
-// The real `serve` refusing the data directories it must never take over (issue 26, items 4
-// and 5), before it loads any probe: a foreign tree, a symbolic link, an empty value, a path
-// under /proc, and a relative path resolved and printed.
+// The real `serve` refusing the data directories it must never take over, before it loads any
+// probe: a foreign tree, a symbolic link, an empty value, a path under /proc, and a relative
+// path resolved and printed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';

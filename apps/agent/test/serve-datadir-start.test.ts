@@ -1,5 +1,5 @@
-// The data directory on a started agent (issue 26, item 4): these load the probes. The refusals,
-// which stop before the probes, are in serve-datadir.test.ts.
+// The data directory on a started agent: these load the probes. The refusals, which stop before the
+// probes, are in serve-datadir-refusals.test.ts (the in-process checks in serve-datadir.test.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';

@@ -1,5 +1,5 @@
-// The data directory the agent never takes over (issue 26, items 4 and 5): in-process tests of
-// how --data-dir is recognised, created and owned. The real `serve` refusing the bad cases is in
+// The data directory the agent never takes over: in-process tests of how --data-dir is
+// recognised, created and owned. The real `serve` refusing the bad cases is in
 // serve-datadir-refusals.test.ts; the cases that need a started agent in serve-datadir-start.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -98,16 +98,11 @@ export async function readFrames(
   return { frames, messages };
 }
 
-/** Completed I/Os of one disk in a frame. */
 /** I/Os of a disk in a frame as /proc/diskstats counts them: timed (not passthrough) + untimed. */
 export function diskCount(frame: Frame, dev: string): number {
   let n = 0;
   for (const d of frame.disks) if (d.dev === dev) n += conservedCount(d);
   return n;
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** Asserts a list of seconds is strictly consecutive (no gap, no duplicate); returns the first problem. */

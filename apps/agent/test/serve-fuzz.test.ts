@@ -1,13 +1,13 @@
-// Acceptance (issues 4 and 26): >= 1,000 each of malformed or random WebSocket messages, query
-// strings and snapshots (to the import validator), each refused, while another client keeps
-// getting every frame, /healthz (probed from a process of its own) answers within 200 ms and the
-// agent's RSS stays under 400 MB. The seed is printed; BLKHEAT_FUZZ_SEED repeats a run.
+// Hostile input: >= 1,000 each of malformed or random WebSocket messages, query strings and
+// snapshots (to the import validator), each refused, while another client keeps getting every
+// frame, /healthz (probed from a process of its own) answers within 200 ms and the agent's RSS
+// stays under 400 MB. The seed is printed; BLKHEAT_FUZZ_SEED repeats a run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHealthProbe, WsTestClient } from '@blkheat/testkit';
+import { sleep, startHealthProbe, WsTestClient } from '@blkheat/testkit';
 import { MAX_CLIENT_MESSAGE_BYTES, parseSnapshot } from '@blkheat/shared-types';
 import { REQUEST_RATE } from '../src/server/limits.js';
-import { agentOnLoop, gapOrDuplicate, needsRootAndFio, readFrames, sleep, subscriber, type TestContextLike } from './serve-fixtures.js';
+import { agentOnLoop, gapOrDuplicate, needsRootAndFio, readFrames, subscriber, type TestContextLike } from './serve-fixtures.js';
 import { seededRandom as rng } from '@blkheat/testkit';
 
 const NOW = Math.floor(Date.now() / 1000);

@@ -17,13 +17,15 @@ import {
   holdFilesystemFull,
   mountTmpfs,
   parsePrometheusText,
+  sleep,
+  sleepUntilSecond,
   startAgentProcess,
   startFio,
   waitFor,
   type AgentProcess,
   type WsTestClient,
 } from '@blkheat/testkit';
-import { gapOrDuplicate, needsRootAndFio, sleep, subscriber, type TestContextLike } from './serve-fixtures.js';
+import { gapOrDuplicate, needsRootAndFio, subscriber, type TestContextLike } from './serve-fixtures.js';
 
 /** Segment spans of the 1 s, 10 s and 60 s tiers for these tests: a boundary every 20 s / 40 s. */
 const SPANS = { fine: 20, ten: 40, sixty: 120 };
@@ -80,12 +82,6 @@ async function recorded(agent: AgentProcess, from: number, to: number): Promise<
   return ((await r.json()) as { frames: Frame[] }).frames.map((f) => f.ts);
 }
 
-/** Waits until the wall clock is `second` (unix seconds) plus `offsetMs`. */
-async function until(second: number, offsetMs = 0): Promise<void> {
-  const wait = second * 1000 + offsetMs - Date.now();
-  if (wait > 0) await sleep(wait);
-}
-
 for (const { name, boundaryOf, fillBeforeMs } of [
   // Mid-segment: the fault starts and ends well inside one 1 s-tier segment.
   { name: 'mid-segment', boundaryOf: (now: number) => Math.ceil((now + 4) / SPANS.fine) * SPANS.fine + SPANS.fine / 2, fillBeforeMs: 0 },
@@ -114,7 +110,7 @@ for (const { name, boundaryOf, fillBeforeMs } of [
     const live = collectLive(client);
 
     const boundary = boundaryOf(Math.floor(Date.now() / 1000));
-    await until(boundary, -fillBeforeMs);
+    await sleepUntilSecond(boundary, -fillBeforeMs);
     const filler = holdFilesystemFull(fs);
     t.after(() => filler.release());
     const faultFrom = Math.floor(Date.now() / 1000);
@@ -155,7 +151,7 @@ for (const { name, boundaryOf, fillBeforeMs } of [
     // History resumed within 2 s of the space coming back: the seconds from then on are recorded
     // (asked for once they are closed and harvested).
     const resumed = Math.ceil(freedAt) + 2;
-    await until(resumed + 2, 800);
+    await sleepUntilSecond(resumed + 2, 800);
     const after = await recorded(agent, resumed, resumed + 2);
     assert.deepEqual(after, [resumed, resumed + 1], `history after the fault: ${after.join(',')}`);
     assert.equal((await healthz(agent)).status, 200, '/healthz is ok again');

@@ -1,8 +1,8 @@
-// Acceptance (issue 26): the hostile clients an adversary tried, each against the real agent on
-// real I/O, with an hour of history to read. Through each attack, /healthz (probed every 50 ms
-// from a process of its own) answers within 200 ms, a watching client gets every live second,
-// and the agent's RSS stays under 400 MB and comes back to within 50 MB of where it started once
-// the attackers are gone (the agent's reclaimer: server/reclaim.ts).
+// The hostile clients an adversary tries, each against the real agent on real I/O, with an hour of
+// history to read. Through each attack, /healthz (probed every 50 ms from a process of its own)
+// answers within 200 ms, a watching client gets every live second, and the agent's RSS stays under
+// 400 MB and comes back to within 50 MB of where it started once the attackers are gone (the
+// agent's reclaimer: server/reclaim.ts).
 //   - a flood of invalid messages ("junk") from one client: closed with 1008, again and again;
 //   - 50 connections each subscribing with a backfill up to 3,000 s back, 15 times a second;
 //   - 100 connections asking for a 9-minute snapshot and never reading it.
@@ -11,10 +11,18 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { parsePrometheusText, startFio, startHealthProbe, WsTestClient, type AgentProcess, type HealthProbe } from '@blkheat/testkit';
+import {
+  parsePrometheusText,
+  sleep,
+  startFio,
+  startHealthProbe,
+  WsTestClient,
+  type AgentProcess,
+  type HealthProbe,
+} from '@blkheat/testkit';
 import { createLoopDevice } from '@blkheat/testkit';
 import { writeSyntheticHistory } from '../../../bench/agent/history.ts';
-import { gapOrDuplicate, needsRootAndFio, sleep, startRealAgent, subscriber, tempDataDir, type TestContextLike } from './serve-fixtures.js';
+import { gapOrDuplicate, needsRootAndFio, startRealAgent, subscriber, tempDataDir, type TestContextLike } from './serve-fixtures.js';
 
 const MiB = 1024 * 1024;
 const HEALTHZ_LIMIT_MS = 200;
@@ -35,7 +43,7 @@ async function agentWithHistory(t: TestContextLike): Promise<AgentProcess> {
 }
 
 interface Watch {
-  /** Ends the watch and asserts what the acceptance asks for. */
+  /** Ends the watch and asserts what every attack is held to (the list above). */
   check(what: string): Promise<void>;
 }
 

@@ -1,8 +1,8 @@
-// Acceptance (issue 4), the real agent on the real kernel: live frames match /proc/diskstats,
-// and a client that reconnects with a backfill misses and repeats no second.
+// The real agent on the real kernel: live frames match /proc/diskstats, and a client that
+// reconnects with a backfill misses and repeats no second.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { completedRequests, createLoopDevice, readDiskstats, startFio } from '@blkheat/testkit';
+import { completedRequests, createLoopDevice, readDiskstats, sleep, startFio } from '@blkheat/testkit';
 import { classOp, type DiskInfo, type Frame, type ServerMessage } from '@blkheat/shared-types';
 import {
   agentOnLoop,
@@ -10,7 +10,6 @@ import {
   gapOrDuplicate,
   needsRootAndFio,
   readFrames,
-  sleep,
   startRealAgent,
   subscriber,
   tempDataDir,
@@ -92,6 +91,7 @@ test(
         discards: a.discards - b.discards,
         flushes: a.flushes - b.flushes,
       };
+      // No witness: diskCount is conservedCount, counted + untimed, where untimed is measured from /proc/diskstats.
       assert.equal(
         counted.get(loop.dev),
         expected,

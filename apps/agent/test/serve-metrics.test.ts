@@ -1,5 +1,5 @@
-// Acceptance (issue 4): /metrics of the real agent parses with a strict Prometheus text-format
-// parser, and its bucket counts equal the histograms of the same window.
+// /metrics of the real agent parses with a strict Prometheus text-format parser, and its bucket
+// counts equal the histograms of the same window.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkHistogram, parsePrometheusText } from '@blkheat/testkit';

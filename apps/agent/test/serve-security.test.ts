@@ -1,5 +1,5 @@
-// Acceptance (issue 4): secure by default. Token, Origin, path traversal and privilege drop,
-// checked against the real agent started the way a user starts it.
+// Secure by default: token, Origin, path traversal and privilege drop, checked against the real
+// agent started the way a user starts it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BUCKET_SCHEMA, type BucketSchema, type DiskInfo, type Frame, type IoSample } from '@blkheat/shared-types';
-import { COUNTER_NAMES, type CounterName } from '../src/collector/layout.js';
+import { COUNTER_NAMES, type CounterName } from '../src/collector/abi/kernel-abi.js';
 import type { Collector, CollectorListener, CollectorOptions, CollectorStats } from '../src/collector/types.js';
 import { startAgent, type RunningAgent } from '../src/service/agent.js';
 import { DEFAULTS, type ServeOptions } from '../src/service/options.js';

@@ -1,7 +1,6 @@
-// Issue 26 (8, 9, 10, 11), in process on a real socket: every answer is the agent's own (a
-// JSON error with the security headers, whatever Node's parser thought of the request), error
-// words that read, a "__proto__" key refused on the WebSocket, and logs that never echo a
-// client's text unbounded.
+// Hostile requests, in process on a real socket: every answer is the agent's own (a JSON error with
+// the security headers, whatever Node's parser thought of the request), error words that read, a
+// "__proto__" key refused on the WebSocket, and logs that never echo a client's text unbounded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect as netConnect } from 'node:net';

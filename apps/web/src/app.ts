@@ -1,8 +1,8 @@
 /**
  * The composition root, outside React: URL → UI store at start, UI store → URL as it changes;
- * the agent client, the data layer (store/data.ts) and the actions bound to them. The one
+ * the agent client, the data pipeline (pipeline/dataLayer.ts) and the actions bound to them. The one
  * place that wires subscriptions, in one direction: the agent client's events and the UI
- * store's changes go to the data layer, which publishes into the data store; changes of either
+ * store's changes go to the data layer, which publishes into the pipeline store; changes of either
  * store invalidate the renderers. Views only read the stores and call actions.
  */
 import type { DiskInfo } from '@blkheat/shared-types';
@@ -13,10 +13,10 @@ import { apiFetch, HttpError, streamUrl } from './net/endpoints.js';
 import { captureToken } from './net/token.js';
 import { scheduler } from './render/scheduler.js';
 import { bindActions } from './store/actions.js';
-import { DataLayer } from './store/data.js';
-import { type DataState, useData } from './store/dataStore.js';
+import { DataLayer } from './pipeline/dataLayer.js';
+import { type DataState, useData } from './store/pipelineStore.js';
 import { notify } from './store/notices.js';
-import { type ThemeChoice, useUi, type UiState } from './store/store.js';
+import { type ThemeChoice, useUi, type UiState } from './store/uiStore.js';
 import { installTestHook } from './testhook.js';
 
 function applyUrl(): void {

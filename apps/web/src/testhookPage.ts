@@ -1,43 +1,13 @@
 /**
- * How the test hook (testhook.ts) reads the page: where a heat map cell is in the viewport
- * (scrolling it into view), and the colour of a canvas's pixel under a point.
+ * How the test hook (testhook*.ts) reads the page: whether a point is in the viewport, and the
+ * colour of a canvas's pixel under a point.
  */
-import { useData } from './store/dataStore.js';
-import { heatmapGeometry } from './views/geometry.js';
+import { useData } from './store/pipelineStore.js';
 
 export type Rgba = [number, number, number, number];
 
-/** The pointer-event layer of a disk's heat map. */
-function overlayOf(dev: string): HTMLElement | null {
-  return document.querySelector<HTMLElement>(`section.disk-row[data-dev="${CSS.escape(dev)}"] canvas.overlay`);
-}
-
 export function inViewport(p: { x: number; y: number }): boolean {
   return p.x >= 0 && p.y >= 0 && p.x < window.innerWidth && p.y < window.innerHeight;
-}
-
-/**
- * The centre of a drawn cell in viewport coordinates, scrolling the page as needed: first the
- * heat map into view, then (if the cell is still off screen, or under something else such as
- * a notice) the cell to the middle of the viewport.
- */
-export function cellInViewport(dev: string, ts: number, bucket: number): { x: number; y: number } | undefined {
-  const g = heatmapGeometry(dev);
-  const el = overlayOf(dev);
-  if (!g || !el) return undefined;
-  let p = g.centre(ts, bucket);
-  if (!p) return undefined; // not drawn: outside the time window or the latency range
-  if (!inViewport(p)) {
-    el.scrollIntoView({ block: 'nearest', inline: 'nearest' });
-    p = g.centre(ts, bucket);
-  }
-  const covered = (q: { x: number; y: number }): boolean => document.elementFromPoint(q.x, q.y) !== el;
-  if (p && (!inViewport(p) || covered(p))) {
-    const dx = p.x < 0 || p.x >= window.innerWidth ? p.x - window.innerWidth / 2 : 0;
-    window.scrollBy(dx, p.y - window.innerHeight / 2);
-    p = g.centre(ts, bucket);
-  }
-  return p && inViewport(p) ? p : undefined;
 }
 
 /** RGBA at a client point of a disk's canvas `<prefix>-<name>` (device pixels), or undefined outside it. */

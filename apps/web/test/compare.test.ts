@@ -24,7 +24,7 @@ import {
 } from '../src/model/compare.ts';
 import { divergingColour } from '../src/model/colour.ts';
 import { formatShareDelta } from '../src/model/format.ts';
-import { formatLatencyDelta } from '../src/model/latency.ts';
+import { formatLatency } from '../src/model/latency.ts';
 import { compareInSnapshot, exportSnapshotText, snapshotTextWithCompare, snapshotWithCompare } from '../src/model/snapshot.ts';
 import { snapshotOf } from './fixtures/dataLayer.ts';
 
@@ -133,10 +133,11 @@ test('percentileDeltas: p50/p90/p99/p99.9 of both ranges and comparison − base
   const none = percentileDeltas(a, hist({}), S)[0];
   assert.equal(none?.comparison, undefined);
   assert.equal(none?.delta, undefined, 'no delta against a range without I/O');
-  assert.equal(formatLatencyDelta(6.02e-3), '+6.02 ms');
-  assert.equal(formatLatencyDelta(-850e-9), '−850 ns');
-  assert.equal(formatLatencyDelta(0), '±0');
-  assert.equal(formatLatencyDelta(undefined), '–');
+  const delta = (seconds: number | undefined): string => formatLatency(seconds, { signed: true });
+  assert.equal(delta(6.02e-3), '+6.02 ms');
+  assert.equal(delta(-850e-9), '−850 ns');
+  assert.equal(delta(0), '±0');
+  assert.equal(delta(undefined), '–');
   assert.equal(formatShareDelta(0.123), '+12.3 pts');
   assert.equal(formatShareDelta(-0.0004), '−0.04 pts');
 });

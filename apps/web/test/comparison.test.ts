@@ -1,4 +1,4 @@
-// The compare part of the data layer (store/comparison.ts): a baseline older than the live log
+// The compare part of the data layer (pipeline/comparison.ts): a baseline older than the live log
 // is fetched from the agent, which answers from a coarser tier (10 s, merged exactly); it is
 // summed over the whole steps holding it and says so, while the comparison follows the live
 // view from the live log. A failed fetch says why; clearing the choice clears the state.
@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { coarsenFrames, type Frame, type RangeAnswer, type RangeRequest } from '@blkheat/shared-types';
 import { ALL_CLASSES } from '../src/model/compare.ts';
 import { liveView } from '../src/model/view.ts';
-import type { DataLayer } from '../src/store/data.ts';
-import type { AgentSource } from '../src/store/source.ts';
+import type { DataLayer } from '../src/pipeline/dataLayer.ts';
+import type { AgentSource } from '../src/pipeline/source.ts';
 import { dataHarness, LOOP0 } from './fixtures/dataLayer.ts';
 
 const T0 = 1_700_000_000;

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUCKET_SCHEMA, FINE_BUCKET_SCHEMA, type Frame, type RangeAnswer, type RangeRequest } from '@blkheat/shared-types';
-import type { AgentSource } from '../src/store/source.ts';
+import type { AgentSource } from '../src/pipeline/source.ts';
 import { liveView } from '../src/model/view.ts';
 import { dataHarness, LOOP0, SDA, snapshotOf } from './fixtures/dataLayer.ts';
 

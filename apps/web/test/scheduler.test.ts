@@ -2,9 +2,10 @@
 // per frame in registration order however often it was invalidated; a frame starts no view
 // after its budget and the rest draw first in the next frames, each once, so none starves; a view
 // that throws does not stop the others; a view that invalidates itself draws again next frame.
+// What each view drew is kept per kind, the latest replacing the one before, until it unregisters.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FRAME_BUDGET_MS, type FrameClock, FrameScheduler } from '../src/render/scheduler.ts';
+import { DrawnKind, FRAME_BUDGET_MS, type FrameClock, FrameScheduler } from '../src/render/scheduler.ts';
 
 /** A clock whose frames run when the test says, and whose time moves only when a view draws. */
 class HandClock implements FrameClock {
@@ -144,4 +145,32 @@ test('a view dirtied again every frame does not keep the ones after it from draw
   }
   while (frame());
   assert.deepEqual(frames, [['a', 'b'], ['c', 'd'], ['e', 'a'], ['a'], ['a']]);
+});
+
+test('what a view drew is kept per kind, the latest replacing the one before, and dropped when it unregisters', () => {
+  const clock = new HandClock();
+  const s = new FrameScheduler(clock);
+  const SHAPE = new DrawnKind<{ n: number }>('shape');
+  const OTHER = new DrawnKind<string>('other');
+  const first = { canvas: 1 };
+  const second = { canvas: 2 };
+  let n = 0;
+  const off = s.register('view', (record) => {
+    n++;
+    record(SHAPE, n === 1 ? first : second, { n });
+  });
+  s.register('quiet', () => undefined);
+  assert.equal(s.drawn('view', SHAPE), undefined, 'nothing before its first draw');
+  clock.frame();
+  assert.deepEqual(s.drawn('view', SHAPE), { canvas: first, value: { n: 1 } });
+  assert.equal(s.drawn('view', OTHER), undefined, 'another kind: not drawn');
+  assert.equal(s.drawn('quiet', SHAPE), undefined, 'another view: not drawn');
+  s.invalidate('view');
+  clock.frame();
+  assert.deepEqual(s.drawn('view', SHAPE), { canvas: second, value: { n: 2 } }, 'the latest drawing, on its canvas');
+  off();
+  assert.equal(s.drawn('view', SHAPE), undefined, 'dropped with the view: no canvas is held after it unmounts');
+  s.register('view', () => undefined);
+  clock.frame();
+  assert.equal(s.drawn('view', SHAPE), undefined, 'a view registered again under the key starts with nothing drawn');
 });

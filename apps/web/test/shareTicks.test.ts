@@ -1,6 +1,6 @@
-// Share axis under the histograms: an empty histogram used to get d3's default ticks over
-// [0, 1e-9], five "<0.01%" labels drawn on top of each other. Now: no ticks without I/O, and
-// otherwise labels that are distinct and never overlap, whatever the share and the width.
+// Share axis under the histograms: no ticks without I/O (d3's default ticks over [0, 1e-9] would
+// draw five "<0.01%" labels on top of each other), and otherwise labels that are distinct and
+// never overlap, whatever the share and the width.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { shareLabelWidth, shareTicks } from '../src/model/shareTicks.ts';

@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClassSeries, DiskFrame, Frame } from '@blkheat/shared-types';
-import { formatRate, formatThroughput, throughputAt, throughputSeries } from '../src/model/throughput.ts';
+import { formatRate } from '../src/model/format.ts';
+import { formatThroughput, throughputAt, throughputSeries } from '../src/model/throughput.ts';
 
 const T0 = 1_700_000_000;
 const cls = (c: string, n: number, b?: number, pt?: true): ClassSeries => ({

@@ -8,7 +8,7 @@ const FROM = 1_795_291_852; // a whole second
 
 test('a 6 s range: d3 alone ticks every half second (the bug), timeTicks every whole second', () => {
   const width = 1000;
-  // What the axis did before: d3's own ticks, labelled to the second, repeat labels.
+  // Why timeTicks exists: d3's own ticks, labelled to the second, repeat labels.
   const d3Ticks = scaleTime()
     .domain([new Date(FROM * 1000), new Date((FROM + 6) * 1000)])
     .range([0, width])

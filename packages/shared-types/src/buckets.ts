@@ -11,8 +11,8 @@
  *   dense 1..regular   Prometheus index minIndex + dense - 1
  *   dense regular+1    overflow   (2^(maxIndex/2^scale), +inf) s
  *
- * The kernel side receives `upperBoundsNs()` as a read-only array, with a table over it that
- * the agent builds (apps/agent/src/collector/bucket-table.ts), and finds the same upper-inclusive
+ * The kernel side receives `upperBoundsNs()` as a read-only array, with a table over it that the
+ * agent builds (apps/agent/src/collector/abi/bucket-table.ts), and finds the same upper-inclusive
  * bucket as bucketOfNs with integers only.
  */
 

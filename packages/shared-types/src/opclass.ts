@@ -39,25 +39,26 @@ export function opDisplayName(kernelName: string | undefined, value: number): st
 
 /**
  * Request flags shown as class prefixes, outermost first (so "Metadata-Sync-Write" reads as
- * a synchronous metadata write). `bit` is the bit in the kernel program's class code.
+ * a synchronous metadata write). Their bits in the kernel's class code are the kernel object's
+ * (enum bh_cls_bits, read by the agent from its BTF), never numbers written here.
  */
 export const CLASS_FLAGS = Object.freeze([
-  { flag: 'Preflush', bit: 14, kernel: '__REQ_PREFLUSH' },
-  { flag: 'Background', bit: 13, kernel: '__REQ_BACKGROUND' },
-  { flag: 'ReadAhead', bit: 12, kernel: '__REQ_RAHEAD' },
-  { flag: 'Priority', bit: 11, kernel: '__REQ_PRIO' },
-  { flag: 'ForcedUnitAccess', bit: 10, kernel: '__REQ_FUA' },
-  { flag: 'Metadata', bit: 9, kernel: '__REQ_META' },
-  { flag: 'Sync', bit: 8, kernel: '__REQ_SYNC' },
+  'Preflush',
+  'Background',
+  'ReadAhead',
+  'Priority',
+  'ForcedUnitAccess',
+  'Metadata',
+  'Sync',
 ] as const);
 
-export type ClassFlag = (typeof CLASS_FLAGS)[number]['flag'];
+export type ClassFlag = (typeof CLASS_FLAGS)[number];
 
 /** Builds "Metadata-Sync-Write" from an op display name and a set of flags. */
 export function className(op: string, flags: Iterable<ClassFlag>): string {
   const set = new Set(flags);
   let prefix = '';
-  for (const f of CLASS_FLAGS) if (set.has(f.flag)) prefix += `${f.flag}-`;
+  for (const f of CLASS_FLAGS) if (set.has(f)) prefix += `${f}-`;
   return prefix + op;
 }
 
@@ -65,7 +66,7 @@ export function className(op: string, flags: Iterable<ClassFlag>): string {
 export function parseClassName(name: string): { op: string; flags: ClassFlag[] } {
   const parts = name.split('-');
   const op = parts.pop() ?? '';
-  const known = new Set<string>(CLASS_FLAGS.map((f) => f.flag));
+  const known = new Set<string>(CLASS_FLAGS);
   const flags = parts.filter((p): p is ClassFlag => known.has(p));
   return { op, flags };
 }

@@ -2,7 +2,8 @@
  * The shape of `window.__blkheat`, the dashboard's test hook (Perfetto-style): browser tests,
  * e2e/ and the benchmark wait on `idle()` and read state through these accessors instead of
  * scraping pixels. Here (types only, DOM-free) so that the tests take it from the package,
- * never from apps/web/src; the dashboard's hook (apps/web/src/testhook.ts) implements it.
+ * never from apps/web/src; the dashboard's hook implements it (apps/web/src/testhook.ts composes
+ * it from readers grouped by what they read, testhook*.ts).
  */
 
 import type { IoSample } from './frame-model.js';

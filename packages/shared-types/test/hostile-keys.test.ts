@@ -1,6 +1,6 @@
-// Issue 26 (9, 10): a "__proto__" key anywhere in a snapshot or a client message is refused,
-// naming where it is (zod's z.record used to drop it, so `"e":{"__proto__":…}` read as `{}`),
-// and a snapshot version of the wrong type says so instead of "version 3 is not supported".
+// Hostile keys: a "__proto__" key anywhere in a snapshot or a client message is refused, naming
+// where it is (zod's z.record alone drops it, so `"e":{"__proto__":…}` would read as `{}`), and
+// a snapshot version of the wrong type says so instead of "version 3 is not supported".
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {

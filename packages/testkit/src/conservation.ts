@@ -5,7 +5,7 @@
  */
 import { classOp, OP_GROUPS, type Frame, type OpGroup } from '@blkheat/shared-types';
 import { completedRequests, readDiskstats, type DiskStats } from './diskstats.js';
-import { sleep } from './workload.js';
+import { sleepUntilSecond } from './clock.js';
 
 export interface QuietBoundary {
   /** Unix second starting at the boundary. */
@@ -21,18 +21,18 @@ export interface QuietBoundary {
  */
 export async function quietBoundary(names: readonly string[], marginMs = 4, attempts = 30): Promise<QuietBoundary> {
   for (let i = 0; i < attempts; i++) {
-    const boundary = (Math.floor(Date.now() / 1000) + 1) * 1000;
-    await sleep(boundary - marginMs - Date.now());
+    const second = Math.floor(Date.now() / 1000) + 1;
+    await sleepUntilSecond(second, -marginMs);
     const before = readDiskstats();
-    await sleep(Math.max(0, boundary + marginMs - Date.now()));
+    await sleepUntilSecond(second, marginMs);
     const after = readDiskstats();
-    if (Date.now() > boundary + 3 * marginMs) continue; // woke up too late to trust the window
+    if (Date.now() > second * 1000 + 3 * marginMs) continue; // woke up too late to trust the window
     const quiet = names.every((n) => {
       const a = before.get(n);
       const b = after.get(n);
       return a !== undefined && b !== undefined && completedRequests(a) === completedRequests(b) && b.inFlight === 0;
     });
-    if (quiet) return { second: boundary / 1000, stats: after };
+    if (quiet) return { second, stats: after };
   }
   throw new Error(`no quiet second boundary on ${names.join(', ')} in ${attempts} s`);
 }

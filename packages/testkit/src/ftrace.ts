@@ -38,11 +38,14 @@ export interface FtraceCount {
 }
 
 export interface FtraceWitness {
-  /** Empties the ring buffer and starts recording the disk's completions. */
+  /** Sets the event's filter to the disk, empties the ring buffer and starts recording the disk's completions. */
   start(): void;
   /** Stops recording and counts what the ring buffer holds. */
   stop(): FtraceCount;
-  /** Puts tracefs back as it was: event off, filter and buffer size restored, unmounted if we mounted it. */
+  /**
+   * Idempotent. The last witness open puts tracefs back as it was: event off, filter and buffer
+   * size restored, unmounted if we mounted it.
+   */
   close(): void;
 }
 
@@ -56,29 +59,74 @@ export function ensureTracefs(): () => void {
   return () => execFileSync('umount', [TRACEFS]);
 }
 
-export function openFtraceWitness(kernelDev: number): FtraceWitness {
+/**
+ * The tracefs settings a witness changes are the machine's, shared by every witness open in this
+ * process: the first open saves and sets them, the last close puts them back, in whatever order
+ * the witnesses are closed (t.after() hooks run in the order they were added).
+ */
+let session: { users: number; bufferKb: string; recordTgid: string; putTracefsBack: () => void } | undefined;
+/** The witness between its start() and stop(): the event and its filter are one per machine. */
+let recording: object | undefined;
+
+function openSession(): void {
+  if (session) {
+    session.users++;
+    return;
+  }
   const putTracefsBack = ensureTracefs();
-  let bufferKb: string;
   let recordTgid: string | undefined;
   try {
-    bufferKb = readFileSync(`${TRACEFS}/buffer_size_kb`, 'utf8').trim().split(/\s/)[0] ?? '1408';
+    const bufferKb = readFileSync(`${TRACEFS}/buffer_size_kb`, 'utf8').trim().split(/\s/)[0] ?? '1408';
     recordTgid = readFileSync(RECORD_TGID, 'utf8').trim();
     writeFileSync(`${TRACEFS}/buffer_size_kb`, String(BUFFER_KB));
     writeFileSync(RECORD_TGID, '1');
-    writeFileSync(`${EVENT}/filter`, `dev == ${kernelDev}`);
+    session = { users: 1, bufferKb, recordTgid, putTracefsBack };
   } catch (error) {
     if (recordTgid !== undefined) writeFileSync(RECORD_TGID, recordTgid);
     putTracefsBack(); // a witness that could not be set up leaves nothing mounted
     throw error;
   }
+}
+
+function closeSession(): void {
+  if (!session || --session.users > 0) return;
+  const { bufferKb, recordTgid, putTracefsBack } = session;
+  session = undefined;
+  writeFileSync(`${EVENT}/enable`, '0');
+  writeFileSync(`${EVENT}/filter`, '0');
+  writeFileSync(`${TRACEFS}/trace`, '');
+  writeFileSync(`${TRACEFS}/buffer_size_kb`, bufferKb);
+  writeFileSync(RECORD_TGID, recordTgid);
+  putTracefsBack();
+}
+
+/**
+ * A witness of one disk (kernel dev_t, major << 20 | minor). Several may be open at once (one
+ * per disk, say), but only one records at a time: start() sets the event's filter to its disk,
+ * and throws while another witness is between its start() and stop().
+ */
+export function openFtraceWitness(kernelDev: number): FtraceWitness {
+  openSession();
+  const self = {};
+  let closed = false;
   const tgidOf = new Map<number, number | undefined>();
   return {
     start() {
+      if (closed) throw new Error('ftrace witness: start() after close()');
+      if (recording !== undefined && recording !== self)
+        throw new Error(
+          "ftrace witness: another witness is recording (tracefs' block_rq_complete event and its filter are one per machine)",
+        );
+      writeFileSync(`${EVENT}/enable`, '0');
+      writeFileSync(`${EVENT}/filter`, `dev == ${kernelDev}`);
       writeFileSync(`${TRACEFS}/trace`, '');
+      recording = self;
       writeFileSync(`${EVENT}/enable`, '1');
     },
     stop() {
+      if (recording !== self) throw new Error('ftrace witness: stop() without start()');
       writeFileSync(`${EVENT}/enable`, '0');
+      recording = undefined;
       let completions = 0;
       let onInit = 0;
       let onInitFailed = 0;
@@ -103,12 +151,13 @@ export function openFtraceWitness(kernelDev: number): FtraceWitness {
       return { completions, onInit, onInitBytes, onInitRwbs, onInitFailed, overrun: overrun() };
     },
     close() {
-      writeFileSync(`${EVENT}/enable`, '0');
-      writeFileSync(`${EVENT}/filter`, '0');
-      writeFileSync(`${TRACEFS}/trace`, '');
-      writeFileSync(`${TRACEFS}/buffer_size_kb`, bufferKb);
-      writeFileSync(RECORD_TGID, recordTgid ?? '0');
-      putTracefsBack();
+      if (closed) return;
+      closed = true;
+      if (recording === self) {
+        writeFileSync(`${EVENT}/enable`, '0');
+        recording = undefined;
+      }
+      closeSession();
     },
   };
 

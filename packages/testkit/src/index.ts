@@ -15,3 +15,6 @@ export * from './net.js';
 export * from './scraped-hosts.js';
 export * from './ftrace.js';
 export * from './health-probe.js';
+export * from './clock.js';
+export * from './browser.js';
+export * from './hook.js';

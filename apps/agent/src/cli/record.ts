@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { missingTracingPrivilege } from '@blkheat/bpf-loader';
-import type { BucketSchema } from '@blkheat/shared-types';
+import { type BucketSchema, formatLatency } from '@blkheat/shared-types';
 import { createCollector, CollectorError, DEFAULT_SAMPLE_BUDGET, MAX_SAMPLE_BUDGET, type Collector } from '../collector/index.js';
 import { recordLine } from '../record/format-json.js';
 import { formatIntervalText } from '../record/format-text.js';
@@ -173,7 +173,7 @@ export async function run(argv: string[]): Promise<number> {
       if (args.verbose) {
         const s = collector.stats();
         log(
-          `${s.ios} I/Os, BPF ${s.bpfNsPerIo === null ? 'n/a' : `${s.bpfNsPerIo.toFixed(0)} ns`} per I/O, ${s.samplesLost} sample records lost`,
+          `${s.ios} I/Os, BPF ${s.bpfNsPerIo === null ? 'n/a' : formatLatency(s.bpfNsPerIo / 1e9)} per I/O, ${s.samplesLost} sample records lost`,
         );
       }
       collector.close().then(

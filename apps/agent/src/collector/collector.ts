@@ -1,38 +1,39 @@
 /**
- * The block I/O collector: loads and attaches blkheat's kernel programs (loader.ts), and once
- * per second (just after each wall-clock second closes) harvests that second's histograms from
- * the kernel (harvest.ts), drains the sampled I/O records (sample-drain.ts), measures the
- * untimed I/Os against /proc/diskstats (untimed.ts; 2 ms after each second closes, by
- * untimed-tracker.ts), scans what is in flight (inflight.ts), and emits one Frame per second,
- * in order, no gaps. This file is the per-second cycle itself: the harvest, the late entries,
- * the sample ledger and the untimed books advance together here, second by second.
+ * The block I/O collector: loads and attaches blkheat's kernel programs (loader.ts), and once per
+ * second (just after each wall-clock second closes) harvests that second's histograms from the
+ * kernel (decode/harvest.ts), drains the sampled I/O records (decode/sample-drain.ts), measures the
+ * untimed I/Os against /proc/diskstats (decode/untimed.ts; 2 ms after each second closes, by
+ * decode/untimed-tracker.ts), scans what is in flight (decode/inflight.ts), and emits one Frame per
+ * second, in order, no gaps. This file is the per-second cycle itself: the harvest, the late
+ * entries, the sample ledger and the untimed books advance together here, second by second.
  */
 import { enableStats, possibleCpus, type StatsHandle } from '@blkheat/bpf-loader';
 import { BUCKET_SCHEMA, type BucketSchema, type DiskInfo, type Frame, type InflightState } from '@blkheat/shared-types';
-import { CgroupNamer } from './cgroups.js';
-import { ClassNamer } from './classes.js';
-import { WallClock } from './clock.js';
-import { DeviceRegistry } from './devices.js';
-import { DiskScope } from './disk-scope.js';
-import { CollectorError, errorText } from './errors.js';
-import { buildFrame, type SlotEntry } from './frame-builder.js';
-import { histTableOf, HistogramHarvester } from './harvest.js';
-import { InflightScanner } from './inflight.js';
-import { KernelControls, zeroCounters } from './kernel-controls.js';
-import { kernelFactsOf } from './kernel-facts.js';
-import { BUDGET_SLOTS, parseDevString, schemaLayout, type SchemaLayout } from './layout.js';
-import { attachBioPrograms, checkLayout, loadObject, programRunStats, type Loaded } from './loader.js';
-import { SampleDrain } from './sample-drain.js';
-import { SampleBudget, SampleLedger } from './sampling.js';
+import { CgroupNamer } from './host/cgroups.js';
+import { ClassNamer } from './decode/classes.js';
+import { WallClock } from './host/clock.js';
+import { DeviceRegistry } from './host/devices.js';
+import { DiskScope } from './host/disk-scope.js';
+import { errorText } from './errors.js';
+import { buildFrame, type SlotEntry } from './decode/frame-builder.js';
+import { histTableOf, HistogramHarvester } from './decode/harvest.js';
+import { InflightScanner } from './decode/inflight.js';
+import { KernelControls } from './decode/kernel-controls.js';
+import { kernelFactsOf } from './host/kernel-facts.js';
+import { readKernelAbi, type KernelAbi } from './abi/kernel-abi.js';
+import { parseDevString, zeroCounters } from './abi/layout.js';
+import { attachBioPrograms, checkLayout, defaultObjectPath, loadObject, objectPathFor, programRunStats, type Loaded } from './loader.js';
+import { SampleDrain } from './decode/sample-drain.js';
+import { SampleBudget, SampleLedger } from './decode/sampling.js';
 import { DEFAULT_SAMPLE_BUDGET, type Collector, type CollectorListener, type CollectorOptions, type CollectorStats } from './types.js';
-import { UntimedMeter } from './untimed.js';
-import { UntimedTracker } from './untimed-tracker.js';
+import { UntimedMeter } from './decode/untimed.js';
+import { UntimedTracker } from './decode/untimed-tracker.js';
 
 /** How long after a second closes it is harvested: every program that saw an I/O of that second has long finished. */
 const HARVEST_DELAY_MS = 120;
 /**
  * How long after a second closes the untimed I/Os are measured: as soon as possible, so that
- * what is found is dated to the second that just closed (see untimed.ts), and no sooner than a
+ * what is found is dated to the second that just closed (see decode/untimed.ts), and no sooner than a
  * timer of ms resolution can be trusted to have passed the second's end.
  */
 const MEASURE_DELAY_MS = 2;
@@ -46,7 +47,7 @@ export async function createCollector(options: CollectorOptions = {}): Promise<C
 
 class BlockCollector implements Collector {
   readonly schema: BucketSchema;
-  private readonly layout: SchemaLayout;
+  private abi!: KernelAbi;
   private readonly devices = new DeviceRegistry();
   private readonly listeners = new Set<CollectorListener>();
   private readonly budget: SampleBudget | undefined;
@@ -77,25 +78,22 @@ class BlockCollector implements Collector {
 
   constructor(private readonly options: CollectorOptions) {
     this.schema = options.schema ?? BUCKET_SCHEMA;
-    try {
-      this.layout = schemaLayout(this.schema.scale);
-    } catch (err) {
-      throw new CollectorError(errorText(err));
-    }
+    defaultObjectPath(this.schema); // an unknown scale is refused here, before anything starts
     const samples = options.samples ?? { budgetPerSecond: DEFAULT_SAMPLE_BUDGET };
     this.budget = samples === false ? undefined : new SampleBudget(samples.budgetPerSecond);
   }
 
   async start(): Promise<void> {
     const facts = kernelFactsOf(this.options.btf);
-    this.namer = new ClassNamer(facts.reqOps);
+    this.abi = readKernelAbi(objectPathFor(this.schema));
+    this.namer = new ClassNamer(facts.reqOps, this.abi.classBits);
     this.scope = DiskScope.of(this.devices, this.options.disks ?? [], this.options.partitions === true);
     const cpus = possibleCpus();
     this.untimed = new UntimedMeter(undefined, this.scope.partitions ? (dev) => this.devices.devsOfDisk(dev).slice(1) : undefined);
     this.loaded = await loadObject(facts, {
       options: this.options,
       schema: this.schema,
-      layout: this.layout,
+      abi: this.abi,
       samples: this.budget !== undefined,
       filterDisks: this.scope.only !== undefined,
       namer: this.namer,
@@ -104,7 +102,7 @@ class BlockCollector implements Collector {
     const { object } = this.loaded;
     this.harvester = new HistogramHarvester({
       table: histTableOf(object),
-      nrBuckets: this.layout.nrBuckets,
+      abi: this.abi,
       namer: this.namer,
       cgroups: this.cgroups,
       scope: this.scope,
@@ -112,16 +110,17 @@ class BlockCollector implements Collector {
       warn: (message) => this.warn(message),
     });
     this.scope.syncKernelFilter(object);
-    this.controls = new KernelControls(object, cpus, this.budget);
+    this.controls = new KernelControls(object, this.abi, cpus, this.budget);
     this.untimedTracker = new UntimedTracker({
       meter: this.untimed,
       controls: this.controls,
       scope: this.scope,
       disks: () => this.knownDisks,
       warn: (message) => this.warn(message),
+      diskCountSlots: this.abi.diskCountSlots,
     });
-    checkLayout(object, this.layout, this.budget !== undefined);
-    if (facts.hasInflightScan) this.inflight = new InflightScanner(object);
+    checkLayout(object, this.abi, this.budget !== undefined);
+    if (facts.hasInflightScan) this.inflight = new InflightScanner(object, this.abi);
     else this.log('kernel too old for the in-flight scan (no bpf_loop): I/Os in flight are not reported');
     if (facts.hidesInitContext) {
       this.log(
@@ -139,11 +138,12 @@ class BlockCollector implements Collector {
     this.clock = new WallClock();
     this.controls.writeSettings(this.clock.offsetNs, 0);
     const now = this.clock.slotNow();
-    for (let s = now; s < now + BUDGET_SLOTS; s++) this.controls.resetBudget(s);
+    for (let s = now; s < now + this.abi.budgetSlots; s++) this.controls.resetBudget(s);
     this.nextSlot = now;
     if (this.budget) {
       this.samples = new SampleDrain({
         ring: object.openRingBuffer('samples', { maxQueued: 1 << 16 }),
+        abi: this.abi,
         ledger: new SampleLedger(this.budget.perSecond),
         scope: this.scope,
         namer: this.namer,
@@ -234,7 +234,7 @@ class BlockCollector implements Collector {
   private tick(current: number): void {
     this.samples?.drain();
     // Only when the per-disk table cannot be trusted: diskstats first, then every count of ours
-    // (see untimed.ts for why the order matters).
+    // (see decode/untimed.ts for why the order matters).
     const kernelCounts = this.untimedTracker.atHarvest ? this.untimed.snapshot() : undefined;
     // The programs' own running count, read before the map: every I/O in it is in the map by now.
     const counters = this.controls.readCounters();

@@ -5,48 +5,30 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import {
-  BpfError,
-  loadKernelBtf,
-  openObject,
-  possibleCpus,
-  TRACING_PRIVILEGE,
-  type BpfMap,
-  type BpfObject,
-  type KernelBtf,
-  type Link,
-} from '@blkheat/bpf-loader';
+import { BpfError, openObject, possibleCpus, TRACING_PRIVILEGE, type BpfMap, type BpfObject, type Link } from '@blkheat/bpf-loader';
 import { BUCKET_SCHEMA, OP_GROUPS, type BucketSchema } from '@blkheat/shared-types';
-import { kernelBucketKnobs } from './bucket-table.js';
-import type { ClassNamer } from './classes.js';
+import { kernelBucketKnobs, type KernelBucketKnobs } from './abi/bucket-table.js';
+import type { ClassNamer } from './decode/classes.js';
 import { CollectorError, errorText } from './errors.js';
-import { HIST_TABLE_MAPS } from './harvest.js';
-import { INFLIGHT_PROGRAM } from './inflight.js';
-import type { KernelFacts } from './kernel-facts.js';
-import {
-  BUDGET_SIZE,
-  COUNTERS_SIZE,
-  DISK_COUNTS_SIZE,
-  HIST_CLAIM_SIZE,
-  HIST_KEY_SIZE,
-  INFLIGHT_DISK_SIZE,
-  INFLIGHT_IO_SIZE,
-  INFLIGHT_KEPT_SIZE,
-  INFLIGHT_SUMMARY_SIZE,
-  OP_GROUP_TABLE_SIZE,
-  RQ_SLOT_SIZE,
-  schemaLayout,
-  SETTINGS_SIZE,
-  type SchemaLayout,
-  u32,
-} from './layout.js';
-import { expectedRecords, recordMismatches } from './record-layouts.js';
-import { requestBitsKnobs } from './request-bits.js';
+import { HIST_TABLE_MAPS } from './decode/harvest.js';
+import { INFLIGHT_PROGRAM } from './decode/inflight.js';
+import type { KernelFacts } from './host/kernel-facts.js';
+import type { KernelAbi } from './abi/kernel-abi.js';
+import { u32 } from './abi/layout.js';
+import { requestBitsKnobs, type RequestBitsKnobs } from './abi/request-bits.js';
 import type { CollectorOptions } from './types.js';
+
+/**
+ * The object bpf/Makefile builds for each bucket schema scale: blkheat.h's BH_SCHEMA sizes its
+ * histograms' bucket arrays, and the agent reads those sizes from the object (abi/kernel-abi.ts).
+ */
+const OBJECT_FILES: Readonly<Record<number, string>> = { 2: 'blkheat.bpf.o', 3: 'blkheat_s3.bpf.o' };
 
 /** Path of the compiled kernel object for a bucket schema; BLKHEAT_BPF_OBJECT overrides it. */
 export function defaultObjectPath(schema: BucketSchema = BUCKET_SCHEMA): string {
-  const file = schemaLayout(schema.scale).objectFile;
+  const file = OBJECT_FILES[schema.scale];
+  if (file === undefined)
+    throw new CollectorError(`no kernel object for bucket schema scale ${schema.scale} (built: ${Object.keys(OBJECT_FILES).join(', ')})`);
   return process.env.BLKHEAT_BPF_OBJECT ?? fileURLToPath(new URL(`../../../../bpf/build/${file}`, import.meta.url));
 }
 
@@ -66,7 +48,8 @@ export interface Loaded {
 export interface LoadRequest {
   readonly options: CollectorOptions;
   readonly schema: BucketSchema;
-  readonly layout: SchemaLayout;
+  /** The object's records and sizes, read from it before loading (readKernelAbi). */
+  readonly abi: KernelAbi;
   /** Sampled records wanted (samples_enabled). */
   readonly samples: boolean;
   /** Only the disks in the disk_filter map are traced (filter_disks). */
@@ -76,16 +59,28 @@ export interface LoadRequest {
   readonly log: (line: string) => void;
 }
 
-export async function loadObject(facts: KernelFacts, req: LoadRequest): Promise<Loaded> {
-  const path = defaultObjectPath(req.schema);
+/** The object to load for `schema`, present (readKernelAbi reads it before loadObject loads it). */
+export function objectPathFor(schema: BucketSchema): string {
+  const path = defaultObjectPath(schema);
   if (!existsSync(path)) throw new CollectorError(`kernel object ${path} is missing: build it first (make -C bpf, or ./bootstrap setup)`);
-  checkRecords(path, req.layout);
+  return path;
+}
+
+export async function loadObject(facts: KernelFacts, req: LoadRequest): Promise<Loaded> {
+  const path = req.abi.path;
+  // Knobs that do not depend on the hook flavour: a schema or a kernel they cannot express is
+  // refused here, before any flavour is tried.
+  const knobs: Knobs = {
+    buckets: kernelBucketKnobs(req.schema, req.abi),
+    requestBits: requestBitsKnobs(facts, req.abi),
+    opGroup: opGroupTable(req.namer, req.abi.opGroupTableSize),
+  };
   const want = req.options.hooks ?? 'auto';
   const flavours: Flavour[] = want === 'raw_tp' ? ['raw_tp'] : want === 'tp_btf' ? ['tp_btf'] : ['tp_btf', 'raw_tp'];
   let firstError: unknown;
   for (const flavour of flavours) {
     try {
-      return await tryLoad(path, flavour, facts, req);
+      return await tryLoad(path, flavour, facts, req, knobs);
     } catch (err) {
       if (isPermissionError(err)) throw describeLoadError(err);
       firstError ??= err;
@@ -95,7 +90,13 @@ export async function loadObject(facts: KernelFacts, req: LoadRequest): Promise<
   throw describeLoadError(firstError);
 }
 
-async function tryLoad(path: string, flavour: Flavour, facts: KernelFacts, req: LoadRequest): Promise<Loaded> {
+interface Knobs {
+  readonly buckets: KernelBucketKnobs;
+  readonly requestBits: RequestBitsKnobs;
+  readonly opGroup: Buffer;
+}
+
+async function tryLoad(path: string, flavour: Flavour, facts: KernelFacts, req: LoadRequest, knobs: Knobs): Promise<Loaded> {
   const object = openObject(path, {
     ...(req.options.btf ? { btfCustomPath: req.options.btf } : {}),
     logLevel: req.options.onLog ? 'info' : 'quiet',
@@ -107,17 +108,15 @@ async function tryLoad(path: string, flavour: Flavour, facts: KernelFacts, req: 
     const selected = new Set(facts.hasInflightScan ? [...programs, INFLIGHT_PROGRAM] : programs);
     for (const p of object.programs()) object.setAutoload(p.name, selected.has(p.name));
 
-    const buckets = kernelBucketKnobs(req.schema, req.layout);
-    object.setGlobal('bounds_ns', buckets.bounds);
-    object.setGlobal('bucket_first', buckets.table);
+    object.setGlobal('bounds_ns', knobs.buckets.bounds);
+    object.setGlobal('bucket_first', knobs.buckets.table);
     object.setGlobal('kernel_times', Buffer.from([req.options.issueTimestamps === 'kernel' ? 1 : 0]));
     object.setGlobal('samples_enabled', Buffer.from([req.samples ? 1 : 0]));
     object.setGlobal('rq_arg_idx', u32(facts.rqLayout === 'queue-first' ? 1 : 0));
     object.setGlobal('filter_disks', Buffer.from([req.filterDisks ? 1 : 0]));
-    object.setGlobal('op_group', opGroupTable(req.namer));
-    const requestBits = requestBitsKnobs(facts);
-    object.setGlobal('req_bits', requestBits.reqBits);
-    object.setGlobal('cls_flag_table', requestBits.clsFlagTable);
+    object.setGlobal('op_group', knobs.opGroup);
+    object.setGlobal('req_bits', knobs.requestBits.reqBits);
+    object.setGlobal('cls_flag_table', knobs.requestBits.clsFlagTable);
     object.setGlobal('shared_slot_dev', u32(req.options.sharedSlotDev ?? 0));
     sizeHistTable(object, possibleCpus(), req.options.histTableEntries);
     await object.load();
@@ -135,9 +134,9 @@ async function tryLoad(path: string, flavour: Flavour, facts: KernelFacts, req: 
  * OP_GROUPS. The namer is the one owner of that rule; the kernel only looks it up (for classes
  * diskstats counts: the kernel checks BH_CLS_NOSTAT itself).
  */
-export function opGroupTable(namer: ClassNamer): Buffer {
-  const table = Buffer.alloc(OP_GROUP_TABLE_SIZE);
-  for (let op = 0; op < OP_GROUP_TABLE_SIZE; op++) {
+export function opGroupTable(namer: ClassNamer, size: number): Buffer {
+  const table = Buffer.alloc(size);
+  for (let op = 0; op < size; op++) {
     const group = namer.group(op);
     if (group === undefined) throw new CollectorError(`no /proc/diskstats group for req_op ${op}`);
     table[op] = OP_GROUPS.indexOf(group);
@@ -146,7 +145,7 @@ export function opGroupTable(namer: ClassNamer): Buffer {
 }
 
 /**
- * Gives each possible CPU its partition of the histogram table (see harvest.ts): the object
+ * Gives each possible CPU its partition of the histogram table (see decode/harvest.ts): the object
  * declares one partition (BH_HIST_PER_CPU in blkheat.h, its one owner) as the maps' size. A test
  * may ask for fewer entries in all (`entries`).
  */
@@ -197,47 +196,31 @@ export function programRunStats(loaded: Loaded): { runTimeNs: number; recursionM
   return { runTimeNs, recursionMisses };
 }
 
-/** The object's own BTF lays out every record as this agent reads it (record-layouts.ts); else a clear refusal. */
-export function checkRecords(path: string, layout: SchemaLayout): void {
-  let btf: KernelBtf;
-  try {
-    btf = loadKernelBtf(path);
-  } catch (err) {
-    throw new CollectorError(`reading the record layouts (BTF) of ${path} failed: ${errorText(err)}`, err);
-  }
-  try {
-    const problems = recordMismatches(expectedRecords(layout), (struct) => btf.structLayout(struct));
-    if (problems.length > 0) {
-      throw new CollectorError(
-        `kernel object ${path} does not lay out its records as this agent reads them: ${problems.join('; ')}. Rebuild bpf/ and the agent together (./bootstrap setup)`,
-      );
-    }
-  } finally {
-    btf.close();
-  }
-}
-
-/** The maps' key and value sizes are the ones this agent decodes; a mismatched build is refused. */
-export function checkLayout(object: BpfObject, layout: SchemaLayout, samples: boolean): void {
-  const expect = (map: BpfMap, key: number, value: number): void => {
+/**
+ * Each map holds the records the agent decodes from it (the object's own structs,
+ * abi/kernel-abi.ts): a map declared with another key or value type is refused, naming it.
+ */
+export function checkLayout(object: BpfObject, abi: KernelAbi, samples: boolean): void {
+  const r = abi.records;
+  const expect = (map: BpfMap, key: number, value: number, what: string): void => {
     if (map.keySize !== key || map.valueSize !== value) {
       throw new CollectorError(
-        `kernel object layout mismatch in map ${map.name} (key ${map.keySize}/${key}, value ${map.valueSize}/${value} bytes): rebuild bpf/ and the agent together`,
+        `kernel object map ${map.name} holds ${map.keySize}-byte keys and ${map.valueSize}-byte values; the agent reads ${key}-byte keys and ${what} (${value} bytes): rebuild bpf/ and the agent together`,
       );
     }
   };
-  expect(object.map('hists'), 4, layout.histValueSize);
-  expect(object.map('hist_keys'), 4, HIST_KEY_SIZE);
-  expect(object.map('hist_claims'), 4, HIST_CLAIM_SIZE);
-  expect(object.map('counters'), 4, COUNTERS_SIZE);
-  expect(object.map('settings'), 4, SETTINGS_SIZE);
-  expect(object.map('budget'), 4, BUDGET_SIZE);
-  expect(object.map('rq_slots'), 4, RQ_SLOT_SIZE);
-  expect(object.map('inflight_summary'), 4, INFLIGHT_SUMMARY_SIZE);
-  expect(object.map('inflight_list'), 4, INFLIGHT_IO_SIZE);
-  expect(object.map('inflight_disks'), 4, INFLIGHT_DISK_SIZE);
-  expect(object.map('inflight_kept'), 8, INFLIGHT_KEPT_SIZE);
-  expect(object.map('disk_counts'), 4, DISK_COUNTS_SIZE);
+  expect(object.map('hists'), 4, r.bh_hist.size, 'struct bh_hist');
+  expect(object.map('hist_keys'), 4, r.bh_hist_key.size, 'struct bh_hist_key');
+  expect(object.map('hist_claims'), 4, 8, 'u64 claims');
+  expect(object.map('counters'), 4, r.bh_counters.size, 'struct bh_counters');
+  expect(object.map('settings'), 4, r.bh_settings.size, 'struct bh_settings');
+  expect(object.map('budget'), 4, r.bh_budget.size, 'struct bh_budget');
+  expect(object.map('rq_slots'), 4, r.bh_rq_slot.size, 'struct bh_rq_slot');
+  expect(object.map('inflight_summary'), 4, r.bh_inflight_summary.size, 'struct bh_inflight_summary');
+  expect(object.map('inflight_list'), 4, r.bh_inflight_io.size, 'struct bh_inflight_io');
+  expect(object.map('inflight_disks'), 4, r.bh_inflight_disk.size, 'struct bh_inflight_disk');
+  expect(object.map('inflight_kept'), 8, r.bh_inflight_kept.size, 'struct bh_inflight_kept');
+  expect(object.map('disk_counts'), 4, r.bh_disk_counts.size, 'struct bh_disk_counts');
   if (samples) {
     const ring = object.maps().find((m) => m.name === 'samples');
     if (!ring) throw new CollectorError('kernel object has no samples ring buffer');

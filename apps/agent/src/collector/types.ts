@@ -3,7 +3,7 @@
  * records, disk changes and self-metrics. The collector knows nothing about HTTP or history.
  */
 import type { BucketSchema, DiskInfo, Frame, IoSample } from '@blkheat/shared-types';
-import type { CounterName } from './layout.js';
+import type { CounterName } from './abi/kernel-abi.js';
 
 /** Sampled per-I/O records kept per second unless told otherwise (CollectorOptions.samples). */
 export const DEFAULT_SAMPLE_BUDGET = 2000;
@@ -98,7 +98,7 @@ export interface CollectorOptions {
   /**
    * Latency bucket schema: BUCKET_SCHEMA (scale 2, 4 buckets per octave; the default) or
    * FINE_BUCKET_SCHEMA (scale 3, 8 per octave: twice the rows, and about twice the kernel
-   * histogram memory). Loads the kernel object built for it. Added in layout 3.
+   * histogram memory). Loads the kernel object built for it.
    */
   readonly schema?: BucketSchema;
   /** libbpf / collector diagnostics. */

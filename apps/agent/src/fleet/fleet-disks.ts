@@ -6,7 +6,7 @@
  * rows and URL state work unchanged. Each entry also links to the host's own agent dashboard,
  * derived from the scrape URL Prometheus has for that host (targets API).
  */
-import type { DiskInfo } from '@blkheat/shared-types';
+import { DISK_INFO_LIMITS, type DiskInfo } from '@blkheat/shared-types';
 import { QUEUE_LATENCY_METRIC } from '../server/metrics.js';
 import type { PromSeries, PromTarget } from './prometheus-api.js';
 
@@ -85,10 +85,10 @@ export class FleetDirectory {
       const link = this.links.get(d.instance);
       return {
         dev: d.id,
-        name: `${d.instance}/${d.disk}`.slice(0, 192),
+        name: `${d.instance}/${d.disk}`.slice(0, DISK_INFO_LIMITS.name),
         kind: d.queued ? 'request' : 'bio',
         present: true,
-        host: d.instance.slice(0, 128),
+        host: d.instance.slice(0, DISK_INFO_LIMITS.host),
         ...(link ? { link } : {}),
       };
     });

@@ -16,7 +16,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FleetInfo, Frame } from '@blkheat/shared-types';
+import { type FleetInfo, type Frame, MAX_HOST_FIELD_LENGTH } from '@blkheat/shared-types';
 import { cutAtBytes, type FramesAnswer, type RangeQuery } from '../history/range-read.js';
 import { SampleStore } from '../history/samples.js';
 import { HistoryStore } from '../history/store.js';
@@ -92,7 +92,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     version: AGENT_VERSION,
     // What a snapshot of the fleet view says it is: the fleet, from this Prometheus (not the
     // machine the fleet server happens to run on).
-    host: { hostname: 'fleet', kernel: `Prometheus ${api.url}`.slice(0, 255), instance: 'fleet' },
+    host: { hostname: 'fleet', kernel: `Prometheus ${api.url}`.slice(0, MAX_HOST_FIELD_LENGTH), instance: 'fleet' },
     schema: options.schema,
     history,
     samples: new SampleStore({ capacity: 1, windowSeconds: 1 }),

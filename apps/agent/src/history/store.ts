@@ -53,7 +53,7 @@ export interface HistoryStats {
   readonly tiers: readonly { step: number; frames: number; bytes: number; segments: number; from?: number; to?: number }[];
 }
 
-/** Seconds the 1 s tier keeps at least (DESIGN: 1 s resolution for >= 1 h). */
+/** Seconds the 1 s tier keeps at least: 1 s resolution for the last hour (docs/architecture.md, "History"). */
 export const FINE_RETENTION_S = 3600;
 
 /** Seconds per segment file of the 1 s, 10 s and 60 s tiers. */
@@ -399,6 +399,7 @@ export class HistoryStore {
       for (const raw of this.fine.iterate(from, Number.MAX_SAFE_INTEGER)) {
         let frame: Frame;
         try {
+          // Unchecked cast: this store wrote the JSON from a Frame (CRC-checked); a zod parse per frame would slow a restart.
           frame = JSON.parse(raw.json) as Frame;
         } catch {
           continue;

@@ -87,7 +87,7 @@ function resolveDisk(value: string, disks: readonly DiskInfo[]): string {
   return disks.find((d) => d.name === value)?.dev ?? value;
 }
 
-function validate(schema: z.ZodType, raw: Record<string, unknown>, required: readonly string[]): QueryResult<unknown> {
+function validate<S extends z.ZodType>(schema: S, raw: Record<string, unknown>, required: readonly string[]): QueryResult<z.output<S>> {
   for (const r of required) {
     if (!Object.hasOwn(raw, r)) return { ok: false, field: r, message: `${r}: required` };
   }
@@ -103,20 +103,20 @@ export function parseRangeQuery(params: URLSearchParams, disks: readonly DiskInf
   const c = collect(params, RANGE_PARAMS, disks);
   if (!c.ok) return c;
   const v = c.value;
-  return validate(rangeRequestSchema, { t: 'range', id: 0, ...rename(v) }, ['from', 'to']) as QueryResult<RangeRequest>;
+  return validate(rangeRequestSchema, { t: 'range', id: 0, ...rename(v) }, ['from', 'to']);
 }
 
 export function parseSamplesQuery(params: URLSearchParams, disks: readonly DiskInfo[]): QueryResult<SamplesRequest> {
   const c = collect(params, SAMPLES_PARAMS, disks);
   if (!c.ok) return c;
-  return validate(samplesRequestSchema, { t: 'samples', id: 0, ...rename(c.value) }, ['from', 'to']) as QueryResult<SamplesRequest>;
+  return validate(samplesRequestSchema, { t: 'samples', id: 0, ...rename(c.value) }, ['from', 'to']);
 }
 
 /** The snapshot takes a range's parameters (without step: it picks the step like a range does). */
 export function parseSnapshotQuery(params: URLSearchParams, disks: readonly DiskInfo[]): QueryResult<RangeRequest> {
   const c = collect(params, SNAPSHOT_PARAMS, disks);
   if (!c.ok) return c;
-  return validate(rangeRequestSchema, { t: 'range', id: 0, ...rename(c.value) }, ['from', 'to']) as QueryResult<RangeRequest>;
+  return validate(rangeRequestSchema, { t: 'range', id: 0, ...rename(c.value) }, ['from', 'to']);
 }
 
 /** Checks a request without parameters has none (so typos are reported, not ignored). */

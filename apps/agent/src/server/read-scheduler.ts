@@ -1,7 +1,7 @@
 /**
  * Where every heavy read of history runs (backfill pages, range answers, snapshots): not in the
- * handler that asked, but here, in slices on the event loop. The rules, each for a failure seen
- * when one client could make the agent read as much as it liked, synchronously:
+ * handler that asked, but here, in slices on the event loop. The rules, so that no client can
+ * make the agent read as much as it likes, synchronously, and stall everything else:
  *
  * - A slice of work is at most SLICE_MS, then the event loop turns: live frames, /healthz and
  *   every other client are served between slices, whatever the readers ask for.

@@ -2,7 +2,7 @@
  * Memory given back after a burst of client work: backfill churn, snapshots nobody read, a
  * flood of junk messages. What a burst leaves is garbage (answers written, buffers of sockets
  * gone), and an agent that is idle afterwards allocates little, so nothing would give it back:
- * after 100 unread snapshots the agent stayed 90 MiB bigger for good. The steps:
+ * without this, 100 unread snapshots leave the agent 90 MiB bigger for good. The steps:
  *
  * - Full garbage collections, two checks apart (see finishReclaim). V8 may otherwise leave the
  *   garbage for minutes. Node offers no collection without --expose-gc at start; the flag set
@@ -95,10 +95,10 @@ export class MemoryReclaimer {
   /**
    * A reclaim takes three checks. The first collects. At the second, V8 has swept what that
    * freed (on threads of its own), so another collection can compact the old space's pages,
-   * not only free objects in them (after the backfill churn: 145-150 MiB left with one
-   * collection, 124 with two). At the third, the Buffers both freed are back in the C heap (V8
-   * frees their memory on a thread of its own, after the collection), and its free pages go
-   * back to the system.
+   * not only free objects in them (after backfill churn, one collection leaves 145-150 MiB, two
+   * leave 124). At the third, the Buffers both freed are back in the C heap (V8 frees their
+   * memory on a thread of its own, after the collection), and its free pages go back to the
+   * system.
    */
   private finishReclaim(before: number): void {
     if (this.options.releaseFreeHeap && !this.trimBroken) {

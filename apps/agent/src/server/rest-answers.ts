@@ -4,8 +4,9 @@
  * slice's text plus the socket's own buffer, whatever the size of the answer: a client that
  * does not read makes its job wait (parked on the drain) instead of the agent buffering the
  * whole answer for it, and after STALLED_ANSWER_MS without reading it is cut off and its
- * memory released. (Before: 100 clients that asked for a snapshot and read nothing held
- * ~900 MB, and building each 8 MB snapshot held the event loop for 0.2–0.5 s.)
+ * memory released. An answer built whole would not do: 100 clients that ask for a snapshot and
+ * read nothing would hold ~900 MB, and building each 8 MB snapshot holds the event loop for
+ * 0.2–0.5 s.
  *
  * The status and headers go out with the first slice; an error after that can only cut the
  * connection (the body is then not valid JSON, so it cannot be mistaken for an answer).

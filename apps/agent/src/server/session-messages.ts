@@ -2,7 +2,7 @@
  * The text of the messages a session sends and the keys it files them under: serialized once
  * per filter for every client with that filter.
  */
-import { filterFrame, type Frame, type FrameFilter, type RequestId } from '@blkheat/shared-types';
+import { filterFrame, type Frame, type FrameFilter, MAX_REQUEST_ID_LENGTH, type RequestId } from '@blkheat/shared-types';
 
 /** A stable key for a filter, so clients with equal filters share one serialized frame. */
 export function filterKeyOf(filter: FrameFilter): string {
@@ -17,7 +17,7 @@ export function requestIdOf(text: string): RequestId | undefined {
     if (typeof raw !== 'object' || raw === null) return undefined;
     const id = (raw as { id?: unknown }).id;
     if (typeof id === 'number' && Number.isSafeInteger(id) && id >= 0) return id;
-    if (typeof id === 'string' && id.length <= 64) return id;
+    if (typeof id === 'string' && id.length <= MAX_REQUEST_ID_LENGTH) return id;
   } catch {
     // not JSON: no id
   }

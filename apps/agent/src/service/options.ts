@@ -6,7 +6,7 @@
  */
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { type BucketSchema, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
+import { type BucketSchema, DEV_RE, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
 import { DEFAULT_SAMPLE_BUDGET, MAX_SAMPLE_BUDGET } from '../collector/types.js';
 import { MARKER_FILE } from './datadir.js';
 import {
@@ -164,7 +164,7 @@ export function parseServeArgs(
 
   const disks = values.disk ?? [];
   for (const d of disks)
-    if (!/^([A-Za-z0-9][A-Za-z0-9_.!+-]{0,63}|\d{1,4}:\d{1,7})$/.test(d)) fail(`--disk: "${d}" is not a disk name or MAJ:MIN`);
+    if (!/^[A-Za-z0-9][A-Za-z0-9_.!+-]{0,63}$/.test(d) && !DEV_RE.test(d)) fail(`--disk: "${d}" is not a disk name or MAJ:MIN`);
   const samplesBudget =
     values['samples-budget'] === undefined
       ? DEFAULTS.samplesBudget

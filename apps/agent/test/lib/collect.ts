@@ -13,7 +13,7 @@ import {
 } from '@blkheat/shared-types';
 import { completionWitness as kitCompletionWitness, sleep, type CleanupContext, type CompletionWitness } from '@blkheat/testkit';
 import { createCollector, type Collector, type CollectorOptions } from '../../src/collector/index.js';
-import { kernelFactsOf } from '../../src/collector/kernel-facts.js';
+import { kernelFactsOf } from '../../src/collector/host/kernel-facts.js';
 
 export interface Recording {
   readonly collector: Collector;

@@ -14,6 +14,7 @@ import {
   type LatencyKind,
   untimedCount,
 } from '@blkheat/shared-types';
+import { classLatency } from './diskFrames.js';
 import { quantilesOf, type QuantileValue } from './percentiles.js';
 
 export interface ClassSummary {
@@ -50,12 +51,13 @@ export interface DiskSummary {
 
 /**
  * Running totals behind the breakdowns, fed frames a slice at a time: a range of a big snapshot
- * can be summed across several short tasks (store/visibleSummary.ts yields between slices) and give
+ * can be summed across several short tasks (pipeline/visibleSummary.ts yields between slices) and give
  * what one call over all the frames gives. One pass per frame serves all three results.
  */
 export class BreakdownTally {
-  private readonly cls = new Map<string, { n: number; failed: number; errors: Record<string, number>; hist: Float64Array }>();
-  private clsTotal = 0;
+  /** Per class over the chosen disks: completed and failed I/Os, failures by status, the latency histogram. */
+  private readonly byClass = new Map<string, { count: number; failed: number; errors: Record<string, number>; hist: Float64Array }>();
+  private classTotal = 0;
   private readonly disk = new Map<string, DiskAcc>();
   private readonly seen = new Set<string>();
 
@@ -82,18 +84,18 @@ export class BreakdownTally {
         if (!inside) continue;
         this.addDisk(d);
         if (!devs || devs.has(d.dev)) {
-          for (const c of d.cls) {
-            let a = this.cls.get(c.c);
-            if (!a) this.cls.set(c.c, (a = { n: 0, failed: 0, errors: {}, hist: new Float64Array(bucketCount(this.schema)) }));
-            a.n += c.n;
-            if (c.e) {
-              for (const [status, k] of Object.entries(c.e)) {
+          for (const series of d.cls) {
+            let a = this.byClass.get(series.c);
+            if (!a) this.byClass.set(series.c, (a = { count: 0, failed: 0, errors: {}, hist: new Float64Array(bucketCount(this.schema)) }));
+            a.count += series.n;
+            if (series.e) {
+              for (const [status, k] of Object.entries(series.e)) {
                 a.failed += k;
                 a.errors[status] = (a.errors[status] ?? 0) + k;
               }
             }
-            this.clsTotal += c.n;
-            addSparseInto(a.hist, kind === 'device' ? c.d : c.q);
+            this.classTotal += series.n;
+            addSparseInto(a.hist, classLatency(series, kind));
           }
         }
       }
@@ -122,16 +124,16 @@ export class BreakdownTally {
    */
   classes(): ClassSummary[] {
     const out: ClassSummary[] = [];
-    const total = this.clsTotal;
+    const total = this.classTotal;
     const schema = this.schema;
-    for (const [c, a] of this.cls) {
+    for (const [name, a] of this.byClass) {
       let quantiles: QuantileValue[] | undefined;
       out.push({
-        c,
-        n: a.n,
+        c: name,
+        n: a.count,
         failed: a.failed,
         errors: a.errors,
-        share: total > 0 ? a.n / total : 0,
+        share: total > 0 ? a.count / total : 0,
         hist: a.hist,
         get quantiles() {
           return (quantiles ??= quantilesOf(a.hist, schema));

@@ -12,10 +12,9 @@ import {
   CGROUP_NONE,
   CGROUP_OTHER,
   type CgroupAcc,
-  type DiskFrame,
   type Frame,
   type LatencyKind,
-  type SparseHist,
+  MAX_CGROUP_PATH_LENGTH,
 } from '@blkheat/shared-types';
 import { type DiskRange, forEachDiskInRange } from './diskFrames.js';
 import { quantilesOf, type QuantileValue } from './percentiles.js';
@@ -41,8 +40,6 @@ export interface CgroupBreakdown {
   readonly framesWithIo: number;
 }
 
-/** Longest cgroup path accepted (the snapshot and frame schemas' limit). */
-export const MAX_CGROUP_LENGTH = 4096;
 const REMOVED_RE = /^cgroup#\d{1,20}$/;
 // eslint-disable-next-line no-control-regex -- a path with control characters is refused on purpose
 const CONTROL_RE = /[\u0000-\u001f\u007f]/;
@@ -54,7 +51,7 @@ const CONTROL_RE = /[\u0000-\u001f\u007f]/;
 export function cgroupProblem(g: string): string | undefined {
   if (g === CGROUP_NONE || g === CGROUP_OTHER || REMOVED_RE.test(g)) return undefined;
   if (g.length === 0) return 'empty';
-  if (g.length > MAX_CGROUP_LENGTH) return `longer than ${MAX_CGROUP_LENGTH} characters`;
+  if (g.length > MAX_CGROUP_PATH_LENGTH) return `longer than ${MAX_CGROUP_PATH_LENGTH} characters`;
   if (!g.startsWith('/')) return `must be a path starting with "/", ${CGROUP_NONE}, ${CGROUP_OTHER} or cgroup#ID`;
   if (CONTROL_RE.test(g)) return 'contains control characters';
   if (g !== '/' && (g.endsWith('/') || g.includes('//'))) return 'has an empty path segment';
@@ -66,17 +63,13 @@ export function cgroupFilterApplies(kind: LatencyKind): boolean {
   return kind === 'device';
 }
 
-/** A disk's device latency charged to cgroup `g` in one frame (undefined: none, or no `cg` in the data). */
-export function cgroupHistogram(disk: DiskFrame, g: string): SparseHist | undefined {
-  return disk.cg?.find((x) => x.g === g)?.d;
-}
-
 /**
  * Running per-disk cgroup totals of frames in [from, to) over `devs`, fed a slice at a time
  * (model/summary.ts). Coarse (merged) frames sum the same: `cg` adds per path.
  */
 export class CgroupTally {
-  private readonly disks = new Map<string, { cg: Map<string, CgroupAcc>; withCg: number; withIo: number }>();
+  /** Per disk: its totals by cgroup path, and how many frames split its I/O by cgroup, and had any. */
+  private readonly disks = new Map<string, { byPath: Map<string, CgroupAcc>; framesWithCg: number; framesWithIo: number }>();
 
   constructor(
     private readonly opts: DiskRange,
@@ -85,27 +78,27 @@ export class CgroupTally {
 
   add(frames: readonly Frame[], start = 0, end = frames.length): void {
     const buckets = bucketCount(this.schema);
-    forEachDiskInRange(frames, start, end, this.opts, (d) => {
-      let a = this.disks.get(d.dev);
-      if (!a) this.disks.set(d.dev, (a = { cg: new Map(), withCg: 0, withIo: 0 }));
-      if (d.cls.length > 0) a.withIo++;
-      if (!d.cg) return;
-      a.withCg++;
-      for (const g of d.cg) addCgroup(a.cg, g.g, g.n, buckets, g.d);
+    forEachDiskInRange(frames, start, end, this.opts, (disk) => {
+      let acc = this.disks.get(disk.dev);
+      if (!acc) this.disks.set(disk.dev, (acc = { byPath: new Map(), framesWithCg: 0, framesWithIo: 0 }));
+      if (disk.cls.length > 0) acc.framesWithIo++;
+      if (!disk.cg) return;
+      acc.framesWithCg++;
+      for (const { g: path, n: count, d: deviceLatency } of disk.cg) addCgroup(acc.byPath, path, count, buckets, deviceLatency);
     });
   }
 
   /** Per disk: its cgroups, busiest first (ties by path). */
   result(): Map<string, CgroupBreakdown> {
     const out = new Map<string, CgroupBreakdown>();
-    for (const [dev, a] of this.disks) {
+    for (const [dev, { byPath, framesWithCg, framesWithIo }] of this.disks) {
       let total = 0;
-      for (const v of a.cg.values()) total += v.n;
-      const rows: CgroupSummary[] = [...a.cg.entries()]
+      for (const v of byPath.values()) total += v.n;
+      const rows: CgroupSummary[] = [...byPath.entries()]
         .filter(([, v]) => v.n > 0)
-        .map(([g, v]) => ({ g, n: v.n, share: total > 0 ? v.n / total : 0, hist: v.d, quantiles: quantilesOf(v.d, this.schema) }))
+        .map(([path, v]) => ({ g: path, n: v.n, share: total > 0 ? v.n / total : 0, hist: v.d, quantiles: quantilesOf(v.d, this.schema) }))
         .sort((x, y) => y.n - x.n || (x.g < y.g ? -1 : x.g > y.g ? 1 : 0));
-      out.set(dev, { rows, framesWithCg: a.withCg, framesWithIo: a.withIo });
+      out.set(dev, { rows, framesWithCg, framesWithIo });
     }
     return out;
   }

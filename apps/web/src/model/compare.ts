@@ -1,12 +1,13 @@
 /**
  * Compare (A/B): two time ranges of the same source, a baseline and a comparison, as latency
  * distributions per disk and op class. Pure: the frames of each range come from the store
- * (store/comparison.ts), which also picks their step; here they are summed, normalised to each
+ * (pipeline/comparison.ts), which also picks their step; here they are summed, normalised to each
  * range's own count (so a busy hour and a quiet one compare by shape, not by volume), and
  * set against each other: percentiles baseline → comparison with the signed delta, and the
  * difference of the shares per bucket (comparison − baseline).
  */
 import { addSparseInto, type BucketSchema, bucketCount, type Frame, type LatencyKind } from '@blkheat/shared-types';
+import { classLatency } from './diskFrames.js';
 import { alignCeil, alignFloor } from './resolution.js';
 import { MARK_QUANTILES, quantilesOf } from './percentiles.js';
 
@@ -69,12 +70,12 @@ export function rangeHistograms(
   for (const f of frames) {
     if (f.ts < range.from || f.ts >= range.to) continue;
     for (const d of f.disks) {
-      for (const c of d.cls) {
-        if (wanted && !wanted.has(c.c)) continue;
-        const h = opts.kind === 'device' ? c.d : c.q;
-        if (h.length === 0) continue;
-        addSparseInto(slot(d.dev, c.c).hist, h);
-        addSparseInto(slot(d.dev, ALL_CLASSES).hist, h);
+      for (const series of d.cls) {
+        if (wanted && !wanted.has(series.c)) continue;
+        const latency = classLatency(series, opts.kind);
+        if (latency.length === 0) continue;
+        addSparseInto(slot(d.dev, series.c).hist, latency);
+        addSparseInto(slot(d.dev, ALL_CLASSES).hist, latency);
       }
     }
   }

@@ -1,9 +1,8 @@
 /**
- * Failed I/Os and requeues per heat map column (issue "Incident views", part "Errors and
- * requeues"): for one disk, per column of `step` seconds, the failed I/Os by block status
- * (`cls[].e`, protocol 2, over every class: a failed passthrough command failed too) and the
- * requests sent back to the queue (`DiskFrame.requeues`). Frames of any step add up (merging is
- * exact for both), so a coarse column holds the sum of its seconds.
+ * Failed I/Os and requeues per heat map column: for one disk, per column of `step` seconds, the
+ * failed I/Os by block status (`cls[].e`, protocol 2, over every class: a failed passthrough
+ * command failed too) and the requests sent back to the queue (`DiskFrame.requeues`). Frames of any
+ * step add up (merging is exact for both), so a coarse column holds the sum of its seconds.
  */
 import type { DiskFrame, Frame } from '@blkheat/shared-types';
 import { formatCount } from './format.js';

@@ -1,5 +1,12 @@
 /** Number, time and size formatting shared by views, tooltips and the PNG export. */
 
+/**
+ * Counts, rates and sizes: shared-types owns one formatter per unit (the CLI prints the same),
+ * with options for the variants views need (formatCount's `compact` for chips and legends).
+ * Latencies: formatLatency, re-exported by latency.ts.
+ */
+export { formatBytes, formatCount, formatRate } from '@blkheat/shared-types';
+
 const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
 
 /** "14:03:07" in local time (on-call people read their own clock). */
@@ -41,20 +48,6 @@ export function formatSpan(seconds: number): string {
   return `${Math.round(s / 86400)} d`;
 }
 
-/** 1234567 → "1,234,567". */
-export function formatCount(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
-}
-
-/** 1234567 → "1.23M". */
-export function formatCompact(n: number): string {
-  const a = Math.abs(n);
-  if (a < 1e3) return String(Math.round(n));
-  if (a < 1e6) return `${+(n / 1e3).toPrecision(3)}k`;
-  if (a < 1e9) return `${+(n / 1e6).toPrecision(3)}M`;
-  return `${+(n / 1e9).toPrecision(3)}G`;
-}
-
 /** 0.1234 → "12.3%". */
 export function formatShare(f: number): string {
   if (!(f > 0)) return '0%';
@@ -70,26 +63,4 @@ export function formatShareDelta(d: number): string {
   const p = Math.abs(d) * 100;
   const text = p >= 10 ? p.toFixed(1) : p >= 0.01 ? p.toFixed(2) : '<0.01';
   return `${d > 0 ? '+' : '−'}${text} pts`;
-}
-
-/** 4096 → "4 KiB". */
-export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${+v.toPrecision(3)} ${units[i]}`;
-}
-
-/** Nanoseconds as a latency string, "–" when unknown. */
-export function formatNs(ns: number | null): string {
-  if (ns === null) return '–';
-  if (ns < 1e3) return `${ns} ns`;
-  if (ns < 1e6) return `${+(ns / 1e3).toPrecision(3)} µs`;
-  if (ns < 1e9) return `${+(ns / 1e6).toPrecision(3)} ms`;
-  return `${+(ns / 1e9).toPrecision(3)} s`;
 }

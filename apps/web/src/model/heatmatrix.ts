@@ -16,7 +16,7 @@
  * them apart for the renderer and the tooltip.
  */
 import type { Frame, LatencyKind, SparseHist } from '@blkheat/shared-types';
-import { cgroupHistogram } from './cgroups.js';
+import { cgroupLatency, classLatency } from './diskFrames.js';
 
 /** Which part of the frames a matrix counts. */
 export interface MatrixFilter {
@@ -186,13 +186,13 @@ export class HeatMatrix {
     if (!this.markRecorded(col, frame.step)) return false;
     if (!disk) return true;
     if (filter.cgroup !== undefined) {
-      const d = cgroupHistogram(disk, filter.cgroup);
-      if (d) this.addSparse(col, d);
+      const latency = cgroupLatency(disk, filter.cgroup);
+      if (latency) this.addSparse(col, latency);
       return true;
     }
-    for (const cls of disk.cls) {
-      if (filter.classes && !filter.classes.has(cls.c)) continue;
-      this.addSparse(col, filter.kind === 'device' ? cls.d : cls.q);
+    for (const series of disk.cls) {
+      if (filter.classes && !filter.classes.has(series.c)) continue;
+      this.addSparse(col, classLatency(series, filter.kind));
     }
     return true;
   }

@@ -60,23 +60,12 @@ export function bucketBoundsSeconds(d: number, schema: BucketSchema): [number, n
   return [lowerBoundSeconds(d, schema), upperBoundSeconds(d, schema)];
 }
 
-/** Human latency ("850 ns", "12.3 µs", "4.76 ms", "1.20 s"): shared-types owns it, the CLI prints the same. */
+/**
+ * Human latency ("850 ns", "12.3 µs", "4.76 ms", "1.20 s"): shared-types owns it, the CLI prints
+ * the same. Views ask it for their variants: `{ compact: true }` for axis ticks ("1µs", "10ms"),
+ * `{ signed: true }` for differences ("+6.02 ms", "−850 ns", "±0").
+ */
 export { formatLatency } from '@blkheat/shared-types';
-
-/** A signed latency difference in formatLatency's units: "+6.02 ms", "−850 ns", "±0"; "–" when unknown. */
-export function formatLatencyDelta(seconds: number | undefined): string {
-  if (seconds === undefined || !Number.isFinite(seconds)) return '–';
-  if (seconds === 0) return '±0';
-  return `${seconds > 0 ? '+' : '−'}${formatLatency(Math.abs(seconds))}`;
-}
-
-/** Short tick label: "1µs", "10µs", "1ms", "100ms", "1s". */
-export function formatLatencyTick(seconds: number): string {
-  if (seconds < 1e-6) return `${Math.round(seconds * 1e9)}ns`;
-  if (seconds < 1e-3) return `${+(seconds * 1e6).toPrecision(3)}µs`;
-  if (seconds < 1) return `${+(seconds * 1e3).toPrecision(3)}ms`;
-  return `${+seconds.toPrecision(3)}s`;
-}
 
 export interface LatencyTick {
   readonly u: number;
@@ -100,7 +89,7 @@ export function latencyTicks(uLo: number, uHi: number, schema: BucketSchema, min
       const u = secondsToU(seconds, schema);
       // Underflow is linear and overflow squashed: only label the log part of the axis.
       if (u < Math.max(uLo, 1) || u > Math.min(uHi, regularBucketCount(schema) + 1)) continue;
-      out.push({ u, seconds, label: formatLatencyTick(seconds), major: m === 1 });
+      out.push({ u, seconds, label: formatLatency(seconds, { compact: true }), major: m === 1 });
     }
   }
   if (out.filter((t) => t.major).length < minMajor) return out.map((t) => ({ ...t, major: true }));

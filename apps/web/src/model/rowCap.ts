@@ -1,9 +1,9 @@
 /**
- * Which rows of a long breakdown table (op classes, cgroups) are drawn. Each row is a table row
- * and a sparkline canvas: a snapshot may name 4,096 classes on one disk (SNAPSHOT_LIMITS
- * .classesPerDisk, and more across its frames), and drawing a row for every one held the page
- * for seconds and made thousands of canvases (issue 26). The table draws the busiest rows first
- * (rows come sorted by count), a few more per request, plus any pinned row past them (a
+ * Which rows of a long breakdown table (op classes, cgroups) are drawn. Each row is a table row and
+ * a sparkline canvas: a snapshot may name 4,096 classes on one disk
+ * (SNAPSHOT_LIMITS.classesPerDisk, and more across its frames), and drawing a row for every one
+ * holds the page for seconds and makes thousands of canvases. The table draws the busiest rows
+ * first (rows come sorted by count), a few more per request, plus any pinned row past them (a
  * selected class stays in view so it can be unselected), and sums up the rest in one line.
  */
 

@@ -41,7 +41,8 @@ export function sizeCell(m: SizeLatency, s: number, bucket: number): number {
 
 /** Running per-disk size × latency of frames in [from, to) over `devs` and `classes`, fed a slice at a time. */
 export class SizeTally {
-  private readonly disks = new Map<string, { sz: Map<number, { n: number; d: Float64Array }>; withSz: number }>();
+  /** Per disk: count and dense device latency by size class, and how many frames split its classes by size. */
+  private readonly disks = new Map<string, { bySize: Map<number, { count: number; hist: Float64Array }>; framesWithSz: number }>();
 
   constructor(
     private readonly opts: DiskRange & {
@@ -53,36 +54,36 @@ export class SizeTally {
 
   add(frames: readonly Frame[], start = 0, end = frames.length): void {
     const { classes } = this.opts;
-    forEachDiskInRange(frames, start, end, this.opts, (d) => {
-      let a = this.disks.get(d.dev);
-      if (!a) this.disks.set(d.dev, (a = { sz: new Map(), withSz: 0 }));
+    forEachDiskInRange(frames, start, end, this.opts, (disk) => {
+      let acc = this.disks.get(disk.dev);
+      if (!acc) this.disks.set(disk.dev, (acc = { bySize: new Map(), framesWithSz: 0 }));
       let any = false;
-      for (const c of d.cls) {
-        if (!c.sz) continue;
+      for (const series of disk.cls) {
+        if (!series.sz) continue;
         any = true;
-        if (classes && !classes.has(c.c)) continue;
-        for (const z of c.sz) {
-          let acc = a.sz.get(z.s);
-          if (!acc) a.sz.set(z.s, (acc = { n: 0, d: new Float64Array(bucketCount(this.schema)) }));
-          acc.n += z.n;
-          addSparseInto(acc.d, z.d);
+        if (classes && !classes.has(series.c)) continue;
+        for (const { s: sizeClass, n: count, d: deviceLatency } of series.sz) {
+          let cell = acc.bySize.get(sizeClass);
+          if (!cell) acc.bySize.set(sizeClass, (cell = { count: 0, hist: new Float64Array(bucketCount(this.schema)) }));
+          cell.count += count;
+          addSparseInto(cell.hist, deviceLatency);
         }
       }
-      if (any) a.withSz++;
+      if (any) acc.framesWithSz++;
     });
   }
 
   result(): Map<string, SizeLatency> {
     const out = new Map<string, SizeLatency>();
-    for (const [dev, a] of this.disks) {
-      const present = [...a.sz.keys()].filter((s) => (a.sz.get(s)?.n ?? 0) > 0);
+    for (const [dev, { bySize, framesWithSz }] of this.disks) {
+      const present = [...bySize.keys()].filter((s) => (bySize.get(s)?.count ?? 0) > 0);
       const sizes: number[] = [];
       if (present.length > 0) for (let s = Math.min(...present); s <= Math.max(...present); s++) sizes.push(s);
       const rows = bucketCount(this.schema);
-      const hists = sizes.map((s) => a.sz.get(s)?.d ?? new Float64Array(rows));
+      const hists = sizes.map((s) => bySize.get(s)?.hist ?? new Float64Array(rows));
       let maxCell = 0;
       for (const h of hists) for (let b = 0; b < h.length; b++) maxCell = Math.max(maxCell, h[b] as number);
-      out.set(dev, { sizes, counts: sizes.map((s) => a.sz.get(s)?.n ?? 0), hists, maxCell, framesWithSz: a.withSz });
+      out.set(dev, { sizes, counts: sizes.map((s) => bySize.get(s)?.count ?? 0), hists, maxCell, framesWithSz });
     }
     return out;
   }

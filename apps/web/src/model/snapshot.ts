@@ -7,6 +7,7 @@
 import {
   type BucketSchema,
   type DiskInfo,
+  formatBytes,
   type Frame,
   type HostInfo,
   type IoSample,
@@ -22,7 +23,7 @@ import type { CompareChoice, TimeRange } from './compare.js';
 /** Refuses oversized files before reading them into memory. */
 export function checkSnapshotSize(bytes: number): string | undefined {
   if (bytes > MAX_SNAPSHOT_BYTES) {
-    return `file is ${(bytes / 1048576).toFixed(1)} MiB; snapshots larger than ${MAX_SNAPSHOT_BYTES / 1048576} MiB are refused`;
+    return `file is ${formatBytes(bytes)}; snapshots larger than ${formatBytes(MAX_SNAPSHOT_BYTES)} are refused`;
   }
   if (bytes === 0) return 'file is empty';
   return undefined;

@@ -1,6 +1,6 @@
 /**
- * Stuck I/O (issue "Incident views", part "In flight / stuck I/O"): an I/O still in flight
- * longer than a threshold. Two questions, both answered from `DiskFrame.inflight` (protocol 2):
+ * Stuck I/O: an I/O still in flight longer than a threshold. Two questions, both answered from
+ * `DiskFrame.inflight` (protocol 2):
  *
  *   - Is a disk stuck now? Judged on the newest live frame only (`stuckNow`): what was in flight
  *     when that second closed. An I/O that completed is not in it any more, so the verdict ends

@@ -1,7 +1,7 @@
 /**
  * The summary of a visible range: per-disk histograms (from the heat map matrices), class and
  * disk breakdowns (from the frames), and the seconds covered. Computed by one generator that
- * yields after each slice of about SUMMARY_SLICE disk-frames, so its caller (store/visibleSummary.ts)
+ * yields after each slice of about SUMMARY_SLICE disk-frames, so its caller (pipeline/visibleSummary.ts)
  * can run it to the end at once (a small range, an export) or one slice per task (a whole imported
  * snapshot: tens of thousands of disk-frames would otherwise hold the main thread for
  * hundreds of ms in one task).
@@ -93,7 +93,7 @@ export function summaryWeight(frames: readonly Frame[], limit = Infinity): numbe
 
 /**
  * Computes the summary, yielding after each slice of frames. The caller must not change
- * `input.frames` or the matrices between steps (store/visibleSummary.ts drops a run on any change).
+ * `input.frames` or the matrices between steps (pipeline/visibleSummary.ts drops a run on any change).
  */
 export function* summarize(input: SummaryInput, slice = SUMMARY_SLICE): Generator<void, Summary> {
   const { from, to, step, frames } = input;

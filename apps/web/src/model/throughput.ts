@@ -1,16 +1,17 @@
 /**
- * Throughput and queue depth per heat map column (issue 11, "Throughput lines"): for one disk,
- * per column of `step` seconds, IOPS (Σ n of the classes /proc/diskstats counts, i.e. without
- * `pt`, per second), MB/s (Σ b of those classes / 1e6 per second), queue depth (I/Os in
- * flight when the step closed; for a column of several frames, the worst one) and the age of
- * the oldest I/O in flight (`inflight.oldest_ns`, in seconds, the worst of the column: a stuck
- * I/O shows as a ramp growing one second per second). NaN means "no
- * data", never 0: a column no frame covers (not recorded), MB/s of data with I/Os but no byte
- * count (`b` is new in protocol 3), queue depth and oldest age of a disk entry without `inflight` (before 2).
- * A recorded second without the disk had no I/O and nothing in flight (the agent leaves a disk
- * out only then): 0 for all three. Rates are over the seconds recorded in the column.
+ * Throughput and queue depth per heat map column: for one disk, per column of `step` seconds, IOPS
+ * (Σ n of the classes /proc/diskstats counts, i.e. without `pt`, per second), MB/s (Σ b of those
+ * classes / 1e6 per second), queue depth (I/Os in flight when the step closed; for a column of
+ * several frames, the worst one) and the age of the oldest I/O in flight (`inflight.oldest_ns`, in
+ * seconds, the worst of the column: a stuck I/O shows as a ramp growing one second per second). NaN
+ * means "no data", never 0: a column no frame covers (not recorded), MB/s of data with I/Os but no
+ * byte count (`b` is new in protocol 3), queue depth and oldest age of a disk entry without
+ * `inflight` (before 2). A recorded second without the disk had no I/O and nothing in flight (the
+ * agent leaves a disk out only then): 0 for all three. Rates are over the seconds recorded in the
+ * column.
  */
 import type { DiskFrame, Frame } from '@blkheat/shared-types';
+import { formatRate } from './format.js';
 import { formatLatency } from './latency.js';
 
 export interface ThroughputSeries {
@@ -32,32 +33,38 @@ export interface ThroughputSeries {
 export const THROUGHPUT_KEYS = ['iops', 'mbps', 'queue', 'oldest'] as const;
 export type ThroughputKey = (typeof THROUGHPUT_KEYS)[number];
 
+/** One column's totals while its frames are summed. */
 interface Acc {
+  /** Seconds recorded in the column. */
   seconds: number;
-  n: number;
-  b: number;
-  bKnown: boolean;
-  q: number;
-  /** Oldest age in flight, ns. */
-  o: number;
-  qKnown: boolean;
+  /** Completed I/Os of the classes /proc/diskstats counts. */
+  ios: number;
+  bytes: number;
+  /** False once a frame had I/Os but no byte count (an agent before protocol 3). */
+  bytesKnown: boolean;
+  /** I/Os in flight, the worst frame's. */
+  inFlight: number;
+  /** Oldest age in flight, ns, the worst frame's. */
+  oldestNs: number;
+  /** False once a disk entry had no `inflight` (an agent before protocol 2). */
+  inFlightKnown: boolean;
 }
 
-function addDisk(a: Acc, d: DiskFrame | undefined): void {
-  if (!d) {
-    a.q = Math.max(a.q, 0);
+function addDisk(a: Acc, disk: DiskFrame | undefined): void {
+  if (!disk) {
+    a.inFlight = Math.max(a.inFlight, 0);
     return;
   }
-  for (const c of d.cls) {
-    if (c.pt) continue;
-    a.n += c.n;
-    if (c.b !== undefined) a.b += c.b;
-    else if (c.n > 0) a.bKnown = false;
+  for (const series of disk.cls) {
+    if (series.pt) continue; // passthrough: not an I/O /proc/diskstats counts
+    a.ios += series.n;
+    if (series.b !== undefined) a.bytes += series.b;
+    else if (series.n > 0) a.bytesKnown = false;
   }
-  if (d.inflight) {
-    a.q = Math.max(a.q, d.inflight.n);
-    a.o = Math.max(a.o, d.inflight.oldest_ns);
-  } else a.qKnown = false;
+  if (disk.inflight) {
+    a.inFlight = Math.max(a.inFlight, disk.inflight.n);
+    a.oldestNs = Math.max(a.oldestNs, disk.inflight.oldest_ns);
+  } else a.inFlightKnown = false;
 }
 
 /** The series of columns [col0, col1) of `dev` from `frames` (any order; others are ignored). */
@@ -68,7 +75,7 @@ export function throughputSeries(frames: readonly Frame[], dev: string, step: nu
     const i = Math.floor(f.ts / step) - col0;
     if (i < 0 || i >= len) continue;
     let a = accs[i];
-    if (!a) accs[i] = a = { seconds: 0, n: 0, b: 0, bKnown: true, q: 0, o: 0, qKnown: true };
+    if (!a) accs[i] = a = { seconds: 0, ios: 0, bytes: 0, bytesKnown: true, inFlight: 0, oldestNs: 0, inFlightKnown: true };
     a.seconds += f.step;
     addDisk(
       a,
@@ -82,11 +89,11 @@ export function throughputSeries(frames: readonly Frame[], dev: string, step: nu
   for (let i = 0; i < len; i++) {
     const a = accs[i];
     if (!a || a.seconds <= 0) continue;
-    iops[i] = a.n / a.seconds;
-    if (a.bKnown) mbps[i] = a.b / a.seconds / 1e6;
-    if (a.qKnown) {
-      queue[i] = a.q;
-      oldest[i] = a.o / 1e9;
+    iops[i] = a.ios / a.seconds;
+    if (a.bytesKnown) mbps[i] = a.bytes / a.seconds / 1e6;
+    if (a.inFlightKnown) {
+      queue[i] = a.inFlight;
+      oldest[i] = a.oldestNs / 1e9;
     }
   }
   return { dev, step, col0, iops, mbps, queue, oldest };
@@ -105,16 +112,6 @@ export function seriesMax(values: Float64Array): number {
   return m;
 }
 
-/** A rate or depth for the strip and tooltip: "–" for no data, 3 significant digits, k/M above 1000. */
-export function formatRate(v: number): string {
-  if (Number.isNaN(v)) return '–';
-  const a = Math.abs(v);
-  if (a === 0) return '0';
-  if (a < 1e3) return String(+v.toPrecision(3));
-  if (a < 1e6) return `${+(v / 1e3).toPrecision(3)}k`;
-  return `${+(v / 1e6).toPrecision(3)}M`;
-}
-
 export const THROUGHPUT_LABELS: Readonly<Record<ThroughputKey, string>> = {
   iops: 'IOPS',
   mbps: 'MB/s',
@@ -122,7 +119,10 @@ export const THROUGHPUT_LABELS: Readonly<Record<ThroughputKey, string>> = {
   oldest: 'oldest in flight',
 };
 
-/** A value of series `key` as the strip and tooltip write it: an age as a latency, the rest as rates. */
+/**
+ * A value of series `key` as the strip and tooltip write it: an age as a latency, the rest
+ * (IOPS, MB/s, depth) as rates; each formatter writes NaN (no data) as "–".
+ */
 export function formatThroughput(key: ThroughputKey, v: number): string {
-  return key === 'oldest' ? (Number.isNaN(v) ? '–' : formatLatency(v)) : formatRate(v);
+  return key === 'oldest' ? formatLatency(v) : formatRate(v);
 }

@@ -25,7 +25,7 @@
  * ignored and named in `problems`, which the page shows (a shared link that silently filtered,
  * judged or compared something else would mislead).
  */
-import { type LatencyKind, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
+import { CLASS_NAME_RE, type LatencyKind, MAX_FILTER_ITEMS, MAX_SPAN_SECONDS, UNIX_SECONDS_RANGE } from '@blkheat/shared-types';
 import { cgroupProblem } from './cgroups.js';
 import type { ColourNorm, ColourScaleKind } from './colour.js';
 import type { CompareChoice, TimeRange } from './compare.js';
@@ -75,9 +75,7 @@ export const DEFAULT_URL_STATE: UrlState = Object.freeze({
 });
 
 const DISK_RE = /^[A-Za-z0-9_.:-]{1,64}$/;
-const CLASS_RE = /^[A-Za-z][A-Za-z0-9-]{0,63}$/;
-const MIN_TS = 946684800;
-const MAX_TS = 7258118400;
+const { min: MIN_TS, max: MAX_TS } = UNIX_SECONDS_RANGE;
 
 function list(v: string | null, re: RegExp): string[] | undefined {
   if (v === null) return undefined;
@@ -85,7 +83,7 @@ function list(v: string | null, re: RegExp): string[] | undefined {
     .split(',')
     .map((s) => s.trim())
     .filter((s) => re.test(s));
-  return [...new Set(items)].slice(0, 256);
+  return [...new Set(items)].slice(0, MAX_FILTER_ITEMS);
 }
 
 function int(v: string | null, lo: number, hi: number): number | undefined {
@@ -163,7 +161,7 @@ export function decodeUrlState(search: string): DecodedUrlState {
     from: fixed ? from : undefined,
     to: fixed ? to : undefined,
     disks: list(p.get('disks'), DISK_RE),
-    classes: cgroup !== undefined ? [] : (list(p.get('classes'), CLASS_RE) ?? []),
+    classes: cgroup !== undefined ? [] : (list(p.get('classes'), CLASS_NAME_RE) ?? []),
     cgroup,
     kind: lat === 'queue' ? 'queue' : 'device',
     colour: color === 'lin' ? 'linear' : 'log',

@@ -9,7 +9,7 @@ import type { BucketSchema } from '@blkheat/shared-types';
 import { PALETTE_SIZE, paletteCss, type CountScale } from '../model/colour.js';
 import type { HeatMatrix } from '../model/heatmatrix.js';
 import type { PercentileTrack } from '../model/percentiles.js';
-import { formatCompact } from '../model/format.js';
+import { formatCount } from '../model/format.js';
 import { legendTicks } from '../model/colour.js';
 import type { Known } from '../model/gaps.js';
 import { paintLatencyAxis, paintTimeAxis } from './axes.js';
@@ -90,7 +90,7 @@ export function composePng(input: PngInput): HTMLCanvasElement {
     if (input.perDisk) {
       ctx.fillStyle = t.muted;
       ctx.textAlign = 'right';
-      ctx.fillText(`colour: top = ${formatCompact(d.scale.max)} I/Os per cell`, LEFT + plotW, y + 16);
+      ctx.fillText(`colour: top = ${formatCount(d.scale.max, { compact: true })} I/Os per cell`, LEFT + plotW, y + 16);
       ctx.textAlign = 'left';
     }
     y += ROW_HEAD;
@@ -146,7 +146,7 @@ export function composePng(input: PngInput): HTMLCanvasElement {
     ctx.fillText(`I/Os per cell (${input.scale.kind}), scaled per disk`, lx + lw + 16, ly + 9);
   } else {
     ctx.textAlign = 'center';
-    for (const v of legendTicks(input.scale)) ctx.fillText(formatCompact(v), lx + input.scale.position(v) * lw, ly + 24);
+    for (const v of legendTicks(input.scale)) ctx.fillText(formatCount(v, { compact: true }), lx + input.scale.position(v) * lw, ly + 24);
     ctx.textAlign = 'left';
     ctx.fillText(`I/Os per cell (${input.scale.kind}), one scale for every disk`, lx + lw + 16, ly + 9);
   }

@@ -5,13 +5,36 @@
  * once FRAME_BUDGET_MS has gone by and draws the rest first in the next frame: a new window
  * (an imported snapshot, a zoom) redraws every panel of every disk, which together can hold the
  * main thread for a few hundred ms on a slow machine, and the page must stay responsive while
- * it does. Also keeps timings per view, which the test hook and the benchmark read.
+ * it does. Also keeps timings per view, which the test hook and the benchmark read, and what
+ * each view drew last (the one registry of what is on the page's canvases, which the test hook
+ * and a panel's own hit-testing read back).
  */
 
-export type DrawFn = () => void;
+/**
+ * A kind of drawing a view records: `T` is what it drew (its viewport, scales, data), `C` the
+ * canvas it drew it on (typed by the views: this file knows no DOM). Compared by identity, so
+ * each kind is one constant, next to the view that records it.
+ */
+export class DrawnKind<T, C extends object = object> {
+  /** Type only (nothing is emitted): ties the kind to the types of its records. */
+  declare private readonly record?: Drawn<T, C>;
+  constructor(readonly name: string) {}
+}
+
+/** What a view drew last of one kind, and on which canvas. */
+export interface Drawn<T, C extends object = object> {
+  readonly canvas: C;
+  readonly value: T;
+}
+
+/** How a view's draw says what it drew: the latest record of a kind replaces the one before. */
+export type RecordDrawn = <T, C extends object>(kind: DrawnKind<T, C>, canvas: C, value: T) => void;
+
+/** A view's draw; `record` keeps what it drew for the test hook (views with nothing to read back ignore it). */
+export type DrawFn = (record: RecordDrawn) => void;
 
 interface Entry {
-  readonly draw: DrawFn;
+  readonly draw: () => void;
   readonly order: number;
 }
 
@@ -53,13 +76,32 @@ export class FrameScheduler {
     private readonly budgetMs = FRAME_BUDGET_MS,
   ) {}
 
+  /**
+   * What each view drew last: per view, one record per kind (the canvas and what is on it). Made
+   * by the view's own draw and dropped with the view when it unregisters (its canvases unmount),
+   * so no canvas is held longer than the page holds it, and nothing stale is read back.
+   */
+  private readonly drawnBy = new Map<string, Map<DrawnKind<unknown>, Drawn<unknown>>>();
+
   register(key: string, draw: DrawFn): () => void {
-    this.views.set(key, { draw, order: this.order++ });
+    const record: RecordDrawn = (kind, canvas, value) => {
+      let kinds = this.drawnBy.get(key);
+      if (!kinds) this.drawnBy.set(key, (kinds = new Map()));
+      kinds.set(kind, { canvas, value });
+    };
+    this.views.set(key, { draw: () => draw(record), order: this.order++ });
     this.invalidate(key);
     return () => {
       this.views.delete(key);
       this.dirty.delete(key);
+      this.drawnBy.delete(key);
     };
+  }
+
+  /** What view `key` drew last of `kind` (undefined: none since it registered, or it is gone). */
+  drawn<T, C extends object>(key: string, kind: DrawnKind<T, C>): Drawn<T, C> | undefined {
+    // Recorded under this very kind (the map's key), so the record has its types.
+    return this.drawnBy.get(key)?.get(kind) as Drawn<T, C> | undefined;
   }
 
   invalidate(key: string): void {

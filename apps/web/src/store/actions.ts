@@ -25,11 +25,11 @@ import { dragView, fixedView, liveView, panBy, roundView, type ViewState, zoomAt
 import type { AgentClient } from '../net/client.js';
 import { apiFetch } from '../net/endpoints.js';
 import { parseSnapshotFile } from '../workers/snapshotImport.js';
-import type { DataLayer } from './data.js';
-import type { OffsetRequest } from './offsetSamples.js';
-import { useData } from './dataStore.js';
+import type { DataLayer } from '../pipeline/dataLayer.js';
+import type { OffsetRequest } from '../pipeline/offsetSamples.js';
+import { useData } from './pipelineStore.js';
 import { dismissTagged, notify } from './notices.js';
-import { type ThemeChoice, type Tool, useUi } from './store.js';
+import { type ThemeChoice, type Tool, useUi } from './uiStore.js';
 
 /** What the "retry" button needs of the agent connection. */
 type Connection = Pick<AgentClient, 'retryNow'>;

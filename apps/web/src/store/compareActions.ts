@@ -1,11 +1,11 @@
 /**
  * The compare (A/B) actions: which ranges are compared. They write the choice into the UI store
- * (and so the URL); store/comparison.ts sums the ranges. Split from actions.ts, which holds the
- * rest of what the user can do.
+ * (and so the URL); pipeline/comparison.ts sums the ranges. The rest of what the user can do is
+ * in actions.ts.
  */
 import { alignRange, type TimeRange } from '../model/compare.js';
 import { visibleRange } from './actions.js';
-import { useUi } from './store.js';
+import { useUi } from './uiStore.js';
 
 /** The visible range becomes the baseline; the comparison stays as it was (pinned, or the view). */
 export function setBaselineFromView(): void {

@@ -7,14 +7,14 @@
 import { useEffect, useMemo, useRef } from 'react';
 import { ALL_CLASSES, type CompareDisk, type CompareRow } from '../model/compare.js';
 import { formatCount, formatDateTime, formatShareDelta, formatSince, formatSpan } from '../model/format.js';
-import { formatLatency, formatLatencyDelta } from '../model/latency.js';
+import { formatLatency } from '../model/latency.js';
 import { paintDivergingRamp } from '../render/ramp.js';
 import { scheduler } from '../render/scheduler.js';
 import { clearCompare, compareWithView, setBaselineFromView, setComparisonFromView } from '../store/compareActions.js';
-import type { ComparedRange } from '../store/dataStore.js';
-import { useData } from '../store/dataStore.js';
-import { useUi } from '../store/store.js';
-import { DIFFERENCE_HEIGHT, OVERLAY_HEIGHT, useCompareCharts } from './compareCharts.js';
+import type { ComparedRange } from '../store/pipelineStore.js';
+import { useData } from '../store/pipelineStore.js';
+import { useUi } from '../store/uiStore.js';
+import { compareViewKey, DIFFERENCE_HEIGHT, OVERLAY_HEIGHT, useCompareCharts } from './compareCharts.js';
 import { type Size, useElementSize } from './useElementSize.js';
 
 const RAMP_W = 120;
@@ -63,7 +63,7 @@ function Row({ dev, name, row }: { dev: string; name: string; row: CompareRow })
   const difference = useRef<HTMLCanvasElement>(null);
   const charts = useRef<HTMLDivElement>(null);
   const size = useRef<Size>({ width: 0, height: 0 });
-  const key = `compare:${dev}:${row.c}`;
+  const key = compareViewKey(dev, row.c);
   useElementSize(charts, (w, h) => {
     size.current = { width: w, height: h };
     scheduler.invalidate(key);
@@ -84,11 +84,11 @@ function Row({ dev, name, row }: { dev: string; name: string; row: CompareRow })
           {row.deltas.map((d) => (
             <tr key={d.label} data-testid={`compare-delta-${id}-${d.label}`} data-delta={d.delta}>
               <th scope="row">{d.label}</th>
-              <td className="num">{d.baseline !== undefined ? formatLatency(d.baseline) : '–'}</td>
+              <td className="num">{formatLatency(d.baseline)}</td>
               <td aria-hidden="true">→</td>
-              <td className="num">{d.comparison !== undefined ? formatLatency(d.comparison) : '–'}</td>
+              <td className="num">{formatLatency(d.comparison)}</td>
               <td className={`num delta ${d.delta === undefined ? '' : d.delta > 0 ? 'slower' : d.delta < 0 ? 'faster' : ''}`}>
-                {formatLatencyDelta(d.delta)}
+                {formatLatency(d.delta, { signed: true })}
               </td>
             </tr>
           ))}

@@ -3,10 +3,10 @@
  * disks are host × disk, and a host picker before them shows or hides all of a host's disks.
  */
 import type { DiskInfo } from '@blkheat/shared-types';
-import { formatCompact } from '../model/format.js';
+import { formatCount } from '../model/format.js';
 import { autoDisks, toggleDisk, toggleHost } from '../store/actions.js';
-import { useData } from '../store/dataStore.js';
-import { useUi } from '../store/store.js';
+import { useData } from '../store/pipelineStore.js';
+import { useUi } from '../store/uiStore.js';
 
 function HostPicker({ disks, shown }: { disks: readonly DiskInfo[]; shown: readonly string[] }) {
   const hosts = [...new Set(disks.flatMap((d) => (d.host === undefined ? [] : [d.host])))];
@@ -60,7 +60,7 @@ export function DiskPicker() {
               data-testid={`disk-chip-${d.name}`}
             >
               {d.name}
-              {n > 0 && <span className="chip-count">{formatCompact(n)}</span>}
+              {n > 0 && <span className="chip-count">{formatCount(n, { compact: true })}</span>}
             </button>
           );
         })}

@@ -8,15 +8,15 @@
 import { useEffect, useMemo, useRef } from 'react';
 import type { DiskInfo } from '@blkheat/shared-types';
 import type { CountScale } from '../model/colour.js';
-import { formatCompact, formatCount, formatShare } from '../model/format.js';
+import { formatCount, formatRate, formatShare } from '../model/format.js';
 import { formatLatency } from '../model/latency.js';
 import { cgroupFilterApplies } from '../model/cgroups.js';
 import { allInLowestBucket, type QuantileValue } from '../model/percentiles.js';
 import { paintRamp } from '../render/ramp.js';
 import { scheduler } from '../render/scheduler.js';
-import { useData } from '../store/dataStore.js';
-import { windowScale } from '../store/dataWindow.js';
-import { useUi } from '../store/store.js';
+import { useData } from '../store/pipelineStore.js';
+import { windowScale } from '../store/shownWindow.js';
+import { useUi } from '../store/uiStore.js';
 import { stuckOf } from './incidents.js';
 import { StuckBadge, StuckList } from './StuckIo.js';
 import { paletteFor, resolvedTheme } from './theme.js';
@@ -38,7 +38,7 @@ function DiskScale({ name, scale, shared }: { name: string; scale: CountScale | 
   useEffect(() => {
     if (ref.current) paintRamp(ref.current, paletteFor(theme), RAMP_W, RAMP_H, window.devicePixelRatio || 1);
   }, [theme]);
-  const max = scale ? formatCompact(scale.max) : '–';
+  const max = scale ? formatCount(scale.max, { compact: true }) : '–';
   // The ramp is always rendered (its effect paints it once per theme).
   return (
     <span
@@ -114,11 +114,12 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
   const d = summary?.perDisk.get(dev);
   const ds = summary?.disks.get(dev);
   // A rate over the seconds with data: not the future, not before the agent started, not outages.
+  // Written as the throughput strip writes IOPS (3 significant digits: a quiet disk's 0.4/s is not "0/s").
   const covered = summary?.covered ?? 0;
-  const rate = ds && covered > 0 ? `${formatCount(ds.n / covered)}/s` : '–/s';
+  const rate = ds && covered > 0 ? `${formatRate(ds.n / covered)}/s` : '–/s';
   // Under a cgroup filter the count is the cgroup's (its heat map's total), the disk's beside it.
   const cgCount = cgroup !== undefined ? (d?.total ?? 0) : undefined;
-  const cgRate = cgCount !== undefined && covered > 0 ? `${formatCount(cgCount / covered)}/s` : '–/s';
+  const cgRate = cgCount !== undefined && covered > 0 ? `${formatRate(cgCount / covered)}/s` : '–/s';
   const cgs = summary?.cgroups.get(dev);
   const noCgData = cgroup !== undefined && cgs !== undefined && cgs.framesWithIo > 0 && cgs.framesWithCg === 0;
   const p99 = d?.quantiles.find((q) => q.label === 'p99');

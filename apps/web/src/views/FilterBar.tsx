@@ -5,7 +5,7 @@
  */
 import { cgroupFilterApplies } from '../model/cgroups.js';
 import { clearCgroup, setKind } from '../store/actions.js';
-import { useUi } from '../store/store.js';
+import { useUi } from '../store/uiStore.js';
 
 export function FilterBar() {
   const cgroup = useUi((s) => s.cgroup);

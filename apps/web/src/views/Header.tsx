@@ -2,8 +2,8 @@
 import { useEffect } from 'react';
 import { formatCount, formatDateTime, formatSpan } from '../model/format.js';
 import { closeSnapshot, goLive, resetView, retryConnection } from '../store/actions.js';
-import { useData } from '../store/dataStore.js';
-import { useUi } from '../store/store.js';
+import { useData } from '../store/pipelineStore.js';
+import { useUi } from '../store/uiStore.js';
 import { stuckOf } from './incidents.js';
 
 const STATE_LABEL = { connecting: 'connecting…', live: 'connected', reconnecting: 'reconnecting…', offline: 'offline' } as const;

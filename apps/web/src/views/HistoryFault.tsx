@@ -5,8 +5,8 @@
  * no fault. Live mode only: a snapshot on screen is not affected.
  */
 import { formatSince } from '../model/format.js';
-import { useData } from '../store/dataStore.js';
-import { useUi } from '../store/store.js';
+import { useData } from '../store/pipelineStore.js';
+import { useUi } from '../store/uiStore.js';
 
 export function HistoryFault() {
   const fault = useUi((s) => s.agentStatus?.historyFault);

@@ -5,10 +5,10 @@
  */
 import { useEffect, useRef } from 'react';
 import { legendTicks } from '../model/colour.js';
-import { formatCompact } from '../model/format.js';
+import { formatCount } from '../model/format.js';
 import { paintRamp } from '../render/ramp.js';
-import { useData } from '../store/dataStore.js';
-import { useUi } from '../store/store.js';
+import { useData } from '../store/pipelineStore.js';
+import { useUi } from '../store/uiStore.js';
 import { paletteFor, resolvedTheme } from './theme.js';
 
 const W = 220;
@@ -40,7 +40,7 @@ export function Legend() {
           {scale
             ? ticks.map((t) => (
                 <span key={t} style={{ left: `${scale.position(t) * 100}%` }}>
-                  {formatCompact(t)}
+                  {formatCount(t, { compact: true })}
                 </span>
               ))
             : [

@@ -6,7 +6,7 @@
 import { useState } from 'react';
 import { formatCount, formatShare } from '../model/format.js';
 import { type CappedRows, ROWS_FIRST, ROWS_MORE } from '../model/rowCap.js';
-import { useData } from '../store/dataStore.js';
+import { useData } from '../store/pipelineStore.js';
 
 /**
  * How many rows to draw, and a function that draws ROWS_MORE more. Back to ROWS_FIRST for

@@ -2,7 +2,9 @@
  * Offset vs time: the panel disk's sampled I/Os in the visible range, x = completion time on
  * the heat maps' time axis (same range, same width), y = first sector (linear, byte offsets on
  * the axis), coloured by latency (the heat map palette over its latency window) or by class.
- * Dragging a box selects the points inside it: the samples table lists exactly them.
+ * Dragging a box selects the points inside it: the samples table lists exactly them. Each draw
+ * records what it drew (viewport, samples, colouring) in the scheduler's registry (the test hook
+ * reads it).
  */
 import { type PointerEvent, useEffect, useMemo, useRef, useState } from 'react';
 import { type IoSample, overflowIndex } from '@blkheat/shared-types';
@@ -22,10 +24,10 @@ import {
 import { renderOffsetAxis, renderTimeAxis } from '../render/axes.js';
 import { paintOffsetScatter, type ScatterColouring } from '../render/offsetScatter.js';
 import { paintRamp } from '../render/ramp.js';
-import { scheduler } from '../render/scheduler.js';
+import { DrawnKind, scheduler } from '../render/scheduler.js';
 import { loadOffsetSamples, selectScatterSamples, setOffsetColour } from '../store/actions.js';
-import { type OffsetSamplesState, useData } from '../store/dataStore.js';
-import { useUi } from '../store/store.js';
+import { type OffsetSamplesState, useData } from '../store/pipelineStore.js';
+import { useUi } from '../store/uiStore.js';
 import { Y_AXIS_WIDTH } from './DiskRow.js';
 import { PanelDiskSelect, usePanelDisk } from './PanelDisk.js';
 import { paletteFor, renderTheme, resolvedTheme } from './theme.js';
@@ -34,16 +36,17 @@ const HEIGHT = 220;
 const AXIS_H = 24;
 const RAMP_W = 120;
 const RAMP_H = 8;
-const KEY = 'offset-scatter';
+/** The scatter's scheduler key. */
+export const OFFSET_SCATTER_VIEW = 'offset-scatter';
 
-let drawn: { vp: OffsetViewport; canvas: HTMLCanvasElement; rows: readonly IoSample[]; colouring: ScatterColouring } | undefined;
-
-/** What the scatter drew last and where (the test hook reads it). */
-export function drawnOffsetScatter():
-  { vp: OffsetViewport; rect: DOMRect; rows: readonly IoSample[]; colouring: ScatterColouring } | undefined {
-  if (!drawn || !drawn.canvas.isConnected) return undefined;
-  return { vp: drawn.vp, rect: drawn.canvas.getBoundingClientRect(), rows: drawn.rows, colouring: drawn.colouring };
+/** What the scatter drew: its time × sector viewport, the samples it was given and how they were coloured. */
+export interface DrawnScatter {
+  readonly vp: OffsetViewport;
+  readonly rows: readonly IoSample[];
+  readonly colouring: ScatterColouring;
 }
+
+export const OFFSET_SCATTER_DRAWN = new DrawnKind<DrawnScatter, HTMLCanvasElement>('offset-scatter');
 
 /** Asks for the samples of the panel disk in the visible range whenever one of them changes. */
 function useOffsetSamples(dev: string | undefined): OffsetSamplesState | undefined {
@@ -119,7 +122,7 @@ export function OffsetScatterPanel() {
   };
 
   useEffect(() => {
-    const unregister = scheduler.register(KEY, () => {
+    const unregister = scheduler.register(OFFSET_SCATTER_VIEW, (record) => {
       const el = canvas.current;
       const l = latest.current;
       if (!el || l.width <= 0) return;
@@ -144,14 +147,14 @@ export function OffsetScatterPanel() {
       });
       if (yAxis.current) renderOffsetAxis(yAxis.current, vp.sectorLo, vp.sectorHi, HEIGHT);
       if (xAxis.current) renderTimeAxis(xAxis.current, vp.from, vp.to, vp.width, 'bottom', useData.getState().window?.step ?? 1);
-      drawn = { vp, canvas: el, rows: l.rows, colouring };
+      record(OFFSET_SCATTER_DRAWN, el, { vp, rows: l.rows, colouring });
     });
     const unsub = [
       useUi.subscribe((s, p) => {
-        if (s.theme !== p.theme || s.dpr !== p.dpr || s.kind !== p.kind) scheduler.invalidate(KEY);
+        if (s.theme !== p.theme || s.dpr !== p.dpr || s.kind !== p.kind) scheduler.invalidate(OFFSET_SCATTER_VIEW);
       }),
       useData.subscribe((s, p) => {
-        if (s.selection !== p.selection || s.visible !== p.visible || s.window !== p.window) scheduler.invalidate(KEY);
+        if (s.selection !== p.selection || s.visible !== p.visible || s.window !== p.window) scheduler.invalidate(OFFSET_SCATTER_VIEW);
       }),
     ];
     return () => {
@@ -161,7 +164,7 @@ export function OffsetScatterPanel() {
   }, []);
   useEffect(() => {
     latest.current = { dev, rows, lo, hi, by, colours, uLo, uHi, schema, width, truncated, lastTime };
-    scheduler.invalidate(KEY);
+    scheduler.invalidate(OFFSET_SCATTER_VIEW);
   }, [dev, rows, lo, hi, by, colours, uLo, uHi, schema, width, truncated, lastTime]);
 
   const [hint, setHint] = useState<string | undefined>(undefined);
@@ -181,7 +184,7 @@ export function OffsetScatterPanel() {
     const p = local(e);
     b.box = boxFromCss(viewport(), b.x0, b.y0, p.x, p.y);
     setHint(boxText(b.box));
-    scheduler.invalidate(KEY);
+    scheduler.invalidate(OFFSET_SCATTER_VIEW);
   };
   const onUp = (e: PointerEvent): void => {
     const b = brush.current;
@@ -189,7 +192,7 @@ export function OffsetScatterPanel() {
     setHint(undefined);
     if (!b || dev === undefined) return;
     const p = local(e);
-    if (Math.abs(p.x - b.x0) < 2 && Math.abs(p.y - b.y0) < 2) return void scheduler.invalidate(KEY);
+    if (Math.abs(p.x - b.x0) < 2 && Math.abs(p.y - b.y0) < 2) return void scheduler.invalidate(OFFSET_SCATTER_VIEW);
     const box = boxFromCss(viewport(), b.x0, b.y0, p.x, p.y);
     const ui = useUi.getState();
     selectScatterSamples(

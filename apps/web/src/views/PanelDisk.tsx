@@ -1,7 +1,7 @@
 /** Which disk the cgroup and size panels show: the user's pick among the shown disks, else the first. */
 import { setPanelDisk } from '../store/actions.js';
-import { useData } from '../store/dataStore.js';
-import { useUi } from '../store/store.js';
+import { useData } from '../store/pipelineStore.js';
+import { useUi } from '../store/uiStore.js';
 
 /** The panel disk ("MAJ:MIN"): the one picked if it is still shown, else the first shown one. */
 export function usePanelDisk(): string | undefined {

@@ -1,16 +1,19 @@
 /** The sampled I/Os inside the selected cell or box, sortable by any column. */
 import { useMemo } from 'react';
 import type { IoSample } from '@blkheat/shared-types';
-import { formatBytes, formatClock, formatCount, formatMicroClock, formatNs } from '../model/format.js';
+import { formatBytes, formatClock, formatCount, formatMicroClock } from '../model/format.js';
 import { bucketBoundsSeconds, formatLatency } from '../model/latency.js';
 import { type SampleSortKey, sortSamples } from '../model/samples.js';
 import { sizeClassBytes } from '../model/sizeLatency.js';
 import { clearSelection, sortSamplesBy } from '../store/actions.js';
-import { useData } from '../store/dataStore.js';
-import { useUi } from '../store/store.js';
+import { useData } from '../store/pipelineStore.js';
+import { useUi } from '../store/uiStore.js';
 import { boxText } from './OffsetScatterPanel.js';
 
 const SHOWN = 500;
+
+/** Wire nanoseconds in seconds, for formatLatency (null: queue time unknown, shown as "–"). */
+const nsToSeconds = (ns: number | null): number | null => (ns === null ? null : ns / 1e9);
 
 const COLUMNS: { key: SampleSortKey; label: string; num?: boolean; render: (s: IoSample, name: (dev: string) => string) => string }[] = [
   { key: 'ts_us', label: 'completed', render: (s) => formatMicroClock(s.ts_us) },
@@ -19,8 +22,8 @@ const COLUMNS: { key: SampleSortKey; label: string; num?: boolean; render: (s: I
   // Flushes have no sector (null on the wire): shown as a dash.
   { key: 'sector', label: 'sector', num: true, render: (s) => (s.sector === null ? '–' : String(s.sector)) },
   { key: 'bytes', label: 'size', num: true, render: (s) => formatBytes(s.bytes) },
-  { key: 'q_ns', label: 'queue', num: true, render: (s) => formatNs(s.q_ns) },
-  { key: 'd_ns', label: 'device', num: true, render: (s) => formatNs(s.d_ns) },
+  { key: 'q_ns', label: 'queue', num: true, render: (s) => formatLatency(nsToSeconds(s.q_ns)) },
+  { key: 'd_ns', label: 'device', num: true, render: (s) => formatLatency(nsToSeconds(s.d_ns)) },
   { key: 'pid', label: 'pid', num: true, render: (s) => (s.pid ? String(s.pid) : '–') },
   { key: 'comm', label: 'comm', render: (s) => s.comm || '–' },
   { key: 'cg', label: 'cgroup', render: (s) => s.cg ?? '–' },

@@ -3,22 +3,25 @@
  * classes (columns) × device latency buckets (rows), coloured by count with the main heat
  * map's scale rules (model/colour.ts: top colour = busiest cell, log or linear as the toolbar
  * says, the same palette), and the count per size class beside it. A click on a cell lists the
- * sampled I/Os of that size class and latency bucket.
+ * sampled I/Os of that size class and latency bucket. Each draw records what it drew (the view
+ * and its viewport) in the scheduler's registry: the panel hit-tests through it, and the test
+ * hook reads it.
  */
 import { type MouseEvent, useEffect, useMemo, useRef, useState } from 'react';
 import type { BucketSchema } from '@blkheat/shared-types';
 import { colourDomain, CountScale } from '../model/colour.js';
 import { apply, invert, timeToCss, bucketToCss, type Viewport } from '../model/coords.js';
-import { formatBytes, formatCompact, formatCount } from '../model/format.js';
+import { formatBytes, formatCount } from '../model/format.js';
 import { bucketBoundsSeconds, bucketWindowOf, formatLatency } from '../model/latency.js';
 import { sizeCell, sizeClassBytes, type SizeLatency } from '../model/sizeLatency.js';
 import { renderLatencyAxis } from '../render/axes.js';
 import { paintRamp } from '../render/ramp.js';
-import { scheduler } from '../render/scheduler.js';
+import { type DrawFn, DrawnKind, scheduler } from '../render/scheduler.js';
 import { paintSizeHistogram, paintSizeLatency, sizeGridViewport } from '../render/sizeLatency.js';
 import { selectCells } from '../store/actions.js';
-import { useData } from '../store/dataStore.js';
-import { useUi } from '../store/store.js';
+import { useData } from '../store/pipelineStore.js';
+import { useUi } from '../store/uiStore.js';
+import { placed } from './geometry.js';
 import { PanelDiskSelect, usePanelDisk } from './PanelDisk.js';
 import { paletteFor, renderTheme, resolvedTheme } from './theme.js';
 
@@ -37,33 +40,39 @@ export interface SizeLatencyView {
   readonly scale: CountScale;
 }
 
-let drawn: { view: SizeLatencyView; vp: Viewport; canvas: HTMLCanvasElement } | undefined;
+/** The panel's scheduler key. */
+export const SIZE_LATENCY_VIEW = 'size-latency';
 
-/** What the panel drew last and where (the test hook reads it). */
-export function drawnSizeLatency(): { view: SizeLatencyView; vp: Viewport; rect: DOMRect } | undefined {
-  if (!drawn || !drawn.canvas.isConnected) return undefined;
-  return { view: drawn.view, vp: drawn.vp, rect: drawn.canvas.getBoundingClientRect() };
+/** What the panel drew: its view and the grid's viewport. */
+export interface DrawnSizeLatency {
+  readonly view: SizeLatencyView;
+  readonly vp: Viewport;
 }
+
+export const SIZE_LATENCY_DRAWN = new DrawnKind<DrawnSizeLatency, HTMLCanvasElement>('size-latency');
 
 /** The cell (size class, bucket) under a client point of the drawn panel. */
 export function sizeCellAt(clientX: number, clientY: number): { s: number; bucket: number } | undefined {
-  const d = drawnSizeLatency();
+  const d = placed(SIZE_LATENCY_VIEW, SIZE_LATENCY_DRAWN);
   if (!d) return undefined;
+  const { view, vp } = d.value;
   const x = clientX - d.rect.left;
   const y = clientY - d.rect.top;
   if (x < 0 || y < 0 || x >= d.rect.width || y >= d.rect.height) return undefined;
-  const col = Math.floor(apply(invert(timeToCss(d.vp)), x));
-  const bucket = Math.floor(apply(invert(bucketToCss(d.vp)), y));
-  const s = d.view.grid.sizes[col];
-  return s === undefined || bucket < d.view.uLo || bucket >= d.view.uHi ? undefined : { s, bucket };
+  const col = Math.floor(apply(invert(timeToCss(vp)), x));
+  const bucket = Math.floor(apply(invert(bucketToCss(vp)), y));
+  const s = view.grid.sizes[col];
+  return s === undefined || bucket < view.uLo || bucket >= view.uHi ? undefined : { s, bucket };
 }
 
 /** Client coordinates of the centre of cell (s, bucket), undefined when it is not drawn. */
 export function sizeCellCentre(s: number, bucket: number): { x: number; y: number } | undefined {
-  const d = drawnSizeLatency();
-  const col = d?.view.grid.sizes.indexOf(s) ?? -1;
-  if (!d || col < 0 || bucket < d.view.uLo || bucket >= d.view.uHi) return undefined;
-  return { x: d.rect.left + apply(timeToCss(d.vp), col + 0.5), y: d.rect.top + apply(bucketToCss(d.vp), bucket + 0.5) };
+  const d = placed(SIZE_LATENCY_VIEW, SIZE_LATENCY_DRAWN);
+  if (!d) return undefined;
+  const { view, vp } = d.value;
+  const col = view.grid.sizes.indexOf(s);
+  if (col < 0 || bucket < view.uLo || bucket >= view.uHi) return undefined;
+  return { x: d.rect.left + apply(timeToCss(vp), col + 0.5), y: d.rect.top + apply(bucketToCss(vp), bucket + 0.5) };
 }
 
 /** The panel's view of `dev` for the current summary, latency window and colour choice. */
@@ -92,10 +101,10 @@ function SizeScale({ scale }: { scale: CountScale }) {
       className="disk-scale"
       data-testid="size-scale"
       data-max={scale.max}
-      title={`Colour scale (${scale.kind}): the top colour is ${formatCompact(scale.max)} I/Os per cell, the busiest cell`}
+      title={`Colour scale (${scale.kind}): the top colour is ${formatCount(scale.max, { compact: true })} I/Os per cell, the busiest cell`}
     >
       <canvas ref={ref} aria-hidden="true" />
-      <span>≤ {formatCompact(scale.max)}/cell</span>
+      <span>≤ {formatCount(scale.max, { compact: true })}/cell</span>
     </span>
   );
 }
@@ -111,7 +120,7 @@ function SizeGrid({ view }: { view: SizeLatencyView }) {
   const latest = useRef(view);
 
   useEffect(() => {
-    const draw = (): void => {
+    const draw: DrawFn = (record) => {
       const v = latest.current;
       const ui = useUi.getState();
       const heat = heatRef.current;
@@ -127,15 +136,15 @@ function SizeGrid({ view }: { view: SizeLatencyView }) {
       });
       paintSizeHistogram(hist, vp, v.grid, renderTheme(theme));
       if (axisRef.current) renderLatencyAxis(axisRef.current, v.uLo, v.uHi, schema, height);
-      drawn = { view: v, vp, canvas: heat };
+      record(SIZE_LATENCY_DRAWN, heat, { view: v, vp });
     };
-    const unregister = scheduler.register('size-latency', draw);
+    const unregister = scheduler.register(SIZE_LATENCY_VIEW, draw);
     const unsub = [
       useUi.subscribe((s, p) => {
-        if (s.theme !== p.theme || s.dpr !== p.dpr) scheduler.invalidate('size-latency');
+        if (s.theme !== p.theme || s.dpr !== p.dpr) scheduler.invalidate(SIZE_LATENCY_VIEW);
       }),
       useData.subscribe((s, p) => {
-        if (s.selection !== p.selection) scheduler.invalidate('size-latency');
+        if (s.selection !== p.selection) scheduler.invalidate(SIZE_LATENCY_VIEW);
       }),
     ];
     return () => {
@@ -145,7 +154,7 @@ function SizeGrid({ view }: { view: SizeLatencyView }) {
   }, [width, height, schema]);
   useEffect(() => {
     latest.current = view;
-    scheduler.invalidate('size-latency');
+    scheduler.invalidate(SIZE_LATENCY_VIEW);
   }, [view]);
 
   const [hover, setHover] = useState<{ s: number; bucket: number } | undefined>(undefined);

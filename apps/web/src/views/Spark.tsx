@@ -1,7 +1,7 @@
 /** A latency distribution as a sparkline in a table row (op classes, cgroups). */
 import { useEffect, useRef } from 'react';
 import { paintSpark } from '../render/spark.js';
-import { useUi } from '../store/store.js';
+import { useUi } from '../store/uiStore.js';
 import { renderTheme, resolvedTheme } from './theme.js';
 
 const SPARK_W = 120;

@@ -3,9 +3,12 @@ import { useEffect, useRef } from 'react';
 import { renderTimeAxis } from '../render/axes.js';
 import { scheduler } from '../render/scheduler.js';
 import { setPlotWidth } from '../store/actions.js';
-import { useData } from '../store/dataStore.js';
+import { useData } from '../store/pipelineStore.js';
 import { HIST_WIDTH, Y_AXIS_WIDTH } from './DiskRow.js';
 import { type Size, useElementSize } from './useElementSize.js';
+
+/** The axis's scheduler key. */
+export const TIME_AXIS_VIEW = 'time-axis';
 
 export function TimeAxis() {
   const g = useRef<SVGGElement>(null);
@@ -15,10 +18,10 @@ export function TimeAxis() {
   useElementSize(box, (w, h) => {
     size.current = { width: w, height: h };
     setPlotWidth(w);
-    scheduler.invalidate('time-axis');
+    scheduler.invalidate(TIME_AXIS_VIEW);
   });
   useEffect(() => {
-    return scheduler.register('time-axis', () => {
+    return scheduler.register(TIME_AXIS_VIEW, () => {
       const el = g.current;
       const w = size.current.width;
       if (!el || w <= 0) return;

@@ -16,8 +16,8 @@ import {
   setTool,
 } from '../store/actions.js';
 import { setBaselineFromView } from '../store/compareActions.js';
-import { useData } from '../store/dataStore.js';
-import { useUi } from '../store/store.js';
+import { useData } from '../store/pipelineStore.js';
+import { useUi } from '../store/uiStore.js';
 import { exportPng } from './exportPng.js';
 
 function Segmented<T extends string>({

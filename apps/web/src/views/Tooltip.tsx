@@ -10,9 +10,9 @@ import { columnRecording } from '../model/gaps.js';
 import { bucketBoundsSeconds, formatLatency } from '../model/latency.js';
 import { faultsAt, statusText } from '../model/faults.js';
 import { formatThroughput, THROUGHPUT_KEYS, THROUGHPUT_LABELS, throughputAt, throughputSeries } from '../model/throughput.js';
-import { useData } from '../store/dataStore.js';
-import { windowKnown } from '../store/dataWindow.js';
-import { useHover, useUi } from '../store/store.js';
+import { useData } from '../store/pipelineStore.js';
+import { windowKnown } from '../store/shownWindow.js';
+import { useHover, useUi } from '../store/uiStore.js';
 import { incidentMarks } from './incidents.js';
 
 export function Tooltip() {
@@ -58,7 +58,7 @@ export function Tooltip() {
           <>
             <dt>latency</dt>
             <dd>
-              {formatLatency(lo)} – {Number.isFinite(hi) ? formatLatency(hi) : '∞'}
+              {formatLatency(lo)} – {formatLatency(hi)}
             </dd>
             <dt>I/Os</dt>
             <dd data-testid="tooltip-count">{formatCount(count)}</dd>

@@ -1,35 +1,34 @@
 /**
  * Keeps the compare charts of one disk and class drawn (render/compare.ts) through the
  * scheduler: registered as `compare:<dev>:<class>`, which app.ts invalidates when the compare
- * state changes (and every view on a theme change). Remembers what each chart last drew (its
- * viewport and scales) for the test hook, which reads pixels where the page put them.
+ * state changes (and every view on a theme change). Each chart records what it drew (its
+ * viewport and the top of its scale) in the scheduler's registry, for the test hook, which
+ * reads pixels where the page put them.
  */
 import { type RefObject, useEffect } from 'react';
 import type { Viewport } from '../model/coords.js';
 import type { CompareDisk, CompareRow } from '../model/compare.js';
 import { paintCompareDifference, paintCompareOverlay } from '../render/compare.js';
-import { scheduler } from '../render/scheduler.js';
-import { useData } from '../store/dataStore.js';
-import { useUi } from '../store/store.js';
+import { type DrawFn, DrawnKind, scheduler } from '../render/scheduler.js';
+import { useData } from '../store/pipelineStore.js';
+import { useUi } from '../store/uiStore.js';
 import { renderTheme, resolvedTheme } from './theme.js';
 import type { Size } from './useElementSize.js';
 
 export const OVERLAY_HEIGHT = 56;
 export const DIFFERENCE_HEIGHT = 50;
 
-export interface DrawnCompare {
-  readonly overlay: { readonly canvas: HTMLCanvasElement; readonly vp: Viewport; readonly maxShare: number };
-  readonly difference: { readonly canvas: HTMLCanvasElement; readonly vp: Viewport; readonly maxDiff: number };
+/** A compare chart as drawn: its viewport and the top of its scale (the overlay's share, the difference's ±share). */
+export interface DrawnCompareChart {
+  readonly vp: Viewport;
+  readonly max: number;
 }
 
-const drawn = new Map<string, DrawnCompare>();
+export const COMPARE_OVERLAY_DRAWN = new DrawnKind<DrawnCompareChart, HTMLCanvasElement>('compare-overlay');
+export const COMPARE_DIFFERENCE_DRAWN = new DrawnKind<DrawnCompareChart, HTMLCanvasElement>('compare-difference');
 
-const keyOf = (dev: string, c: string): string => `${dev}:${c}`;
-
-/** What the charts of `dev` and class `c` (or ALL_CLASSES) drew last. */
-export function drawnCompare(dev: string, c: string): DrawnCompare | undefined {
-  return drawn.get(keyOf(dev, c));
-}
+/** The scheduler key of the charts of `dev` and class `c` (or ALL_CLASSES). */
+export const compareViewKey = (dev: string, c: string): string => `compare:${dev}:${c}`;
 
 /** The disk and row of the compare state now. */
 function current(dev: string, c: string): { disk: CompareDisk; row: CompareRow } | undefined {
@@ -47,8 +46,7 @@ export function useCompareCharts(
   size: RefObject<Size>,
 ): void {
   useEffect(() => {
-    const key = keyOf(dev, c);
-    const draw = (): void => {
+    const draw: DrawFn = (record) => {
       const a = overlay.current;
       const b = difference.current;
       const got = current(dev, c);
@@ -77,15 +75,9 @@ export function useCompareCharts(
         theme,
       );
       paintCompareDifference(b, vpB, { difference: row.difference, maxDiff: disk.maxDiff, schema }, theme);
-      drawn.set(key, {
-        overlay: { canvas: a, vp: vpA, maxShare: disk.maxShare },
-        difference: { canvas: b, vp: vpB, maxDiff: disk.maxDiff },
-      });
+      record(COMPARE_OVERLAY_DRAWN, a, { vp: vpA, max: disk.maxShare });
+      record(COMPARE_DIFFERENCE_DRAWN, b, { vp: vpB, max: disk.maxDiff });
     };
-    const unregister = scheduler.register(`compare:${key}`, draw);
-    return () => {
-      unregister();
-      drawn.delete(key);
-    };
+    return scheduler.register(compareViewKey(dev, c), draw);
   }, [dev, c, overlay, difference, size]);
 }

@@ -4,11 +4,11 @@ import { formatDateTime, formatSpan } from '../model/format.js';
 import { snapshotFileName } from '../model/snapshot.js';
 import { composePng } from '../render/png.js';
 import { download, exportSummary } from '../store/actions.js';
-import { useData } from '../store/dataStore.js';
-import { windowKnown, windowScale } from '../store/dataWindow.js';
+import { useData } from '../store/pipelineStore.js';
+import { windowKnown, windowScale } from '../store/shownWindow.js';
 import { notify } from '../store/notices.js';
 import { incidentMarks } from './incidents.js';
-import { useUi } from '../store/store.js';
+import { useUi } from '../store/uiStore.js';
 import { paletteFor, renderTheme, resolvedTheme } from './theme.js';
 
 export async function exportPng(): Promise<void> {

@@ -3,15 +3,17 @@
  * in-flight I/Os over the threshold: the row head's loud badge and its list) and the marks on
  * its heat map (stuck spans and columns with failed I/Os or requeues, from the data window's
  * frames, plus the newest live frame while live so a hang shows up to the second it was last
- * seen). The marks are cached per data version, view and threshold; the model does the work
- * (model/stuck.ts, model/faults.ts).
+ * seen). The marks are cached for the data version, view and threshold on screen (one entry
+ * per disk, all dropped when any of them changes: a memo of the stores, not of what was drawn,
+ * so it needs no unregistering); the model does the work (model/stuck.ts, model/faults.ts).
+ * What a heat map marked is in the scheduler's registry (useDiskDrawing.ts records it).
  */
 import type { Frame } from '@blkheat/shared-types';
 import { faultColumns } from '../model/faults.js';
 import { stuckNow, stuckSpans, type StuckState } from '../model/stuck.js';
 import type { IncidentMarks } from '../render/incidents.js';
-import { useData } from '../store/dataStore.js';
-import { useUi } from '../store/store.js';
+import { useData } from '../store/pipelineStore.js';
+import { useUi } from '../store/uiStore.js';
 
 /** Stuck I/O of `dev` in the newest live frame (undefined: none, or not live). */
 export function stuckOf(lastFrame: Frame | undefined, mode: 'live' | 'snapshot', dev: string, thresholdS: number): StuckState | undefined {
@@ -22,7 +24,7 @@ export function stuckOf(lastFrame: Frame | undefined, mode: 'live' | 'snapshot',
   );
 }
 
-const cache = new Map<string, { key: string; marks: IncidentMarks }>();
+let cache: { key: string; marks: Map<string, IncidentMarks> } | undefined;
 
 /** The incident marks of `dev` for the window and view on screen now. */
 export function incidentMarks(dev: string): IncidentMarks | undefined {
@@ -35,18 +37,14 @@ export function incidentMarks(dev: string): IncidentMarks | undefined {
   const col0 = Math.floor(d.visible.from / cur.step) - 1;
   const col1 = Math.ceil(d.visible.to / cur.step) + 1;
   const key = `${cur.id}/${d.dataVersion}/${cur.frames.length}/${cur.step}/${col0}/${col1}/${threshold}/${live?.ts ?? ''}`;
-  const hit = cache.get(dev);
-  if (hit?.key === key) return hit.marks;
+  if (cache?.key !== key) cache = { key, marks: new Map() };
+  const hit = cache.marks.get(dev);
+  if (hit) return hit;
   const frames = live ? [...cur.frames, live] : cur.frames;
   const marks: IncidentMarks = {
     stuck: stuckSpans(frames, dev, threshold),
     faults: faultColumns(cur.frames, dev, cur.step, col0, col1),
   };
-  cache.set(dev, { key, marks });
+  cache.marks.set(dev, marks);
   return marks;
-}
-
-/** Forget a disk's cached marks (its row went away). */
-export function forgetIncidents(dev: string): void {
-  cache.delete(dev);
 }

@@ -18,8 +18,8 @@ import { alignCeil, alignFloor } from '../model/resolution.js';
 import type { ViewState } from '../model/view.js';
 import { panFrom, panSeconds, resetView, selectCells, zoomBy, zoomTo } from '../store/actions.js';
 import { setBaseline } from '../store/compareActions.js';
-import { useData } from '../store/dataStore.js';
-import { useHover, useUi } from '../store/store.js';
+import { useData } from '../store/pipelineStore.js';
+import { useHover, useUi } from '../store/uiStore.js';
 import type { HeatGeometry } from './geometry.js';
 
 const CLICK_SLOP = 4;
@@ -48,14 +48,14 @@ function selectOneCell(dev: string, col: number, step: number, bucket: number): 
   });
 }
 
-export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () => HeatGeometry | undefined): () => void {
+export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: HeatGeometry): () => void {
   let start:
     { x: number; y: number; t: number; u: number; kind: 'zoom' | 'box' | 'pan' | 'baseline'; view: ViewState; id: number } | undefined;
 
   const viewNow = (): ViewState => useData.getState().visible;
 
   const hover = (e: PointerEvent | MouseEvent): void => {
-    const hit = geometry()?.hit(e.clientX, e.clientY);
+    const hit = geometry.hit(e.clientX, e.clientY);
     if (!hit) {
       if (useHover.getState().dev === dev) useHover.setState({ t: undefined, dev: undefined, col: undefined, bucket: undefined });
       return;
@@ -72,7 +72,7 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () =
 
   const onDown = (e: PointerEvent): void => {
     if (e.button !== 0) return;
-    const hit = geometry()?.hit(e.clientX, e.clientY);
+    const hit = geometry.hit(e.clientX, e.clientY);
     if (!hit) return;
     const tool = useUi.getState().tool;
     const kind = e.shiftKey ? 'pan' : e.ctrlKey || e.metaKey ? 'baseline' : e.altKey || tool === 'select' ? 'box' : 'zoom';
@@ -89,8 +89,6 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () =
   const onMove = (e: PointerEvent): void => {
     hover(e);
     if (!start || e.pointerId !== start.id) return;
-    const g = geometry();
-    if (!g) return;
     const moved = Math.abs(e.clientX - start.x) + Math.abs(e.clientY - start.y) > CLICK_SLOP;
     if (!moved) return;
     if (start.kind === 'pan') {
@@ -104,7 +102,7 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () =
     const rect = el.getBoundingClientRect();
     const cx = Math.min(rect.right - 0.5, Math.max(rect.left, e.clientX));
     const cy = Math.min(rect.bottom - 0.5, Math.max(rect.top, e.clientY));
-    const hit = g.hit(cx, cy);
+    const hit = geometry.hit(cx, cy);
     if (!hit) return;
     useHover.setState({ drag: { kind: start.kind, dev, t0: start.t, t1: hit.t, u0: start.u, u1: hit.u } });
   };
@@ -164,7 +162,7 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () =
   };
 
   const onWheel = (e: WheelEvent): void => {
-    const hit = geometry()?.hit(e.clientX, e.clientY);
+    const hit = geometry.hit(e.clientX, e.clientY);
     if (!hit) return;
     e.preventDefault();
     const px = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? 400 : 1;
@@ -193,7 +191,7 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () =
     let col = mine ? (h.col as number) : Math.floor((v.from + span / 2) / cur.step);
     let bucket = mine ? (h.bucket as number) : Math.floor((cur.yLo + cur.yHi) / 2);
     const moveCursor = (): void => {
-      const p = geometry()?.centre(col * cur.step, bucket);
+      const p = geometry.centre(col * cur.step, bucket);
       useHover.setState({ dev, col, bucket, t: (col + 0.5) * cur.step, clientX: p?.x ?? 0, clientY: p?.y ?? 0 });
     };
     switch (e.key) {
@@ -240,7 +238,7 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: () =
     const v = viewNow();
     const col = Math.floor((v.to - cur.step / 2) / cur.step) - 1;
     const bucket = Math.floor((cur.yLo + cur.yHi) / 2);
-    const p = geometry()?.centre(col * cur.step, bucket);
+    const p = geometry.centre(col * cur.step, bucket);
     if (p) useHover.setState({ dev, col, bucket, t: (col + 0.5) * cur.step, clientX: p.x, clientY: p.y });
   };
 

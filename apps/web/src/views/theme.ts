@@ -4,7 +4,7 @@
  */
 import { buildPalette, paletteInterpolator, type ThemeName } from '../model/colour.js';
 import type { RenderTheme } from '../render/contract.js';
-import type { ThemeChoice } from '../store/store.js';
+import type { ThemeChoice } from '../store/uiStore.js';
 
 const darkQuery = typeof window !== 'undefined' ? window.matchMedia('(prefers-color-scheme: dark)') : undefined;
 

@@ -1,13 +1,15 @@
 /**
  * Keeps a disk's throughput strip (render/throughput.ts) fed: the series of the visible columns
- * from the data window's frames (model/throughput.ts), cached per data version and view, and
- * what was last drawn (series and lane scales) for the tooltip and the test hook.
+ * from the data window's frames (model/throughput.ts), cached per data version and view. Each
+ * draw with data records what it drew (series and lane scales) in the scheduler's registry, for
+ * the test hook.
  */
 import { type ThroughputSeries, throughputSeries } from '../model/throughput.js';
 import { renderContext } from '../render/contract.js';
+import { type DrawFn, DrawnKind } from '../render/scheduler.js';
 import { paintThroughput, type ThroughputScales } from '../render/throughput.js';
-import { useData } from '../store/dataStore.js';
-import { useHover, useUi } from '../store/store.js';
+import { useData } from '../store/pipelineStore.js';
+import { useHover, useUi } from '../store/uiStore.js';
 import { renderTheme, resolvedTheme } from './theme.js';
 
 export interface DrawnThroughput {
@@ -15,12 +17,8 @@ export interface DrawnThroughput {
   readonly scales: ThroughputScales;
 }
 
-const drawn = new Map<string, DrawnThroughput>();
-
-/** What the strip of `dev` shows now (undefined before its first draw with data). */
-export function drawnThroughput(dev: string): DrawnThroughput | undefined {
-  return drawn.get(dev);
-}
+/** What a strip drew last (kept from its last draw with data: a draw without any clears the canvas only). */
+export const THROUGHPUT_DRAWN = new DrawnKind<DrawnThroughput, HTMLCanvasElement>('throughput');
 
 /** The series of `dev` over the visible columns of the current window (uncached). */
 export function visibleThroughput(dev: string): ThroughputSeries | undefined {
@@ -31,14 +29,10 @@ export function visibleThroughput(dev: string): ThroughputSeries | undefined {
 }
 
 /** A draw function for the strip of `dev` on `canvas()`, `size()` CSS px. */
-export function throughputDraw(
-  dev: string,
-  canvas: () => HTMLCanvasElement | null,
-  size: () => { width: number; height: number },
-): { draw: () => void; dispose: () => void } {
+export function throughputDraw(dev: string, canvas: () => HTMLCanvasElement | null, size: () => { width: number; height: number }): DrawFn {
   let key = '';
   let series: ThroughputSeries | undefined;
-  const draw = (): void => {
+  return (record) => {
     const el = canvas();
     const { width, height } = size();
     const d = useData.getState();
@@ -59,7 +53,6 @@ export function throughputDraw(
       { cursor: hv.t !== undefined && !hv.drag ? hv.t : undefined },
       renderTheme(resolvedTheme(ui.theme)),
     );
-    if (series && scales) drawn.set(dev, { series, scales });
+    if (series && scales) record(THROUGHPUT_DRAWN, el, { series, scales });
   };
-  return { draw, dispose: () => drawn.delete(dev) };
 }

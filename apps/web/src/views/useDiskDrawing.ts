@@ -1,22 +1,25 @@
 /**
  * Keeps one disk's canvases drawn: registers its heat map, overlay and histogram renderers
- * with the scheduler (one animation frame per redraw) and its geometry for hit-testing,
- * invalidates each on the store changes that concern it, and binds the heat map's gestures.
- * The drawing itself is in render/ (heatLayers.ts, overlay.ts with incidents.ts, histogram.ts,
- * axes.ts, throughput.ts for the strip under the heat map).
+ * with the scheduler (one animation frame per redraw), invalidates each on the store changes
+ * that concern it, and binds the heat map's gestures (hit-tested with the geometry in force
+ * now). The overlay records what it drew (the render context, so where each cell is, and the
+ * incident marks) in the scheduler's registry for the test hook. The drawing itself is in
+ * render/ (heatLayers.ts, overlay.ts with incidents.ts, histogram.ts, axes.ts, throughput.ts
+ * for the strip under the heat map).
  */
 import { type RefObject, useEffect } from 'react';
 import { renderContext, type RenderContext } from '../render/contract.js';
 import { renderLatencyAxis, renderShareAxis } from '../render/axes.js';
 import { HeatLayers } from '../render/heatLayers.js';
 import { paintHistogram } from '../render/histogram.js';
+import type { IncidentMarks } from '../render/incidents.js';
 import { drawOverlay, type OverlayMarks } from '../render/overlay.js';
-import { scheduler } from '../render/scheduler.js';
-import { useData } from '../store/dataStore.js';
-import { windowKnown, windowScale } from '../store/dataWindow.js';
-import { useHover, useUi } from '../store/store.js';
-import { heatmapGeometry, registerGeometry } from './geometry.js';
-import { forgetIncidents, incidentMarks } from './incidents.js';
+import { type DrawFn, type Drawn, DrawnKind, scheduler } from '../render/scheduler.js';
+import { useData } from '../store/pipelineStore.js';
+import { windowKnown, windowScale } from '../store/shownWindow.js';
+import { useHover, useUi } from '../store/uiStore.js';
+import { heatGeometry } from './geometry.js';
+import { incidentMarks } from './incidents.js';
 import { bindHeatmapGestures } from './interactions.js';
 import { paletteFor, renderTheme, resolvedTheme } from './theme.js';
 import { throughputDraw } from './throughputStrip.js';
@@ -38,6 +41,24 @@ export interface DiskElements {
   readonly plotSize: RefObject<Size>;
   /** Width of the histogram canvas, CSS px. */
   readonly histWidth: number;
+}
+
+/** The scheduler keys of a disk's views (its heat map, throughput strip, overlay and histogram). */
+export function diskViews(dev: string): { heat: string; tput: string; overlay: string; hist: string } {
+  return { heat: `heat:${dev}`, tput: `tput:${dev}`, overlay: `overlay:${dev}`, hist: `hist:${dev}` };
+}
+
+/** What a heat map's overlay drew: the render context (where each cell is) and the incident marks. */
+export interface DrawnHeat {
+  readonly rc: RenderContext;
+  readonly incidents: IncidentMarks | undefined;
+}
+
+export const HEAT_DRAWN = new DrawnKind<DrawnHeat, HTMLCanvasElement>('heat-overlay');
+
+/** What the heat map of `dev` drew last, on its overlay (the layer pointers land on). */
+export function drawnHeat(dev: string): Drawn<DrawnHeat, HTMLCanvasElement> | undefined {
+  return scheduler.drawn(diskViews(dev).overlay, HEAT_DRAWN);
 }
 
 /** The heat map's render context right now (shared by drawing, hit-testing and the overlay). */
@@ -101,11 +122,13 @@ export function useDiskDrawing(dev: string, el: DiskElements): void {
       }
     };
 
-    const drawMarks = (): void => {
+    const drawMarks: DrawFn = (record) => {
       const canvas = el.overlay.current;
       const rc = heatContext(size.current.width, size.current.height);
       if (!canvas || !rc) return;
-      drawOverlay(canvas, rc, overlayMarks(dev), renderTheme(resolvedTheme(useUi.getState().theme)));
+      const marks = overlayMarks(dev);
+      drawOverlay(canvas, rc, marks, renderTheme(resolvedTheme(useUi.getState().theme)));
+      record(HEAT_DRAWN, canvas, { rc, incidents: marks.incidents });
     };
 
     const drawHist = (): void => {
@@ -139,41 +162,38 @@ export function useDiskDrawing(dev: string, el: DiskElements): void {
       () => ({ width: size.current.width, height: el.tputHeight }),
     );
 
+    const keys = diskViews(dev);
     const unregister = [
-      scheduler.register(`heat:${dev}`, drawHeat),
-      scheduler.register(`tput:${dev}`, tput.draw),
-      tput.dispose,
-      scheduler.register(`overlay:${dev}`, drawMarks),
-      () => forgetIncidents(dev),
-      scheduler.register(`hist:${dev}`, drawHist),
-      registerGeometry(dev, () => {
-        const overlay = el.overlay.current;
-        const rc = heatContext(size.current.width, size.current.height);
-        const cur = useData.getState().window;
-        if (!overlay || !rc || !cur) return undefined;
-        return { rect: overlay.getBoundingClientRect(), rc, step: cur.step };
-      }),
+      scheduler.register(keys.heat, drawHeat),
+      scheduler.register(keys.tput, tput),
+      scheduler.register(keys.overlay, drawMarks),
+      scheduler.register(keys.hist, drawHist),
       useHover.subscribe((s, p) => {
         if (s.t !== p.t || s.dev !== p.dev || s.col !== p.col || s.bucket !== p.bucket || s.drag !== p.drag) {
-          scheduler.invalidate(`overlay:${dev}`);
-          if (s.t !== p.t || s.drag !== p.drag) scheduler.invalidate(`tput:${dev}`);
-          if ((s.dev === dev || p.dev === dev) && (s.bucket !== p.bucket || s.dev !== p.dev)) scheduler.invalidate(`hist:${dev}`);
+          scheduler.invalidate(keys.overlay);
+          if (s.t !== p.t || s.drag !== p.drag) scheduler.invalidate(keys.tput);
+          if ((s.dev === dev || p.dev === dev) && (s.bucket !== p.bucket || s.dev !== p.dev)) scheduler.invalidate(keys.hist);
         }
       }),
       useUi.subscribe((s, p) => {
         if (s.theme !== p.theme) {
-          scheduler.invalidate(`hist:${dev}`);
-          scheduler.invalidate(`tput:${dev}`);
+          scheduler.invalidate(keys.hist);
+          scheduler.invalidate(keys.tput);
         }
-        if (s.colour !== p.colour || s.norm !== p.norm) scheduler.invalidate(`heat:${dev}`);
+        if (s.colour !== p.colour || s.norm !== p.norm) scheduler.invalidate(keys.heat);
       }),
       useData.subscribe((s, p) => {
-        if (s.summaryVersion !== p.summaryVersion || s.summary !== p.summary) scheduler.invalidate(`hist:${dev}`);
-        if (s.selection !== p.selection || s.compare !== p.compare) scheduler.invalidate(`overlay:${dev}`);
+        if (s.summaryVersion !== p.summaryVersion || s.summary !== p.summary) scheduler.invalidate(keys.hist);
+        if (s.selection !== p.selection || s.compare !== p.compare) scheduler.invalidate(keys.overlay);
       }),
     ];
     const overlay = el.overlay.current;
-    const unbind = overlay ? bindHeatmapGestures(overlay, dev, () => heatmapGeometry(dev)) : undefined;
+    // Gestures hit-test with the geometry in force now (a wheel turn lands before the redraw it causes).
+    const geometry = heatGeometry(() => {
+      const rc = heatContext(size.current.width, size.current.height);
+      return overlay && rc ? { rect: overlay.getBoundingClientRect(), rc } : undefined;
+    });
+    const unbind = overlay ? bindHeatmapGestures(overlay, dev, geometry) : undefined;
     return () => {
       for (const u of unregister) u();
       unbind?.();

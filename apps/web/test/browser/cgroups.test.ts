@@ -9,7 +9,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { bucketOfSeconds } from '@blkheat/shared-types';
-import { type Hooked, idle, importSnapshot, launchFor, screenshot, waitFrame, waitLive } from '../../../../e2e/lib/browser.ts';
+import { hook, type Hooked, idle, importSnapshot, launchFor, screenshot, waitFrame, waitLive } from '@blkheat/testkit';
 import { jsonFile, type Page, skipWithoutDashboard } from '../fixtures/browser.ts';
 import { type FakeAgent, startFakeAgent } from '../fixtures/fakeAgent.ts';
 import { BACKUP, cgroupSums, classSums, LOOP0, PG, pgWrites, SLOW_S, FAST_S, VDA, withIncident, ZRAM0 } from '../fixtures/incident.ts';
@@ -40,7 +40,7 @@ async function open(t: TestContext, url: string): Promise<Page> {
   return page;
 }
 
-const state = (page: Page) => page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state());
+const state = (page: Page) => hook(page).state();
 
 /** PG and BACKUP of loop0 over [from, to), from the source's classes second by second (not from its `cg`). */
 function expectedLoop0(source: SyntheticSource, from: number, to: number): Map<string, number> {
@@ -85,12 +85,9 @@ test(
     // The table (panel disk: the first shown, loop0) against sums from the source's classes.
     const want = expectedLoop0(source, from, to);
     assert.deepEqual(await table(page), want);
-    assert.deepEqual(
-      new Map((await page.evaluate((d) => (globalThis as unknown as Hooked).__blkheat.cgroups(d), LOOP0)).map((r) => [r.g, r.n])),
-      want,
-    );
+    assert.deepEqual(new Map((await hook(page).cgroups(LOOP0)).map((r) => [r.g, r.n])), want);
     const total = (want.get(PG) ?? 0) + (want.get(BACKUP) ?? 0);
-    const all = await page.evaluate((d) => (globalThis as unknown as Hooked).__blkheat.counts()[d], LOOP0);
+    const all = (await hook(page).counts())[LOOP0];
     assert.equal(all?.histogram, total, 'unfiltered: the heat map holds every I/O of loop0');
     await screenshot(page, 'cgroups-table', 'web-browser');
 
@@ -106,10 +103,10 @@ test(
     await page.locator(`[data-testid=cgroup-row][data-cgroup="${BACKUP}"] [data-testid=cgroup-button]`).click();
     await page.waitForFunction((g) => (globalThis as unknown as Hooked).__blkheat.state().cgroup === g, BACKUP);
     await idle(page);
-    const counts = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.counts());
+    const counts = await hook(page).counts();
     assert.equal(counts[LOOP0]?.histogram, want.get(BACKUP), 'loop0 heat map total = BACKUP');
     assert.equal(counts[VDA]?.histogram, 0, 'vda: BACKUP did no I/O there');
-    const hist = await page.evaluate((d) => (globalThis as unknown as Hooked).__blkheat.histogram(d), LOOP0);
+    const hist = await hook(page).histogram(LOOP0);
     const slow = bucketOfSeconds(SLOW_S, source.schema);
     const fast = bucketOfSeconds(FAST_S, source.schema);
     assert.equal(hist[slow], want.get(BACKUP), 'BACKUP only wrote, slowly');
@@ -149,15 +146,11 @@ test(
     assert.equal(px.fastDrawn, false, 'the fast rows left the latency window');
 
     // A click on the cell lists the samples of that second and bucket whose cgroup is BACKUP.
-    const c = await page.evaluate(({ dev, ts, b }) => (globalThis as unknown as Hooked).__blkheat.cellCenter(dev, ts, b), {
-      dev: LOOP0,
-      ts,
-      b: slow,
-    });
+    const c = await hook(page).cellCenter(LOOP0, ts, slow);
     assert.ok(c);
     await page.mouse.click(c.x, c.y);
     await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.samples().status === 'done');
-    const sel = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.selection());
+    const sel = await hook(page).selection();
     assert.equal(sel?.cgroup, BACKUP);
     const wantSamples = source.samplesIn(sel?.from ?? 0, sel?.to ?? 0).filter((s) => s.dev === LOOP0 && s.cg === BACKUP && s.c === 'Write');
     assert.ok(wantSamples.length > 0, 'the source sampled BACKUP writes in that second');
@@ -176,7 +169,7 @@ test(
     await page.locator('[data-testid=filter-cgroup-remove]').click();
     await idle(page);
     assert.equal((await state(page)).cgroup, undefined);
-    assert.equal((await page.evaluate((d) => (globalThis as unknown as Hooked).__blkheat.counts()[d], LOOP0))?.histogram, total);
+    assert.equal((await hook(page).counts())[LOOP0]?.histogram, total);
     assert.equal(await page.locator('[data-testid=filter-bar]').count(), 0);
 
     // Zoomed out (a coarse step: the agent merges `cg` per path): the table still sums exactly.
@@ -188,7 +181,7 @@ test(
     const range = st2.summaryRange as { from: number; to: number };
     const want2 = expectedLoop0(source, range.from, range.to);
     assert.deepEqual(await table(page2), want2);
-    assert.equal((await page2.evaluate((d) => (globalThis as unknown as Hooked).__blkheat.counts()[d], LOOP0))?.histogram, want2.get(PG));
+    assert.equal((await hook(page2).counts())[LOOP0]?.histogram, want2.get(PG));
     await screenshot(page2, 'cgroups-coarse', 'web-browser');
   },
 );
@@ -206,7 +199,7 @@ test('cgroups: queue latency and a bad link say what they cannot filter; a snaps
   assert.match((await q.locator('[data-testid=filter-not-applied]').textContent()) ?? '', /Queue latency is not split by cgroup/);
   const all = expectedLoop0(source, from, to);
   assert.equal(
-    (await q.evaluate((d) => (globalThis as unknown as Hooked).__blkheat.counts()[d], LOOP0))?.histogram,
+    (await hook(q).counts())[LOOP0]?.histogram,
     (all.get(PG) ?? 0) + (all.get(BACKUP) ?? 0),
     'every cgroup’s queue latency, as the bar says',
   );
@@ -215,7 +208,7 @@ test('cgroups: queue latency and a bad link say what they cannot filter; a snaps
   // A cgroup that is not a path is refused, and the link's other settings stay.
   const bad = await open(t, `${agent.url}?from=${from}&to=${to}&cgroup=relative%2Fpath`);
   assert.equal((await state(bad)).cgroup, undefined);
-  const notices = await bad.evaluate(() => (globalThis as unknown as Hooked).__blkheat.notices());
+  const notices = await hook(bad).notices();
   assert.ok(
     notices.some((n) => n.kind === 'error' && n.text.includes('cgroup filter "relative/path" ignored')),
     JSON.stringify(notices),
@@ -229,7 +222,7 @@ test('cgroups: queue latency and a bad link say what they cannot filter; a snaps
   assert.deepEqual(await table(bad), all);
   await bad.locator(`[data-testid=cgroup-row][data-cgroup="${PG}"] [data-testid=cgroup-button]`).click();
   await idle(bad);
-  assert.equal((await bad.evaluate((d) => (globalThis as unknown as Hooked).__blkheat.counts()[d], LOOP0))?.histogram, all.get(PG));
+  assert.equal((await hook(bad).counts())[LOOP0]?.histogram, all.get(PG));
   await screenshot(bad, 'cgroups-snapshot', 'web-browser');
 });
 

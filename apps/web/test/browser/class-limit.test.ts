@@ -1,17 +1,17 @@
 // A snapshot at the documented class limit (SNAPSHOT_LIMITS.classesPerDisk classes on one disk,
 // docs/snapshot.md) imports in headless chromium and the page stays usable: no main-thread task
 // over 200 ms from the import to the page being idle, idle within IMPORT_MS, a bounded number of
-// canvases (the op class table lists the busiest ROWS_FIRST classes, one sparkline each, and
-// says how many more there are), and then a click on a class filters the view and "show more"
-// lists more, each without a long task; imported again, it lists ROWS_FIRST again; and the
-// agent's other disks, live meanwhile, are not drawn beside the snapshot's. Before the table was
-// capped it drew a row and a canvas per class: tasks of 0.7 and 1.1 s, idle after 3.6 s, 4,106
-// canvases (issue 26). Needs apps/web/dist and chromium.
+// canvases (the op class table lists the busiest ROWS_FIRST classes, one sparkline each, and says
+// how many more there are), and then a click on a class filters the view and "show more" lists
+// more, each without a long task; imported again, it lists ROWS_FIRST again; and the agent's other
+// disks, live meanwhile, are not drawn beside the snapshot's. The cap is what this holds: a row and
+// a canvas per class make tasks of 0.7 and 1.1 s, the page idle only after 3.6 s, and 4,106
+// canvases. Needs apps/web/dist and chromium.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { SNAPSHOT_LIMITS } from '@blkheat/shared-types';
-import { type Hooked, idle, importSnapshot, screenshot, unexpectedErrors, waitLive } from '../../../../e2e/lib/browser.ts';
+import { hook, type Hooked, idle, importSnapshot, screenshot, unexpectedErrors, waitLive } from '@blkheat/testkit';
 import { ROWS_FIRST, ROWS_MORE } from '../../src/model/rowCap.ts';
 import { jsonFile, openFakeAgent, skipWithoutDashboard, watchLongTasks } from '../fixtures/browser.ts';
 import { manyClassesSource } from '../fixtures/manyClasses.ts';
@@ -86,22 +86,22 @@ test(
     );
     let expected = 0;
     for (const f of snap.frames) for (const d of f.disks) for (const c of d.cls) expected += c.n;
-    const counts = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.counts());
+    const counts = await hook(page).counts();
     assert.equal(counts['253:0']?.completed, expected, 'every I/O of the file is counted');
-    assert.equal(Object.keys(await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.classCounts())).length, CLASSES);
+    assert.equal(Object.keys(await hook(page).classCounts()).length, CLASSES);
     await screenshot(page, 'class-limit', 'web-browser');
 
     // 2. A click on a class filters the view to it.
     const second = page.locator('[data-testid=class-breakdown] tbody tr').nth(1).locator('button.class-button');
     const name = (await second.textContent()) ?? '';
-    const scaleOf = () => page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.scale('253:0')?.max ?? 0);
+    const scaleOf = async () => (await hook(page).scale('253:0'))?.max ?? 0;
     const maxBefore = await scaleOf();
     const t1 = Date.now();
     await second.click();
     await idle(page);
     const clickMs = Date.now() - t1;
     const clickTasks = await longTasks();
-    const st = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state());
+    const st = await hook(page).state();
     assert.deepEqual(st.classes, [name], 'the clicked class is the filter');
     assert.equal(await second.getAttribute('aria-pressed'), 'true');
     // The heat map now counts that class only: one of thousands of equal shares.
@@ -147,14 +147,12 @@ test(
     assert.ok(againWorst <= LONG_TASK_MS, `no main-thread task over ${LONG_TASK_MS} ms imported again (worst ${againWorst} ms)`);
 
     // A live second later the page still shows the snapshot's one disk, not the agent's others.
-    const liveTo = async (): Promise<number> =>
-      (await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state().liveCovered?.to)) ?? 0;
-    const coveredAtEnd = await liveTo();
+    const coveredAtEnd = (await hook(page).state()).liveCovered?.to ?? 0;
     await page.waitForFunction((to) => ((globalThis as unknown as Hooked).__blkheat.state().liveCovered?.to ?? 0) > to, coveredAtEnd, {
       timeout: 10_000,
     });
     await idle(page);
-    assert.deepEqual((await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state())).shownDisks, ['253:0']);
+    assert.deepEqual((await hook(page).state()).shownDisks, ['253:0']);
     assert.deepEqual(unexpectedErrors(session), []);
   },
 );

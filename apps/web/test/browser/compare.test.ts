@@ -20,7 +20,7 @@ import {
   type Snapshot,
   upperBoundSeconds,
 } from '@blkheat/shared-types';
-import { type Hooked, idle, importSnapshot, screenshot, unexpectedErrors, waitLive } from '../../../../e2e/lib/browser.ts';
+import { hook, type Hooked, idle, importSnapshot, screenshot, unexpectedErrors, waitLive } from '@blkheat/testkit';
 import { jsonFile, openFakeAgent, type Page, skipWithoutDashboard, tempDir } from '../fixtures/browser.ts';
 import { defaultDisks, type SynthDisk, syntheticSource, type SyntheticSource } from '../fixtures/synthetic.ts';
 
@@ -62,7 +62,7 @@ function sourceHist(src: SyntheticSource, dev: string, r: Range, c?: string): nu
   return h;
 }
 
-const compared = (page: Page): Promise<Compared | undefined> => page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.compare());
+const compared = (page: Page): Promise<Compared | undefined> => hook(page).compare();
 
 /** Waits for the compare view to be summed with a pinned comparison, and returns it. */
 async function ready(page: Page): Promise<Compared> {
@@ -104,14 +104,9 @@ function assertCounts(src: SyntheticSource, c: Compared, what: string): void {
 
 /** Drags across loop0's heat map from second `from` to second `to` (a zoom; with Control, a baseline), at its busiest row. */
 async function zoomAcross(page: Page, from: number, to: number, modifier?: 'Control'): Promise<void> {
-  const hot = await page.evaluate((dev) => (globalThis as unknown as Hooked).__blkheat.hottestCell(dev), LOOP0);
+  const hot = await hook(page).hottestCell(LOOP0);
   assert.ok(hot, 'loop0 has cells');
-  const at = (ts: number) =>
-    page.evaluate(({ dev, ts, b }) => (globalThis as unknown as Hooked).__blkheat.cellCenter(dev, ts, b), {
-      dev: LOOP0,
-      ts,
-      b: hot.bucket,
-    });
+  const at = (ts: number) => hook(page).cellCenter(LOOP0, ts, hot.bucket);
   const a = await at(from);
   const b = await at(to);
   assert.ok(a && b, `seconds ${from} and ${to} are on screen`);
@@ -138,7 +133,7 @@ test(
     await page.goto(`${agent.url}?base=yesterday&lat=device`);
     await waitLive(page);
     await idle(page);
-    const notices = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.notices());
+    const notices = await hook(page).notices();
     assert.ok(
       notices.some(
         (n) => n.kind === 'error' && /base=yesterday is not a time range \(expected FROM-TO in unix seconds\); ignored/.test(n.text),
@@ -169,7 +164,7 @@ test(
       Math.abs(dragged.baseline.from - (shift - 90)) <= 2 && Math.abs(dragged.baseline.to - (shift - 30)) <= 2,
       `Ctrl-drag over ${shift - 90}..${shift - 30} set the baseline ${JSON.stringify(dragged.baseline)}`,
     );
-    assert.equal((await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state())).following, true, 'no zoom');
+    assert.equal((await hook(page).state()).following, true, 'no zoom');
 
     // Baseline: the view zoomed to a stretch before the shift; comparison: one after it.
     await zoomAcross(page, shift - 100, shift - 20);
@@ -188,7 +183,7 @@ test(
     );
     await idle(page);
     const follow = await compared(page);
-    const summaryRange = (await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state())).summaryRange;
+    const summaryRange = (await hook(page).state()).summaryRange;
     assert.ok(follow?.comparison && summaryRange);
     assert.deepEqual({ from: follow.comparison.from, to: follow.comparison.to }, summaryRange, 'the comparison is the visible range');
     assertCounts(source, follow, 'following the view');
@@ -227,10 +222,7 @@ test(
     const pc = peak(row.comparison);
     assert.ok(pc - pb >= 6, `the bands are apart (${pb} → ${pc})`);
     const pixel = (chart: 'overlay' | 'difference', bucket: number, value: number) =>
-      page.evaluate(
-        ({ dev, chart, bucket, value }) => (globalThis as unknown as Hooked).__blkheat.comparePixel(dev, 'all', chart, bucket, value),
-        { dev: LOOP0, chart, bucket, value },
-      );
+      hook(page).comparePixel(LOOP0, 'all', chart, bucket, value);
     const shareB = (row.baseline[pb] as number) / row.baselineTotal;
     const shareC = (row.comparison[pc] as number) / row.comparisonTotal;
     const filled = await pixel('overlay', pb, shareB / 2);
@@ -262,7 +254,7 @@ test(
     // A coarse view (1 h live, several seconds per column) leaves the pinned ranges as they are.
     await page.click('[data-testid=span-1h]');
     await idle(page);
-    const st = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state());
+    const st = await hook(page).state();
     assert.ok((st.step ?? 1) > 1, `the 1 h view has coarse columns (${st.step} s)`);
     const coarseView = await ready(page);
     assert.deepEqual([coarseView.baseline, coarseView.comparison], [base, cmp]);
@@ -313,10 +305,7 @@ test(
     const tenRow = tenSeconds.disks[LOOP0]?.all;
     assert.ok(tenRow?.difference);
     const at = peak(tenRow.comparison);
-    const dark = await page.evaluate(
-      ({ dev, bucket, value }) => (globalThis as unknown as Hooked).__blkheat.comparePixel(dev, 'all', 'difference', bucket, value),
-      { dev: LOOP0, bucket: at, value: (tenRow.difference[at] as number) / 2 },
-    );
+    const dark = await hook(page).comparePixel(LOOP0, 'all', 'difference', at, (tenRow.difference[at] as number) / 2);
     assert.ok(dark && dark[0] > dark[2] + 60, `more at the 8 ms band: red in the dark theme too (${dark})`);
     await screenshot(page, 'compare-dark', 'web-browser');
     assert.deepEqual(unexpectedErrors(s), []);

@@ -6,14 +6,14 @@
 // duplicated second. Needs apps/web/dist (pnpm --filter @blkheat/web build) and chromium.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Hooked, idle, screenshot, unexpectedErrors, waitLive } from '../../../../e2e/lib/browser.ts';
+import { hook, type Hooked, idle, screenshot, unexpectedErrors, waitLive } from '@blkheat/testkit';
 import { openFakeAgent, skipWithoutDashboard } from '../fixtures/browser.ts';
 
 test('dashboard against the fake agent: token, URL state, history fetch, reconnect without gaps', { timeout: 180_000 }, async (t) => {
   if (skipWithoutDashboard(t)) return;
   const token = 'fake-token-0123456789';
   const { agent, session: s, page } = await openFakeAgent(t, { token });
-  const state = () => page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state());
+  const state = () => hook(page).state();
 
   // Token: from the fragment into sessionStorage, out of the address bar, used on WS and fetch.
   await page.goto(`${agent.url}?lat=device#token=${token}`);

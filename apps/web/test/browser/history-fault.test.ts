@@ -5,7 +5,7 @@
 // and chromium.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Hooked, idle, screenshot, unexpectedErrors, waitLive } from '../../../../e2e/lib/browser.ts';
+import { hook, type Hooked, idle, screenshot, unexpectedErrors, waitLive } from '@blkheat/testkit';
 import { openFakeAgent, skipWithoutDashboard } from '../fixtures/browser.ts';
 
 test('history fault: the banner appears with the fault, survives a reload, and goes when it ends', { timeout: 60_000 }, async (t) => {
@@ -41,7 +41,7 @@ test('history fault: the banner appears with the fault, survives a reload, and g
   // Space is back: the agent's next status has no fault, and the banner goes.
   agent.setStatus({ startedAt });
   await banner.waitFor({ state: 'detached', timeout: 5000 });
-  assert.equal((await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state().connection)) as string, 'live');
+  assert.equal((await hook(page).state()).connection, 'live');
   assert.deepEqual(unexpectedErrors(s), []);
 });
 

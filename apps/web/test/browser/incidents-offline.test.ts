@@ -6,7 +6,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { artifactsDir, type Hooked, importSnapshot, screenshot, unexpectedErrors } from '../../../../e2e/lib/browser.ts';
+import { artifactsDir, hook, type Hooked, importSnapshot, screenshot, unexpectedErrors } from '@blkheat/testkit';
 import { formatClock } from '../../src/model/format.ts';
 import { jsonFile, openFakeAgent, skipWithoutDashboard } from '../fixtures/browser.ts';
 import { type InPage, isAlert, LOOP0, sourceFaults, withIncidents } from '../fixtures/incidents.ts';
@@ -28,20 +28,20 @@ test(
     await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().mode === 'live', undefined, { timeout: 20_000 });
     await importSnapshot(page, file);
     const read = await page.evaluate(async (dev) => {
-      const hook = (globalThis as unknown as Hooked).__blkheat;
-      await hook.idle();
-      const bucket = hook.hottestCell(dev)?.bucket ?? 0;
-      const st = hook.stuck(dev);
+      const blkheat = (globalThis as unknown as Hooked).__blkheat;
+      await blkheat.idle();
+      const bucket = blkheat.hottestCell(dev)?.bucket ?? 0;
+      const st = blkheat.stuck(dev);
       const start = st.spans[0]?.start ?? 0;
-      const step = hook.state().step ?? 1;
-      const at = hook.cellCenter(dev, Math.floor(start / step) * step, bucket);
+      const step = blkheat.state().step ?? 1;
+      const at = blkheat.cellCenter(dev, Math.floor(start / step) * step, bucket);
       const r = (globalThis as unknown as InPage).document.querySelector('[data-testid="heatmap-overlay-loop0"]')?.getBoundingClientRect();
       return {
         stuck: st,
         step,
-        faults: hook.faults(dev),
-        view: hook.state().view,
-        px: at && r ? hook.overlayPixelAt(dev, at.x, r.top + 2) : undefined,
+        faults: blkheat.faults(dev),
+        view: blkheat.state().view,
+        px: at && r ? blkheat.overlayPixelAt(dev, at.x, r.top + 2) : undefined,
         loud: (globalThis as unknown as InPage).document.querySelector('[data-testid="disk-row-loop0"][data-stuck="true"]') !== null,
       };
     }, LOOP0);
@@ -69,12 +69,8 @@ test(
 
     // The tooltip of a column inside the hang names it; one before it does not. A snapshot does not scroll.
     const hover = async (ts: number) => {
-      const bucket = await page.evaluate((dev) => (globalThis as unknown as Hooked).__blkheat.hottestCell(dev)?.bucket ?? 0, LOOP0);
-      const c = await page.evaluate(({ dev, ts, b }) => (globalThis as unknown as Hooked).__blkheat.cellCenter(dev, ts, b), {
-        dev: LOOP0,
-        ts,
-        b: bucket,
-      });
+      const bucket = (await hook(page).hottestCell(LOOP0))?.bucket ?? 0;
+      const c = await hook(page).cellCenter(LOOP0, ts, bucket);
       assert.ok(c);
       await page.mouse.move(c.x, c.y);
       await page.waitForSelector('[data-testid=tooltip-failed]', { timeout: 5000 });
@@ -128,7 +124,7 @@ test('when the agent goes away the stuck verdict says how old it is', { timeout:
     undefined,
     { timeout: 5000 },
   );
-  const last = (await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state())).lastFrameTs;
+  const last = (await hook(page).state()).lastFrameTs;
   assert.ok(last !== undefined);
   const text = (await badge.textContent()) ?? '';
   assert.match(

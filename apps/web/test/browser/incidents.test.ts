@@ -12,7 +12,7 @@
 // toolbar and the URL, and a bad one in a link is reported. Needs apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Hooked, screenshot } from '../../../../e2e/lib/browser.ts';
+import { hook, type Hooked, screenshot } from '@blkheat/testkit';
 import { openFakeAgent, skipWithoutDashboard } from '../fixtures/browser.ts';
 import {
   type Hang,
@@ -110,24 +110,23 @@ test(
     assert.match(r1.cells[5] ?? '', /^\d+(\.\d+)? s$/);
 
     // The mark: red pixels above the start column, none 30 s before it; its span is the source's.
-    const bucketOf = async () =>
-      (await page.evaluate((dev) => (globalThis as unknown as Hooked).__blkheat.hottestCell(dev), LOOP0))?.bucket ?? 0;
+    const bucketOf = async () => (await hook(page).hottestCell(LOOP0))?.bucket ?? 0;
     const bucket = await bucketOf();
     const markPixels = async (startTs: number) =>
       page.evaluate(
         async ({ dev, startTs, bucket }) => {
-          const hook = (globalThis as unknown as Hooked).__blkheat;
-          await hook.idle();
-          const at = hook.cellCenter(dev, startTs, bucket);
-          const before = hook.cellCenter(dev, startTs - 30 * (hook.state().step ?? 1), bucket);
+          const blkheat = (globalThis as unknown as Hooked).__blkheat;
+          await blkheat.idle();
+          const at = blkheat.cellCenter(dev, startTs, bucket);
+          const before = blkheat.cellCenter(dev, startTs - 30 * (blkheat.state().step ?? 1), bucket);
           const r = (globalThis as unknown as InPage).document
             .querySelector('[data-testid="heatmap-overlay-loop0"]')
             ?.getBoundingClientRect();
           if (!at || !before || !r) return undefined;
           return {
-            at: hook.overlayPixelAt(dev, at.x, r.top + 2),
-            before: hook.overlayPixelAt(dev, before.x, r.top + 2),
-            stuck: hook.stuck(dev),
+            at: blkheat.overlayPixelAt(dev, at.x, r.top + 2),
+            before: blkheat.overlayPixelAt(dev, before.x, r.top + 2),
+            stuck: blkheat.stuck(dev),
           };
         },
         { dev: LOOP0, startTs, bucket },
@@ -173,7 +172,7 @@ test(
     assert.ok(isAlert(m2.at), 'the mark stays after completion');
 
     // The strip's oldest-in-flight lane: the source's oldest age per second (the young I/Os are 2 ms old).
-    const tp = await page.evaluate((dev) => (globalThis as unknown as Hooked).__blkheat.throughput(dev), LOOP0);
+    const tp = await hook(page).throughput(LOOP0);
     assert.ok(tp && tp.step === 1);
     let seen = 0;
     for (let i = 0; i < tp.oldest.length; i++) {
@@ -185,14 +184,14 @@ test(
       if (ts >= Math.floor(S) && ts < DONE) seen++;
     }
     assert.equal(seen, DONE - Math.floor(S), 'every second of the hang is in the lane');
-    const vdaTp = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.throughput('253:0'));
+    const vdaTp = await hook(page).throughput('253:0');
     assert.ok(vdaTp && vdaTp.oldest.every((v) => v === null), 'no `inflight` in the data: no data, not 0');
 
     // Error and requeue marks: the columns and counts are the source's.
     const faults = await page.evaluate(async (dev) => {
-      const hook = (globalThis as unknown as Hooked).__blkheat;
-      await hook.idle();
-      return { faults: hook.faults(dev), state: hook.state() };
+      const blkheat = (globalThis as unknown as Hooked).__blkheat;
+      await blkheat.idle();
+      return { faults: blkheat.faults(dev), state: blkheat.state() };
     }, LOOP0);
     const last = faults.state.lastFrameTs ?? 0;
     const from = Math.ceil(faults.state.view.from);
@@ -213,22 +212,18 @@ test(
     assert.ok(errTs !== undefined);
     const errPx = await page.evaluate(
       async ({ dev, ts, bucket }) => {
-        const hook = (globalThis as unknown as Hooked).__blkheat;
-        await hook.idle();
-        const c = hook.cellCenter(dev, ts, bucket);
+        const blkheat = (globalThis as unknown as Hooked).__blkheat;
+        await blkheat.idle();
+        const c = blkheat.cellCenter(dev, ts, bucket);
         const r = (globalThis as unknown as InPage).document
           .querySelector('[data-testid="heatmap-overlay-loop0"]')
           ?.getBoundingClientRect();
-        return c && r ? hook.overlayPixelAt(dev, c.x, r.bottom - 2) : undefined;
+        return c && r ? blkheat.overlayPixelAt(dev, c.x, r.bottom - 2) : undefined;
       },
       { dev: LOOP0, ts: errTs, bucket },
     );
     assert.ok(isAlert(errPx), `error bar drawn: ${errPx}`);
-    const c = await page.evaluate(({ dev, ts, b }) => (globalThis as unknown as Hooked).__blkheat.cellCenter(dev, ts, b), {
-      dev: LOOP0,
-      ts: errTs,
-      b: bucket,
-    });
+    const c = await hook(page).cellCenter(LOOP0, errTs, bucket);
     assert.ok(c);
     await page.mouse.move(c.x, c.y);
     await page.waitForSelector('[data-testid=tooltip-failed]', { timeout: 5000 });
@@ -247,8 +242,8 @@ test(
 
     // The op-class table's errors column: the source's failed I/Os of each class over the summary range.
     const table = await page.evaluate(async () => {
-      const hook = (globalThis as unknown as Hooked).__blkheat;
-      await hook.idle();
+      const blkheat = (globalThis as unknown as Hooked).__blkheat;
+      await blkheat.idle();
       const cell = (c: string) =>
         Number(
           (
@@ -257,7 +252,7 @@ test(
             } | null
           )?.dataset.count,
         );
-      return { range: hook.state().summaryRange, last: hook.state().lastFrameTs, read: cell('Read'), write: cell('Write') };
+      return { range: blkheat.state().summaryRange, last: blkheat.state().lastFrameTs, read: cell('Read'), write: cell('Write') };
     });
     assert.ok(table.range && table.last !== undefined);
     const upTo = Math.min(table.range.to, table.last + 1);
@@ -269,9 +264,9 @@ test(
     await page.click('[data-testid="span-1h"]');
     await page.waitForFunction(() => ((globalThis as unknown as Hooked).__blkheat.state().step ?? 1) > 1, undefined, { timeout: 20_000 });
     const coarse = await page.evaluate(async (dev) => {
-      const hook = (globalThis as unknown as Hooked).__blkheat;
-      await hook.idle();
-      return { faults: hook.faults(dev), state: hook.state() };
+      const blkheat = (globalThis as unknown as Hooked).__blkheat;
+      await blkheat.idle();
+      return { faults: blkheat.faults(dev), state: blkheat.state() };
     }, LOOP0);
     const step = coarse.state.step ?? 1;
     const lastC = coarse.state.lastFrameTs ?? 0;
@@ -293,7 +288,7 @@ test(
       undefined,
       { timeout: 5000 },
     );
-    assert.equal((await page.evaluate((dev) => (globalThis as unknown as Hooked).__blkheat.stuck(dev), LOOP0)).thresholdS, 0.5);
+    assert.equal((await hook(page).stuck(LOOP0)).thresholdS, 0.5);
   },
 );
 
@@ -302,14 +297,14 @@ test('a bad stuck threshold in a link is reported and the default used', { timeo
   const { agent, page } = await openFakeAgent(t);
   await page.goto(`${agent.url}?stuck=soon`);
   await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().mode === 'live', undefined, { timeout: 20_000 });
-  const hook = await page.evaluate(() => {
+  const seen = await page.evaluate(() => {
     const h = (globalThis as unknown as Hooked).__blkheat;
     return { notices: h.notices(), stuck: h.stuck('7:0').thresholdS };
   });
-  assert.equal(hook.stuck, 1);
+  assert.equal(seen.stuck, 1);
   assert.ok(
-    hook.notices.some((n) => n.kind === 'error' && /stuck=soon: expected a number of seconds from 0\.01 to 3600/.test(n.text)),
-    JSON.stringify(hook.notices),
+    seen.notices.some((n) => n.kind === 'error' && /stuck=soon: expected a number of seconds from 0\.01 to 3600/.test(n.text)),
+    JSON.stringify(seen.notices),
   );
   assert.equal(await page.inputValue('[data-testid="stuck-threshold"]'), '1');
 });

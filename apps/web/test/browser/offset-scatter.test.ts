@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BucketSchema, IoSample } from '@blkheat/shared-types';
-import { type Hooked, idle, importSnapshot, screenshot, waitLive } from '../../../../e2e/lib/browser.ts';
+import { hook, type Hooked, idle, importSnapshot, screenshot, waitLive } from '@blkheat/testkit';
 import { buildPalette, paletteInterpolator, unpackRgba } from '../../src/model/colour.ts';
 import { latencyPaletteIndex } from '../../src/model/offsetScatter.ts';
 import { jsonFile, openFakeAgent, type Page, skipWithoutDashboard } from '../fixtures/browser.ts';
@@ -18,8 +18,7 @@ type Drawn = NonNullable<ReturnType<Hooked['__blkheat']['offsetScatter']>>;
 
 const LIMIT = 2000;
 
-const scatter = (page: Page): Promise<Drawn | undefined> =>
-  page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.offsetScatter());
+const scatter = (page: Page): Promise<Drawn | undefined> => hook(page).offsetScatter();
 
 async function ready(page: Page, dev?: string): Promise<Drawn> {
   await page.waitForFunction(
@@ -82,7 +81,7 @@ async function checkPoints(page: Page, d: Drawn, want: IoSample[], schema: Bucke
   let empty: { x: number; y: number } | undefined;
   for (let x = 1; x < d.width && !empty; x++) if (!at.has(`${x},5`)) empty = { x: d.left + x + 0.5, y: d.top + 5.5 };
   assert.ok(empty);
-  const none = await page.evaluate((p) => (globalThis as unknown as Hooked).__blkheat.offsetPixelAt(p.x, p.y), empty);
+  const none = await hook(page).offsetPixelAt(empty.x, empty.y);
   assert.equal(none?.[3], 0, `${label}: an empty pixel stays empty`);
   return at;
 }
@@ -221,7 +220,7 @@ test(
     const to = started - 180;
     await page.goto(`${agent.url}?from=${from}&to=${to}`);
     const d = await ready(page);
-    const step = (await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state())).step ?? 1;
+    const step = (await hook(page).state()).step ?? 1;
     assert.ok(step > 1, `step ${step}`);
     assert.deepEqual([d.from, d.to], [from, to]);
     const want = expected(source, d.dev, from, to);

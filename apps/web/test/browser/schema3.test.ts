@@ -7,7 +7,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUCKET_SCHEMA, bucketOfSeconds, FINE_BUCKET_SCHEMA, lowerBoundSeconds, upperBoundSeconds } from '@blkheat/shared-types';
 import { secondsToU } from '../../src/model/latency.ts';
-import { type Hooked, idle, importSnapshot, screenshot, unexpectedErrors, waitLive } from '../../../../e2e/lib/browser.ts';
+import { hook, type Hooked, idle, importSnapshot, screenshot, unexpectedErrors, waitLive } from '@blkheat/testkit';
 import { jsonFile, openFakeAgent, type Page, skipWithoutDashboard } from '../fixtures/browser.ts';
 import { defaultDisks, syntheticSource } from '../fixtures/synthetic.ts';
 
@@ -23,7 +23,7 @@ const FINE = FINE_BUCKET_SCHEMA;
 /** loop0's median device latency in the synthetic data (log-normal, sigma 0.08). */
 const LOOP0_MEDIAN = 5.3e-3;
 
-const state = (page: Page) => page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state());
+const state = (page: Page) => hook(page).state();
 
 /** "500ns", "10µs", "2ms", "1s" → seconds. */
 function labelSeconds(label: string): number {
@@ -44,22 +44,22 @@ async function checkLoop0Drawn(page: Page, t: TestContext): Promise<void> {
   assert.ok(win && win.hi <= 210 && win.hi - win.lo >= 48, `latency window ${JSON.stringify(win)}`);
   const mode = bucketOfSeconds(LOOP0_MEDIAN, FINE);
   const band: [number, number] = [bucketOfSeconds(3e-3, FINE), bucketOfSeconds(9e-3, FINE)];
-  const hist = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.histogram('7:0'));
+  const hist = await hook(page).histogram('7:0');
   assert.equal(hist.length, 210, 'a histogram of 210 buckets');
   const peak = hist.indexOf(Math.max(...hist.slice(band[0], band[1] + 1)));
   assert.ok(Math.abs(peak - mode) <= 1, `histogram peak in row ${peak}, 5.3 ms is row ${mode}`);
-  const p50 = (await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.percentiles('7:0')))['p50'];
+  const p50 = (await hook(page).percentiles('7:0'))['p50'];
   assert.ok(p50 !== undefined && Math.abs(Math.log2(p50 / LOOP0_MEDIAN)) <= 1 / 8 + 0.05, `p50 ${p50} within a schema-3 bucket of 5.3 ms`);
 
   const seen = await page.evaluate(
     ({ band }: { band: [number, number] }) => {
-      const hook = (globalThis as unknown as Hooked).__blkheat;
-      const hot = hook.hottestCell('7:0', band[0], band[1]);
+      const blkheat = (globalThis as unknown as Hooked).__blkheat;
+      const hot = blkheat.hottestCell('7:0', band[0], band[1]);
       if (!hot) return undefined;
       // Where the cell is, what is drawn there and two octaves below, and the axis, in one turn
       // of the page (a live second in between scrolls the view by a column).
-      const c = hook.cellCenter('7:0', hot.from, hot.bucket);
-      const below = hook.cellCenter('7:0', hot.from, hot.bucket - 16);
+      const c = blkheat.cellCenter('7:0', hot.from, hot.bucket);
+      const below = blkheat.cellCenter('7:0', hot.from, hot.bucket - 16);
       const doc = (globalThis as unknown as { document: { querySelector(q: string): El | null } }).document;
       const svg = doc.querySelector('section.disk-row[data-dev="7:0"] svg.y-axis');
       const top = svg?.getBoundingClientRect().top ?? NaN;
@@ -70,9 +70,9 @@ async function checkLoop0Drawn(page: Page, t: TestContext): Promise<void> {
       return {
         hot,
         c,
-        px: c ? hook.pixelAt('7:0', c.x, c.y) : undefined,
-        empty: below ? hook.pixelAt('7:0', below.x, below.y) : undefined,
-        hit: c ? hook.cellAt(c.x, c.y) : undefined,
+        px: c ? blkheat.pixelAt('7:0', c.x, c.y) : undefined,
+        empty: below ? blkheat.pixelAt('7:0', below.x, below.y) : undefined,
+        hit: c ? blkheat.cellAt(c.x, c.y) : undefined,
         ticks,
         height: svg?.getBoundingClientRect().height ?? NaN,
         top,
@@ -121,7 +121,7 @@ test(
     await waitLive(page, 20_000);
     await idle(page);
     assert.deepEqual((await state(page)).schema, BUCKET_SCHEMA, 'schema 2 first');
-    assert.equal((await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.histogram('7:0'))).length, 106);
+    assert.equal((await hook(page).histogram('7:0')).length, 106);
 
     // The agent comes back with --schema 3: same disks and latencies, hello.schema and frames of schema 3.
     const started = agent.historyFrom + 3600;
@@ -136,7 +136,7 @@ test(
     await checkLoop0Drawn(page, t);
     await screenshot(page, 'schema3-live', 'web-browser');
     assert.deepEqual(
-      (await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.notices())).filter((n) => n.kind === 'error'),
+      (await hook(page).notices()).filter((n) => n.kind === 'error'),
       [],
       'no error notice',
     );

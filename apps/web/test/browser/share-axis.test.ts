@@ -1,11 +1,11 @@
 // The share axis under the histograms in headless chromium against the fake agent: with no
-// I/O in the visible range every histogram is empty and the axis used to be d3's default over
-// [0, 1e-9], six labels ("0%", then "<0.01%" five times) crowded on top of each other. Now it
-// has no tick labels there (the histograms say "no I/O"), and with I/O its labels are distinct
-// and never overlap. Screenshots in artifacts/web-browser/. Needs apps/web/dist and chromium.
+// I/O in the visible range every histogram is empty and the axis has no tick labels (the
+// histograms say "no I/O"; d3's default axis over [0, 1e-9] would crowd six labels, "0%" then
+// "<0.01%" five times, on top of each other), and with I/O its labels are distinct and never
+// overlap. Screenshots in artifacts/web-browser/. Needs apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Hooked, idle, importSnapshot, screenshot, unexpectedErrors } from '../../../../e2e/lib/browser.ts';
+import { hook, type Hooked, idle, importSnapshot, screenshot, unexpectedErrors } from '@blkheat/testkit';
 import { jsonFile, openFakeAgent, type Page, skipWithoutDashboard } from '../fixtures/browser.ts';
 import { syntheticSource } from '../fixtures/synthetic.ts';
 
@@ -80,7 +80,7 @@ test('share axis: no overlapping labels, none at all when every histogram is emp
     timeout: 10_000,
   });
   await idle(page);
-  const counts = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.counts());
+  const counts = await hook(page).counts();
   assert.ok(Object.keys(counts).length >= 1, 'the disks are still drawn');
   for (const [dev, c] of Object.entries(counts)) assert.equal(c.histogram, 0, `${dev}: no I/O in view`);
   await screenshot(page, 'share-axis-empty', 'web-browser');

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bucketOfSeconds } from '@blkheat/shared-types';
-import { type Hooked, idle, importSnapshot, screenshot, waitFrame, waitLive } from '../../../../e2e/lib/browser.ts';
+import { hook, type Hooked, idle, importSnapshot, screenshot, waitFrame, waitLive } from '@blkheat/testkit';
 import { buildPalette, CountScale, paletteInterpolator, unpackRgba } from '../../src/model/colour.ts';
 import { jsonFile, openFakeAgent, type Page, skipWithoutDashboard } from '../fixtures/browser.ts';
 import { classSums, FAST_S, LARGE_S, LOOP0, SLOW_S, SMALL_S, withIncident } from '../fixtures/incident.ts';
@@ -21,7 +21,7 @@ async function ready(page: Page): Promise<void> {
   await idle(page);
 }
 
-const sizes = (page: Page) => page.evaluate((d) => (globalThis as unknown as Hooked).__blkheat.sizeLatency(d), LOOP0);
+const sizes = (page: Page) => hook(page).sizeLatency(LOOP0);
 
 test(
   'size × latency: cells and size histogram are the source sums, 1 MiB above 4 KiB, a click lists the cell’s samples',
@@ -35,7 +35,7 @@ test(
     const to = started - 280;
     await page.goto(`${agent.url}?from=${from}&to=${to}`);
     await ready(page);
-    assert.deepEqual((await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state())).summaryRange, { from, to });
+    assert.deepEqual((await hook(page).state()).summaryRange, { from, to });
 
     const fast = bucketOfSeconds(FAST_S, source.schema);
     const slow = bucketOfSeconds(SLOW_S, source.schema);
@@ -65,7 +65,7 @@ test(
     );
 
     // The colour scale follows the main heat map's rule: its top is the busiest cell rounded up to 1-2-5.
-    const panel = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.sizePanel());
+    const panel = await hook(page).sizePanel();
     assert.ok(panel);
     const busiest = Math.max(reads, writes);
     const mant = panel.max / 10 ** Math.floor(Math.log10(panel.max));
@@ -107,7 +107,7 @@ test(
     }
 
     // Pointing at a cell says its count.
-    const lp = await page.evaluate(({ s, b }) => (globalThis as unknown as Hooked).__blkheat.sizeCellCenter(s, b), { s: LARGE_S, b: slow });
+    const lp = await hook(page).sizeCellCenter(LARGE_S, slow);
     assert.ok(lp);
     await page.mouse.move(lp.x, lp.y);
     await page.waitForFunction(
@@ -123,11 +123,11 @@ test(
     await screenshot(page, 'size-latency', 'web-browser');
 
     // A click on the 1 MiB cell lists the sampled I/Os of that size class and bucket in the range.
-    const p = await page.evaluate(({ s, b }) => (globalThis as unknown as Hooked).__blkheat.sizeCellCenter(s, b), { s: LARGE_S, b: slow });
+    const p = await hook(page).sizeCellCenter(LARGE_S, slow);
     assert.ok(p);
     await page.mouse.click(p.x, p.y);
     await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.samples().status === 'done');
-    const sel = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.selection());
+    const sel = await hook(page).selection();
     assert.deepEqual({ ...sel }, { dev: LOOP0, from, to, bucketLo: slow, bucketHi: slow, sizeClass: LARGE_S, cgroup: undefined });
     const want = source.samplesIn(from, to).filter((x) => x.dev === LOOP0 && x.c === 'Write');
     const rows = await page.locator('[data-testid=samples-table] tbody tr').evaluateAll((els: El[]) =>
@@ -167,7 +167,7 @@ test(
     // Zoomed out to a coarse step (frames merged by the agent): the sums still hold.
     await page.goto(`${agent.url}?from=${started - 3300}&to=${started - 100}`);
     await ready(page);
-    const st = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state());
+    const st = await hook(page).state();
     assert.ok((st.step ?? 0) > 1, `coarse step ${st.step}`);
     const range = st.summaryRange as { from: number; to: number };
     const cw = classSums(source, LOOP0, range.from, range.to);
@@ -233,11 +233,11 @@ test('size × latency and cgroups live (a prefix of the received seconds) and in
     { s: LARGE_S, bucket: slow, count: c.get('Write') },
   ]);
   // A cell's samples come from the file.
-  const p = await page.evaluate(({ s, b }) => (globalThis as unknown as Hooked).__blkheat.sizeCellCenter(s, b), { s: SMALL_S, b: fast });
+  const p = await hook(page).sizeCellCenter(SMALL_S, fast);
   assert.ok(p);
   await page.mouse.click(p.x, p.y);
   await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.samples().status === 'done');
   const want = source.samplesIn(from, to).filter((x) => x.dev === LOOP0 && x.c === 'Read').length;
-  assert.equal((await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.samples())).count, want);
+  assert.equal((await hook(page).samples()).count, want);
   await screenshot(page, 'size-latency-snapshot', 'web-browser');
 });

@@ -2,20 +2,12 @@
 // outside its range is refused with a message that says so; a ~50 MB file is read, parsed and
 // validated in a worker, and leaves no main-thread task over 200 ms (Long Tasks API): the
 // page builds the heat maps in one task and sums the range's summary one slice of frames per
-// task after it (store/summary.ts). Screenshots in artifacts/web-browser/. Needs
+// task after it (pipeline/visibleSummary.ts). Screenshots in artifacts/web-browser/. Needs
 // apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
-import {
-  type BrowserSession,
-  type Hooked,
-  idle,
-  importSnapshot,
-  screenshot,
-  unexpectedErrors,
-  waitLive,
-} from '../../../../e2e/lib/browser.ts';
+import { type BrowserSession, hook, idle, importSnapshot, screenshot, unexpectedErrors, waitLive } from '@blkheat/testkit';
 import { jsonFile, openFakeAgent, skipWithoutDashboard, watchLongTasks } from '../fixtures/browser.ts';
 import { syntheticSource } from '../fixtures/synthetic.ts';
 
@@ -43,7 +35,7 @@ test('snapshot import: a file whose frames all lie outside its range is refused,
   await error.waitFor({ state: 'visible', timeout: 20_000 });
   const text = (await error.textContent()) ?? '';
   assert.match(text, /Cannot import outside-snapshot\.json: frames: none of its \d+ frames lies inside its range 2023-11-14 22:13:20 UTC/);
-  assert.equal((await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state())).mode, 'live', 'the page stays live');
+  assert.equal((await hook(page).state()).mode, 'live', 'the page stays live');
   await screenshot(page, 'snapshot-import-outside-range', 'web-browser');
   assert.deepEqual(unexpectedErrors(s), []);
 });
@@ -65,9 +57,9 @@ test('snapshot import: 50 MB with no main-thread task over 200 ms', { timeout: 1
   await idle(page);
   const loadMs = Date.now() - t0;
   const longTasks = await watched();
-  const st = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state());
+  const st = await hook(page).state();
   assert.deepEqual(st.view, { from: T0, to: T0 + 10_600 }, 'the whole snapshot is on screen');
-  const counts = await page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.counts());
+  const counts = await hook(page).counts();
   let expected = 0;
   for (const f of big.frames) for (const d of f.disks) if (d.dev === '7:0') for (const c of d.cls) expected += c.n;
   assert.equal(counts['7:0']?.completed, expected, 'every I/O of the file is on screen');

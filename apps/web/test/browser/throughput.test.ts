@@ -7,7 +7,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DiskFrame, Frame } from '@blkheat/shared-types';
-import { type Hooked, idle, screenshot } from '../../../../e2e/lib/browser.ts';
+import { hook, type Hooked, idle, screenshot } from '@blkheat/testkit';
 import { openFakeAgent, skipWithoutDashboard } from '../fixtures/browser.ts';
 import { defaultDisks, syntheticSource, type SyntheticSource } from '../fixtures/synthetic.ts';
 import { THROUGHPUT_KEYS } from '../../src/model/throughput.ts';
@@ -54,7 +54,7 @@ test(
     });
     await idle(page);
 
-    const loop = await page.evaluate((dev) => (globalThis as unknown as Hooked).__blkheat.throughput(dev), LOOP0);
+    const loop = await hook(page).throughput(LOOP0);
     assert.ok(loop, 'loop0 has a strip');
     const step = loop.step;
     let checked = 0;
@@ -72,7 +72,7 @@ test(
     assert.ok(checked >= 30, `${checked} columns checked`);
     assert.equal(loop.scales.queue, 6, 'the in-flight lane is scaled to its largest value');
 
-    const vda = await page.evaluate((dev) => (globalThis as unknown as Hooked).__blkheat.throughput(dev), VDA);
+    const vda = await hook(page).throughput(VDA);
     assert.ok(vda, 'vda has a strip');
     const rec = vda.iops.map((v, i) => (v !== null ? i : -1)).filter((i) => i >= 0);
     assert.ok(rec.length >= 30 && rec.some((i) => (vda.iops[i] as number) > 0), 'vda has IOPS');
@@ -92,8 +92,8 @@ test(
       assert.ok(full !== undefined && empty !== undefined, 'columns with 6 and 0 in flight in view');
       const px = await page.evaluate(
         ({ dev, full, empty, laneMid }) => {
-          const hook = (globalThis as unknown as Hooked).__blkheat;
-          const hot = hook.hottestCell(dev);
+          const blkheat = (globalThis as unknown as Hooked).__blkheat;
+          const hot = blkheat.hottestCell(dev);
           if (!hot) return undefined;
           const doc = (
             globalThis as unknown as {
@@ -101,10 +101,10 @@ test(
             }
           ).document;
           const read = (ts: number) => {
-            const c = hook.cellCenter(dev, ts, hot.bucket);
+            const c = blkheat.cellCenter(dev, ts, hot.bucket);
             const r = doc.querySelector('[data-testid="throughput-loop0"]')?.getBoundingClientRect();
             if (!c || !r) return undefined;
-            return hook.throughputPixelAt(dev, c.x, r.top + r.height * laneMid);
+            return blkheat.throughputPixelAt(dev, c.x, r.top + r.height * laneMid);
           };
           return { full: read(full), empty: read(empty) };
         },
@@ -117,13 +117,9 @@ test(
     await screenshot(page, 'throughput-strip', 'web-browser');
 
     // The tooltip of a hovered cell names the column's three values.
-    const hot = await page.evaluate((dev) => (globalThis as unknown as Hooked).__blkheat.hottestCell(dev), LOOP0);
+    const hot = await hook(page).hottestCell(LOOP0);
     assert.ok(hot);
-    const c = await page.evaluate(({ dev, ts, b }) => (globalThis as unknown as Hooked).__blkheat.cellCenter(dev, ts, b), {
-      dev: LOOP0,
-      ts: hot.from,
-      b: hot.bucket,
-    });
+    const c = await hook(page).cellCenter(LOOP0, hot.from, hot.bucket);
     assert.ok(c);
     await page.mouse.move(c.x, c.y);
     await page.waitForSelector('[data-testid=tooltip-queue]', { timeout: 5000 });

@@ -4,7 +4,7 @@
  *   node --import tsx apps/web/test/dev/shoot.ts [light|dark]
  *   BLKHEAT_URL=http://127.0.0.1:7360/ node --import tsx apps/web/test/dev/shoot.ts   (a real agent)
  */
-import { idle, launch, screenshot } from '../../../../e2e/lib/browser.ts';
+import { idle, launch, screenshot } from '@blkheat/testkit';
 import { startFakeAgent } from '../fixtures/fakeAgent.ts';
 
 const theme = process.argv[2] === 'light' ? 'light' : 'dark';

@@ -1,5 +1,5 @@
 /**
- * Development aid for the usability fixes found by the incident drill: a fake agent with the
+ * Development aid for what drill-fixes.test.ts checks: a fake agent with the incident
  * drill's situation (a disk doing thousands of I/Os per second next to one doing ~40/s that
  * spikes to 20 ms for 10 s, and an 8 s agent outage), opened in headless chromium at the
  * drill's size; screenshots into artifacts/web-fixes/<label>-*.png. Not a test; run by hand:
@@ -7,7 +7,7 @@
  * (BLKHEAT_WEB_DIST=/path/to/dist shoots another build, e.g. the one before a change.)
  */
 import { join } from 'node:path';
-import { artifactsDir, idle, launch, screenshot, type Hooked } from '../../../../e2e/lib/browser.ts';
+import { artifactsDir, hook, type Hooked, idle, launch, screenshot } from '@blkheat/testkit';
 import { startFakeAgent } from '../fixtures/fakeAgent.ts';
 import { drillScenario } from '../fixtures/drillScenario.ts';
 
@@ -16,7 +16,6 @@ const { source, outage } = drillScenario();
 // BLKHEAT_WEB_DIST: shoot another build of the dashboard (e.g. the one before a change).
 const agent = await startFakeAgent({ source, ...(process.env.BLKHEAT_WEB_DIST ? { dist: process.env.BLKHEAT_WEB_DIST } : {}) });
 const s = await launch({ width: 1400, height: 1000, colorScheme: process.argv[3] === 'light' ? 'light' : 'dark' });
-const hook = () => s.page.evaluate(() => (globalThis as unknown as Hooked).__blkheat.state());
 try {
   await s.page.goto(`${agent.url}?live=60`);
   await s.page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().connection === 'live', undefined, {
@@ -36,7 +35,7 @@ try {
   // Hover the middle of the outage on loop0, then of the spike.
   const hover = async (ts: number, name: string, file: string): Promise<void> => {
     const box = await s.page.locator(`[data-testid="heatmap-overlay-${name}"]`).boundingBox();
-    const st = await hook();
+    const st = await hook(s.page).state();
     if (!box) return;
     const x = box.x + ((ts - st.view.from) / (st.view.to - st.view.from)) * box.width;
     await s.page.mouse.move(x, box.y + box.height * 0.5);

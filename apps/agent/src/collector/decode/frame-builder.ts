@@ -1,0 +1,228 @@
+/**
+ * collector/decode/ turns what the kernel programs leave in their maps and ring buffer into the
+ * wire's shapes: the histogram harvest into Frames, sampled records into IoSamples, the in-flight
+ * scan into InflightState, our running counts against /proc/diskstats into untimed I/Os, class
+ * codes into class names; and it writes the kernel's per-second knobs (settings, sample budget).
+ * It reads records through abi/ and names disks, cgroups and seconds through host/.
+ *
+ * This file: turns one second's kernel histogram entries (per disk x class code, summed over CPUs)
+ * into a Frame: disks by name, partitions rolled up into their disk unless asked otherwise,
+ * classes by name, histograms sparse. Kernel bucket k is dense bucket k of the schema the kernel
+ * object was built for (FrameOptions.schema).
+ */
+import {
+  addCgroup,
+  BUCKET_SCHEMA,
+  bucketCount,
+  type BucketSchema,
+  cgroupSeries,
+  compareDev,
+  type CgroupAcc,
+  toSparse,
+  type ClassSeries,
+  type DiskFrame,
+  type Frame,
+  type InflightState,
+  type OpGroup,
+} from '@blkheat/shared-types';
+import { statusName, type ClassNamer } from './classes.js';
+import type { DeviceRegistry } from '../host/devices.js';
+import type { HistValue } from '../abi/layout.js';
+
+export interface SlotEntry {
+  readonly dev: number;
+  readonly cls: number;
+  /** Size class (smallest s with bytes <= 2^s; 0 = no data). */
+  readonly size: number;
+  /** Path of the cgroup charged (see host/cgroups.ts). */
+  readonly cgroup: string;
+  readonly value: HistValue;
+}
+
+export interface FrameOptions {
+  /** Keep partitions as their own disks. */
+  readonly partitions: boolean;
+  /** Only these disks (dev_t after roll-up); undefined = all. */
+  readonly only?: ReadonlySet<number>;
+  /** The bucket schema of the kernel's histograms (default BUCKET_SCHEMA, scale 2). */
+  readonly schema?: BucketSchema;
+}
+
+/** What a second carries besides its histogram entries; keyed by shown disk dev_t. */
+export interface FrameExtras {
+  /** Records over the sample budget, dropped by the agent. */
+  readonly extraDropped?: ReadonlyMap<number, number> | undefined;
+  /** Untimed I/Os found (see untimed.ts). */
+  readonly untimed?: ReadonlyMap<number, Readonly<Partial<Record<OpGroup, number>>>> | undefined;
+  readonly inflight?: ReadonlyMap<number, InflightState> | undefined;
+}
+
+interface ClassAcc {
+  n: number;
+  readonly d: Float64Array;
+  readonly q: Float64Array;
+  readonly e: Map<string, number>;
+  readonly pt: boolean;
+  /** Per size class: count and device latency (the size x latency joint). */
+  readonly sizes: Map<number, { n: number; readonly d: Float64Array }>;
+  /** Bytes of the counted I/Os. */
+  bytes: number;
+}
+
+interface DiskAcc {
+  readonly dev: string;
+  readonly name: string;
+  readonly classes: Map<string, ClassAcc>;
+  dropped: number;
+  missed: number;
+  requeues: number;
+  untimed: Readonly<Partial<Record<OpGroup, number>>> | undefined;
+  inflight: InflightState | undefined;
+  /** By cgroup: I/Os of classes diskstats counts, and their device latency. */
+  readonly cgroups: Map<string, CgroupAcc>;
+}
+
+const NOTHING_IN_FLIGHT: InflightState = { n: 0, oldest_ns: 0, ios: [] };
+
+export function buildFrame(
+  slot: number,
+  entries: readonly SlotEntry[],
+  devices: DeviceRegistry,
+  namer: ClassNamer,
+  options: FrameOptions,
+  extras: FrameExtras = {},
+): Frame {
+  const buckets = bucketCount(options.schema ?? BUCKET_SCHEMA);
+  const folded = (src: Float64Array): Float64Array => {
+    const dst = new Float64Array(buckets);
+    foldInto(dst, src);
+    return dst;
+  };
+  const disks = new Map<number, DiskAcc>();
+  const diskFor = (dev: number): DiskAcc | undefined => {
+    const id = devices.resolve(dev);
+    const key = options.partitions ? dev : id.wholeDev;
+    if (options.only && !options.only.has(key)) return undefined;
+    let acc = disks.get(key);
+    if (!acc) {
+      const shown = key === dev ? id : devices.resolve(key);
+      acc = {
+        dev: shown.dev,
+        name: shown.name,
+        classes: new Map(),
+        dropped: 0,
+        missed: 0,
+        requeues: 0,
+        untimed: undefined,
+        inflight: undefined,
+        cgroups: new Map(),
+      };
+      disks.set(key, acc);
+    }
+    return acc;
+  };
+
+  for (const e of entries) {
+    const disk = diskFor(e.dev);
+    if (!disk) continue;
+    disk.dropped += e.value.dropped;
+    disk.missed += e.value.missed;
+    disk.requeues += e.value.requeues;
+    if (e.value.count === 0 && sum(e.value.device) === 0) continue;
+    const name = namer.name(e.cls);
+    let cls = disk.classes.get(name);
+    if (!cls) {
+      cls = {
+        n: 0,
+        d: new Float64Array(buckets),
+        q: new Float64Array(buckets),
+        e: new Map(),
+        pt: namer.notCounted(e.cls),
+        sizes: new Map(),
+        bytes: 0,
+      };
+      disk.classes.set(name, cls);
+    }
+    cls.n += e.value.count;
+    cls.bytes += e.value.bytes;
+    foldInto(cls.d, e.value.device);
+    foldInto(cls.q, e.value.queue);
+    let size = cls.sizes.get(e.size);
+    if (!size) cls.sizes.set(e.size, (size = { n: 0, d: new Float64Array(buckets) }));
+    size.n += e.value.count;
+    foldInto(size.d, e.value.device);
+    if (!cls.pt && e.value.count > 0) addCgroup(disk.cgroups, e.cgroup, e.value.count, buckets, folded(e.value.device));
+    e.value.errors.forEach((v, status) => {
+      if (v > 0) cls.e.set(statusName(status), (cls.e.get(statusName(status)) ?? 0) + v);
+    });
+  }
+  for (const [dev, n] of extras.extraDropped ?? []) {
+    const disk = diskFor(dev);
+    if (disk) disk.dropped += n;
+  }
+  for (const [dev, found] of extras.untimed ?? []) {
+    const disk = diskFor(dev);
+    if (disk) disk.untimed = found;
+  }
+  for (const [dev, state] of extras.inflight ?? []) {
+    const disk = diskFor(dev);
+    if (disk) disk.inflight = state;
+  }
+  // The scan looked at every disk: one it found nothing in flight on says so (n 0), so that a
+  // disk without `inflight` keeps meaning "not known" (a second closed without a scan).
+  if (extras.inflight) for (const disk of disks.values()) disk.inflight ??= NOTHING_IN_FLIGHT;
+
+  const out: DiskFrame[] = [];
+  for (const disk of [...disks.values()].sort((a, b) => compareDev(a.dev, b.dev))) {
+    const cls: ClassSeries[] = [...disk.classes.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([c, acc]) => ({
+        c,
+        n: acc.n,
+        d: toSparse(acc.d),
+        q: toSparse(acc.q),
+        ...(acc.e.size > 0 ? { e: Object.fromEntries([...acc.e.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) } : {}),
+        ...(acc.pt ? { pt: true as const } : {}),
+        b: acc.bytes,
+        sz: [...acc.sizes.entries()].sort(([a], [b]) => a - b).map(([s, v]) => ({ s, n: v.n, d: toSparse(v.d) })),
+      }));
+    const untimed = disk.untimed && Object.values(disk.untimed).some((v) => (v ?? 0) > 0) ? disk.untimed : undefined;
+    if (
+      cls.length === 0 &&
+      disk.dropped === 0 &&
+      disk.missed === 0 &&
+      disk.requeues === 0 &&
+      !untimed &&
+      !(disk.inflight && disk.inflight.n > 0)
+    )
+      continue;
+    out.push({
+      dev: disk.dev,
+      cls,
+      ...(disk.dropped > 0 ? { dropped: disk.dropped } : {}),
+      ...(disk.missed > 0 ? { missed: disk.missed } : {}),
+      ...(disk.requeues > 0 ? { requeues: disk.requeues } : {}),
+      ...(untimed ? { untimed } : {}),
+      ...(disk.inflight ? { inflight: disk.inflight } : {}),
+      ...(disk.cgroups.size > 0 ? { cg: cgroupSeries(disk.cgroups) } : {}),
+    });
+  }
+  return { ts: slot, step: 1, disks: out };
+}
+
+/** Kernel arrays are longer than the schema's bucket count; anything past its overflow bucket belongs in it. */
+function foldInto(dst: Float64Array, src: Float64Array): void {
+  const last = dst.length - 1;
+  for (let b = 0; b < src.length; b++) {
+    const v = src[b] as number;
+    if (v === 0) continue;
+    const i = b < last ? b : last;
+    dst[i] = (dst[i] as number) + v;
+  }
+}
+
+function sum(a: Float64Array): number {
+  let s = 0;
+  for (const v of a) s += v;
+  return s;
+}

@@ -1,0 +1,101 @@
+/**
+ * The cells the user selected (a click, a box, Enter on the keyboard cursor) and their sampled
+ * I/Os: asked of the agent when live, matched in the file's samples in a snapshot. Publishes the
+ * selection and the answer; an answer for a selection no longer current is dropped.
+ * A part of the data pipeline (dataLayer.ts composes it): it publishes into its own slice of the
+ * pipeline store (store/pipelineStore.ts).
+ */
+import { type IoSample, MAX_SAMPLES_PER_ANSWER } from '@blkheat/shared-types';
+import { type CellSelection, localFilter, matchSamples, type SamplesQuery, selectionQuery } from '../model/samples.js';
+import { NO_SAMPLES, type SamplesSlice, type SliceStore } from '../store/pipelineStore.js';
+import type { Busy } from './busy.js';
+import type { AgentSource, DataSource } from './source.js';
+
+const SAMPLE_LIMIT = 2000;
+
+/**
+ * The sampled I/Os a query asks for, at most `limit` (truncated: more matched): matched in an
+ * imported snapshot's samples, else asked of the agent, the cgroup and size class (which the
+ * request cannot name) kept from its answer here.
+ */
+export async function fetchSamples(
+  source: DataSource,
+  client: AgentSource | undefined,
+  query: SamplesQuery,
+  limit: number,
+): Promise<{ rows: IoSample[]; truncated: boolean }> {
+  const snapshot = source.snapshot;
+  if (snapshot) {
+    const r = matchSamples(snapshot.samples, query, limit);
+    return { rows: r.samples, truncated: r.truncated };
+  }
+  if (!client?.connected) throw new Error('not connected to the agent');
+  const keep = localFilter(query);
+  const answer = await client.request({
+    t: 'samples',
+    from: query.from,
+    to: query.to,
+    kind: query.kind,
+    minNs: query.minNs,
+    maxNs: Math.min(query.maxNs, Number.MAX_SAFE_INTEGER),
+    disks: [...query.disks],
+    ...(query.classes ? { classes: [...query.classes] } : {}),
+    // Filtered here afterwards: ask for as many as an answer may carry.
+    limit: keep ? MAX_SAMPLES_PER_ANSWER : Math.min(limit, MAX_SAMPLES_PER_ANSWER),
+  });
+  const rows = keep ? answer.samples.filter(keep) : [...answer.samples];
+  return { rows: rows.slice(0, limit), truncated: answer.truncated || rows.length > limit };
+}
+
+/** What a part that asks for samples (this one, the offset scatter's) is given: its slice, and what fetchSamples reads. */
+export interface SamplesPartOptions<Slice> {
+  readonly store: SliceStore<Slice>;
+  readonly client?: AgentSource | undefined;
+  readonly source: DataSource;
+  readonly busy: Busy;
+}
+
+export type SelectedSamplesOptions = SamplesPartOptions<SamplesSlice>;
+
+export class SelectedSamples {
+  private readonly store: SliceStore<SamplesSlice>;
+  private readonly client: AgentSource | undefined;
+  private readonly source: DataSource;
+  private readonly busy: Busy;
+
+  constructor(options: SelectedSamplesOptions) {
+    this.store = options.store;
+    this.client = options.client;
+    this.source = options.source;
+    this.busy = options.busy;
+  }
+
+  clear(): void {
+    const s = this.store.getState();
+    if (s.selection !== undefined || s.samples !== NO_SAMPLES) this.store.setState({ selection: undefined, samples: NO_SAMPLES });
+  }
+
+  /**
+   * Shows samples already in hand as the selection (a box brushed on the offset scatter): the
+   * table lists exactly the points inside it, not a new answer that might differ.
+   */
+  show(sel: CellSelection, rows: readonly IoSample[], truncated: boolean): void {
+    this.store.setState({ selection: sel, samples: { status: 'done', rows, truncated } });
+  }
+
+  async select(sel: CellSelection): Promise<void> {
+    this.store.setState({ selection: sel, samples: { status: 'loading', rows: [], truncated: false } });
+    const still = (): boolean => this.store.getState().selection === sel;
+    await this.busy.during(async () => {
+      try {
+        const { rows, truncated } = await fetchSamples(this.source, this.client, selectionQuery(sel), SAMPLE_LIMIT);
+        if (still()) this.store.setState({ samples: { status: 'done', rows, truncated } });
+      } catch (e) {
+        if (still())
+          this.store.setState({
+            samples: { status: 'error', rows: [], truncated: false, error: e instanceof Error ? e.message : String(e) },
+          });
+      }
+    });
+  }
+}

@@ -1,0 +1,237 @@
+/**
+ * The source of the data on screen: live (a frame log fed by the agent's stream, the last
+ * hour) or an imported snapshot (its frames). Owns the bucket schema the source names (live:
+ * the agent's hello; snapshot: the file's), the agent's disks and which disks have I/O. Where
+ * the source ends (its edge) is where a live view stands; see visible().
+ * A part of the data pipeline (dataLayer.ts composes it): it publishes into its own slice of the
+ * pipeline store (store/pipelineStore.ts).
+ */
+import {
+  type BucketSchema,
+  BUCKET_SCHEMA,
+  compareDev,
+  type DiskInfo,
+  type Frame,
+  MAX_SPAN_SECONDS,
+  sameSchema,
+  schemaProblem,
+  type Snapshot,
+} from '@blkheat/shared-types';
+import { liveView, type ViewLimits, type ViewState } from '../model/view.js';
+import type { AgentClient } from '../net/client.js';
+import type { SliceStore, SnapshotInfo, SourceSlice } from '../store/pipelineStore.js';
+import type { UiReader } from '../store/uiStore.js';
+import { FrameLog } from './frameLog.js';
+
+/** Live frames kept in the browser (seconds). */
+const LIVE_KEEP = 3600;
+
+/** What the pipeline's parts need of the agent client (tests pass a stand-in). */
+export type AgentSource = Pick<AgentClient, 'connected' | 'hello' | 'request'>;
+
+/** The live frame log as the other parts see it: read-only. */
+export type LiveLog = Readonly<Pick<FrameLog, 'coveredFrom' | 'coveredTo' | 'covers' | 'range' | 'size' | 'last'>>;
+
+export interface SourceOptions {
+  readonly ui: UiReader;
+  readonly store: SliceStore<SourceSlice>;
+  /** Called when live frames name a disk the agent has not described (yet). */
+  readonly onUnknownDisk?: ((dev: string) => void) | undefined;
+}
+
+function snapshotInfo(snapshot: Snapshot, name: string): SnapshotInfo {
+  return {
+    name,
+    host: snapshot.host,
+    agent: snapshot.agent,
+    createdAt: snapshot.createdAt,
+    note: snapshot.note,
+    range: snapshot.range,
+    samples: snapshot.samples.length,
+  };
+}
+
+export class DataSource {
+  private readonly ui: UiReader;
+  private readonly store: SliceStore<SourceSlice>;
+  private readonly onUnknownDisk: ((dev: string) => void) | undefined;
+  private readonly log = new FrameLog(LIVE_KEEP);
+  private snap: { snapshot: Snapshot; log: FrameLog } | undefined;
+  /** The schema of the live frames (the last hello's); undefined before the first hello. */
+  private liveSchema: BucketSchema | undefined;
+  /** Why the agent's schema cannot be drawn (its frames are then dropped), if it cannot. */
+  private liveRefusal: string | undefined;
+  /** Disks with I/O in the source (completed or in flight), with the newest second they had some. */
+  private readonly active = new Map<string, number>();
+  /** The agent's disks (kept while a snapshot replaces them on screen). */
+  private agentList: readonly DiskInfo[] = [];
+
+  constructor(options: SourceOptions) {
+    this.ui = options.ui;
+    this.store = options.store;
+    this.onUnknownDisk = options.onUnknownDisk;
+  }
+
+  /** The live frames held (kept while a snapshot is on screen). */
+  get live(): LiveLog {
+    return this.log;
+  }
+
+  get snapshot(): Snapshot | undefined {
+    return this.snap?.snapshot;
+  }
+
+  get agentDisks(): readonly DiskInfo[] {
+    return this.agentList;
+  }
+
+  /** End of the newest complete second (live) or the snapshot's end. */
+  edge(): number {
+    if (this.snap) return this.snap.snapshot.range.to;
+    const covered = this.log.coveredTo;
+    const last = this.log.last;
+    const e = Math.max(covered ?? -Infinity, last ? last.ts + last.step : -Infinity);
+    return Number.isFinite(e) ? e : Math.floor(Date.now() / 1000);
+  }
+
+  /** Oldest second the source can answer for. */
+  lowest(): number | undefined {
+    if (this.snap) return this.snap.snapshot.range.from;
+    return this.ui.getState().agent?.historyFrom ?? this.log.coveredFrom;
+  }
+
+  minStep(): number {
+    return this.snap ? this.snap.snapshot.range.step : 1;
+  }
+
+  limits(): ViewLimits {
+    return { minSpan: Math.max(10, this.minStep() * 4), maxSpan: MAX_SPAN_SECONDS, lowest: this.lowest(), highest: this.edge() };
+  }
+
+  /** The time window on screen now: the UI's view, or while it follows live its span up to the edge. */
+  visible(): ViewState {
+    const v = this.ui.getState().view;
+    return v.following ? liveView(this.edge(), v.span) : v;
+  }
+
+  /**
+   * The bucket schema of the source on screen: the snapshot's, else the agent's (BUCKET_SCHEMA
+   * before any hello, when there is no data yet).
+   */
+  schema(): BucketSchema {
+    return this.snap?.snapshot.schema ?? this.liveSchema ?? BUCKET_SCHEMA;
+  }
+
+  /** Frames of the snapshot with from ≤ ts < to (none when live). */
+  snapshotFrames(from: number, to: number): Frame[] {
+    return this.snap ? this.snap.log.range(from, to) : [];
+  }
+
+  /** Disks with I/O in the source, in device order. */
+  activeDevs(): string[] {
+    return [...this.active.keys()].sort(compareDev);
+  }
+
+  hasActive(dev: string): boolean {
+    return this.active.has(dev);
+  }
+
+  private noteActive(frames: readonly Frame[]): boolean {
+    let changed = false;
+    for (const f of frames) {
+      for (const d of f.disks) {
+        // I/O in flight is I/O: a disk whose only I/O hangs (it completes nothing) must be shown.
+        if (d.cls.length === 0 && !(d.inflight && d.inflight.n > 0)) continue;
+        const prev = this.active.get(d.dev);
+        if (prev === undefined) {
+          changed = true;
+          if (!this.snap && !this.agentList.some((x) => x.dev === d.dev)) this.onUnknownDisk?.(d.dev);
+        }
+        if (prev === undefined || f.ts > prev) this.active.set(d.dev, f.ts);
+      }
+    }
+    return changed;
+  }
+
+  private publishSchema(): void {
+    const schema = this.schema();
+    if (!sameSchema(this.store.getState().schema, schema)) this.store.setState({ schema });
+  }
+
+  /**
+   * Live frames from the stream (or a gap fill) into the log: returns those it did not hold
+   * (none while the agent's schema is refused), and whether a disk showed I/O for the first time.
+   */
+  insertLive(frames: readonly Frame[]): { added: Frame[]; newDisk: boolean } {
+    if (this.liveRefusal !== undefined) return { added: [], newDisk: false }; // buckets of a schema this page cannot draw
+    const added = this.log.insert(frames);
+    if (added.length === 0) return { added, newDisk: false };
+    // While a snapshot is open, live frames wait in the log (closeSnapshot notes their disks):
+    // noting them now would draw the live disks beside the snapshot's, as rows with no data.
+    const newDisk = !this.snap && this.noteActive(added);
+    const last = this.log.last;
+    if (!this.snap && last) this.store.setState({ lastFrameTs: last.ts, lastFrame: last });
+    return { added, newDisk };
+  }
+
+  /** The agent says every second of [from, to) was sent. */
+  coverLive(from: number, to: number): void {
+    this.log.cover(from, to);
+  }
+
+  /**
+   * The agent named its bucket schema (every hello does). A different one than before (the
+   * agent was restarted with another --schema) makes the live frames held so far meaningless
+   * rows: they are dropped, and `reset` says the live data on screen went with them (everything
+   * derived from it must be rebuilt at the new size). `problem`: why the schema cannot be drawn,
+   * if it cannot (its frames are then ignored).
+   */
+  setLiveSchema(schema: BucketSchema): { problem: string | undefined; reset: boolean } {
+    const problem = schemaProblem(schema);
+    const before = this.liveSchema;
+    const wasRefused = this.liveRefusal !== undefined;
+    this.liveRefusal = problem;
+    this.liveSchema = problem === undefined ? schema : undefined;
+    const changed = before !== undefined && (problem !== undefined || !sameSchema(before, schema));
+    this.publishSchema();
+    if (!changed && !(wasRefused && problem === undefined)) return { problem, reset: false };
+    this.log.clear();
+    if (this.snap) return { problem, reset: false }; // the snapshot stays on screen; live restarts from the new frames
+    this.active.clear();
+    return { problem, reset: true };
+  }
+
+  /** The agent's disks (a hello, a disks message, or a fetch of the list). Returns true when they are the ones on screen. */
+  setAgentDisks(disks: readonly DiskInfo[]): boolean {
+    this.agentList = [...disks].sort((a, b) => compareDev(a.dev, b.dev));
+    if (this.snap) return false;
+    this.store.setState({ disks: this.agentList });
+    return true;
+  }
+
+  loadSnapshot(snapshot: Snapshot, name: string): void {
+    const log = new FrameLog();
+    log.insert(snapshot.frames);
+    log.cover(snapshot.range.from, snapshot.range.to);
+    this.snap = { snapshot, log };
+    this.active.clear();
+    this.noteActive(snapshot.frames);
+    this.store.setState({
+      mode: 'snapshot',
+      snapshot: snapshotInfo(snapshot, name),
+      disks: [...snapshot.disks].sort((a, b) => compareDev(a.dev, b.dev)),
+    });
+    this.publishSchema();
+  }
+
+  /** Back to live; false when no snapshot was open. */
+  closeSnapshot(): boolean {
+    if (!this.snap) return false;
+    this.snap = undefined;
+    this.active.clear();
+    this.noteActive(this.log.frames);
+    this.store.setState({ mode: 'live', snapshot: undefined, disks: this.agentList });
+    this.publishSchema();
+    return true;
+  }
+}

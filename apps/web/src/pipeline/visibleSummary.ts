@@ -1,0 +1,203 @@
+/**
+ * The summary of the visible range (whole columns): histograms, percentiles and class/disk
+ * breakdowns (model/summary.ts), recomputed once changes pause (at most every SUMMARY_DELAY ms)
+ * in tasks of about SUMMARY_TASK_MS, so a big snapshot never holds the page in one long task;
+ * colour scales are refitted to the visible cells then too. Publishes the summary to show: a
+ * small range's is summed as soon as the data changes, a big one's when its run ends (the last
+ * one of this source is shown meanwhile).
+ * A part of the data pipeline (dataLayer.ts composes it): it publishes into its own slice of the
+ * pipeline store (store/pipelineStore.ts).
+ */
+import { alignCeil, alignFloor } from '../model/resolution.js';
+import { type Summary, type SummaryInput, summarize, summarizeNow, summaryWeight } from '../model/summary.js';
+import type { SliceStore, SummarySlice } from '../store/pipelineStore.js';
+import { windowKnown } from '../store/shownWindow.js';
+import type { UiReader } from '../store/uiStore.js';
+import type { DataSource } from './source.js';
+
+/** Summaries wait for changes to pause this long, but never longer than SUMMARY_MAX_WAIT. */
+const SUMMARY_DELAY = 80;
+const SUMMARY_MAX_WAIT = 400;
+/** Most disk-frames summed on the spot (a few ms); a bigger range waits for the sliced run. */
+const SUMMARY_NOW_WEIGHT = 4000;
+/** How long one task of a run sums before letting the page draw and take input. */
+const SUMMARY_TASK_MS = 25;
+
+export interface VisibleSummaryOptions {
+  readonly ui: UiReader;
+  readonly store: SliceStore<SummarySlice>;
+  readonly source: DataSource;
+  /** Called when a run ends, before its summary is published (the colour scales refit to the visible cells). */
+  readonly onSettled?: (() => void) | undefined;
+}
+
+export class VisibleSummary {
+  private readonly ui: UiReader;
+  private readonly store: SliceStore<SummarySlice>;
+  private readonly source: DataSource;
+  private readonly onSettled: (() => void) | undefined;
+  /** The summary of the data as it is (undefined once the data changed). */
+  private cache: Summary | undefined;
+  /** The last summary of this source, shown while a big one is computed. */
+  private shown: Summary | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private since = 0;
+  /** Bumped to abandon a summary being computed in slices (the data changed, or a newer run started). */
+  private run = 0;
+  private running = false;
+  private publishQueued = false;
+
+  constructor(options: VisibleSummaryOptions) {
+    this.ui = options.ui;
+    this.store = options.store;
+    this.source = options.source;
+    this.onSettled = options.onSettled;
+  }
+
+  /** A run is waiting out its delay or under way. */
+  get pending(): boolean {
+    return this.timer !== undefined || this.running;
+  }
+
+  /** The source changed: nothing of the old one is shown. */
+  reset(): void {
+    this.cache = undefined;
+    this.shown = undefined;
+    this.publish();
+  }
+
+  /** Frames or matrices changed: recompute (a run in progress is dropped). */
+  dataChanged(): void {
+    this.cache = undefined;
+    this.schedule(true);
+    this.publishSoon();
+  }
+
+  /**
+   * The view changed: recompute once it settles. A run in progress finishes (the next one
+   * catches up), or a long gesture over a big range would never see one end.
+   */
+  viewChanged(): void {
+    this.schedule(false);
+  }
+
+  /** Histograms and breakdowns of the visible range right now (whole columns), memoised; computed at once. */
+  fresh(): Summary | undefined {
+    const input = this.input();
+    if (!input) return undefined;
+    const c = this.cache;
+    if (c && c.from === input.from && c.to === input.to && c.step === input.step) return c;
+    return this.keep(summarizeNow(input));
+  }
+
+  /**
+   * The summary to show: the last computed one, even if the view moved since (the debounced
+   * recompute catches up). When the data changed, a small range is summed now; a big one is
+   * left to the sliced run and the previous summary of this source (or none) is shown meanwhile.
+   */
+  private current(): Summary | undefined {
+    if (this.cache) return this.cache;
+    const cur = this.store.getState().window;
+    if (cur && summaryWeight(cur.frames, SUMMARY_NOW_WEIGHT) <= SUMMARY_NOW_WEIGHT) return this.fresh();
+    return this.shown;
+  }
+
+  private publish(extra: Partial<SummarySlice> = {}): void {
+    const summary = this.current();
+    if (summary !== this.store.getState().summary || Object.keys(extra).length > 0) this.store.setState({ summary, ...extra });
+  }
+
+  /** Publishes once the task's changes are in (a backfill appends several batches in one task). */
+  private publishSoon(): void {
+    if (this.publishQueued) return;
+    this.publishQueued = true;
+    queueMicrotask(() => {
+      this.publishQueued = false;
+      this.publish();
+    });
+  }
+
+  /** Recomputes once changes pause (debounced; at most SUMMARY_MAX_WAIT late). */
+  private schedule(dataChanged: boolean): void {
+    if (dataChanged) {
+      this.run++;
+      this.running = false;
+    }
+    const now = performance.now();
+    if (this.timer !== undefined) {
+      if (now - this.since >= SUMMARY_MAX_WAIT) return; // let the pending one fire
+      clearTimeout(this.timer);
+    } else {
+      this.since = now;
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.start();
+    }, SUMMARY_DELAY);
+  }
+
+  /**
+   * Computes the summary in tasks of about SUMMARY_TASK_MS (a whole imported snapshot takes a
+   * few hundred ms in all, more than one task may hold the page), then refits the colours.
+   */
+  private start(): void {
+    const run = ++this.run; // one run at a time: this one replaces any still going
+    this.running = false;
+    const input = this.input();
+    const cached = this.cache;
+    if (!input || (cached && cached.from === input.from && cached.to === input.to && cached.step === input.step)) {
+      this.done();
+      return;
+    }
+    const steps = summarize(input);
+    this.running = true;
+    const next = (): void => {
+      if (run !== this.run) return;
+      const t0 = performance.now();
+      let r = steps.next();
+      while (!r.done && performance.now() - t0 < SUMMARY_TASK_MS) r = steps.next();
+      if (!r.done) {
+        setTimeout(next, 0);
+        return;
+      }
+      this.running = false;
+      this.keep(r.value);
+      this.done();
+    };
+    next();
+  }
+
+  /** The view settled and its summary is ready: colours follow what is visible now (they may narrow, too). */
+  private done(): void {
+    this.onSettled?.();
+    this.publish({ summaryVersion: this.store.getState().summaryVersion + 1 });
+  }
+
+  /** What a summary of the visible range right now (whole columns) is computed from. */
+  private input(): SummaryInput | undefined {
+    const cur = this.store.getState().window;
+    if (!cur) return undefined;
+    const view = this.source.visible();
+    const from = Math.max(cur.from, alignFloor(view.from, cur.step));
+    const to = Math.max(from, Math.min(cur.to, alignCeil(view.to, cur.step)));
+    return {
+      from,
+      to,
+      step: cur.step,
+      frames: cur.frames,
+      matrices: cur.matrices,
+      devs: new Set(cur.devs),
+      kind: this.ui.getState().kind,
+      classes: this.ui.getState().classes.length > 0 ? new Set(this.ui.getState().classes) : undefined,
+      schema: cur.schema,
+      snapshotRange: this.source.snapshot?.range,
+      known: windowKnown(cur, this.ui.getState().agent?.historyFrom),
+    };
+  }
+
+  private keep(s: Summary): Summary {
+    this.cache = s;
+    this.shown = s;
+    return s;
+  }
+}

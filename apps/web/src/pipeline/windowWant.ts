@@ -1,0 +1,59 @@
+/**
+ * Which data window the view wants (windowLoader.ts loads it): its step for the plot's width,
+ * and [from, to) buffered around the visible range, or reaching back from the live edge while
+ * following. Also when a load under way already serves a newer want, and where a following
+ * window ends once loaded.
+ * This is the window loader's arithmetic only: it reads the UI store, fetches and publishes
+ * nothing; windowLoader.ts does the loading.
+ */
+import { alignCeil, alignFloor, bufferedRange, chooseStep, MAX_WINDOW_COLUMNS } from '../model/resolution.js';
+import type { ViewState } from '../model/view.js';
+import type { UiReader } from '../store/uiStore.js';
+import type { DataSource } from './source.js';
+
+export interface Want {
+  readonly step: number;
+  readonly from: number;
+  readonly to: number;
+  readonly following: boolean;
+}
+
+/** The window the view wants now, with the visible range it was worked out for. */
+export function wantedWindow(uiStore: UiReader, source: DataSource): Want & { visible: ViewState } {
+  const ui = uiStore.getState();
+  const edge = source.edge();
+  const visible = source.visible();
+  const px = Math.max(50, ui.plotWidth * ui.dpr);
+  const step = chooseStep(visible.to - visible.from, px, source.minStep());
+  const highest = alignCeil(edge, step);
+  // No buffer before the source's oldest second, but the visible part before it stays in the
+  // window: there it is drawn as "no data" (see windowKnown), not left blank like a quiet disk.
+  const oldest = source.lowest();
+  const lowest = oldest === undefined ? undefined : Math.min(oldest, visible.from);
+  if (visible.following) {
+    const b = highest;
+    let a = alignFloor(edge - 2 * visible.span, step);
+    if (lowest !== undefined) a = Math.max(a, alignFloor(lowest, step));
+    if ((b - a) / step > MAX_WINDOW_COLUMNS) a = b - MAX_WINDOW_COLUMNS * step;
+    return { step, from: a, to: Math.max(b, a + step), following: true, visible };
+  }
+  const r = bufferedRange(visible.from, visible.to, step, { lowest, highest: Math.max(highest, alignCeil(visible.to, step)) });
+  return { step, from: r.from, to: r.to, following: false, visible };
+}
+
+/**
+ * A following load at the same step, under way for `pending`, serves `want` too: the live edge
+ * moving does not restart it (its fetch would be dropped each second, and an agent slower than
+ * that to answer would never get the window on screen); see reachTo.
+ */
+export function continues(pending: Want, want: Want): boolean {
+  return pending.following && want.following && pending.step === want.step && pending.from <= want.from;
+}
+
+/**
+ * Where a window loaded for `want` at `step` ends: following, it reaches the live seconds that
+ * came while the load was under way (up to the live log's `coveredTo`), so none is left out.
+ */
+export function reachTo(want: Want, step: number, coveredTo: number | undefined): number {
+  return want.following && coveredTo !== undefined ? Math.max(want.to, alignCeil(coveredTo, step)) : want.to;
+}
