@@ -50,10 +50,8 @@ export const REQUEST_BITS_FIELDS = [
 const u64s = <const N extends string>(names: readonly N[]): Record<N, 'u64'> =>
   Object.fromEntries(names.map((n) => [n, 'u64'])) as Record<N, 'u64'>;
 
-/** The field of struct bh_counters that holds a counter (the C names are snake_case). */
-export function counterField(name: CounterName): string {
-  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-}
+/** The field of struct bh_counters that holds each counter, in COUNTER_NAMES order (the C names are snake_case). */
+export const COUNTER_FIELDS: readonly string[] = COUNTER_NAMES.map((name) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
 
 /** Every struct of blkheat.h the agent reads or writes, with the fields it uses and their widths. */
 const RECORD_FIELDS = {
@@ -76,7 +74,7 @@ const RECORD_FIELDS = {
     slot: 'u32',
   },
   bh_budget: u64s(['slot', 'outliers', 'fair']),
-  bh_counters: Object.fromEntries(COUNTER_NAMES.map((n) => [counterField(n), 'u64' as const])),
+  bh_counters: Object.fromEntries(COUNTER_FIELDS.map((field) => [field, 'u64' as const])),
   bh_rq_slot: u64s(['key', 'issue_ns', 'pid_tgid', 'task']),
   bh_inflight_summary: { now_ns: 'u64', found: 'u32', listed: 'u32' },
   bh_inflight_io: { ...u64s(['start_ns', 'issue_ns', 'sector']), dev: 'u32', bytes: 'u32', pid: 'u32', cls: 'u16', comm: 'char[]' },
@@ -235,45 +233,42 @@ function resolveAbi(path: string, btf: KernelBtf, object: BpfObject, problems: s
     const r = resolveRecord(struct, fields, btf.structLayout(struct), problems);
     if (r) records[struct] = r;
   }
-  const enums = (name: string): Map<string, number> => {
-    const e = btf.enumValues(name);
-    if (!e) problems.push(`enum ${name} is missing (blkheat.h's struct bh_btf_enums must use it)`);
-    return e ?? new Map();
+  /** A reader of one enum's values: each value it cannot give is a problem, named. */
+  const enumOf = (enumName: string): ((name: string) => number) => {
+    const e = btf.enumValues(enumName);
+    if (!e) problems.push(`enum ${enumName} is missing (blkheat.h's struct bh_btf_enums must use it)`);
+    return (name) => {
+      const v = e?.get(name);
+      if (e && v === undefined) problems.push(`enum ${enumName} has no ${name}`);
+      return v ?? 0;
+    };
   };
-  const value = (e: Map<string, number>, enumName: string, name: string): number => {
-    const v = e.get(name);
-    if (v === undefined) problems.push(`enum ${enumName} has no ${name}`);
-    return v ?? 0;
-  };
+  const globals = new Map(object.globals().map((g) => [g.name, g.size]));
+  const maps = new Map(object.maps().map((m) => [m.name, m.maxEntries]));
   const globalSize = (name: string): number => {
-    const g = object.globals().find((x) => x.name === name);
-    if (!g) problems.push(`global ${name} is missing`);
-    return g?.size ?? 0;
+    const size = globals.get(name);
+    if (size === undefined) problems.push(`global ${name} is missing`);
+    return size ?? 0;
   };
   const mapEntries = (name: string): number => {
-    const m = object.maps().find((x) => x.name === name);
-    if (!m) problems.push(`map ${name} is missing`);
-    return m?.maxEntries ?? 0;
+    const entries = maps.get(name);
+    if (entries === undefined) problems.push(`map ${name} is missing`);
+    return entries ?? 0;
   };
-  const cls = enums('bh_cls_bits');
-  const sample = enums('bh_sample_flags');
-  const claim = enums('bh_claim');
-  const noOp = enums('bh_no_op');
+  const cls = enumOf('bh_cls_bits');
+  const sample = enumOf('bh_sample_flags');
   const classBits: ClassBits = {
-    opMask: value(cls, 'bh_cls_bits', 'BH_CLS_OP_MASK'),
-    flags: Object.fromEntries(CLASS_FLAGS.map((f) => [f, value(cls, 'bh_cls_bits', CLASS_FLAG_ENUMERATORS[f])])) as Record<
-      ClassFlag,
-      number
-    >,
-    nostat: value(cls, 'bh_cls_bits', 'BH_CLS_NOSTAT'),
+    opMask: cls('BH_CLS_OP_MASK'),
+    flags: Object.fromEntries(CLASS_FLAGS.map((f) => [f, cls(CLASS_FLAG_ENUMERATORS[f])])) as Record<ClassFlag, number>,
+    nostat: cls('BH_CLS_NOSTAT'),
   };
   const sampleFlags = {
-    outlier: value(sample, 'bh_sample_flags', 'BH_SAMPLE_OUTLIER'),
-    queueKnown: value(sample, 'bh_sample_flags', 'BH_SAMPLE_QUEUE_KNOWN'),
-    submitterKnown: value(sample, 'bh_sample_flags', 'BH_SAMPLE_SUBMITTER_KNOWN'),
+    outlier: sample('BH_SAMPLE_OUTLIER'),
+    queueKnown: sample('BH_SAMPLE_QUEUE_KNOWN'),
+    submitterKnown: sample('BH_SAMPLE_SUBMITTER_KNOWN'),
   };
-  const claimBusy = BigInt(value(claim, 'bh_claim', 'BH_CLAIM_BUSY'));
-  const noOpValue = value(noOp, 'bh_no_op', 'BH_NO_OP');
+  const claimBusy = BigInt(enumOf('bh_claim')('BH_CLAIM_BUSY'));
+  const noOp = enumOf('bh_no_op')('BH_NO_OP');
   const sizes = {
     maxBounds: globalSize('bounds_ns') / 8,
     opGroupTableSize: globalSize('op_group'),
@@ -309,6 +304,6 @@ function resolveAbi(path: string, btf: KernelBtf, object: BpfObject, problems: s
     classBits,
     sampleFlags,
     claimBusy,
-    noOp: noOpValue,
+    noOp,
   };
 }

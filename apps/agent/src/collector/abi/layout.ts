@@ -9,7 +9,7 @@
  * is still read right; the fields read and their widths are kernel-abi.ts's RECORD_FIELDS.
  */
 import { OP_GROUPS, type OpGroup } from '@blkheat/shared-types';
-import { COUNTER_NAMES, counterField, type CounterName, type KernelAbi, type KernelRecords } from './kernel-abi.js';
+import { COUNTER_FIELDS, COUNTER_NAMES, type CounterName, type KernelAbi, type KernelRecords } from './kernel-abi.js';
 
 export interface HistKey {
   readonly slot: number;
@@ -240,8 +240,12 @@ export function decodeDiskCounts(
 /** Sums a per-CPU bh_counters value. */
 export function decodeCounters(l: KernelRecords['bh_counters'], buf: Buffer, stride: number, cpus: number): Record<CounterName, number> {
   const out = zeroCounters();
+  // Every field is there: readKernelAbi refuses an object whose bh_counters lacks one.
+  const offsets = COUNTER_FIELDS.map((field) => l.at[field] ?? 0);
   for (let c = 0; c < cpus; c++) {
-    for (const name of COUNTER_NAMES) out[name] += readU64(buf, c * stride + (l.at[counterField(name)] ?? 0));
+    COUNTER_NAMES.forEach((name, i) => {
+      out[name] += readU64(buf, c * stride + (offsets[i] ?? 0));
+    });
   }
   return out;
 }
