@@ -1,49 +1,53 @@
 /**
- * bench/kernel: what tracing every block I/O costs, blkheat against a bpftrace tracepoint
- * biolatency one-liner, on the same fio workloads on a loop device over /dev/shm:
- *   randread  4k random reads, io_uring, QD32 (budget: ratio <= 0.35, IOPS kept >= 97 %)
- *   mix       O_DSYNC writes, writes with fsync after each, and 64k discards (budget: ratio <= 0.5)
- * in interleaved runs: untraced, blkheat, bpftrace, and the floor (empty programs on the
- * tracepoints blkheat attaches: the cost of attaching at all), in rotating order. blkheat runs
- * with everything on (samples, in-flight scan, untimed books). A second floor runs too: the same
- * programs with one bpf_ktime_get_ns() each, the least any tool that times issue -> complete with
- * its own clock pays (in BPF ns and in IOPS kept). The header names the machine facts those costs
- * hang on (clocksource, and the mitigations that tax every kernel call and return).
+ * bench/kernel: what tracing every block I/O costs, blkheat against bpftrace tracepoint biolatency
+ * one-liners, on the same fio workloads on a loop device over /dev/shm:
+ *   randread  4k random reads, io_uring, QD32
+ *   mix       O_DSYNC writes, writes with fsync after each, and 64k discards
+ * in interleaved runs, in rotating order, of the tools in kernel-tools.ts (TOOLS):
+ *   none              untraced: the base of "IOPS kept"
+ *   blkheat           everything on (submit phase, samples, in-flight scan, untimed books)
+ *   blkheat-nosubmit  the submit phase off: block_rq_issue, block_rq_complete, block_rq_requeue
+ *   bpftrace          issue -> complete (biolatency's D2C), the peer of blkheat-nosubmit
+ *   bpftrace-q2c      block_bio_queue -> block_rq_complete (biolatency.bt's Q2C), the peer of
+ *                     blkheat's total: both time an I/O from its bio's submission
+ *   floor, clock      empty programs (bpf/test/dispatch_floor.bpf.c) on every hook blkheat
+ *                     attaches, and the same with a clock read where a timer of those hooks reads
+ *                     one: the least any exact timer of blkheat's hooks pays
+ *   floor-rq, clock-rq  the same on the request hooks only (blkheat-nosubmit's)
+ * The budgets are issue 28's (section 6, Cost), each printed with a verdict ("within" or "OVER",
+ * never an exit code):
+ *   blkheat / bpftrace-q2c and blkheat-nosubmit / bpftrace: randread <= 0.45, mix <= 0.55
+ *   blkheat / clock and blkheat-nosubmit / clock-rq: <= 1.5
+ *   IOPS kept: blkheat's within 3 points of clock's, blkheat-nosubmit's within 3 of clock-rq's
+ * The header names the machine facts those costs hang on (clocksource, and the mitigations that
+ * tax every kernel call and return).
  *
- * Prints per run and as medians: BPF ns per I/O (sum of run_time_ns of the tool's programs /
- * I/Os completed on all disks, from /proc/diskstats; blkheat's also per program, and the empty
- * programs' as the floor any program pays here), IOPS, and IOPS kept relative to the untraced run
- * of the same round; the ratio to bpftrace also per round (the host's noise moves it between
- * rounds, and a budget verdict should be read against that spread). Run-time statistics cost two clock reads per program run, so
- * throughput is measured in runs with them off and BPF time in separate runs with them on.
+ * Prints per run and as medians: BPF ns per I/O (run time of the tool's programs / I/Os completed
+ * on all disks, from /proc/diskstats; blkheat's also per program), IOPS, and IOPS kept relative
+ * to the untraced run of the same round; the ratios also per round (the host's noise moves them
+ * between rounds, and a verdict should be read against that spread). Run-time statistics cost two
+ * clock reads per program run, so throughput is measured in runs with them off and BPF time in
+ * separate runs with them on.
  *
- *   node --import tsx bench/kernel.ts [--pairs 5] [--seconds 8] [--workload randread|mix|both]
+ *   node --import tsx bench/kernel.ts [--pairs 5] [--seconds 8] [--workload randread|mix|both] [--tools a,b,...]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { openObject, type BpfObject } from '@blkheat/bpf-loader';
-import { createCollector, type Collector } from '@blkheat/agent/collector';
-import { bpftoolProgs, type ProgInfo } from './bpftool.js';
 import { completedRequests, createLoopDevice, ensureTracefs, readDiskstats, runCommand, runFio, sleep } from '@blkheat/testkit';
+import { FLOOR_RATIO_BUDGET, KEPT_POINTS_BUDGET, TOOLS, type ToolName, type ToolSpec } from './kernel-tools.js';
 
-const FLOOR_OBJECT = fileURLToPath(new URL('../bpf/build/dispatch_floor.bpf.o', import.meta.url));
-
-const BPFTRACE_BIOLATENCY =
-  'tracepoint:block:block_rq_issue { @start[args->dev, args->sector] = nsecs; } ' +
-  'tracepoint:block:block_rq_complete /@start[args->dev, args->sector]/ { ' +
-  '@usecs = hist((nsecs - @start[args->dev, args->sector]) / 1000); delete(@start[args->dev, args->sector]); }';
-
-type Tool = 'none' | 'blkheat' | 'bpftrace' | 'floor' | 'clock';
-/** The programs of FLOOR_OBJECT each floor attaches, by name prefix. */
-const FLOOR_PREFIX = { floor: 'floor_', clock: 'clock_' } as const;
 type Workload = 'randread' | 'mix';
-const BUDGET: Record<Workload, number> = { randread: 0.35, mix: 0.5 };
+/** Issue 28: blkheat's BPF ns per I/O against the bpftrace one-liner timing the same span. */
+const PEER_BUDGET: Record<Workload, number> = { randread: 0.45, mix: 0.55 };
+/** Ratios printed without a budget: [tool, against, why]. */
+const MORE_RATIOS: readonly [ToolName, ToolName, string][] = [
+  ['blkheat', 'bpftrace', 'BPF ns per I/O; total against D2C, as earlier runs reported'],
+];
 
 interface Run {
   readonly workload: Workload;
-  readonly tool: Tool;
+  readonly tool: ToolName;
+  readonly round: number;
   /** Run with BPF run-time statistics on (for BPF ns per I/O) or off (for throughput). */
   readonly stats: boolean;
   readonly iops: number;
@@ -55,23 +59,31 @@ interface Run {
 
 const USAGE = `Usage: node --import tsx bench/kernel.ts [options]   (as root)
 
-What tracing every block I/O costs: blkheat against a bpftrace biolatency one-liner, in
-interleaved fio runs on a loop device over /dev/shm. Prints BPF ns per I/O, IOPS kept, and
-the budgets they are held to.
+What tracing every block I/O costs: blkheat against bpftrace biolatency one-liners and the cost
+floors of the same hooks, in interleaved fio runs on a loop device over /dev/shm. Prints BPF ns
+per I/O, IOPS kept, and issue 28's budgets with a verdict each (within / OVER):
+  blkheat / bpftrace-q2c, blkheat-nosubmit / bpftrace   randread <= ${PEER_BUDGET.randread}, mix <= ${PEER_BUDGET.mix}
+  blkheat / clock, blkheat-nosubmit / clock-rq          <= ${FLOOR_RATIO_BUDGET}
+  IOPS kept against the same clock floors               within ${KEPT_POINTS_BUDGET} points
 
 Options:
   --workload W   randread, mix or both (default both)
   --pairs N      interleaved rounds per workload (default 5)
   --seconds S    seconds per fio run, at least 2 (default 8)
+  --tools LIST   comma-separated subset of: ${TOOLS.filter((t) => t.start)
+    .map((t) => t.name)
+    .join(', ')}
+                 (default all; the untraced run always runs; a budget is printed when both its tools ran)
   -h, --help     show this help`;
 
-function parseOptions(): { pairs: string; seconds: string; workload: string; help: boolean } {
+function parseOptions(): { pairs: string; seconds: string; workload: string; tools: string; help: boolean } {
   try {
     return parseArgs({
       options: {
         pairs: { type: 'string', default: '5' },
         seconds: { type: 'string', default: '8' },
         workload: { type: 'string', default: 'both' },
+        tools: { type: 'string', default: 'all' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }).values;
@@ -96,6 +108,14 @@ if (!['randread', 'mix', 'both'].includes(values.workload)) {
   process.exit(2);
 }
 const workloads: Workload[] = values.workload === 'both' ? ['randread', 'mix'] : [values.workload as Workload];
+const wanted = values.tools === 'all' ? null : new Set(values.tools.split(',').map((t) => t.trim()));
+const unknown = [...(wanted ?? [])].filter((name) => !TOOLS.some((t) => t.name === name));
+if (unknown.length > 0) {
+  console.error(`bench/kernel: unknown --tools ${unknown.join(', ')}\n${USAGE}`);
+  process.exit(2);
+}
+const tools = TOOLS.filter((t) => t.start === null || wanted === null || wanted.has(t.name));
+const ran = (name: ToolName): boolean => tools.some((t) => t.name === name);
 if (process.getuid?.() !== 0) {
   console.error('bench/kernel: run as root (it loads BPF programs and creates a loop device)');
   process.exit(1);
@@ -108,30 +128,21 @@ console.log(`bench/kernel: ${machineFacts()}`);
 const loop = createLoopDevice({ sizeMiB: 1024 });
 const runs: Run[] = [];
 try {
+  // Every tool with stats off (throughput), then every traced tool with stats on (BPF time).
+  const round: [ToolSpec, boolean][] = [
+    ...tools.map((t): [ToolSpec, boolean] => [t, false]),
+    ...tools.filter((t) => t.start).map((t): [ToolSpec, boolean] => [t, true]),
+  ];
   for (const workload of workloads) {
     console.log(
-      `bench/kernel: ${workload === 'randread' ? 'fio randread 4k io_uring QD32' : 'fio O_DSYNC writes + fsync writes + 64k discards'} on ${loop.path} (tmpfs), ${seconds} s per run, ${pairs} rounds of none/blkheat/bpftrace/floor/clock with stats off, blkheat/bpftrace/floor/clock with stats on`,
+      `bench/kernel: ${workload === 'randread' ? 'fio randread 4k io_uring QD32' : 'fio O_DSYNC writes + fsync writes + 64k discards'} on ${loop.path} (tmpfs), ${seconds} s per run, ${pairs} rounds of ${tools.map((t) => t.name).join('/')} with stats off, the traced ones with stats on, in rotating order`,
     );
-    for (let round = 0; round < pairs; round++) {
-      const order: [Tool, boolean][] = rotate(
-        [
-          ['none', false],
-          ['blkheat', false],
-          ['bpftrace', false],
-          ['floor', false],
-          ['clock', false],
-          ['blkheat', true],
-          ['bpftrace', true],
-          ['floor', true],
-          ['clock', true],
-        ],
-        round,
-      );
-      for (const [tool, stats] of order) {
-        const run = await measure(workload, tool, stats);
+    for (let r = 0; r < pairs; r++) {
+      for (const [tool, stats] of rotate(round, r)) {
+        const run = await measure(workload, tool, r, stats);
         runs.push(run);
         console.log(
-          `  round ${round + 1} ${tool.padEnd(8)} ${stats ? 'stats on ' : 'stats off'} ${fmt(run.iops / 1000, 1).padStart(7)} kIOPS` +
+          `  round ${r + 1} ${tool.name.padEnd(16)} ${stats ? 'stats on ' : 'stats off'} ${fmt(run.iops / 1000, 1).padStart(7)} kIOPS` +
             (run.bpfNs === null ? '' : `  ${fmt(run.bpfNs, 1).padStart(6)} BPF ns/I/O`),
         );
       }
@@ -148,65 +159,82 @@ try {
 }
 
 for (const workload of workloads) {
-  const of = runs.filter((r) => r.workload === workload);
-  const medianOf = (tool: Tool, stats: boolean, pick: (r: Run) => number | null): number =>
-    median(
-      of
-        .filter((r) => r.tool === tool && r.stats === stats)
-        .map(pick)
-        .filter((v): v is number => v !== null),
+  report(
+    workload,
+    runs.filter((r) => r.workload === workload),
+  );
+}
+
+function report(workload: Workload, of: Run[]): void {
+  /** Per round: BPF ns per I/O (stats on). */
+  const nsByRound = (tool: ToolName): Map<number, number> =>
+    new Map(of.flatMap((r) => (r.tool === tool && r.stats && r.bpfNs !== null ? [[r.round, r.bpfNs] as const] : [])));
+  /** Per round: IOPS relative to the same round's untraced run (stats off). */
+  const keptByRound = (tool: ToolName): Map<number, number> => {
+    const base = new Map(of.filter((r) => r.tool === 'none').map((r) => [r.round, r.iops] as const));
+    return new Map(
+      of.flatMap((r) => {
+        const b = base.get(r.round);
+        return r.tool === tool && !r.stats && b ? [[r.round, r.iops / b] as const] : [];
+      }),
     );
-  const keptOf = (tool: Tool): number => {
-    const ratios: number[] = [];
-    const base = of.filter((r) => r.tool === 'none');
-    const traced = of.filter((r) => r.tool === tool && !r.stats);
-    for (let round = 0; round < pairs; round++) {
-      const b = base[round];
-      const t = traced[round];
-      if (b && t) ratios.push(t.iops / b.iops);
-    }
-    return median(ratios);
   };
-  const blkheatNs = medianOf('blkheat', true, (r) => r.bpfNs);
-  const bpftraceNs = medianOf('bpftrace', true, (r) => r.bpfNs);
+  /** Per round, of the rounds both have: f(a, b). */
+  const paired = (a: Map<number, number>, b: Map<number, number>, f: (x: number, y: number) => number): number[] =>
+    [...a].flatMap(([round, x]) => {
+      const y = b.get(round);
+      return y === undefined ? [] : [f(x, y)];
+    });
+  const verdict = (ok: boolean, v: number): string => (Number.isFinite(v) ? (ok ? 'within' : 'OVER') : 'n/a');
+
   console.log('');
-  console.log(`bench/kernel results, ${workload} (medians)`);
-  console.log(`  untraced IOPS                 ${fmt(medianOf('none', false, (r) => r.iops) / 1000, 1)} k`);
-  console.log(`  blkheat BPF ns per I/O        ${fmt(blkheatNs, 1)}`);
-  const programs = new Map<string, number[]>();
-  for (const r of of) for (const [name, ns] of r.perProgram ?? []) programs.set(name, [...(programs.get(name) ?? []), ns]);
-  for (const [name, ns] of [...programs].sort()) console.log(`    ${name.padEnd(26)} ${fmt(median(ns), 1)}`);
-  console.log(`  bpftrace BPF ns per I/O       ${fmt(bpftraceNs, 1)}`);
-  console.log(
-    `  empty programs BPF ns per I/O ${fmt(
-      medianOf('floor', true, (r) => r.bpfNs),
-      1,
-    )}   (the floor: run-time statistics and an empty body, on blkheat's tracepoints)`,
-  );
-  const clockNs = medianOf('clock', true, (r) => r.bpfNs);
-  console.log(
-    `  one clock read per program    ${fmt(clockNs, 1)}   (the floor plus bpf_ktime_get_ns() in each: the least an issue -> complete timer pays; ${fmt(clockNs / bpftraceNs, 3)} of bpftrace)`,
-  );
-  console.log(`  ratio blkheat / bpftrace      ${fmt(blkheatNs / bpftraceNs, 3)}   (budget <= ${BUDGET[workload]})`);
-  // Each round's own pair: how far the host's noise moves the ratio between rounds.
-  const statsRuns = (tool: Tool): (number | null)[] => of.filter((r) => r.tool === tool && r.stats).map((r) => r.bpfNs);
-  const bpftraceRuns = statsRuns('bpftrace');
-  const roundRatios = statsRuns('blkheat').flatMap((ns, i) => {
-    const bt = bpftraceRuns[i];
-    return ns !== null && bt ? [ns / bt] : [];
-  });
-  console.log(`    per round                   ${roundRatios.map((x) => fmt(x, 3)).join(' ')}`);
-  console.log(
-    `  IOPS kept with blkheat        ${fmt(keptOf('blkheat') * 100, 1)} %` +
-      (workload === 'randread' ? `   (budget >= 97 %, median of ${pairs} interleaved pairs)` : ''),
-  );
-  console.log(`  IOPS kept with bpftrace       ${fmt(keptOf('bpftrace') * 100, 1)} %`);
-  console.log(
-    `  IOPS kept with empty programs ${fmt(keptOf('floor') * 100, 1)} %   (the floor: attaching to blkheat's tracepoints at all)`,
-  );
-  console.log(
-    `  IOPS kept with one clock read ${fmt(keptOf('clock') * 100, 1)} %   (per program: what any issue -> complete timer keeps at best)`,
-  );
+  console.log(`bench/kernel results, ${workload} (medians of ${pairs} rounds)`);
+  console.log(`  untraced IOPS              ${fmt(median(of.filter((r) => r.tool === 'none').map((r) => r.iops)) / 1000, 1)} k`);
+  console.log(`  ${'tool'.padEnd(22)} ${'BPF ns/I/O'.padStart(10)} ${'IOPS kept'.padStart(10)}`);
+  for (const tool of tools.filter((t) => t.start)) {
+    const ns = median([...nsByRound(tool.name).values()]);
+    const kept = median([...keptByRound(tool.name).values()]);
+    console.log(`  ${tool.name.padEnd(22)} ${fmt(ns, 1).padStart(10)} ${fmt(kept * 100, 1).padStart(8)} %   ${tool.what}`);
+    const programs = new Map<string, number[]>();
+    for (const r of of.filter((r) => r.tool === tool.name))
+      for (const [name, perIo] of r.perProgram ?? []) programs.set(name, [...(programs.get(name) ?? []), perIo]);
+    for (const [name, perIo] of [...programs].sort()) console.log(`    ${name.padEnd(22)} ${fmt(median(perIo), 1).padStart(8)}`);
+  }
+
+  const line = (name: string, value: string, budget: string, judged: string, rounds: string[], why: string): void =>
+    console.log(`  ${name.padEnd(38)} ${value.padStart(6)}  ${budget.padEnd(16)}  ${judged.padEnd(7)}  ${rounds.join(' ')}   (${why})`);
+  line('budgets (issue 28)', 'value', 'budget', 'verdict', ['per round'], 'what');
+  const ratioLine = (tool: ToolName, against: ToolName, budget: number | null, why: string): void => {
+    if (!ran(tool) || !ran(against)) return;
+    const x = median([...nsByRound(tool).values()]) / median([...nsByRound(against).values()]);
+    const rounds = paired(nsByRound(tool), nsByRound(against), (a, b) => a / b).map((v) => fmt(v, 3));
+    line(
+      `${tool} / ${against}`,
+      fmt(x, 3),
+      budget === null ? 'none' : `<= ${budget}`,
+      budget === null ? '' : verdict(x <= budget, x),
+      rounds,
+      why,
+    );
+  };
+  for (const tool of tools)
+    if (tool.peer) ratioLine(tool.name, tool.peer, PEER_BUDGET[workload], `BPF ns per I/O; like for like: both time ${tool.span}`);
+  for (const [tool, against, why] of MORE_RATIOS) ratioLine(tool, against, null, why);
+  for (const tool of tools)
+    if (tool.floor) ratioLine(tool.name, tool.floor, FLOOR_RATIO_BUDGET, 'BPF ns per I/O, against the clock floor of the same hooks');
+  for (const tool of tools) {
+    if (!tool.floor || !ran(tool.floor)) continue;
+    const rounds = paired(keptByRound(tool.name), keptByRound(tool.floor), (a, b) => (a - b) * 100);
+    const points = median(rounds);
+    line(
+      `${tool.name} - ${tool.floor} IOPS kept`,
+      fmt(points, 1),
+      `>= -${KEPT_POINTS_BUDGET} points`,
+      verdict(points >= -KEPT_POINTS_BUDGET, points),
+      rounds.map((v) => fmt(v, 1)),
+      `IOPS kept minus the clock floor's, in points: within ${KEPT_POINTS_BUDGET} of the floor's`,
+    );
+  }
 }
 
 /** fio's arguments for a workload. */
@@ -233,59 +261,32 @@ function workloadJob(workload: Workload): Parameters<typeof runFio>[0] {
   };
 }
 
-async function measure(workload: Workload, tool: Tool, stats: boolean): Promise<Run> {
-  let collector: Collector | undefined;
-  let bpftrace: ChildProcess | undefined;
-  let floor: { object: BpfObject; prefix: string } | undefined;
-  let before = 0;
+async function measure(workload: Workload, tool: ToolSpec, round: number, stats: boolean): Promise<Run> {
   await runCommand('sysctl', ['-qw', `kernel.bpf_stats_enabled=${stats ? 1 : 0}`]);
-  if (tool === 'blkheat') {
-    collector = await createCollector({ bpfStats: stats });
-    await sleep(500);
-    before = collector.stats().bpfRunTimeNs;
-  } else if (tool === 'bpftrace') {
-    bpftrace = await startBpftrace();
-    before = bpftraceRunTimeNs();
-  } else if (tool === 'floor' || tool === 'clock') {
-    floor = { object: openObject(FLOOR_OBJECT), prefix: FLOOR_PREFIX[tool] };
-    await floor.object.load();
-    for (const p of floor.object.programs()) if (p.name.startsWith(floor.prefix)) floor.object.attach(p.name);
-    before = floorRunTimeNs(floor.prefix);
-  }
-  const programsBefore = collector && stats ? blkheatRunTimes() : undefined;
+  const tracer = tool.start ? await tool.start(stats) : undefined;
+  const before = tracer?.bpfRunTimeNs() ?? 0;
+  const programsBefore = stats ? tracer?.programRunTimes?.() : undefined;
   const disksBefore = totalCompleted();
-  const fio = await runFio(workloadJob(workload));
-  const ios = totalCompleted() - disksBefore;
+  let fio: Awaited<ReturnType<typeof runFio>>;
+  let ios: number;
   let bpfNs: number | null = null;
   let perProgram: Map<string, number> | undefined;
-  if (collector) {
-    if (stats) bpfNs = (collector.stats().bpfRunTimeNs - before) / ios;
+  try {
+    fio = await runFio(workloadJob(workload));
+    ios = totalCompleted() - disksBefore;
+    if (tracer && stats) bpfNs = (tracer.bpfRunTimeNs() - before) / ios;
     if (programsBefore) {
       perProgram = new Map();
-      for (const [name, ns] of blkheatRunTimes()) {
+      for (const [name, ns] of tracer?.programRunTimes?.() ?? []) {
         const spent = ns - (programsBefore.get(name) ?? 0);
         if (spent > 0) perProgram.set(name, spent / ios);
       }
     }
-    await collector.close();
-  } else if (bpftrace) {
-    if (stats) bpfNs = (bpftraceRunTimeNs() - before) / ios;
-    bpftrace.kill('SIGINT');
-    await new Promise((r) => bpftrace?.once('close', r));
-  }
-  if (floor) {
-    if (stats) bpfNs = (floorRunTimeNs(floor.prefix) - before) / ios;
-    floor.object.close();
+  } finally {
+    await tracer?.stop();
   }
   await sleep(500);
-  return { workload, tool, stats, iops: fio.iops, ios, bpfNs, ...(perProgram ? { perProgram } : {}) };
-}
-
-/** Run time of each blkheat program (name -> ns), from the kernel's prog list. */
-function blkheatRunTimes(): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const p of bpftoolProgs()) if (p.name?.startsWith('bh_')) out.set(p.name, (out.get(p.name) ?? 0) + (p.run_time_ns ?? 0));
-  return out;
+  return { workload, tool: tool.name, round, stats, iops: fio.iops, ios, bpfNs, ...(perProgram ? { perProgram } : {}) };
 }
 
 function totalCompleted(): number {
@@ -293,38 +294,6 @@ function totalCompleted(): number {
   for (const s of readDiskstats().values())
     if (!/\d$/.test(s.name) || s.name.startsWith('loop') || s.name.startsWith('zram')) n += completedRequests(s);
   return n;
-}
-
-async function startBpftrace(): Promise<ChildProcess> {
-  const child = spawn('bpftrace', ['-e', BPFTRACE_BIOLATENCY], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`bpftrace did not attach in 30 s: ${out}`)), 30_000);
-    const onData = (d: Buffer): void => {
-      out += d.toString();
-      if (out.includes('Attaching')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('close', (code) => reject(new Error(`bpftrace exited (${code}): ${out}`)));
-  });
-  await sleep(1000); // "Attaching" is printed before the probes are live
-  return child;
-}
-
-/** Total run time of the programs in the kernel's prog list that `matches` picks. */
-function runTimeNs(matches: (p: ProgInfo) => boolean): number {
-  let total = 0;
-  for (const p of bpftoolProgs()) if (matches(p)) total += p.run_time_ns ?? 0;
-  return total;
-}
-
-/** Run time of the floor programs (dispatch_floor.bpf.o) whose names start with `prefix`. */
-function floorRunTimeNs(prefix: string): number {
-  return runTimeNs((p) => p.name?.startsWith(prefix) === true);
 }
 
 /**
@@ -347,11 +316,6 @@ function machineFacts(): string {
     `spectre_v2: ${read(`${vulnerabilities}/spectre_v2`)}`,
     `spec_rstack_overflow: ${read(`${vulnerabilities}/spec_rstack_overflow`)}`,
   ].join('; ');
-}
-
-/** Run time of the bpftrace one-liner's two tracepoint programs. */
-function bpftraceRunTimeNs(): number {
-  return runTimeNs((p) => p.type === 'tracepoint' && /^block_rq_(issue|comple)/.test(p.name ?? ''));
 }
 
 function rotate<T>(items: T[], by: number): T[] {

@@ -25,8 +25,9 @@
  *
  * This file holds the knobs and the programs; the rest is in include/: blkheat_bucket.bpf.h (the
  * latency buckets' knobs and lookup), blkheat_maps.bpf.h (the maps), blkheat_record.bpf.h (kernel
- * layout, class codes, recording a finished I/O),
- * blkheat_handlers.bpf.h (the hook logic) and blkheat_inflight.bpf.h (the in-flight scan).
+ * layout, class codes, recording a finished I/O), blkheat_submit.bpf.h (the submit phase's slots
+ * and lookups), blkheat_handlers.bpf.h (the hook logic) and blkheat_inflight.bpf.h (the in-flight
+ * scan).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -44,6 +45,9 @@ const volatile __u64 slot_ns = 1000000000ULL;
  * (diagnostics, and how tests compare the two). */
 const volatile bool kernel_times = false;
 const volatile bool samples_enabled = true;
+/* Time request-based I/O from its bio's submission (submit wait and total): block_bio_queue,
+ * block_getrq, block_split and the bio merge hooks stamp bios (blkheat_handlers.bpf.h). */
+const volatile bool submit_phase = true;
 /* Trace only the disks in disk_filter (the agent's --disk); false = every disk. */
 const volatile bool filter_disks = false;
 /* The /proc/diskstats op group (index into bh_disk_count.n) of each req_op value below 64: the
@@ -65,6 +69,7 @@ const volatile struct bh_btf_enums bh_btf_enums_anchor = {};
 #include "blkheat_bucket.bpf.h"
 #include "blkheat_maps.bpf.h"
 #include "blkheat_record.bpf.h"
+#include "blkheat_submit.bpf.h"
 
 /* ---- the two instantiations of the hook logic ---- */
 
@@ -150,6 +155,36 @@ int BPF_PROG(bh_bio_complete_btf, struct request_queue *q, struct bio *bio)
 	return 0;
 }
 
+/* The submit phase's hooks (submit_phase): attached with the others where the tracepoints pass
+ * the bio first (5.11 on). */
+SEC("tp_btf/block_getrq")
+int BPF_PROG(bh_bio_getrq_btf, struct bio *bio)
+{
+	on_bio_getrq_btf(bio);
+	return 0;
+}
+
+SEC("tp_btf/block_bio_backmerge")
+int BPF_PROG(bh_bio_backmerge_btf, struct bio *bio)
+{
+	on_bio_merge_btf(bio);
+	return 0;
+}
+
+SEC("tp_btf/block_bio_frontmerge")
+int BPF_PROG(bh_bio_frontmerge_btf, struct bio *bio)
+{
+	on_bio_merge_btf(bio);
+	return 0;
+}
+
+SEC("tp_btf/block_split")
+int BPF_PROG(bh_bio_split_btf, struct bio *bio, unsigned int new_sector)
+{
+	on_bio_split_btf(bio);
+	return 0;
+}
+
 /* ---- raw_tp programs (untyped arguments; layout chosen by rq_arg_idx) ---- */
 
 SEC("raw_tp/block_rq_issue")
@@ -178,6 +213,34 @@ SEC("raw_tp/block_bio_queue")
 int bh_bio_queue_raw(struct bpf_raw_tracepoint_args *ctx)
 {
 	on_bio_queue_raw((struct bio *)(rq_arg_idx ? ctx->args[1] : ctx->args[0]));
+	return 0;
+}
+
+SEC("raw_tp/block_getrq")
+int bh_bio_getrq_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	on_bio_getrq_raw((struct bio *)ctx->args[0]);
+	return 0;
+}
+
+SEC("raw_tp/block_bio_backmerge")
+int bh_bio_backmerge_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	on_bio_merge_raw((struct bio *)ctx->args[0]);
+	return 0;
+}
+
+SEC("raw_tp/block_bio_frontmerge")
+int bh_bio_frontmerge_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	on_bio_merge_raw((struct bio *)ctx->args[0]);
+	return 0;
+}
+
+SEC("raw_tp/block_split")
+int bh_bio_split_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	on_bio_split_raw((struct bio *)ctx->args[0]);
 	return 0;
 }
 

@@ -5,9 +5,18 @@
 // whose latency lies inside that cell. A screenshot per step goes to artifacts/dashboard/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addSparseInto, bucketCount, bucketOfSeconds, conservedCount, denseHist, type Frame, upperBoundsNs } from '@blkheat/shared-types';
+import {
+  addSparseInto,
+  bucketCount,
+  bucketOfSeconds,
+  conservedCount,
+  denseHist,
+  phaseHist,
+  type Frame,
+  upperBoundsNs,
+} from '@blkheat/shared-types';
 import { createDelayedLoopDevice, hook, type Hooked } from '@blkheat/testkit';
-import { backgroundFio, canRun, dragAcross, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
+import { backgroundFio, canRun, dragAcross, listedSamples, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
 
 const DELAY_MS = 5;
 
@@ -103,7 +112,8 @@ test('dashboard: heat map, drag-zoom and drill-down on a 5 ms FUSE-delayed loop 
       if (d.dev !== disk.dev) continue;
       // No witness: the page against the agent's own range answer (both blkheat's, counted + untimed), no outside count.
       completed += conservedCount(d); // what the page counts: as /proc/diskstats does
-      for (const c of d.cls) addSparseInto(truth, c.d);
+      // The page shows the phase it opened on: the total, for an agent that times submit wait.
+      for (const c of d.cls) addSparseInto(truth, phaseHist(c, zoomed.kind, 'request'));
     }
   }
   const shown = await h.histogram(disk.dev);
@@ -137,17 +147,14 @@ test('dashboard: heat map, drag-zoom and drill-down on a 5 ms FUSE-delayed loop 
   const edges = upperBoundsNs();
   const minNs = Number((edges[cell.bucket - 1] as bigint) + 1n);
   const maxNs = Number(edges[cell.bucket] as bigint);
-  const rows = await page.locator('[data-testid=samples-table] tbody tr').evaluateAll((trs) =>
-    trs.map((tr) => ({
-      d: Number(tr.getAttribute('data-d-ns')),
-      ts: Number(tr.getAttribute('data-ts-us')),
-      dev: tr.getAttribute('data-dev'),
-    })),
-  );
+  const rows = await listedSamples(page, zoomed.kind);
   assert.equal(rows.length, Math.min(sampled.count, 500));
   for (const r of rows) {
     assert.equal(r.dev, disk.dev);
-    assert.ok(r.d >= minNs && r.d <= maxNs, `sample latency ${r.d} ns outside the cell's [${minNs}, ${maxNs}] ns`);
+    assert.ok(
+      r.ns !== null && r.ns >= minNs && r.ns <= maxNs,
+      `sample ${zoomed.kind} latency ${r.ns} ns outside the cell's [${minNs}, ${maxNs}] ns`,
+    );
     assert.ok(r.ts >= cell.from * 1e6 && r.ts < cell.to * 1e6, `sample at ${r.ts} µs outside [${cell.from}, ${cell.to}) s`);
   }
   t.diagnostic(`cell ${cell.from} s × bucket ${cell.bucket} (${cell.count} I/Os): ${rows.length} samples, all inside it`);

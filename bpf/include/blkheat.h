@@ -62,6 +62,8 @@ struct bh_request_bits {
 	__u32 rqf_stats;     /* 1 << __RQF_STATS, or 0 */
 	__u32 rqf_io_stat;   /* 1 << __RQF_IO_STAT, or 0 */
 	__u32 cls_shift;     /* the lowest flag bit a class names: cmd_flags >> cls_shift indexes cls_flag_table */
+	__u32 bio_in_flight; /* 1 << BIO_TRACE_COMPLETION: set on a bio from block_bio_queue to its end; 0 if unknown */
+	__u32 sts_again;     /* BLK_STS_AGAIN: a REQ_NOWAIT bio that would have waited (for a tag, or a frozen queue) */
 };
 /* An op value no request has: op_drv_in/op_drv_out on kernels without them. */
 enum bh_no_op { BH_NO_OP = 0xffffffffu };
@@ -107,9 +109,14 @@ struct bh_hist {
 	__u64 bytes;    /* bytes of the counted I/Os: throughput, exact */
 	__u32 max_bucket_plus1; /* highest device bucket seen on this CPU this slot, + 1 (0 = none) */
 	__u32 pad;
+	__u64 submit_unknown; /* request-based I/Os counted whose bio's submission was not seen (no submit, no total) */
+	__u64 frozen;         /* I/Os whose bio found its queue frozen when submitted */
+	__u64 refused;        /* I/Os first submitted REQ_NOWAIT and turned away (BLK_STS_AGAIN) before a request, then resubmitted */
 	__u64 errors[BH_NR_STATUS]; /* failed I/Os (counted in `count` too) by blk_status_t */
 	__u64 device[BH_NR_BUCKETS];
 	__u64 queue[BH_NR_BUCKETS];
+	__u64 submit[BH_NR_BUCKETS]; /* submit wait: the bio's submission -> its request's allocation */
+	__u64 total[BH_NR_BUCKETS];  /* the bio's submission -> the request's completion */
 };
 
 /* Sample record flags (bh_sample.flags). */
@@ -117,6 +124,7 @@ enum bh_sample_flags {
 	BH_SAMPLE_OUTLIER = 1 << 0, /* kept as a slowest-of-second I/O, not by random sampling */
 	BH_SAMPLE_QUEUE_KNOWN = 1 << 1,
 	BH_SAMPLE_SUBMITTER_KNOWN = 1 << 2,
+	BH_SAMPLE_SUBMIT_KNOWN = 1 << 3, /* submit_ns holds the submit wait */
 };
 
 /* One sampled I/O, pushed through the ring buffer. */
@@ -134,6 +142,7 @@ struct bh_sample {
 	char comm[BH_COMM_LEN];
 	__u32 slot;      /* the second whose histogram counted this I/O */
 	__u32 pad;
+	__u64 submit_ns; /* submit wait (BH_SAMPLE_SUBMIT_KNOWN) */
 };
 
 /* Per-second sample budget accounting; indexed by slot % BH_BUDGET_SLOTS. */
@@ -188,6 +197,39 @@ struct bh_rq_slot {
 	__u64 pad[4];
 };
 
+/* Per-bio state of request-based disks, direct-mapped by bio pointer (map bio_slots): when the bio
+ * was submitted and when it got a request. Written at block_bio_queue on the submitting CPU, read
+ * at block_getrq (the same task) and at the request's completion; the in-flight scan finds the bios
+ * still waiting for a request here. Two slots share a cache line. */
+struct bh_bio_slot {
+	__u64 key;        /* struct bio (ptr_id); 0 = free */
+	__u64 submit_ns;  /* our clock at block_bio_queue (a split-off bio: its parent's) */
+	__u64 request_ns; /* our clock at block_getrq; BH_BIO_MERGED once merged into a request; 0 = waiting */
+	__u32 dev;        /* the bio's bi_bdev->bd_dev (its partition, like a request's) */
+	__u32 flags;      /* enum bh_bio_flags */
+};
+enum bh_bio_flags {
+	BH_BIO_FROZEN = 1 << 0,  /* its queue was frozen when it was submitted: bio_queue_enter waits */
+	BH_BIO_REFUSED = 1 << 1, /* an earlier REQ_NOWAIT submission of the same I/O was turned away */
+};
+
+/* A REQ_NOWAIT bio turned away before it had a request (BLK_STS_AGAIN: no free tag, or a frozen
+ * queue), kept (map refusals, direct-mapped by disk and sector) until the same I/O is submitted
+ * again: io_uring resubmits it from a worker, as a new bio, and its submit wait starts at the first
+ * submission. */
+struct bh_refusal {
+	__u64 submit_ns; /* the first submission (0 = free, or taken by the resubmission) */
+	__u64 sector;
+	__u32 dev;
+	__u32 bytes;
+	__u32 flags;     /* enum bh_bio_flags of the refused bio */
+	__u32 pad;
+};
+/* A resubmission is looked for only this long after the latest refusal. */
+#define BH_REFUSAL_WINDOW_NS 1000000000ull
+/* bh_bio_slot.request_ns of a bio merged into a request that already existed (no wait of its own). */
+enum bh_bio_state { BH_BIO_MERGED = 1 };
+
 /* One I/O found in flight by bh_inflight, oldest first. */
 #define BH_INFLIGHT_MAX 256
 struct bh_inflight_io {
@@ -221,6 +263,10 @@ struct bh_inflight_kept {
 struct bh_inflight_disk {
 	__u64 count;
 	__u64 oldest_start_ns;
+	__u64 waiting;          /* bios submitted and still waiting for a request (bio_slots) */
+	__u64 oldest_submit_ns; /* the oldest waiting bio's submission (0 = none) */
+	__u32 frozen;           /* 1: a waiting bio's queue is frozen now */
+	__u32 pad;
 };
 
 /* Result header of bh_inflight (array map entry 0 of inflight_summary). */

@@ -147,6 +147,8 @@ static __always_inline void H(on_rq_complete)(struct request *rq, int error, uns
 	io.status = (__u32)error & 0xff;
 	io.device_ns = -1;
 	io.queue_ns = -1;
+	io.submit_ns = -1;
+	io.total_ns = -1;
 	io.counted = true;
 
 	/* The kernel's own stamps first: the request's lines are hot here, while our slot's line
@@ -171,6 +173,20 @@ static __always_inline void H(on_rq_complete)(struct request *rq, int error, uns
 			bump_counter(offsetof(struct bh_counters, kernel_times));
 		}
 	}
+	/* The request's first bio names its cgroup (merged bios of one request share a blkcg:
+	 * blk_mq's merge checks refuse bios of another), and its submission starts the I/O.
+	 * Passthrough requests are made without a bio submission (their bios never pass
+	 * block_bio_queue): their slot, if any, is another life's. Where the submission is known,
+	 * the request's start is the moment it was allocated for the bio (block_getrq, our clock):
+	 * the three phases then add up to the total exactly, and a plug's cached clock, older than
+	 * the bio, is not its start. */
+	struct bio *bio = READ(rq, bio);
+	io.cgroup = H(bio_cgroup)(bio);
+	if (submit_phase && !op_is_passthrough(cmd & op_mask())) {
+		__u64 allocated = submit_times(&io, ptr_id(cs, bio));
+		if (allocated)
+			start = allocated;
+	}
 	if (issue && io.now >= issue) {
 		io.device_ns = io.now - issue;
 		if (start && issue >= start)
@@ -183,22 +199,80 @@ static __always_inline void H(on_rq_complete)(struct request *rq, int error, uns
 	io.bytes = H(rq_bytes)(rq, rqf, data_len);
 	if (samples_enabled)
 		io.sector = READ(rq, __sector);
-	/* The request's first bio names its cgroup (merged bios of one request share a blkcg:
-	 * blk_mq's merge checks refuse bios of another). */
-	io.cgroup = H(bio_cgroup)(READ(rq, bio));
 	record_io(&io, cs, COMM_BY_PID);
 }
 
-/* block_bio_queue: fires for every bio, in the submitting task. Bio-based disks (zram, dm, md,
- * bcache) are timed from here. */
+/* A blk-mq disk's bio is submitted: its slot takes the moment, its disk and whether the queue is
+ * frozen (then bio_queue_enter, next in blk_mq_submit_bio, sleeps until it thaws). Stores only,
+ * on the submitting CPU, where block_getrq reads them back. */
+static __always_inline void H(stamp_submit)(struct bio *bio, struct block_device *bdev, struct request_queue *q)
+{
+	__u64 id = ptr_id(cpu_scratch(), bio);
+	struct bh_bio_slot *sl = bio_slot_of(id);
+	if (!sl)
+		return;
+	__u64 now = bpf_ktime_get_ns();
+	__u32 dev = READ(bdev, bd_dev);
+	__u32 flags = READ(q, mq_freeze_depth) > 0 ? BH_BIO_FROZEN : 0;
+	__u64 submit = now;
+	__u64 refused_at = last_refusal_ns;
+	if (refused_at && now - refused_at < BH_REFUSAL_WINDOW_NS) {
+		/* Refusals lately: this may be one's resubmission, which waits since the first. */
+		__u64 sector = READ(bio, bi_iter.bi_sector);
+		struct bh_refusal *r = refusal_of(dev, sector);
+		if (r && r->submit_ns && r->dev == dev && r->sector == sector && r->bytes == READ(bio, bi_iter.bi_size) &&
+		    r->submit_ns <= now) {
+			submit = r->submit_ns;
+			flags |= r->flags | BH_BIO_REFUSED;
+			r->submit_ns = 0;
+		}
+	}
+	sl->key = id;
+	sl->submit_ns = submit;
+	sl->request_ns = 0;
+	sl->dev = dev;
+	sl->flags = flags;
+}
+
+/* A blk-mq disk's REQ_NOWAIT bio turned away before it had a request (BLK_STS_AGAIN from
+ * bio_wouldblock_error(): no free tag, or a frozen queue): its first submission is kept for the
+ * same I/O's resubmission (H(stamp_submit)). */
+static __always_inline void H(note_refusal)(struct bio *bio)
+{
+	__u64 id = ptr_id(cpu_scratch(), bio);
+	struct bh_bio_slot *sl = bio_slot_of(id);
+	if (!sl || sl->key != id || sl->request_ns)
+		return;
+	__u64 submit = sl->submit_ns;
+	__u32 dev = sl->dev, flags = sl->flags;
+	__u64 sector = READ(bio, bi_iter.bi_sector);
+	struct bh_refusal *r = refusal_of(dev, sector);
+	if (!r)
+		return;
+	r->submit_ns = submit;
+	r->sector = sector;
+	r->dev = dev;
+	r->bytes = READ(bio, bi_iter.bi_size);
+	r->flags = flags;
+	last_refusal_ns = bpf_ktime_get_ns();
+}
+
+/* block_bio_queue: fires once for every bio (BIO_TRACE_COMPLETION keeps a resubmitted remainder
+ * from firing again), in the submitting task, after blk-throttle let it through. Bio-based disks
+ * (zram, dm, md, bcache) are timed from here; a blk-mq disk's bio starts its submit wait. */
 static __always_inline void H(on_bio_queue)(struct bio *bio)
 {
 	struct block_device *bdev = READ(bio, bi_bdev);
 	if (!bdev)
 		return;
-	/* blk-mq disks are timed by their requests. */
-	if (READ(bdev, bd_disk, queue, mq_ops))
+	struct request_queue *q = READ(bdev, bd_disk, queue);
+	if (!q)
 		return;
+	if (READ(q, mq_ops)) {
+		if (submit_phase)
+			H(stamp_submit)(bio, bdev, q);
+		return;
+	}
 	__u64 key = ptr_id(cpu_scratch(), bio);
 	struct bh_bio_start st = {};
 	st.ts = bpf_ktime_get_ns();
@@ -215,8 +289,13 @@ static __always_inline void H(on_bio_queue)(struct bio *bio)
 /* block_bio_complete: a bio-based disk's I/O is done. */
 static __always_inline void H(on_bio_complete)(struct request_queue *q, struct bio *bio)
 {
-	if (!q || READ(q, mq_ops))
+	if (!q)
 		return;
+	if (READ(q, mq_ops)) {
+		if (submit_phase && READ(bio, bi_status) == req_bits.sts_again)
+			H(note_refusal)(bio);
+		return;
+	}
 	struct bh_cpu_scratch *cs = cpu_scratch();
 	__u64 key = ptr_id(cs, bio);
 	struct bh_bio_start *st = bpf_map_lookup_elem(&bio_start, &key);
@@ -231,6 +310,8 @@ static __always_inline void H(on_bio_complete)(struct request_queue *q, struct b
 	io.cls = cls_of(READ(bio, bi_opf));
 	io.device_ns = -1;
 	io.queue_ns = -1;
+	io.submit_ns = -1;
+	io.total_ns = -1;
 	if (!st) {
 		/* Started before we attached (or evicted): note it, but do not count an I/O we
 		 * cannot time; bio-based disks have no /proc/diskstats identity to keep. */
@@ -249,4 +330,49 @@ static __always_inline void H(on_bio_complete)(struct request_queue *q, struct b
 	io.cgroup = H(bio_cgroup)(bio);
 	record_io(&io, cs, COMM_BY_PID);
 	bpf_map_delete_elem(&bio_start, &key);
+}
+
+/* block_getrq: the bio has a request (new, or the plug's cached one): its submit wait ends. In
+ * blk_mq_submit_bio this follows bio_queue_enter (the freeze), rq_qos_throttle (wbt, iocost) and
+ * the tag allocation, and precedes blk_mq_bio_to_request (the request's start). */
+static __always_inline void H(on_bio_getrq)(struct bio *bio)
+{
+	__u64 id = ptr_id(cpu_scratch(), bio);
+	struct bh_bio_slot *sl = bio_slot_of(id);
+	if (sl && sl->key == id && !sl->request_ns)
+		sl->request_ns = bpf_ktime_get_ns();
+}
+
+/* block_bio_backmerge / frontmerge: the bio joined a request that already existed; it waits for
+ * no request of its own (and is no longer a waiter for the in-flight scan). A front merge makes it
+ * its request's first bio: that request's submission is then not known (see submit_times). */
+static __always_inline void H(on_bio_merge)(struct bio *bio)
+{
+	__u64 id = ptr_id(cpu_scratch(), bio);
+	struct bh_bio_slot *sl = bio_slot_of(id);
+	if (sl && sl->key == id)
+		sl->request_ns = BH_BIO_MERGED;
+}
+
+/* block_split: `split`, a new bio for the front of its parent, goes on to get a request without
+ * passing block_bio_queue, while the parent (the remainder) is resubmitted. bio_chain() made the
+ * parent split->bi_private before the tracepoint: the split takes the parent's submission. */
+static __always_inline void H(on_bio_split)(struct bio *split)
+{
+	struct bh_cpu_scratch *cs = cpu_scratch();
+	__u64 parent = ptr_id(cs, READ(split, bi_private));
+	struct bh_bio_slot *from = bio_slot_of(parent);
+	if (!from || from->key != parent)
+		return;
+	__u64 submit = from->submit_ns;
+	__u32 dev = from->dev, flags = from->flags;
+	__u64 id = ptr_id(cs, split);
+	struct bh_bio_slot *sl = bio_slot_of(id);
+	if (!sl)
+		return;
+	sl->key = id;
+	sl->submit_ns = submit;
+	sl->request_ns = 0;
+	sl->dev = dev;
+	sl->flags = flags;
 }

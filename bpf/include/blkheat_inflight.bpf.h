@@ -13,6 +13,18 @@ struct scan_ctx {
 	__u32 listed;
 };
 
+/* The disk's line of inflight_disks, made on first use. */
+static __always_inline struct bh_inflight_disk *inflight_disk(__u32 dev)
+{
+	struct bh_inflight_disk *disk = bpf_map_lookup_elem(&inflight_disks, &dev);
+	if (!disk) {
+		struct bh_inflight_disk none = {};
+		bpf_map_update_elem(&inflight_disks, &dev, &none, BPF_NOEXIST);
+		disk = bpf_map_lookup_elem(&inflight_disks, &dev);
+	}
+	return disk;
+}
+
 /* Counts one I/O found in flight (its disk's count and oldest start) and lists it while there is
  * room. `issue`, `pid_tgid` and `task` are what its slot held at its issue (or what was kept of
  * it, below). */
@@ -27,12 +39,7 @@ static __always_inline void note_inflight(struct scan_ctx *cx, struct request *r
 	__u64 began = start && start <= issue ? start : issue;
 	/* Counted per disk whether or not it is listed: the count and the oldest age stay exact
 	 * however many I/Os are in flight. */
-	struct bh_inflight_disk *disk = bpf_map_lookup_elem(&inflight_disks, &dev);
-	if (!disk) {
-		struct bh_inflight_disk none = {};
-		bpf_map_update_elem(&inflight_disks, &dev, &none, BPF_NOEXIST);
-		disk = bpf_map_lookup_elem(&inflight_disks, &dev);
-	}
+	struct bh_inflight_disk *disk = inflight_disk(dev);
 	if (disk) {
 		disk->count++;
 		if (!disk->oldest_start_ns || began < disk->oldest_start_ns)
@@ -135,12 +142,62 @@ static long scan_slots(__u32 batch, struct scan_ctx *cx)
 	return 0;
 }
 
+/* Third pass: bios still waiting for a request (submitted, no block_getrq or merge since), counted
+ * per disk with the oldest submission. A slot is only a lead: the bio is checked to be that bio
+ * still, submitted and not ended (the kernel keeps BIO_TRACE_COMPLETION set from block_bio_queue
+ * to bio_endio, and a new bio at the address starts with no flags), on the slot's disk; a bio
+ * ended without a request (an error, a NOWAIT bio that would block) is no waiter. Each disk
+ * with one says whether its queue is frozen now. */
+static __noinline int scan_waiter(struct bh_bio_slot *sl, struct scan_ctx *cx)
+{
+	__u64 key = sl->key, submit = sl->submit_ns;
+	__u32 dev = sl->dev;
+	if (!key || !submit || submit > cx->now || sl->request_ns)
+		return 0;
+	struct bio *bio = (struct bio *)key;
+	if (req_bits.bio_in_flight) {
+		__u32 flags = 0;
+		if (BPF_CORE_READ_INTO(&flags, bio, bi_flags) || !(flags & req_bits.bio_in_flight))
+			return 0;
+	}
+	struct block_device *bdev = NULL;
+	__u32 bd_dev = 0;
+	if (BPF_CORE_READ_INTO(&bdev, bio, bi_bdev) || !bdev || BPF_CORE_READ_INTO(&bd_dev, bdev, bd_dev) || bd_dev != dev)
+		return 0;
+	int depth = 0;
+	BPF_CORE_READ_INTO(&depth, bdev, bd_disk, queue, mq_freeze_depth);
+	struct bh_inflight_disk *disk = inflight_disk(dev);
+	if (!disk)
+		return 0;
+	disk->waiting++;
+	if (!disk->oldest_submit_ns || submit < disk->oldest_submit_ns)
+		disk->oldest_submit_ns = submit;
+	if (depth > 0)
+		disk->frozen = 1;
+	return 0;
+}
+
+static long scan_bio_slots(__u32 batch, struct scan_ctx *cx)
+{
+	for (__u32 i = 0; i < BH_SCAN_BATCH; i++) {
+		__u32 idx = batch * BH_SCAN_BATCH + i;
+		struct bh_bio_slot *sl = bpf_map_lookup_elem(&bio_slots, &idx);
+		if (!sl)
+			return 1;
+		if (sl->key && !sl->request_ns)
+			scan_waiter(sl, cx);
+	}
+	return 0;
+}
+
 SEC("syscall")
 int bh_inflight(void *ctx)
 {
 	struct scan_ctx cx = { .now = bpf_ktime_get_ns() };
 	bpf_for_each_map_elem(&inflight_kept, scan_kept, &cx, 0);
 	bpf_loop((1 << BH_RQ_BITS) / BH_SCAN_BATCH, scan_slots, &cx, 0);
+	if (submit_phase)
+		bpf_loop((1 << BH_BIO_BITS) / BH_SCAN_BATCH, scan_bio_slots, &cx, 0);
 	__u32 zero = 0;
 	struct bh_inflight_summary *sum = bpf_map_lookup_elem(&inflight_summary, &zero);
 	if (sum) {

@@ -71,6 +71,31 @@ struct {
 	__type(value, struct bh_rq_slot);
 } rq_slots SEC(".maps");
 
+/* Per-bio state of request-based disks (struct bh_bio_slot), direct-mapped like rq_slots, by a
+ * hash of the bio pointer: a bio in flight owns its address, so a slot whose key is the bio is that
+ * bio's. Another bio hashing to the same slot while it waits takes it: that I/O's submission is then
+ * counted as not seen (bh_hist.submit_unknown), never taken from the other bio. */
+#define BH_BIO_BITS 16
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << BH_BIO_BITS);
+	__type(key, __u32);
+	__type(value, struct bh_bio_slot);
+} bio_slots SEC(".maps");
+
+/* Refused REQ_NOWAIT bios awaiting their resubmission (struct bh_refusal), by disk and sector. */
+#define BH_REFUSAL_BITS 10
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << BH_REFUSAL_BITS);
+	__type(key, __u32);
+	__type(value, struct bh_refusal);
+} refusals SEC(".maps");
+
+/* Our clock at the latest refusal: block_bio_queue looks for a resubmission only within
+ * BH_REFUSAL_WINDOW_NS of it, so that without refusals no bio pays the lookup. */
+__u64 last_refusal_ns = 0;
+
 /* What bh_inflight found: the summary, and the in-flight I/Os themselves. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

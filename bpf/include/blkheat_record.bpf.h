@@ -136,11 +136,15 @@ struct bh_io {
 	__u64 task;
 	__u64 rq_id;                    /* request-based disks: the request, whose slot names the submitter */
 	__u64 cgroup;                   /* charged cgroup (bh_hist_key.cgroup) */
+	__s64 submit_ns; /* -1 = unknown (bio-based disks, or the bio's submission not seen) */
+	__s64 total_ns;  /* -1 = unknown; known whenever submit_ns is */
 	__u32 status;                   /* blk_status_t, 0 = success */
 	__u32 dev;
 	__u32 bytes;
 	__u16 cls;
 	bool counted; /* false: only note a completion whose start was missed */
+	bool frozen;  /* its bio found the queue frozen when submitted */
+	bool refused; /* an earlier REQ_NOWAIT submission of it was turned away */
 };
 
 /* Size class of an I/O: the smallest s with bytes <= 2^s (4 KiB -> 12, 1 MiB -> 20); 0 for none
@@ -270,7 +274,9 @@ static __always_inline bool emit_sample(struct bh_io *io, __u32 slot, bool outli
 	s->dev = io->dev;
 	s->bytes = io->bytes;
 	s->cls = io->cls;
-	s->flags = (outlier ? BH_SAMPLE_OUTLIER : 0) | (io->queue_ns >= 0 ? BH_SAMPLE_QUEUE_KNOWN : 0);
+	s->flags = (outlier ? BH_SAMPLE_OUTLIER : 0) | (io->queue_ns >= 0 ? BH_SAMPLE_QUEUE_KNOWN : 0) |
+		   (io->submit_ns >= 0 ? BH_SAMPLE_SUBMIT_KNOWN : 0);
+	s->submit_ns = io->submit_ns >= 0 ? io->submit_ns : 0;
 	s->pid = 0;
 	s->cgroup_id = io->cgroup;
 	__builtin_memset(s->comm, 0, sizeof(s->comm));
@@ -354,6 +360,16 @@ static __always_inline void record_io(struct bh_io *io, struct bh_cpu_scratch *c
 	if (io->queue_ns >= 0) {
 		h->queue[bh_bucket_of(io->queue_ns)]++;
 	}
+	if (io->total_ns >= 0) {
+		h->submit[bh_bucket_of(io->submit_ns)]++;
+		h->total[bh_bucket_of(io->total_ns)]++;
+	} else if (submit_phase && io->rq_id) {
+		h->submit_unknown++;
+	}
+	if (io->frozen)
+		h->frozen++;
+	if (io->refused)
+		h->refused++;
 
 	if (!samples_enabled || io->device_ns < 0) {
 		h->dropped++;

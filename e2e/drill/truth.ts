@@ -4,12 +4,13 @@
  * received (watched from outside the page through playwright).
  */
 import type { Page } from 'playwright-core';
-import { addSparseInto, denseHist, type Frame } from '@blkheat/shared-types';
+import { addSparseInto, denseHist, phaseHist, type Frame, type LatencyKind } from '@blkheat/shared-types';
 
-/** Per second: device-latency I/Os of one disk in buckets [lo, hi] (all classes unless given). */
+/** Per second: I/Os of one (request-based) disk with a `phase` latency in buckets [lo, hi] (all classes unless given). */
 export function perSecond(
   frames: readonly Frame[],
   dev: string,
+  phase: LatencyKind,
   from: number,
   to: number,
   lo = 0,
@@ -25,7 +26,7 @@ export function perSecond(
       if (d.dev !== dev) continue;
       for (const c of d.cls) {
         if (classes && !classes.includes(c.c)) continue;
-        const sparse = c.d;
+        const sparse = phaseHist(c, phase, 'request');
         for (let i = 0; i + 1 < sparse.length; i += 2) {
           const b = sparse[i] as number;
           if (b >= lo && b <= hi) n += sparse[i + 1] as number;
@@ -37,12 +38,12 @@ export function perSecond(
   return out;
 }
 
-/** Dense device-latency histogram of one disk over frames in [from, to). */
-export function histogramOf(frames: readonly Frame[], dev: string, from: number, to: number): number[] {
+/** Dense `phase` latency histogram of one (request-based) disk over frames in [from, to). */
+export function histogramOf(frames: readonly Frame[], dev: string, phase: LatencyKind, from: number, to: number): number[] {
   const h = denseHist();
   for (const f of frames) {
     if (f.ts < from || f.ts >= to) continue;
-    for (const d of f.disks) if (d.dev === dev) for (const c of d.cls) addSparseInto(h, c.d);
+    for (const d of f.disks) if (d.dev === dev) for (const c of d.cls) addSparseInto(h, phaseHist(c, phase, 'request'));
   }
   return [...h];
 }

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { bucketCount } from '@blkheat/shared-types';
+import { bucketCount, samplePhaseNs, type LatencyKind } from '@blkheat/shared-types';
 import {
   type AgentProcess,
   type BrowserSession,
@@ -84,6 +84,38 @@ export async function openDashboard(
     );
   await idle(s.page);
   return s;
+}
+
+/** A row of the samples table, with its latency in the phase the page shows (samplePhaseNs). */
+export interface ListedSample {
+  readonly dev: string | null;
+  readonly ts: number;
+  readonly pid: number;
+  readonly comm: string | null;
+  /** Its latency in `phase`; null where the sample has none (e.g. its submission not seen). */
+  readonly ns: number | null;
+}
+
+/** The rows of the samples table as the page lists them. */
+export async function listedSamples(page: Page, phase: LatencyKind): Promise<ListedSample[]> {
+  const rows = await page.locator('[data-testid=samples-table] tbody tr').evaluateAll((trs) =>
+    trs.map((tr) => {
+      const num = (name: string): number | null => {
+        const v = tr.getAttribute(name);
+        return v === null || v === '' ? null : Number(v);
+      };
+      return {
+        dev: tr.getAttribute('data-dev'),
+        ts: num('data-ts-us') ?? NaN,
+        pid: num('data-pid') ?? NaN,
+        comm: tr.getAttribute('data-comm'),
+        d_ns: num('data-d-ns') ?? NaN,
+        q_ns: num('data-q-ns'),
+        w_ns: num('data-w-ns'),
+      };
+    }),
+  );
+  return rows.map(({ d_ns, q_ns, w_ns, ...r }) => ({ ...r, ns: samplePhaseNs({ d_ns, q_ns, w_ns }, phase) }));
 }
 
 /** Polls `ok` until it holds; fails naming what it waited for. */

@@ -4,11 +4,11 @@
 // whose daemon holds one read, or fails reads of a byte range with EIO.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { classOp, denseTotal, lowerBoundSeconds, upperBoundSeconds, type InflightState } from '@blkheat/shared-types';
 import {
   createDelayedLoopDevice,
+  directRead,
   diskstatsDelta,
   fuseUnavailable,
   readDiskstats,
@@ -16,19 +16,9 @@ import {
   sleep,
   startFio,
   waitFor,
-  type CleanupContext,
 } from '@blkheat/testkit';
 import { parseDevString } from '../src/collector/abi/layout.js';
 import { classTotals, completionWitness, groupCountsByDisk, quietBoundary, record } from './lib/collect.js';
-
-/** One 4 KiB O_DIRECT read of `path` at `sector` by dd, killed after the test; `exited` gives its exit code. */
-function directRead(t: CleanupContext, path: string, sector: number): { pid: number | undefined; exited: Promise<number | null> } {
-  const dd = spawn('dd', [`if=${path}`, 'of=/dev/null', 'bs=4k', 'count=1', `skip=${sector / 8}`, 'iflag=direct'], { stdio: 'ignore' });
-  t.after(() => {
-    dd.kill('SIGKILL');
-  });
-  return { pid: dd.pid, exited: new Promise<number | null>((r) => dd.once('close', r)) };
-}
 
 const fuseMissing = fuseUnavailable();
 const skip = fuseMissing ? `SKIPPED LOUDLY: ${fuseMissing}` : false;

@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUCKET_SCHEMA, bucketCount, FINE_BUCKET_SCHEMA, sparseTotal, type IoSample } from '@blkheat/shared-types';
-import { ClassNamer, statusName } from '../src/collector/decode/classes.js';
+import { ClassNamer } from '../src/collector/decode/classes.js';
+import { statusName } from '../src/collector/abi/block-status.js';
 import { DeviceRegistry } from '../src/collector/host/devices.js';
 import { buildFrame } from '../src/collector/decode/frame-builder.js';
 import { addPerCpuHist, decodeSample, devString, emptyHistValue, parseDevString } from '../src/collector/abi/layout.js';
@@ -59,7 +60,8 @@ test('kernel objects per bucket schema: each object holds every dense bucket of 
   assert.ok(ABI.nrBuckets >= bucketCount(), 'schema 2 fits');
   assert.ok(ABI_S3.nrBuckets >= bucketCount(FINE_BUCKET_SCHEMA), 'schema 3 fits');
   assert.ok(ABI_S3.maxBounds > bucketCount(FINE_BUCKET_SCHEMA) - 1, 'schema 3 bounds fit');
-  assert.equal(ABI_S3.records.bh_hist.size, 48 + 20 * 8 + 2 * 216 * 8, 'sizeof(struct bh_hist) with BH_SCHEMA=3');
+  // 8 counters, max_bucket_plus1 and pad, 20 statuses, and four phases (device, queue, submit, total).
+  assert.equal(ABI_S3.records.bh_hist.size, 72 + 20 * 8 + 4 * 216 * 8, 'sizeof(struct bh_hist) with BH_SCHEMA=3');
   assert.throws(() => defaultObjectPath({ ...BUCKET_SCHEMA, scale: 4 }), /no kernel object for bucket schema scale 4/);
 });
 
@@ -99,6 +101,11 @@ test('per-CPU histogram values are summed over CPUs; samples decode field by fie
     buf.writeBigUInt64LE(4n, base + HIST.at.errors + 10 * 8); // errors[BLK_STS_IOERR]
     buf.writeBigUInt64LE(BigInt(c + 1), base + HIST.at.device + 40 * 8); // device[40]
     buf.writeBigUInt64LE(5n, base + HIST.at.queue + 3 * 8); // queue[3]
+    buf.writeBigUInt64LE(BigInt(c), base + HIST.at.submit + 60 * 8); // submit[60]
+    buf.writeBigUInt64LE(1n, base + HIST.at.total + 70 * 8); // total[70]
+    buf.writeBigUInt64LE(1n, base + HIST.at.submit_unknown);
+    buf.writeBigUInt64LE(BigInt(c), base + HIST.at.frozen);
+    buf.writeBigUInt64LE(2n, base + HIST.at.refused);
   }
   const v = emptyHistValue(ABI);
   addPerCpuHist(HIST, v, buf, 0, HIST_VALUE_SIZE, cpus);
@@ -113,6 +120,13 @@ test('per-CPU histogram values are summed over CPUs; samples decode field by fie
   );
   assert.equal(v.device[40], 6);
   assert.equal(v.queue[3], 15);
+  assert.equal(v.submit[60], 3);
+  assert.equal(v.total[70], 3);
+  assert.deepEqual([v.submitUnknown, v.frozen, v.refused], [3, 3, 6]);
+  for (const phase of ['device', 'queue', 'submit', 'total'] as const) {
+    const found = v[phase].reduce((a, b) => a + b, 0);
+    assert.equal(found, { device: 6, queue: 15, submit: 3, total: 3 }[phase], `${phase}: nothing read from another phase's offsets`);
+  }
 
   // Written where the object's BTF puts each field (collector-layouts.test.ts holds those places).
   const sample = ABI.records.bh_sample;
@@ -127,6 +141,7 @@ test('per-CPU histogram values are summed over CPUs; samples decode field by fie
   s.writeUInt32LE(4242, sample.at.pid);
   s.writeUInt16LE(1 | CLS_FLAG_BITS.Sync, sample.at.cls);
   s.writeUInt16LE(3, sample.at.flags);
+  s.writeBigUInt64LE(7_000_000n, sample.at.submit_ns);
   s.write('dd', sample.at.comm);
   s.writeUInt32LE(1795290000, sample.at.slot);
   assert.deepEqual(decodeSample(sample, s), {
@@ -134,6 +149,7 @@ test('per-CPU histogram values are summed over CPUs; samples decode field by fie
     sector: 2048,
     queueNs: 500,
     deviceNs: 5_000_000,
+    submitNs: 7_000_000,
     cgroupId: 42n,
     dev: (7 << 20) | 3,
     bytes: 4096,

@@ -16,11 +16,19 @@ function hist(r: () => number, density: number): number[] {
   return randomSparseHist(r, density, 40);
 }
 
-/** A frame with a random subset of disks and classes; `idle` chance of no I/O at all. */
+/** The bio-based disk of DEVS (TEST_DISKS says so too): it has no submit wait or total of its own. */
+export const BIO_DEV = '253:0';
+
+/**
+ * A frame with a random subset of disks and classes; `idle` chance of no I/O at all. `submit`
+ * (protocol 4): request-based disks' classes get submit wait `w`, total `t` and `wu`, their disks
+ * `causes` and an in-flight state with waiting bios (more draws from r only then: older seeds
+ * keep their frames).
+ */
 export function randomFrame(
   r: () => number,
   ts: number,
-  opts: { idle?: number; density?: number; devs?: readonly string[]; cgroups?: boolean } = {},
+  opts: { idle?: number; density?: number; devs?: readonly string[]; cgroups?: boolean; submit?: boolean } = {},
 ): Frame {
   if (r() < (opts.idle ?? 0.1)) return { ts, step: 1, disks: [] };
   const disks: DiskFrame[] = [];
@@ -32,14 +40,36 @@ export function randomFrame(
       const d = hist(r, opts.density ?? 0.06);
       const q = hist(r, (opts.density ?? 0.06) / 2);
       const n = Math.max(sparseTotal(d), sparseTotal(q));
-      if (n > 0) cls.push({ c, n, d, q });
+      if (opts.submit && dev !== BIO_DEV) {
+        const w = hist(r, (opts.density ?? 0.06) / 2);
+        const t = hist(r, opts.density ?? 0.06);
+        const wu = Math.floor(r() * 3);
+        const all = Math.max(n, sparseTotal(w) + wu, sparseTotal(t) + wu);
+        if (all > 0) cls.push({ c, n: all, d, q, w, t, wu });
+      } else if (n > 0) cls.push({ c, n, d, q });
     }
     // One cgroup per class (no draws from r: older seeds keep their frames), busiest first.
     const cg = cls
       .filter((c) => c.n > 0)
       .map((c) => ({ g: `/${c.c.toLowerCase()}.slice`, n: c.n, d: c.d }))
       .sort((a, b) => b.n - a.n || (a.g < b.g ? -1 : 1));
-    if (cls.length > 0) disks.push({ dev, cls, dropped: Math.floor(r() * 3), ...(opts.cgroups ? { cg } : {}) });
+    if (cls.length === 0) continue;
+    const disk: DiskFrame = { dev, cls, dropped: Math.floor(r() * 3), ...(opts.cgroups ? { cg } : {}) };
+    if (opts.submit && dev !== BIO_DEV) {
+      const waiting = Math.floor(r() * 4);
+      const frozen = r() < 0.2;
+      disks.push({
+        ...disk,
+        ...(frozen ? { causes: { frozen: 1 + Math.floor(r() * 5) } } : {}),
+        inflight: {
+          n: Math.floor(r() * 3),
+          oldest_ns: Math.floor(r() * 1e9),
+          ios: [],
+          ...(waiting > 0 ? { waiting, oldest_wait_ns: Math.floor(r() * 2e9) } : {}),
+          ...(frozen ? { frozen: true as const } : {}),
+        },
+      });
+    } else disks.push(disk);
   }
   return { ts, step: 1, disks };
 }
@@ -49,8 +79,12 @@ export function randomFrames(seed: number, from: number, count: number, opts: Pa
   return Array.from({ length: count }, (_, i) => randomFrame(r, from + i, opts));
 }
 
+/**
+ * A sample with every field drawn; `w_ns` (added in 4) absent (a bio-based disk, an older agent),
+ * null (submission not seen) or known, whatever the other fields (the store must keep any mix).
+ */
 export function randomSample(r: () => number, tsUs: number): IoSample {
-  return {
+  const sample: IoSample = {
     ts_us: tsUs,
     dev: DEVS[Math.floor(r() * DEVS.length)] as string,
     c: CLASSES[Math.floor(r() * CLASSES.length)] as string,
@@ -63,6 +97,8 @@ export function randomSample(r: () => number, tsUs: number): IoSample {
     cgroup: Math.floor(r() * 1e6),
     outlier: r() < 0.1,
   };
+  const w = r();
+  return w < 0.2 ? sample : { ...sample, w_ns: w < 0.3 ? null : Math.floor(r() * 5e6) };
 }
 
 /** Unix second aligned to `step` about `agoS` seconds in the past. */

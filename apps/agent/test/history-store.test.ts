@@ -4,7 +4,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSy
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { coarsenFrames, FINE_BUCKET_SCHEMA, type Frame } from '@blkheat/shared-types';
+import { coarsenFrames, FINE_BUCKET_SCHEMA, sparseTotal, type Frame } from '@blkheat/shared-types';
 import { HistorySchemaError, HistoryStore, tierSpecs } from '../src/history/store.js';
 import { parseAll } from '../src/history/range-read.js';
 import { randomFrames } from './history-fixtures.js';
@@ -51,6 +51,30 @@ test('frames read back as written, and coarse tiers equal the exact sum of their
   }
   const sub = parseAll(store.read(1, BASE + 50, BASE + 60));
   assert.deepEqual(sub, frames.slice(45, 55));
+});
+
+test('protocol 4 fields (w, t, wu, causes, waiting bios) round-trip through every tier and a restart', (t) => {
+  const dir = tempDir(t);
+  const frames = randomFrames(11, BASE + 5, 130, { submit: true });
+  const wOf = (fs: readonly Frame[]): number =>
+    fs.reduce((n, f) => n + f.disks.reduce((x, d) => x + d.cls.reduce((y, c) => y + sparseTotal(c.w ?? []) + (c.wu ?? 0), 0), 0), 0);
+  const first = open(dir, () => BASE + 140);
+  for (const f of frames.slice(0, 70)) assert.equal(first.append(f), true);
+  first.close();
+  const store = open(dir, () => BASE + 140);
+  t.after(() => store.close());
+  for (const f of frames.slice(70)) assert.equal(store.append(f), true);
+  assert.deepEqual(readAll(store, 1), frames);
+  for (const step of [10, 60]) {
+    const tier = readAll(store, step);
+    assert.deepEqual(tier, coarsenFrames(frames, step), `tier ${step} s`);
+    assert.equal(wOf(tier), wOf(frames), `tier ${step} s keeps every submit wait`);
+  }
+  assert.ok(wOf(frames) > 100, `${wOf(frames)} I/Os with a submit wait or an unseen submission`);
+  assert.ok(
+    frames.some((f) => f.disks.some((d) => d.causes && d.inflight?.waiting)),
+    'causes and waiting bios are in the data',
+  );
 });
 
 test('frames at or before the newest second are refused; the files stay ordered', (t) => {

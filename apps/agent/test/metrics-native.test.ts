@@ -153,3 +153,75 @@ for (const schema of [undefined, FINE_BUCKET_SCHEMA]) {
     assert.match(text, /^blkheat_ios_total\{instance="host-a",/m);
   });
 }
+
+test('protobuf /metrics (protocol 4): submit wait and total as native histograms of request-based disks, unseen submissions and causes as counters', async (t) => {
+  const a = await startTestAgent(t, { instance: 'host-a' });
+  const schema = a.agent.context.schema;
+  const start = nowS() - 100;
+  const top = overflowIndex(schema);
+  const second = (ts: number, w: SparseHist, tt: SparseHist, wu: number, frozen: number): Frame => ({
+    ts,
+    step: 1,
+    disks: [
+      { dev: '7:0', cls: [{ c: 'Read', n: 20, d: [40, 20], q: [0, 20], w, t: tt, wu }], causes: { frozen } },
+      // A bio-based disk: its total is its device latency; whatever a frame says, no submit or total series.
+      { dev: '253:0', cls: [{ c: 'Write', n: 3, d: [50, 3], q: [], w: [10, 3], t: [50, 3] }] },
+    ],
+  });
+  a.collector.emit(second(start, [0, 4, 30, 10, 60, 2], [41, 15, 90, 3], 4, 1));
+  a.collector.emit(second(start + 1, [30, 5, 61, 1], [41, 2, top, 1], 14, 2));
+
+  const res = await fetch(`${a.base}/metrics`, { headers: { accept: PROMETHEUS_ACCEPT } });
+  const byName = new Map(decodeAll(Buffer.from(await res.arrayBuffer())).map((f) => [f.name, f]));
+  const dense = (pairs: [number, number][]): number[] => {
+    const out = new Array<number>(bucketCount(schema)).fill(0);
+    for (const [k, n] of pairs) out[k] = n;
+    return out;
+  };
+  for (const [name, want, count] of [
+    [
+      'blkheat_submit_latency_seconds',
+      dense([
+        [0, 4],
+        [30, 15],
+        [60, 2],
+        [61, 1],
+      ]),
+      22,
+    ],
+    [
+      'blkheat_total_latency_seconds',
+      dense([
+        [41, 17],
+        [90, 3],
+        [top, 1],
+      ]),
+      21,
+    ],
+  ] as const) {
+    const fam = byName.get(name);
+    assert.equal(fam?.type, 'HISTOGRAM', name);
+    assert.equal(fam?.metric.length, 1, `${name}: the request-based disk's class only`);
+    const m = fam?.metric[0];
+    const labels = Object.fromEntries((m?.label ?? []).map((l) => [l.name, l.value]));
+    assert.deepEqual(labels, { instance: 'host-a', disk: 'loop0', dev: '7:0', class: 'Read' });
+    const h = m?.histogram as DecodedHistogram;
+    assert.equal(h.sampleCount, count, name);
+    assert.equal(h.schema, schema.scale);
+    assert.deepEqual(denseOf(h, schema), want, name);
+  }
+  assert.equal(byName.get('blkheat_submit_latency_seconds')?.metric[0]?.histogram?.zeroCount, 4, 'bucket 0 is the zero bucket');
+  const counter = (name: string): [string, number | undefined][] =>
+    (byName.get(name)?.metric ?? []).map((m) => [m.label.map((l) => `${l.name}=${l.value}`).join(','), m.counter?.value]);
+  assert.deepEqual(counter('blkheat_submit_unseen_ios_total'), [['instance=host-a,disk=loop0,dev=7:0,class=Read', 18]]);
+  assert.deepEqual(counter('blkheat_submit_wait_causes_total'), [['instance=host-a,disk=loop0,dev=7:0,cause=frozen', 3]]);
+  // Device and queue stay as they were: the bio-based disk keeps its device latency series.
+  assert.deepEqual(
+    byName.get('blkheat_device_latency_seconds')?.metric.map((m) => m.histogram?.sampleCount),
+    [40, 6],
+  );
+  const text = await (await fetch(`${a.base}/metrics`)).text();
+  assert.match(text, /^blkheat_total_latency_seconds_count\{instance="host-a",disk="loop0",dev="7:0",class="Read"\} 21$/m);
+  assert.match(text, /^blkheat_submit_latency_seconds_count\{instance="host-a",disk="loop0",dev="7:0",class="Read"\} 22$/m);
+  assert.doesNotMatch(text, /^blkheat_(submit|total)_latency_seconds_\w+\{[^}]*dev="253:0"/m);
+});

@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { classOp } from '@blkheat/shared-types';
@@ -10,7 +11,7 @@ import { createLoopDevice, runDd, sleep } from '@blkheat/testkit';
 const count = z.number().int().min(0);
 const bucketTriple = z.tuple([z.number().min(0), z.number().positive().nullable(), z.number().int().positive()]);
 const recordLineSchema = z.strictObject({
-  v: z.literal(3),
+  v: z.literal(4),
   ts: z.number().int(),
   interval_s: z.number().int().positive(),
   dropped: z.number().int().min(0),
@@ -37,8 +38,12 @@ const recordLineSchema = z.strictObject({
               dev_age_ns: count.nullable(),
             }),
           ),
+          waiting: count.optional(),
+          oldest_wait_ns: count.optional(),
+          frozen: z.literal(true).optional(),
         })
         .optional(),
+      causes: z.strictObject({ frozen: count.optional(), refused: count.optional() }).optional(),
       cgroups: z.array(z.strictObject({ cgroup: z.string().min(1), count, device: z.array(bucketTriple) })),
       classes: z.array(
         z.strictObject({
@@ -50,10 +55,14 @@ const recordLineSchema = z.strictObject({
           sizes: z.array(z.strictObject({ max_bytes: count, count, device: z.array(bucketTriple) })).optional(),
           device: z.array(bucketTriple),
           queue: z.array(bucketTriple),
+          submit: z.array(bucketTriple).optional(),
+          total: z.array(bucketTriple).optional(),
+          submit_unknown: count.optional(),
         }),
       ),
     }),
   ),
+  psi: z.strictObject({ some_us: count, full_us: count }).optional(),
   samples: z.array(z.record(z.string(), z.unknown())).optional(),
 });
 
@@ -160,7 +169,7 @@ test('least privilege: record runs as nobody with only CAP_BPF and CAP_PERFMON',
     });
   });
   assert.equal(r.code, 0, `record with CAP_BPF + CAP_PERFMON failed: ${r.stderr}`);
-  assert.equal(recordLineSchema.parse(JSON.parse(r.stdout)).v, 3);
+  assert.equal(recordLineSchema.parse(JSON.parse(r.stdout)).v, 4);
 });
 
 test(
@@ -217,6 +226,10 @@ test(
     }
     // No witness: an upper bound (reads go on while record runs); completions hidden from BPF only lower the count.
     assert.ok(reads > 0 && reads <= issued, `reads counted: ${reads} of the ${issued} dd issued`);
+    // The host's I/O pressure (added in 4): on the second interval at least (the first second after start has none).
+    const psi = lines.map((text) => recordLineSchema.parse(JSON.parse(text)).psi);
+    for (const p of psi) if (p) assert.ok(p.some_us <= 2e6 && p.full_us <= 2e6, `at most the interval: ${JSON.stringify(p)}`);
+    if (existsSync('/proc/pressure/io')) assert.ok(psi.at(-1), `the last interval carries the host's I/O pressure: ${lines.at(-1)}`);
   },
 );
 

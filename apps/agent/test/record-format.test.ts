@@ -47,7 +47,7 @@ test('intervals are wall-clock aligned, whole, and carry their samples', () => {
 test('NDJSON line: version, interval, per class [lower_us, upper_us, count] buckets, samples', () => {
   const names = new Map([['7:0', 'loop0']]);
   const line = recordLine(frame(1795290000, 3), names, 1, [sample(1795290000)]);
-  assert.equal(line.v, 3);
+  assert.equal(line.v, 4);
   assert.equal(line.disks[0]?.name, 'loop0');
   assert.equal(line.dropped, 2);
   const [lo, hi] = boundsMicros(b5ms);
@@ -108,4 +108,69 @@ test('text histograms fold to a readable height and label bounds', () => {
   assert.match(text, /Read {2}device latency {2}count 7 {2}p50 5\.\d+ ms {2}p99 5\.\d+ ms/);
   assert.match(text, /Read {2}queue latency/);
   assert.match(formatIntervalText({ ts: 1795290000, step: 1, disks: [] }, new Map(), 1, { queued: false }), /no block I\/O completed/);
+});
+
+test('format 4: submit wait, total and unseen submissions per class, causes and waiting bios per disk, in NDJSON and text', () => {
+  const b1ms = bucketOfNs(1_000_000);
+  const b6ms = bucketOfNs(6_000_000);
+  const b30s = bucketOfNs(30e9);
+  const f: Frame = {
+    ts: 1795290000,
+    step: 1,
+    disks: [
+      {
+        dev: '7:0',
+        cls: [{ c: 'Read', n: 5, d: [b5ms, 5], q: [0, 5], w: [0, 1, b1ms, 3], t: [b6ms, 4], wu: 1 }],
+        causes: { frozen: 3 },
+        inflight: { n: 0, oldest_ns: 0, ios: [], waiting: 7, oldest_wait_ns: 30e9, frozen: true },
+      },
+      { dev: '253:0', cls: [{ c: 'Write', n: 2, d: [b30s, 2], q: [] }] },
+    ],
+  };
+  const names = new Map([
+    ['7:0', 'loop0'],
+    ['253:0', 'dm-0'],
+  ]);
+  const line = recordLine(f, names, 1);
+  const [disk, bio] = line.disks;
+  const read = disk?.classes[0];
+  const triple = (b: number, n: number): [number, number, number] => {
+    const [lo, hi] = boundsMicros(b);
+    return [Math.round(lo * 1e4) / 1e4, Math.round(hi * 1e4) / 1e4, n];
+  };
+  assert.deepEqual(read?.submit, [triple(0, 1), triple(b1ms, 3)]);
+  assert.deepEqual(read?.total, [triple(b6ms, 4)]);
+  assert.equal(read?.submit_unknown, 1);
+  assert.deepEqual(disk?.causes, { frozen: 3 });
+  assert.deepEqual(disk?.inflight, { n: 0, oldest_ns: 0, ios: [], waiting: 7, oldest_wait_ns: 30e9, frozen: true });
+  const write = bio?.classes[0];
+  assert.deepEqual(
+    [write?.submit, write?.total, write?.submit_unknown, bio?.causes],
+    [undefined, undefined, undefined, undefined],
+    'a bio-based disk has none',
+  );
+
+  const text = formatIntervalText(f, names, 1, { queued: true });
+  assert.match(text, /disk = loop0 \(7:0\) {2}\[7 waiting for a request, oldest 30\.0 s, queue frozen, 3 met a frozen queue\]/);
+  assert.match(text, /Read \(1 submission not seen\) {2}submit wait latency {2}count 4 {2}p50 \d/);
+  assert.match(text, /Read \(1 submission not seen\) {2}total latency {2}count 4 {2}p50 6\.\d+ ms/);
+  assert.doesNotMatch(text, /Write.*(submit wait|total) latency/, 'no submit wait or total for the bio-based disk');
+  const plain = formatIntervalText(f, names, 1, { queued: false });
+  assert.doesNotMatch(plain, /submit wait latency|total latency/, 'shown with the queue histograms (-Q) only');
+  assert.match(plain, /Read {2}device latency {2}count 5/);
+});
+
+test('format 4: the host I/O pressure per line, summed over an interval; absent when not known', () => {
+  const g = new IntervalGrouper(5, 1795290000);
+  let out;
+  for (let ts = 1795290000; ts < 1795290005; ts++) {
+    // The first second has none (the agent's first read), the others 100 ms of some, 20 ms of full.
+    const f = frame(ts, 1);
+    out = g.addFrame(ts === 1795290000 ? f : { ...f, psi: { some_us: 100_000, full_us: 20_000 } });
+  }
+  assert.ok(out);
+  const line = recordLine(out.frame, new Map(), 5);
+  assert.deepEqual(line.psi, { some_us: 400_000, full_us: 80_000 });
+  assert.match(JSON.stringify(line), /"dropped":0,"psi":\{"some_us":400000,"full_us":80000\}/);
+  assert.equal('psi' in recordLine(frame(1795290000, 1), new Map(), 1), false, 'not known: no field');
 });

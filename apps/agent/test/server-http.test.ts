@@ -9,11 +9,14 @@ import {
   mergeFrames,
   overflowIndex,
   parseSnapshot,
+  samplePhaseNs,
+  SNAPSHOT_VERSION,
   upperBoundSeconds,
   type Frame,
   type HelloMessage,
+  type IoSample,
 } from '@blkheat/shared-types';
-import { randomFrames, randomSample, rng } from './history-fixtures.js';
+import { BIO_DEV, randomFrames, randomSample, rng } from './history-fixtures.js';
 import { nowS, startTestAgent } from './server-fixtures.js';
 
 /** Raw HTTP/1.1 GET with the path sent exactly as given (fetch and URL would normalize "../"). */
@@ -65,6 +68,17 @@ test('REST: disks, range and samples answer like the WebSocket does', async (t) 
   const want = samples.filter((x) => x.d_ns <= 10_000_000);
   assert.deepEqual(sb.samples, want.slice(0, 20));
   assert.equal(sb.truncated, want.length > 20);
+  // Added in 4: the submit wait and total phases (samplePhaseNs's rule, the same on both sides).
+  for (const kind of ['submit', 'total'] as const) {
+    const res = await fetch(`${a.base}/api/v1/samples?from=${start + 500}&to=${start + 501}&kind=${kind}&minNs=1000000&maxNs=20000000`);
+    const got = (await res.json()) as { samples: IoSample[] };
+    const match = samples.filter((x) => {
+      const v = samplePhaseNs(x, kind);
+      return v !== null && v >= 1_000_000 && v <= 20_000_000;
+    });
+    assert.ok(match.length > 10 && match.length < samples.length, `${kind}: ${match.length} of ${samples.length} match`);
+    assert.deepEqual(got.samples, match, kind);
+  }
 });
 
 test('REST: every bad parameter is a 400 naming it', async (t) => {
@@ -105,10 +119,11 @@ test('REST: every bad parameter is a 400 naming it', async (t) => {
 test('snapshot: a valid snapshot (current version) of the range, as an attachment', async (t) => {
   const a = await startTestAgent(t);
   const start = nowS() - 120;
-  const frames = randomFrames(43, start, 100, { idle: 0.3, cgroups: true });
+  const frames = randomFrames(43, start, 100, { idle: 0.3, cgroups: true, submit: true });
   for (const f of frames) a.collector.emit(f);
   const r = rng(44);
-  a.collector.emitSamples(Array.from({ length: 50 }, (_, i) => randomSample(r, (start + 10) * 1e6 + i * 100_000)));
+  const samples = Array.from({ length: 50 }, (_, i) => randomSample(r, (start + 10) * 1e6 + i * 100_000));
+  a.collector.emitSamples(samples);
   const res = await fetch(`${a.base}/api/v1/snapshot?from=${start}&to=${start + 100}`);
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-disposition') ?? '', /^attachment; filename="blkheat-.*\.json"$/);
@@ -121,14 +136,15 @@ test('snapshot: a valid snapshot (current version) of the range, as an attachmen
     frames.filter((f) => f.disks.length > 0),
     'steps without I/O are left out',
   );
-  assert.equal(snap.samples.length, 50);
+  assert.equal(snap.version, SNAPSHOT_VERSION);
+  assert.deepEqual(snap.samples, samples, 'samples as emitted, w_ns absent, null or known included');
   assert.equal(snap.disks.length, 4);
 });
 
 test('/metrics parses strictly and its buckets equal the histograms of the same window', async (t) => {
   const a = await startTestAgent(t);
   const start = nowS() - 300;
-  const frames = randomFrames(45, start, 200, { cgroups: true });
+  const frames = randomFrames(45, start, 200, { cgroups: true, submit: true });
   for (const f of frames) a.collector.emit(f);
   const res = await fetch(`${a.base}/metrics`);
   assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
@@ -145,6 +161,8 @@ test('/metrics parses strictly and its buckets equal the histograms of the same 
   for (const [metric, kind] of [
     ['blkheat_device_latency_seconds', 'd'],
     ['blkheat_queue_latency_seconds', 'q'],
+    ['blkheat_submit_latency_seconds', 'w'],
+    ['blkheat_total_latency_seconds', 't'],
   ] as const) {
     const fam = families.get(metric);
     assert.equal(fam?.type, 'histogram');
@@ -153,13 +171,13 @@ test('/metrics parses strictly and its buckets equal the histograms of the same 
     for (const d of total.disks) {
       for (const c of d.cls) {
         const s = [...series.values()].find((x) => x.labels.dev === d.dev && x.labels.class === c.c);
-        if (kind === 'q' && d.dev === '253:0') {
-          assert.equal(s, undefined, 'no queue latency for bio-based disks');
+        if (kind !== 'd' && d.dev === BIO_DEV) {
+          assert.equal(s, undefined, `no ${metric} for bio-based disks`);
           continue;
         }
         assert.ok(s, `${metric} ${d.dev} ${c.c}`);
         const dense = new Array<number>(bucketCount()).fill(0);
-        const h = c[kind];
+        const h = c[kind] ?? [];
         for (let k = 0; k < h.length; k += 2) dense[h[k] as number] = h[k + 1] as number;
         let cum = 0;
         assert.equal(s.buckets.length, bounds.length + 1);
@@ -180,6 +198,24 @@ test('/metrics parses strictly and its buckets equal the histograms of the same 
     n?.samples.reduce((x, s) => x + s.value, 0),
     frames.reduce((x, f) => x + f.disks.reduce((y, d) => y + d.cls.reduce((z, c) => z + c.n, 0), 0), 0),
   );
+  // Protocol 4: unseen submissions per class, causes per disk, and the newest second's waiting bios.
+  const sumOf = (name: string): number => families.get(name)?.samples.reduce((x, s) => x + s.value, 0) ?? NaN;
+  const wu = total.disks.reduce((x, d) => x + d.cls.reduce((y, c) => y + (c.wu ?? 0), 0), 0);
+  assert.ok(wu > 0);
+  assert.equal(sumOf('blkheat_submit_unseen_ios_total'), wu);
+  assert.equal(
+    sumOf('blkheat_submit_wait_causes_total'),
+    total.disks.reduce((x, d) => x + (d.causes?.frozen ?? 0), 0),
+  );
+  assert.ok(sumOf('blkheat_submit_wait_causes_total') > 0);
+  const newest = frames.at(-1) as Frame;
+  for (const d of newest.disks) {
+    const gauge = (name: string): number | undefined => families.get(name)?.samples.find((s) => s.labels.dev === d.dev)?.value;
+    // Fixture frames carry in flight only for request-based disks, whose submit wait is timed; 0 when none waited.
+    assert.equal(gauge('blkheat_inflight_waiting_bios'), d.inflight ? (d.inflight.waiting ?? 0) : undefined, d.dev);
+    assert.equal(gauge('blkheat_inflight_waiting_oldest_seconds'), d.inflight ? (d.inflight.oldest_wait_ns ?? 0) / 1e9 : undefined, d.dev);
+    assert.equal(gauge('blkheat_queue_frozen'), d.inflight ? (d.inflight.frozen ? 1 : 0) : undefined, d.dev);
+  }
   // Per cgroup: the window's counts by cgroup path, exactly.
   const byCgroup = new Map<string, number>();
   for (const s of families.get('blkheat_cgroup_ios_total')?.samples ?? [])

@@ -6,6 +6,7 @@
  * store invalidate the renderers. Views only read the stores and call actions.
  */
 import type { DiskInfo } from '@blkheat/shared-types';
+import { resolvePhase } from './model/phase.js';
 import { decodeUrlState, encodeUrlState } from './model/urlstate.js';
 import { fixedView, liveView } from './model/view.js';
 import { AgentClient } from './net/client.js';
@@ -35,7 +36,8 @@ function applyUrl(): void {
     diskChoice: u.disks,
     classes: u.classes,
     cgroup: u.cgroup,
-    kind: u.kind,
+    kindChoice: u.kind,
+    kind: resolvePhase(u.kind, useData.getState().submitTiming),
     colour: u.colour,
     norm: u.norm,
     percentiles: u.percentiles,
@@ -56,7 +58,7 @@ function urlOf(s: UiState): string {
     disks: s.diskChoice,
     classes: s.classes,
     cgroup: s.cgroup,
-    kind: s.kind,
+    kind: s.kindChoice,
     colour: s.colour,
     norm: s.norm,
     percentiles: s.percentiles,
@@ -138,7 +140,14 @@ export function startApp(): void {
           notify('error', `The agent's bucket schema ${JSON.stringify(hello.schema)} cannot be drawn (${refusal}); its data is not shown.`);
         }
         useUi.setState({
-          agent: { version: hello.agent, host: hello.host, tiers: hello.tiers, historyFrom: hello.historyFrom, fleet: hello.fleet },
+          agent: {
+            version: hello.agent,
+            protocol: hello.protocol,
+            host: hello.host,
+            tiers: hello.tiers,
+            historyFrom: hello.historyFrom,
+            fleet: hello.fleet,
+          },
         });
         data.setAgentDisks(hello.disks);
       },
@@ -181,7 +190,7 @@ export function startApp(): void {
     if (changed('view', 'kind', 'classes', 'cgroup', 'diskChoice', 'plotWidth', 'dpr', 'compare')) data.refresh();
     if (changed('colour')) data.recolour();
     if (changed('view', 'percentiles', 'theme', 'norm', 'dpr', 'stuck')) scheduler.invalidateMatching();
-    if (changed('view', 'diskChoice', 'classes', 'cgroup', 'kind', 'colour', 'norm', 'percentiles', 'compare', 'stuck')) syncUrl(s);
+    if (changed('view', 'diskChoice', 'classes', 'cgroup', 'kindChoice', 'colour', 'norm', 'percentiles', 'compare', 'stuck')) syncUrl(s);
   });
   // What the data layer derived → the renderers.
   useData.subscribe((s, prev) => {
@@ -190,6 +199,15 @@ export function startApp(): void {
     // A comparison following the view is summed in the new window's columns; a new disk joins it.
     if (changed('window', 'shownDevs')) data.refreshCompare();
     if (changed('compare')) scheduler.invalidateMatching('compare:');
+    // The source's timing decides which phases exist: the default (or a choice it lacks) follows it.
+    if (changed('submitTiming')) {
+      const ui = useUi.getState();
+      const kind = resolvePhase(ui.kindChoice, s.submitTiming);
+      if (kind !== ui.kind) {
+        data.clearSelection(); // picked in another phase's buckets
+        useUi.setState({ kind });
+      }
+    }
   });
 
   // A paused view whose data the agent has not got yet: the first hello sets historyFrom.

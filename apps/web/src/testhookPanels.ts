@@ -1,7 +1,7 @@
 /**
  * The test hook's per-panel readers over the scheduler's registry of what was drawn (each view
  * records it as it draws, render/scheduler.ts): the size × latency panel, the offset scatter,
- * the throughput strips and the compare charts, and the pixels drawn on them.
+ * the throughput strips, the I/O pressure strip and the compare charts, and the pixels drawn on them.
  */
 import { ALL_CLASSES } from './model/compare.js';
 import { apply, bucketToCssX } from './model/coords.js';
@@ -13,6 +13,7 @@ import { canvasPixel, inViewport, pixelInBox, pixelOf } from './testhookPage.js'
 import { COMPARE_DIFFERENCE_DRAWN, COMPARE_OVERLAY_DRAWN, compareViewKey } from './views/compareCharts.js';
 import { placed } from './views/geometry.js';
 import { OFFSET_SCATTER_DRAWN, OFFSET_SCATTER_VIEW } from './views/OffsetScatterPanel.js';
+import { PRESSURE_DRAWN, PRESSURE_VIEW } from './views/PressureStrip.js';
 import { SIZE_LATENCY_DRAWN, SIZE_LATENCY_VIEW, sizeCellCentre } from './views/SizeLatencyPanel.js';
 import { THROUGHPUT_DRAWN } from './views/throughputStrip.js';
 import { diskViews } from './views/useDiskDrawing.js';
@@ -27,7 +28,16 @@ function scrollToPanel(testId: string): void {
 
 export function panelReads(): Pick<
   BlkheatHook,
-  'sizePanel' | 'sizeCellCenter' | 'sizePixelAt' | 'offsetScatter' | 'offsetPixelAt' | 'throughput' | 'throughputPixelAt' | 'comparePixel'
+  | 'sizePanel'
+  | 'sizeCellCenter'
+  | 'sizePixelAt'
+  | 'offsetScatter'
+  | 'offsetPixelAt'
+  | 'throughput'
+  | 'throughputPixelAt'
+  | 'pressure'
+  | 'pressurePixelAt'
+  | 'comparePixel'
 > {
   return {
     sizePanel() {
@@ -85,6 +95,16 @@ export function panelReads(): Pick<
     },
     throughputPixelAt(dev, x, y) {
       return canvasPixel('throughput', dev, x, y);
+    },
+    pressure() {
+      const p = scheduler.drawn(PRESSURE_VIEW, PRESSURE_DRAWN)?.value;
+      if (!p) return undefined;
+      const list = (a: Float64Array): (number | null)[] => Array.from(a, (v) => (Number.isNaN(v) ? null : v));
+      const s = p.series;
+      return { from: s.col0 * s.step, step: s.step, some: list(s.some), full: list(s.full), scale: p.scale };
+    },
+    pressurePixelAt(x, y) {
+      return pixelOf(panelCanvas('pressure'), x, y);
     },
     comparePixel(dev, c, chart, bucket, value) {
       const key = compareViewKey(dev, c === 'all' ? ALL_CLASSES : c);

@@ -79,7 +79,7 @@ test('compare: a baseline older than the live log is fetched, summed over whole 
   const { client, asked } = agent(false);
   const h = dataHarness({ disks: [LOOP0], client });
   h.ui.setState({
-    agent: { version: 'test', host: { hostname: 'h', kernel: 'k' }, tiers: [1, 10, 60], historyFrom: T0 - 86400 },
+    agent: { version: 'test', protocol: 3, host: { hostname: 'h', kernel: 'k' }, tiers: [1, 10, 60], historyFrom: T0 - 86400 },
     view: liveView(T0 + 60, 60),
   });
   live(h.dm);

@@ -129,7 +129,7 @@ test('data layer: following, a history fetch slower than a live second still lan
   const dm = h.dm;
   const start = T0 - 7200;
   h.ui.setState({
-    agent: { version: 'test', host: { hostname: 'h', kernel: 'k' }, tiers: [1, 10, 60], historyFrom: start },
+    agent: { version: 'test', protocol: 3, host: { hostname: 'h', kernel: 'k' }, tiers: [1, 10, 60], historyFrom: start },
     view: liveView(T0 + 60, 20),
   });
   dm.setLiveSchema(BUCKET_SCHEMA);
@@ -197,4 +197,33 @@ test('data layer: following, a live second that comes while a new window waits t
   assert.equal(w?.frames.at(-1)?.ts, T0 + 60, 'with the second that came meanwhile');
   assert.ok(w && w.to >= T0 + 61 && w.coveredTo === T0 + 61);
   assert.equal(h.store.getState().summary?.disks.get('7:0')?.n, 5 * 49 + 7, 'and in the summary of the visible range');
+});
+
+test('data layer: the source says whether its frames carry submit-wait timing; a snapshot from before protocol 4 does not', async () => {
+  const h = dataHarness({ disks: [LOOP0] });
+  h.ui.setState({ view: liveView(T0 + 10, 60) });
+  const dm = h.dm;
+  dm.setLiveSchema(BUCKET_SCHEMA);
+  dm.onFrames([io(T0)]);
+  assert.equal(h.store.getState().submitTiming, false, 'an agent before protocol 4: device latency');
+  const timed: Frame = {
+    ts: T0 + 1,
+    step: 1,
+    disks: [{ dev: '7:0', cls: [{ c: 'Read', n: 2, d: [40, 2], q: [0, 2], w: [60, 2], t: [61, 2], wu: 0 }] }],
+  };
+  dm.onFrames([timed]);
+  assert.equal(h.store.getState().submitTiming, true, 'a frame with `t`/`w`: total and submit wait can be shown');
+  // An old snapshot opens on its own data: no submit-wait timing, so its phases fall back to device.
+  h.openSnapshot(snapshotOf([io(T0), io(T0 + 1)], { from: T0, to: T0 + 5 }), 'old.json');
+  assert.equal(h.store.getState().submitTiming, false);
+  // Its heat maps draw device latency (what app.ts resolves the phase to) and count every I/O.
+  for (let i = 0; i < 5; i++) await tick();
+  assert.equal(h.store.getState().summary?.perDisk.get('7:0')?.total, 10, 'the old snapshot draws');
+  // The phase on screen says "total" while the source has none: nothing is drawn rather than device passed off as total.
+  h.ui.setState({ kind: 'total' });
+  dm.refresh();
+  for (let i = 0; i < 5; i++) await tick();
+  assert.equal(h.store.getState().summary?.perDisk.get('7:0')?.total ?? 0, 0);
+  assert.ok(dm.closeSnapshot());
+  assert.equal(h.store.getState().submitTiming, true, 'back to live: its frames have it');
 });

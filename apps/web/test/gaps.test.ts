@@ -237,7 +237,7 @@ test('data layer: the live view of a young agent draws the seconds before its fi
   });
   const dm = h.dm;
   h.ui.setState({
-    agent: { version: 'test', host: { hostname: 'h', kernel: 'k' }, tiers: [1, 10, 60], historyFrom: start },
+    agent: { version: 'test', protocol: 3, host: { hostname: 'h', kernel: 'k' }, tiers: [1, 10, 60], historyFrom: start },
     view: liveView(start + 60, 300),
   });
   // What the client does with the first backfill page: the frames, then what they cover.

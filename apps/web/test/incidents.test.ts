@@ -168,17 +168,17 @@ test('faults: failed I/Os by status and requeues per column, exact when merged',
   ];
   const cols = faultColumns(frames, DEV, 1, T0, T0 + 20);
   assert.deepEqual(cols, [
-    { col: T0, failed: 4, byStatus: { IOERR: 3, TIMEOUT: 1 }, requeues: 0 },
-    { col: T0 + 1, failed: 0, byStatus: {}, requeues: 4 },
-    { col: T0 + 3, failed: 1, byStatus: { IOERR: 1 }, requeues: 0 },
-    { col: T0 + 12, failed: 3, byStatus: { NOSPC: 3 }, requeues: 1 },
+    { col: T0, failed: 4, byStatus: { IOERR: 3, TIMEOUT: 1 }, requeues: 0, frozen: 0 },
+    { col: T0 + 1, failed: 0, byStatus: {}, requeues: 4, frozen: 0 },
+    { col: T0 + 3, failed: 1, byStatus: { IOERR: 1 }, requeues: 0, frozen: 0 },
+    { col: T0 + 12, failed: 3, byStatus: { NOSPC: 3 }, requeues: 1, frozen: 0 },
   ]);
-  assert.deepEqual(faultsAt(frames, DEV, 1, T0 + 2), { col: T0 + 2, failed: 0, byStatus: {}, requeues: 0 });
+  assert.deepEqual(faultsAt(frames, DEV, 1, T0 + 2), { col: T0 + 2, failed: 0, byStatus: {}, requeues: 0, frozen: 0 });
   assert.deepEqual(faultColumns(frames, DEV, 1, T0 + 1, T0 + 3).length, 1, 'only the columns asked for');
   // Merged into 10 s frames (as a zoomed view gets them), or 10 s columns of 1 s frames: the sums.
   const want = [
-    { col: T0 / 10, failed: 5, byStatus: { IOERR: 4, TIMEOUT: 1 }, requeues: 4 },
-    { col: T0 / 10 + 1, failed: 3, byStatus: { NOSPC: 3 }, requeues: 1 },
+    { col: T0 / 10, failed: 5, byStatus: { IOERR: 4, TIMEOUT: 1 }, requeues: 4, frozen: 0 },
+    { col: T0 / 10 + 1, failed: 3, byStatus: { NOSPC: 3 }, requeues: 1, frozen: 0 },
   ];
   assert.deepEqual(faultColumns(coarsenFrames(frames, 10, BUCKET_SCHEMA), DEV, 10, T0 / 10, T0 / 10 + 2), want);
   assert.deepEqual(faultColumns(frames, DEV, 10, T0 / 10, T0 / 10 + 2), want);
@@ -198,4 +198,58 @@ test('class breakdown: failed I/Os per class, by status', () => {
   assert.equal(byName.get('Write')?.failed, 0);
   const only = classBreakdown(frames, { from: T0, to: T0 + 5, kind: 'device', devs: new Set([DEV]) }, BUCKET_SCHEMA);
   assert.equal(only.find((r) => r.c === 'Read')?.failed, 2, 'over the shown disks only');
+});
+
+test('stuck: bios waiting for a request (protocol 4) count, a frozen queue says so; spans mark the oldest wait', () => {
+  const waitingDisk = (waitS: number, waiting = 28, frozen = true, ios: InflightIo[] = []): DiskFrame => ({
+    dev: DEV,
+    cls: [],
+    inflight: {
+      n: ios.length,
+      oldest_ns: Math.round(Math.max(0, ...ios.map((i) => i.age_ns / 1e9)) * 1e9),
+      ios,
+      waiting,
+      oldest_wait_ns: Math.round(waitS * 1e9),
+      ...(frozen ? { frozen: true as const } : {}),
+    },
+  });
+  // A queue frozen for 10 s: nothing with the driver, 28 bios waiting.
+  const s = stuckNow(waitingDisk(10), 1);
+  assert.ok(s, 'a queue frozen for 10 s is stuck I/O');
+  assert.equal(s.count, 0, 'no request is stuck');
+  assert.deepEqual(s.waiting, { count: 28, oldestS: 10 });
+  assert.equal(s.frozen, true);
+  assert.equal(stuckText(s, formatLatency), 'stuck: 28 bios waiting for a request, oldest 10.0 s (queue frozen)');
+  assert.equal(stuckNow(waitingDisk(0.5), 1), undefined, 'waiting less than the threshold');
+  assert.equal(stuckNow(waitingDisk(10, 0), 1), undefined, 'no bio waiting');
+  // Both: a stuck request and waiting bios behind it.
+  const both = stuckNow(waitingDisk(4, 1, false, [io(12.3)]), 1);
+  assert.ok(both);
+  assert.equal(stuckText(both, formatLatency), 'stuck: 1 I/O, oldest 12.3 s; 1 bio waiting for a request, oldest 4.00 s');
+  // Data before protocol 4: what it always was.
+  assert.equal(stuckNow(inflightDisk([io(3)]), 1)?.waiting, undefined);
+
+  // The heat map marks the oldest wait as a span of its own, from 3 frames of it.
+  const frames: Frame[] = [8, 9, 10].map((ageS, i) => ({ ts: T0 + i, step: 1, disks: [waitingDisk(ageS)] }));
+  const spans = stuckSpans(frames, DEV, 1);
+  assert.equal(spans.length, 1, 'one waiting bio, seen three times');
+  assert.equal(spans[0]?.waiting, true);
+  assert.equal(spans[0]?.end, T0 + 3);
+  assert.ok(Math.abs((spans[0]?.start ?? 0) - (T0 + 1 - 8)) < 1e-9, 'start = ts + step − age');
+});
+
+test('faults: I/Os that found the queue frozen (causes.frozen) mark their column, exact when merged', () => {
+  const frames: Frame[] = [
+    { ts: T0, step: 1, disks: [{ dev: DEV, cls: [cls('Read', 10)], causes: { frozen: 6 } }] },
+    { ts: T0 + 1, step: 1, disks: [{ dev: DEV, cls: [cls('Read', 3)], causes: {} }] },
+    { ts: T0 + 4, step: 1, disks: [{ dev: DEV, cls: [cls('Read', 3)], causes: { frozen: 1 } }] },
+  ];
+  assert.deepEqual(faultColumns(frames, DEV, 1, T0, T0 + 10), [
+    { col: T0, failed: 0, byStatus: {}, requeues: 0, frozen: 6 },
+    { col: T0 + 4, failed: 0, byStatus: {}, requeues: 0, frozen: 1 },
+  ]);
+  assert.equal(faultsAt(frames, DEV, 1, T0 + 1).frozen, 0);
+  assert.deepEqual(faultColumns(coarsenFrames(frames, 10, BUCKET_SCHEMA), DEV, 10, T0 / 10, T0 / 10 + 1), [
+    { col: T0 / 10, failed: 0, byStatus: {}, requeues: 0, frozen: 7 },
+  ]);
 });

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClassSeries, DiskFrame, Frame } from '@blkheat/shared-types';
 import { formatRate } from '../src/model/format.ts';
-import { formatThroughput, throughputAt, throughputSeries } from '../src/model/throughput.ts';
+import { formatThroughput, throughputAt, throughputSeries, waitingAt } from '../src/model/throughput.ts';
 
 const T0 = 1_700_000_000;
 const cls = (c: string, n: number, b?: number, pt?: true): ClassSeries => ({
@@ -81,4 +81,32 @@ test('formatRate: no data is a dash, not 0', () => {
   assert.equal(formatThroughput('oldest', 12.34), '12.3 s', 'an age is written as a latency');
   assert.equal(formatThroughput('oldest', NaN), '–');
   assert.equal(formatThroughput('queue', 2), '2');
+});
+
+test('waiting bios beside in flight (protocol 4): the worst frame of a column, the queue frozen in any; 0 before 4', () => {
+  const waiting = (ts: number, n: number, waitNs: number, frozen: boolean): Frame =>
+    frame(ts, [
+      {
+        dev: '7:0',
+        cls: [],
+        inflight: { n: 1, oldest_ns: 1000, ios: [], waiting: n, oldest_wait_ns: waitNs, ...(frozen ? { frozen: true as const } : {}) },
+      },
+    ]);
+  const frames = [
+    waiting(T0, 28, 3e9, true),
+    waiting(T0 + 1, 30, 4e9, false),
+    frame(T0 + 2, [disk('7:0', [cls('Read', 3)], 2)]), // an agent before 4: nothing waits that it says
+    frame(T0 + 3, [disk('7:0', [cls('Read', 3)])]), // before 2: no in-flight data at all
+  ];
+  const s = throughputSeries(frames, '7:0', 1, T0, T0 + 4);
+  assert.deepEqual(list(s.waiting), [28, 30, 0, null]);
+  assert.deepEqual(list(s.oldestWait), [3, 4, 0, null]);
+  assert.deepEqual(Array.from(s.frozen), [1, 0, 0, 0]);
+  assert.deepEqual(list(s.queue), [1, 1, 2, null], 'waiting bios are not in flight');
+  assert.deepEqual(waitingAt(s, T0), { count: 28, oldestS: 3, frozen: true });
+  assert.equal(waitingAt(s, T0 + 2), undefined, 'none waiting, not frozen');
+  assert.equal(waitingAt(s, T0 + 9), undefined, 'outside');
+  // A 10 s column keeps the worst second's count and age, frozen if any second was.
+  const coarse = throughputSeries(frames.slice(0, 3), '7:0', 10, T0 / 10, T0 / 10 + 1);
+  assert.deepEqual(waitingAt(coarse, T0 / 10), { count: 30, oldestS: 4, frozen: true });
 });

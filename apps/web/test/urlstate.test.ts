@@ -90,12 +90,33 @@ test('junk falls back to defaults, field by field', () => {
   assert.equal(s.span, DEFAULT_URL_STATE.span);
   assert.deepEqual(s.disks, ['ok']);
   assert.deepEqual(s.classes, ['Read']);
-  assert.equal(s.kind, 'device');
+  assert.equal(s.kind, undefined, 'a bad phase is the default (total when the data has it, else device)');
+  assert.deepEqual(s.problems, ['lat=evil: expected total, submit, queue, device; using the default']);
   assert.equal(s.colour, 'log');
   assert.equal(s.norm, 'disk');
   assert.equal(s.percentiles, true);
   // A reversed range is not a range.
   assert.equal(decodeUrlState('from=1700000600&to=1700000000').live, true);
+});
+
+test('latency phase: each round-trips as lat=, the default stays out of the URL, junk is the default and named', () => {
+  for (const kind of ['total', 'submit', 'queue', 'device'] as const) {
+    const q = encodeUrlState({ ...DEFAULT_URL_STATE, kind });
+    assert.equal(q, `lat=${kind}`, 'a chosen phase is written, device too: the default depends on the data');
+    const back = decodeUrlState(`?${q}`);
+    assert.equal(back.kind, kind);
+    assert.deepEqual(back.problems, []);
+    assert.equal(encodeUrlState(back), q);
+  }
+  assert.equal(encodeUrlState({ ...DEFAULT_URL_STATE, kind: undefined }), '');
+  assert.equal(decodeUrlState('').kind, undefined, 'no lat=: the default');
+  for (const bad of ['', 'Total', 'wait', 'device,queue', 'x'.repeat(200), '%00']) {
+    const s = decodeUrlState(`?lat=${encodeURIComponent(bad)}&classes=Read`);
+    assert.equal(s.kind, undefined, bad);
+    assert.equal(s.problems.length, 1, bad);
+    assert.match(s.problems[0] as string, /^lat=.{0,32}: expected total, submit, queue, device; using the default$/s, bad);
+    assert.deepEqual(s.classes, ['Read'], `${bad}: the rest of the link still applies`);
+  }
 });
 
 test('compare ranges: base and cmp round-trip; a bad value is named and ignored, the rest of the link works', () => {

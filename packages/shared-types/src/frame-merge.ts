@@ -16,7 +16,9 @@ import {
   type DiskFrame,
   type Frame,
   type InflightState,
+  type IoPressure,
   type OpGroup,
+  type SubmitCause,
 } from './frame-model.js';
 import { addSparseInto, toSparse, type SparseHist } from './histogram.js';
 
@@ -34,8 +36,8 @@ export function isPassThroughFilter(filter: FrameFilter): boolean {
 /**
  * The frame restricted to the filter's disks and classes. A disk left with no class is
  * dropped; the frame itself is always returned (an empty `disks` still says "this step was
- * recorded and had nothing of interest"). Per-disk `dropped`/`missed`/`untimed`/`cg` are kept as
- * they are: they are not attributed to classes.
+ * recorded and had nothing of interest"). Per-disk `dropped`/`missed`/`untimed`/`cg`/`causes` are
+ * kept as they are: they are not attributed to classes; so is the host's `psi` (no disk's).
  */
 export function filterFrame(frame: Frame, filter: FrameFilter): Frame {
   if (isPassThroughFilter(filter)) return frame;
@@ -51,7 +53,7 @@ export function filterFrame(frame: Frame, filter: FrameFilter): Frame {
     const cls = disk.cls.filter((c) => classes.has(c.c));
     if (cls.length > 0) out.push({ ...disk, cls });
   }
-  return { ts: frame.ts, step: frame.step, disks: out };
+  return { ts: frame.ts, step: frame.step, disks: out, ...(frame.psi ? { psi: frame.psi } : {}) };
 }
 
 /** True when no disk had any I/O in the frame. */
@@ -78,6 +80,10 @@ interface ClassAcc {
   pt: boolean;
   sz: Map<number, { n: number; d: Float64Array }> | undefined;
   b: number | undefined;
+  /** Submit wait and total (added in 4): present once an added frame's class had them. */
+  w: Float64Array | undefined;
+  t: Float64Array | undefined;
+  wu: number | undefined;
 }
 
 interface DiskAcc {
@@ -88,6 +94,7 @@ interface DiskAcc {
   untimed: Map<OpGroup, number> | undefined;
   inflight: InflightState | undefined;
   cg: Map<string, CgroupAcc> | undefined;
+  causes: Map<SubmitCause, number> | undefined;
 }
 
 /** One cgroup's count and dense device latency, while frames are summed. */
@@ -126,11 +133,21 @@ export function cgroupSeries(accs: ReadonlyMap<string, CgroupAcc>): CgroupSeries
   return out;
 }
 
-/** The worse of two in-flight states: the one whose oldest I/O is older (a coarse step shows its worst second). */
+/**
+ * The worse of two in-flight states: a coarse step shows its worst second, whole. The worst is
+ * the one whose oldest outstanding I/O is older, whether with the driver (`oldest_ns`) or, from
+ * protocol 4, a bio still waiting for a request (`oldest_wait_ns`: a frozen queue holds bios
+ * there with nothing with the driver); then the older `oldest_ns`, more `n`, more `waiting`.
+ * `waiting`, `oldest_wait_ns` and `frozen` are that same second's, never maxed apart from it, so
+ * the state is one the agent saw. For data without `waiting` this is the rule of protocol 2.
+ */
 function worseInflight(a: InflightState | undefined, b: InflightState): InflightState {
   if (!a) return b;
+  const oldest = (s: InflightState): number => Math.max(s.oldest_ns, s.oldest_wait_ns ?? 0);
+  if (oldest(b) !== oldest(a)) return oldest(b) > oldest(a) ? b : a;
   if (b.oldest_ns !== a.oldest_ns) return b.oldest_ns > a.oldest_ns ? b : a;
-  return b.n > a.n ? b : a;
+  if (b.n !== a.n) return b.n > a.n ? b : a;
+  return (b.waiting ?? 0) > (a.waiting ?? 0) ? b : a;
 }
 
 /** Untimed I/Os of a disk in a frame, all op groups. */
@@ -151,12 +168,16 @@ export function conservedCount(disk: DiskFrame): number {
 }
 
 /**
- * Sums frames into one, exactly. Dense accumulation (one Float64Array per class and latency
- * kind) keeps adding N frames O(N × buckets used) rather than O(N²) sparse merges.
+ * Sums frames into one, exactly: counts and histograms add (`w`, `t`, `wu` and `causes`, added
+ * in 4, as `q`, `b` and `untimed` do: present in the sum when any added frame had them; the
+ * host's `psi`, added in 4, too: the stall of the seconds that had it). Dense
+ * accumulation (one Float64Array per class and latency kind) keeps adding N frames
+ * O(N × buckets used) rather than O(N²) sparse merges.
  */
 export class FrameAccumulator {
   private readonly disks = new Map<string, DiskAcc>();
   private frames = 0;
+  private psi: IoPressure | undefined;
 
   constructor(private readonly schema: BucketSchema = BUCKET_SCHEMA) {}
 
@@ -167,6 +188,10 @@ export class FrameAccumulator {
 
   add(frame: Frame): void {
     this.frames++;
+    if (frame.psi) {
+      const p = this.psi;
+      this.psi = { some_us: (p?.some_us ?? 0) + frame.psi.some_us, full_us: (p?.full_us ?? 0) + frame.psi.full_us };
+    }
     for (const disk of frame.disks) {
       let acc = this.disks.get(disk.dev);
       if (!acc) {
@@ -178,6 +203,7 @@ export class FrameAccumulator {
           untimed: undefined,
           inflight: undefined,
           cg: undefined,
+          causes: undefined,
         };
         this.disks.set(disk.dev, acc);
       }
@@ -190,6 +216,11 @@ export class FrameAccumulator {
           if (v !== undefined) acc.untimed.set(g, (acc.untimed.get(g) ?? 0) + v);
       }
       if (disk.inflight) acc.inflight = worseInflight(acc.inflight, disk.inflight);
+      if (disk.causes) {
+        acc.causes ??= new Map();
+        for (const [cause, v] of Object.entries(disk.causes) as [SubmitCause, number | undefined][])
+          if (v !== undefined) acc.causes.set(cause, (acc.causes.get(cause) ?? 0) + v);
+      }
       if (disk.cg) {
         acc.cg ??= new Map();
         for (const g of disk.cg) addCgroup(acc.cg, g.g, g.n, bucketCount(this.schema), g.d);
@@ -205,6 +236,9 @@ export class FrameAccumulator {
             pt: false,
             sz: undefined,
             b: undefined,
+            w: undefined,
+            t: undefined,
+            wu: undefined,
           };
           acc.classes.set(cls.c, c);
         }
@@ -213,6 +247,9 @@ export class FrameAccumulator {
         addSparseInto(c.q, cls.q);
         if (cls.pt) c.pt = true;
         if (cls.b !== undefined) c.b = (c.b ?? 0) + cls.b;
+        if (cls.w) addSparseInto((c.w ??= new Float64Array(bucketCount(this.schema))), cls.w);
+        if (cls.t) addSparseInto((c.t ??= new Float64Array(bucketCount(this.schema))), cls.t);
+        if (cls.wu !== undefined) c.wu = (c.wu ?? 0) + cls.wu;
         if (cls.sz) {
           c.sz ??= new Map();
           for (const z of cls.sz) {
@@ -248,6 +285,9 @@ export class FrameAccumulator {
           ...(v.pt ? { pt: true as const } : {}),
           ...(v.b !== undefined ? { b: v.b } : {}),
           ...(v.sz ? { sz: [...v.sz.entries()].sort(([a], [b]) => a - b).map(([s, z]) => ({ s, n: z.n, d: toSparse(z.d) })) } : {}),
+          ...(v.w ? { w: toSparse(v.w) } : {}),
+          ...(v.t ? { t: toSparse(v.t) } : {}),
+          ...(v.wu !== undefined ? { wu: v.wu } : {}),
         };
       });
       const disk: { -readonly [K in keyof DiskFrame]: DiskFrame[K] } = { dev, cls };
@@ -257,14 +297,16 @@ export class FrameAccumulator {
       if (acc.untimed) disk.untimed = Object.fromEntries([...acc.untimed.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
       if (acc.inflight) disk.inflight = acc.inflight;
       if (acc.cg) disk.cg = cgroupSeries(acc.cg);
+      if (acc.causes) disk.causes = Object.fromEntries([...acc.causes.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
       disks.push(disk);
     }
-    return { ts, step, disks };
+    return { ts, step, disks, ...(this.psi ? { psi: this.psi } : {}) };
   }
 
   reset(): void {
     this.disks.clear();
     this.frames = 0;
+    this.psi = undefined;
   }
 }
 

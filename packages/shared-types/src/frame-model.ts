@@ -1,6 +1,6 @@
 /**
  * The data model of a recorded second (or a coarser step): what the agent keeps in history,
- * sends on the wire and writes into snapshots. Protocol version 1.
+ * sends on the wire and writes into snapshots. Protocol version 1; later fields say which version added them.
  */
 import type { SparseHist } from './histogram.js';
 
@@ -57,6 +57,21 @@ export interface ClassSeries {
    * from agents before it has none).
    */
   readonly b?: number;
+  /**
+   * Submit wait (added in protocol 4, snapshot 4, record JSON 4; request-based disks only): from
+   * the submission of the bio that made the request (block_bio_queue) to the request's
+   * allocation (block_getrq): the queue freeze, rq_qos throttling (wbt, iocost) and the wait for
+   * a tag. Sum = n - wu. docs/accounting.md says what merged, split and requeued I/O get.
+   */
+  readonly w?: SparseHist;
+  /**
+   * Total (added in 4; request-based disks only): from that bio's submission to the request's
+   * completion, what the application sees of the block layer. Sum = n - wu. A bio-based disk's
+   * total is `d` (its bio -> completion time): read it through phaseHist().
+   */
+  readonly t?: SparseHist;
+  /** I/Os in `n` whose bio's submission was not seen: in neither `w` nor `t` (added in 4). */
+  readonly wu?: number;
 }
 
 /** One size class of a class series. */
@@ -98,6 +113,15 @@ export interface InflightState {
    * flight, `n` and `oldest_ns` stay exact but these may not be the very oldest).
    */
   readonly ios: readonly InflightIo[];
+  /**
+   * Bios submitted and still waiting for a request (added in 4): not in `n`. A frozen queue, a
+   * full tag set or QoS throttling holds them here, before any request exists.
+   */
+  readonly waiting?: number;
+  /** Age of the oldest waiting bio, ns (added in 4; with `waiting`). */
+  readonly oldest_wait_ns?: number;
+  /** The disk's queue was frozen when the scan looked (added in 4): waiting bios wait for it. */
+  readonly frozen?: true;
 }
 
 /** Block I/O charged to one cgroup on one disk over one step. Added in 3. */
@@ -141,6 +165,29 @@ export interface DiskFrame {
   readonly inflight?: InflightState;
   /** By cgroup the I/O was charged to (the bio's blkcg), busiest first. Added in 3. */
   readonly cg?: readonly CgroupSeries[];
+  /**
+   * Causes of submit wait seen in this step (added in 4), each a count of the step's completed
+   * I/Os whose bio met it: `frozen`, the queue was frozen when the bio was submitted
+   * (bio_queue_enter waited for it to thaw); `refused`, a REQ_NOWAIT submission of it (io_uring's
+   * first try) was turned away for want of a free tag (or a frozen queue) and it was resubmitted.
+   */
+  readonly causes?: Readonly<Partial<Record<SubmitCause, number>>>;
+}
+
+/** Why a bio waited before its request existed, where the kernel shows it (added in 4). */
+export type SubmitCause = 'frozen' | 'refused';
+export const SUBMIT_CAUSES: readonly SubmitCause[] = ['frozen', 'refused'];
+
+/**
+ * The host's I/O pressure over a step, from the kernel's PSI (/proc/pressure/io): microseconds of
+ * the step during which some task (`some_us`) or every non-idle task (`full_us`) was stalled
+ * waiting for I/O. Each is at most the step (step × 1e6 µs: maxStallMicros in limits.ts). Host-wide:
+ * it sees waits no block tracepoint can (bios held by blk-throttle before block_bio_queue,
+ * page-cache waits). Added in protocol 4, snapshot 4 and record JSON 4.
+ */
+export interface IoPressure {
+  readonly some_us: number;
+  readonly full_us: number;
 }
 
 /** All disks over one step starting at `ts`. */
@@ -150,6 +197,12 @@ export interface Frame {
   /** Seconds covered: 1 for live frames, 10/60/... for coarser history tiers. */
   readonly step: number;
   readonly disks: readonly DiskFrame[];
+  /**
+   * The host's I/O pressure in this step (added in 4). Absent: not known (agents before it, a
+   * kernel without PSI, the agent's first second, a second whose counters went back, the fleet
+   * view). A coarse step's is the sum over its seconds that had it.
+   */
+  readonly psi?: IoPressure;
 }
 
 /** A sampled I/O record. */
@@ -165,6 +218,11 @@ export interface IoSample {
   readonly q_ns: number | null;
   /** Device latency in ns. */
   readonly d_ns: number;
+  /**
+   * Submit wait in ns (added in 4): bio submission -> request allocation; null when the bio's
+   * submission was not seen; absent from older agents and bio-based disks.
+   */
+  readonly w_ns?: number | null;
   /** Submitting process, captured at submission (0 / "" when unknown). */
   readonly pid: number;
   readonly comm: string;
@@ -176,5 +234,28 @@ export interface IoSample {
   readonly outlier: boolean;
 }
 
-/** Which latency a heat map, histogram or sample query is about. */
-export type LatencyKind = 'device' | 'queue';
+/**
+ * Which latency (phase) a heat map, histogram or sample query is about: 'total' is what the
+ * application sees (submit + queue + device), 'submit' the wait for a request (added in 4),
+ * 'queue' request start -> issue, 'device' issue -> complete.
+ */
+export type LatencyKind = 'total' | 'submit' | 'queue' | 'device';
+export const LATENCY_KINDS: readonly LatencyKind[] = ['total', 'submit', 'queue', 'device'];
+
+/**
+ * The histogram of one phase of a class series, for a disk of `kind`: the one rule for it. A
+ * bio-based disk's total and device time are both `d` (bio -> completion), it has no queue or
+ * submit phase; data from before protocol 4 has no total or submit phase (empty).
+ */
+export function phaseHist(cls: ClassSeries, phase: LatencyKind, kind: DiskInfo['kind']): SparseHist {
+  switch (phase) {
+    case 'device':
+      return cls.d;
+    case 'queue':
+      return cls.q;
+    case 'submit':
+      return kind === 'bio' ? [] : (cls.w ?? []);
+    case 'total':
+      return kind === 'bio' ? cls.d : (cls.t ?? []);
+  }
+}

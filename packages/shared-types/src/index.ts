@@ -2,6 +2,7 @@ export * from './buckets.js';
 export * from './histogram.js';
 export * from './opclass.js';
 export * from './frame-model.js';
+export * from './sample-phase.js';
 export * from './protocol.js';
 export * from './snapshot.js';
 export * from './limits.js';

@@ -32,3 +32,8 @@ export const MAX_NOTE_LENGTH = 4096;
 export const MAX_HOST_FIELD_LENGTH = 255;
 /** Longest DiskInfo strings; a fleet view names a disk "host/disk", hence the long name. */
 export const DISK_INFO_LIMITS = Object.freeze({ name: 192, model: 128, host: 128, link: 2048 });
+
+/** The most stall a step can hold, in µs (IoPressure's `some_us` and `full_us`): the step itself. */
+export function maxStallMicros(step: number): number {
+  return step * 1e6;
+}

@@ -2,12 +2,14 @@
  * WebSocket protocol between the agent and the dashboard. JSON text messages, one object each,
  * discriminated by `t`. See docs/protocol.md for the narrative and the version history.
  *
- * Version 1 (added in blkheat 0.1.0).
+ * Version 1 (added in blkheat 0.1.0). Version 4: the submit wait and total phases (ClassSeries
+ * `w`, `t`, `wu`; DiskFrame `causes`; InflightState `waiting`, `oldest_wait_ns`, `frozen`;
+ * IoSample `w_ns`; samples `kind` 'submit' and 'total').
  */
 import type { BucketSchema } from './buckets.js';
 import type { DiskInfo, Frame, IoSample, LatencyKind } from './frame-model.js';
 
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
 /** Largest client message the agent accepts, in bytes. */
 export const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024;
@@ -177,7 +179,10 @@ export interface RangeRequest {
   readonly classes?: readonly string[];
 }
 
-/** Sampled I/Os completed in [from, to) with latency of `kind` in [minNs, maxNs]. */
+/**
+ * Sampled I/Os completed in [from, to) with latency of `kind` (default 'device'; 'submit' and
+ * 'total' added in 4, as samplePhaseNs reads them) in [minNs, maxNs].
+ */
 export interface SamplesRequest {
   readonly t: 'samples';
   readonly id: RequestId;

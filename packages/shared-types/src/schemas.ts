@@ -18,6 +18,7 @@ import {
   MAX_REQUEST_ID_LENGTH,
   MAX_SPAN_SECONDS,
   MAX_STEP_SECONDS,
+  maxStallMicros,
   SNAPSHOT_LIMITS,
   UNIX_SECONDS_RANGE,
 } from './limits.js';
@@ -75,7 +76,8 @@ export const samplesRequestSchema = z
     id: requestIdSchema,
     from: unixSecondsSchema,
     to: unixSecondsSchema,
-    kind: z.enum(['device', 'queue']).optional(),
+    /** 'total' and 'submit' added in protocol 4 (samplePhaseNs in sample-phase.ts says what each is of a sample). */
+    kind: z.enum(['total', 'submit', 'queue', 'device']).optional(),
     minNs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
     maxNs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
     disks: devListSchema.optional(),
@@ -132,19 +134,25 @@ const cgroupPathSchema = z.string().min(1).max(MAX_CGROUP_PATH_LENGTH);
 /** Block status names (blk_status_t without the BLK_STS_ prefix), or "STATUS<n>" for ones this build does not know. */
 const statusNameSchema = z.string().regex(/^[A-Z][A-Z0-9_]{0,31}$/, 'a block status name like IOERR');
 
-export const classSeriesSchema = z.strictObject({
-  c: classNameSchema,
-  n: count,
-  d: sparseHistSchema,
-  q: sparseHistSchema,
-  e: z.record(statusNameSchema, count).optional(),
-  pt: z.literal(true).optional(),
-  b: count.optional(),
-  sz: z
-    .array(z.strictObject({ s: z.number().int().min(0).max(32), n: count, d: sparseHistSchema }))
-    .max(33)
-    .optional(),
-});
+export const classSeriesSchema = z
+  .strictObject({
+    c: classNameSchema,
+    n: count,
+    d: sparseHistSchema,
+    q: sparseHistSchema,
+    e: z.record(statusNameSchema, count).optional(),
+    pt: z.literal(true).optional(),
+    b: count.optional(),
+    sz: z
+      .array(z.strictObject({ s: z.number().int().min(0).max(32), n: count, d: sparseHistSchema }))
+      .max(33)
+      .optional(),
+    /** Added in protocol 4: submit wait, total, and the I/Os of `n` whose submission was not seen (at most `n`). */
+    w: sparseHistSchema.optional(),
+    t: sparseHistSchema.optional(),
+    wu: count.optional(),
+  })
+  .refine((c) => c.wu === undefined || c.wu <= c.n, { message: 'must not be above n', path: ['wu'] });
 
 const inflightIoSchema = z.strictObject({
   c: classNameSchema,
@@ -156,6 +164,21 @@ const inflightIoSchema = z.strictObject({
   dev_age_ns: count.nullable(),
 });
 
+const inflightStateSchema = z
+  .strictObject({
+    n: count,
+    oldest_ns: count,
+    ios: z.array(inflightIoSchema).max(INFLIGHT_LISTED),
+    /** Added in protocol 4: bios waiting for a request, the oldest one's age (only with `waiting`), the queue frozen. */
+    waiting: count.optional(),
+    oldest_wait_ns: count.optional(),
+    frozen: z.literal(true).optional(),
+  })
+  .refine((s) => s.oldest_wait_ns === undefined || s.waiting !== undefined, {
+    message: 'only with "waiting"',
+    path: ['oldest_wait_ns'],
+  });
+
 export const diskFrameSchema = z.strictObject({
   dev: devSchema,
   cls: z.array(classSeriesSchema).max(SNAPSHOT_LIMITS.classesPerDisk),
@@ -165,18 +188,29 @@ export const diskFrameSchema = z.strictObject({
   untimed: z
     .strictObject({ read: count.optional(), write: count.optional(), discard: count.optional(), flush: count.optional() })
     .optional(),
-  inflight: z.strictObject({ n: count, oldest_ns: count, ios: z.array(inflightIoSchema).max(INFLIGHT_LISTED) }).optional(),
+  inflight: inflightStateSchema.optional(),
   cg: z
     .array(z.strictObject({ g: cgroupPathSchema, n: count, d: sparseHistSchema }))
     .max(CGROUPS_LISTED)
     .optional(),
+  /** Added in protocol 4: one key per SubmitCause (schema-match.ts fails when a cause is added to one side only). */
+  causes: z.strictObject({ frozen: count.optional(), refused: count.optional() }).optional(),
 });
 
-export const frameSchema = z.strictObject({
-  ts: unixSecondsSchema,
-  step: stepSchema,
-  disks: z.array(diskFrameSchema).max(SNAPSHOT_LIMITS.disks),
-});
+export const frameSchema = z
+  .strictObject({
+    ts: unixSecondsSchema,
+    step: stepSchema,
+    disks: z.array(diskFrameSchema).max(SNAPSHOT_LIMITS.disks),
+    /** Added in protocol 4: the host's I/O pressure, each at most the step (maxStallMicros). */
+    psi: z.strictObject({ some_us: count, full_us: count }).optional(),
+  })
+  .superRefine((f, ctx) => {
+    if (!f.psi) return;
+    for (const key of ['some_us', 'full_us'] as const)
+      if (f.psi[key] > maxStallMicros(f.step))
+        ctx.addIssue({ code: 'custom', message: `must not be above the step (${maxStallMicros(f.step)} µs)`, path: ['psi', key] });
+  });
 
 export const diskInfoSchema = z.strictObject({
   dev: devSchema,
@@ -201,6 +235,8 @@ export const ioSampleSchema = z.strictObject({
   bytes: count,
   q_ns: count.nullable(),
   d_ns: count,
+  /** Added in protocol 4: null when the bio's submission was not seen. */
+  w_ns: count.nullable().optional(),
   pid: count,
   comm: commSchema,
   cgroup: count,

@@ -39,6 +39,8 @@ export function frameBucketProblem(
       for (const [c, cls] of disk.cls.entries()) {
         if (last(cls.d) > top) return { path: at('cls', c, 'd'), index: last(cls.d) };
         if (last(cls.q) > top) return { path: at('cls', c, 'q'), index: last(cls.q) };
+        if (cls.w && last(cls.w) > top) return { path: at('cls', c, 'w'), index: last(cls.w) };
+        if (cls.t && last(cls.t) > top) return { path: at('cls', c, 't'), index: last(cls.t) };
         for (const [s, size] of (cls.sz ?? []).entries()) {
           if (last(size.d) > top) return { path: at('cls', c, 'sz', s, 'd'), index: last(size.d) };
         }

@@ -4,16 +4,18 @@
  *
  * Version 1 (added in blkheat 0.1.0). Version 2 (blkheat 0.2.0): frames may carry the fields
  * added in protocol 2 (errors, passthrough, requeues, untimed, in flight). Version 3: frames may
- * carry per-cgroup series (`cg`, protocol 3). Older files still import.
+ * carry per-cgroup series (`cg`, protocol 3). Version 4: frames may carry the submit wait and
+ * total phases (`w`, `t`, `wu`, `causes`, in-flight `waiting`) and samples `w_ns` (protocol 4).
+ * Older files still import.
  */
 import type { BucketSchema } from './buckets.js';
 import type { DiskInfo, Frame, IoSample } from './frame-model.js';
 import type { HostInfo } from './protocol.js';
 
 export const SNAPSHOT_FORMAT = 'blkheat-snapshot';
-export const SNAPSHOT_VERSION = 3;
+export const SNAPSHOT_VERSION = 4;
 /** Versions this build imports. */
-export const SNAPSHOT_VERSIONS_READ: readonly number[] = [1, 2, 3];
+export const SNAPSHOT_VERSIONS_READ: readonly number[] = [1, 2, 3, 4];
 
 /** Import refuses files larger than this (bytes). */
 export const MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024;

@@ -6,7 +6,7 @@
  * it from readers grouped by what they read, testhook*.ts).
  */
 
-import type { IoSample } from './frame-model.js';
+import type { IoSample, LatencyKind } from './frame-model.js';
 
 export interface HookRange {
   readonly from: number;
@@ -69,7 +69,8 @@ export interface BlkheatHook {
     readonly classes: readonly string[];
     /** The cgroup filter (a DiskFrame.cg path), undefined when off. */
     readonly cgroup: string | undefined;
-    readonly kind: string;
+    /** The latency phase shown (total, submit, queue or device). */
+    readonly kind: LatencyKind;
     readonly colour: string;
     /** 'disk': each heat map on its own colour scale; 'shared': one for all. */
     readonly norm: string;
@@ -176,6 +177,22 @@ export interface BlkheatHook {
     | undefined;
   /** RGBA at a client point of a disk's throughput strip, or undefined outside it. */
   throughputPixelAt(dev: string, clientX: number, clientY: number): [number, number, number, number] | undefined;
+  /**
+   * What the host's I/O pressure strip drew last (undefined: it is not on the page, as for data
+   * without `psi`): per column from `from` (`step` s each) the share of the time some task, and
+   * every non-idle task, was stalled on I/O (null: no data), and the strip's scale (its top share).
+   */
+  pressure():
+    | {
+        readonly from: number;
+        readonly step: number;
+        readonly some: readonly (number | null)[];
+        readonly full: readonly (number | null)[];
+        readonly scale: number;
+      }
+    | undefined;
+  /** RGBA at a client point of the I/O pressure strip, or undefined outside it. */
+  pressurePixelAt(clientX: number, clientY: number): [number, number, number, number] | undefined;
   /**
    * The compare (A/B) view as computed (undefined: none open): the ranges summed (whole steps
    * of their frames) and, per disk ("MAJ:MIN") and class ("all": every class shown), both dense

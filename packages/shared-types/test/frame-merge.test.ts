@@ -2,7 +2,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { coarsenFrames, compareDev, conservedCount, filterFrame, FrameAccumulator, mergeFrames } from '../src/frame-merge.js';
 import { sparseProblem, sparseTotal } from '../src/histogram.js';
-import { CGROUP_NONE, CGROUP_OTHER, CGROUPS_LISTED, type ClassSeries, type DiskFrame, type Frame } from '../src/frame-model.js';
+import {
+  CGROUP_NONE,
+  CGROUP_OTHER,
+  CGROUPS_LISTED,
+  type ClassSeries,
+  type DiskFrame,
+  type Frame,
+  type InflightState,
+} from '../src/frame-model.js';
 import { frameSchema } from '../src/schemas.js';
 import { randomSparseHist, seededRandom as rng } from '@blkheat/testkit';
 
@@ -22,7 +30,15 @@ function randomFrame(r: () => number, ts: number, step = 1): Frame {
       if (r() < 0.4) continue;
       const d = randomHist(r);
       const q = randomHist(r);
-      cls.push({ c, n: Math.max(sparseTotal(d), sparseTotal(q)) + Math.floor(r() * 3), d, q });
+      const n = Math.max(sparseTotal(d), sparseTotal(q)) + Math.floor(r() * 3);
+      // Protocol 4's submit wait and total on some classes (as on request-based disks).
+      if (r() < 0.5) cls.push({ c, n, d, q });
+      else {
+        const w = randomHist(r);
+        const t = randomHist(r);
+        const wu = Math.floor(r() * 3);
+        cls.push({ c, n: Math.max(n, sparseTotal(w) + wu, sparseTotal(t) + wu), d, q, w, t, wu });
+      }
     }
     if (cls.length > 0) disks.push({ dev, cls, dropped: Math.floor(r() * 5) });
   }
@@ -42,6 +58,12 @@ function totals(frames: readonly Frame[]): Map<string, number> {
         add(`${d.dev}/${c.c}/n`, c.n);
         for (let k = 0; k < c.d.length; k += 2) add(`${d.dev}/${c.c}/d/${c.d[k]}`, c.d[k + 1] as number);
         for (let k = 0; k < c.q.length; k += 2) add(`${d.dev}/${c.c}/q/${c.q[k]}`, c.q[k + 1] as number);
+        for (const [kind, h] of [
+          ['w', c.w ?? []],
+          ['t', c.t ?? []],
+        ] as const)
+          for (let k = 0; k < h.length; k += 2) add(`${d.dev}/${c.c}/${kind}/${h[k]}`, h[k + 1] as number);
+        add(`${d.dev}/${c.c}/wu`, c.wu ?? 0);
       }
     }
   }
@@ -56,7 +78,13 @@ test('mergeFrames sums every count and bucket exactly', () => {
   assert.equal(merged.ts, 1_700_000_000);
   assert.equal(merged.step, 60);
   assert.deepEqual(totals([merged]), totals(frames));
-  for (const d of merged.disks) for (const c of d.cls) assert.equal(sparseProblem(c.d) ?? sparseProblem(c.q), undefined);
+  for (const d of merged.disks)
+    for (const c of d.cls)
+      assert.equal(sparseProblem(c.d) ?? sparseProblem(c.q) ?? sparseProblem(c.w ?? []) ?? sparseProblem(c.t ?? []), undefined);
+  assert.ok(
+    [...totals([merged]).keys()].some((k) => k.includes('/w/')) && [...totals([merged]).keys()].some((k) => k.includes('/t/')),
+    'the random frames have submit wait and total buckets',
+  );
   assert.ok(frameSchema.safeParse(merged).success, 'a merged frame is a valid wire frame');
 });
 
@@ -232,4 +260,66 @@ test('protocol 3 cgroups merge exactly, and past CGROUPS_LISTED the rest are sum
     total,
   );
   assert.equal(frameSchema.safeParse(capped).success, true);
+});
+
+test('protocol 4 fields merge exactly: w and t add bucket by bucket, wu and causes add, absent stays absent', () => {
+  const frame = (ts: number, cls: ClassSeries[], causes?: DiskFrame['causes']): Frame => ({
+    ts,
+    step: 1,
+    disks: [
+      { dev: '7:0', cls, ...(causes ? { causes } : {}) },
+      { dev: '253:0', cls: [{ c: 'Read', n: 2, d: [40, 2], q: [] }] },
+    ],
+  });
+  const merged = mergeFrames(
+    [
+      frame(1795290000, [{ c: 'Read', n: 6, d: [40, 6], q: [0, 6], w: [0, 3, 20, 2], t: [40, 4, 41, 1], wu: 1 }], { frozen: 2 }),
+      frame(1795290001, [{ c: 'Read', n: 5, d: [40, 5], q: [0, 5], w: [20, 1, 33, 4], t: [41, 3, 45, 2], wu: 0 }]),
+      frame(1795290002, [{ c: 'Read', n: 1, d: [40, 1], q: [0, 1] }], { frozen: 3 }),
+    ],
+    1795290000,
+    3,
+  );
+  assert.equal(frameSchema.safeParse(merged).success, true);
+  assert.deepEqual(merged.disks[0], {
+    dev: '7:0',
+    cls: [{ c: 'Read', n: 12, d: [40, 12], q: [0, 12], w: [0, 3, 20, 3, 33, 4], t: [40, 4, 41, 4, 45, 2], wu: 1 }],
+    causes: { frozen: 5 },
+  });
+  assert.deepEqual(merged.disks[1], { dev: '253:0', cls: [{ c: 'Read', n: 6, d: [40, 6], q: [] }] }, 'no w, t, wu or causes made up');
+  // Present but empty stays present (a request-based class whose I/Os all had unseen submissions).
+  const empty = mergeFrames([frame(1795290000, [{ c: 'Read', n: 2, d: [40, 2], q: [], w: [], t: [], wu: 2 }])], 1795290000, 1);
+  assert.deepEqual(empty.disks[0]?.cls[0], { c: 'Read', n: 2, d: [40, 2], q: [], w: [], t: [], wu: 2 });
+});
+
+test('in flight with waiting bios (protocol 4): a coarse step keeps its worst second whole, the oldest outstanding I/O', () => {
+  const second = (ts: number, inflight: InflightState): Frame => ({ ts, step: 1, disks: [{ dev: '7:0', cls: [], inflight }] });
+  const busy: InflightState = { n: 4, oldest_ns: 1e9, ios: [], waiting: 1, oldest_wait_ns: 1e6 };
+  // A frozen queue: nothing with the driver, bios waiting 5 s for a request.
+  const frozen: InflightState = { n: 0, oldest_ns: 0, ios: [], waiting: 9, oldest_wait_ns: 5e9, frozen: true };
+  const quiet: InflightState = { n: 0, oldest_ns: 0, ios: [] };
+  for (const order of [
+    [busy, frozen, quiet],
+    [quiet, frozen, busy],
+  ]) {
+    const merged = mergeFrames(
+      order.map((s, i) => second(1795290000 + i, s)),
+      1795290000,
+      3,
+    );
+    assert.deepEqual(merged.disks[0]?.inflight, frozen, 'the frozen second, its waiting, oldest_wait_ns and frozen together');
+  }
+  // Without waiting bios the rule is protocol 2's: the oldest with the driver, then the most.
+  const old = mergeFrames([second(1795290000, busy), second(1795290001, { n: 1, oldest_ns: 2e9, ios: [] })], 1795290000, 2);
+  assert.deepEqual(old.disks[0]?.inflight, { n: 1, oldest_ns: 2e9, ios: [] });
+  // The same oldest outstanding age: the state whose age is with the driver wins, its waiting kept as it was.
+  const tie = mergeFrames(
+    [
+      second(1795290000, { n: 0, oldest_ns: 0, ios: [], waiting: 2, oldest_wait_ns: 3e9 }),
+      second(1795290001, { n: 1, oldest_ns: 3e9, ios: [] }),
+    ],
+    1795290000,
+    2,
+  );
+  assert.deepEqual(tie.disks[0]?.inflight, { n: 1, oldest_ns: 3e9, ios: [] });
 });

@@ -1,6 +1,6 @@
 // Hostile keys: a "__proto__" key anywhere in a snapshot or a client message is refused, naming
 // where it is (zod's z.record alone drops it, so `"e":{"__proto__":…}` would read as `{}`), and
-// a snapshot version of the wrong type says so instead of "version 3 is not supported".
+// a snapshot version of the wrong type says so instead of "version 4 is not supported".
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -81,13 +81,13 @@ test('a "__proto__" key in a client message is refused, naming its path', () => 
   }
 });
 
-test('a snapshot version that is not a number says so, and versions read as "1, 2 and 3"', () => {
+test('a snapshot version that is not a number says so, and versions read as "1, 2, 3 and 4"', () => {
   const cases: [unknown, string][] = [
-    ['3', 'snapshot "version" must be a number like 3, not the string "3" (this build reads versions 1, 2 and 3)'],
-    [null, 'snapshot "version" must be a number like 3, not null (this build reads versions 1, 2 and 3)'],
-    [[3], 'snapshot "version" must be a number like 3, not an array (this build reads versions 1, 2 and 3)'],
-    [99, 'snapshot version 99 is not supported (this build reads versions 1, 2 and 3)'],
-    [undefined, 'snapshot has no "version" (this build reads versions 1, 2 and 3)'],
+    ['4', 'snapshot "version" must be a number like 4, not the string "4" (this build reads versions 1, 2, 3 and 4)'],
+    [null, 'snapshot "version" must be a number like 4, not null (this build reads versions 1, 2, 3 and 4)'],
+    [[4], 'snapshot "version" must be a number like 4, not an array (this build reads versions 1, 2, 3 and 4)'],
+    [99, 'snapshot version 99 is not supported (this build reads versions 1, 2, 3 and 4)'],
+    [undefined, 'snapshot has no "version" (this build reads versions 1, 2, 3 and 4)'],
   ];
   for (const [version, message] of cases) {
     const r = parseSnapshot(JSON.stringify({ ...snapshot, version }));

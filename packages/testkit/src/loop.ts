@@ -81,6 +81,15 @@ let orphansReaped = false;
  */
 export function resetLoopQueue(name: string): void {
   writeFileSync(`/sys/block/${name}/queue/scheduler`, 'none');
+  // And the driver's depth in its tags, which the scheduler switch does not restore (6.18): after
+  // nr_requests 4 with no scheduler (the submit-wait test), going back to "none" reads
+  // nr_requests 128 again while only 4 tags can be taken. Writing the value nr_requests already
+  // has changes nothing, so the depth is set through a neighbour.
+  const depth = Number(readFileSync(`/sys/block/${name}/mq/0/nr_tags`, 'utf8'));
+  if (depth > 1) {
+    writeFileSync(`/sys/block/${name}/queue/nr_requests`, String(depth - 1));
+    writeFileSync(`/sys/block/${name}/queue/nr_requests`, String(depth));
+  }
 }
 
 /** resetLoopQueue on teardown, where a device already gone is fine: what a test set leaves with it. */

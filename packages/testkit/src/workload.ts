@@ -69,6 +69,12 @@ export interface FioResult {
   readonly ios: number;
   /** Bytes those I/Os moved (fio's io_bytes). */
   readonly bytes: number;
+  /**
+   * fio's own completion latency (clat: from the I/O's submission to its completion) of the
+   * reads, ns: its percentiles (fio's histogram, within 1/64 of the value), mean and maximum.
+   * Undefined without reads.
+   */
+  readonly readClat: { readonly p50: number; readonly p99: number; readonly mean: number; readonly max: number } | undefined;
 }
 
 /** fio's command line for a job (one job section, group reporting). */
@@ -117,13 +123,21 @@ export async function runFio(job: FioJob): Promise<FioResult> {
       bytes += dir.io_bytes;
     }
   }
-  return { iops, ios, bytes };
+  // --group_reporting: one job holds every job's reads.
+  const clat = json.jobs[0]?.read.clat_ns;
+  const pct = clat?.percentile;
+  const readClat =
+    clat && pct && clat.max > 0
+      ? { p50: pct['50.000000'] ?? NaN, p99: pct['99.000000'] ?? NaN, mean: clat.mean, max: clat.max }
+      : undefined;
+  return { iops, ios, bytes, readClat };
 }
 
 interface FioDir {
   readonly iops: number;
   readonly total_ios: number;
   readonly io_bytes: number;
+  readonly clat_ns?: { readonly max: number; readonly mean: number; readonly percentile?: Readonly<Record<string, number>> };
 }
 
 export interface BackgroundFio {
@@ -172,4 +186,13 @@ export async function waitFor(condition: () => boolean, timeoutMs: number, what:
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`);
     await sleep(10);
   }
+}
+
+/** One 4 KiB O_DIRECT read of `path` at `sector` by dd, killed after the test; `exited` gives its exit code. */
+export function directRead(t: CleanupContext, path: string, sector: number): { pid: number | undefined; exited: Promise<number | null> } {
+  const dd = spawn('dd', [`if=${path}`, 'of=/dev/null', 'bs=4k', 'count=1', `skip=${sector / 8}`, 'iflag=direct'], { stdio: 'ignore' });
+  t.after(() => {
+    dd.kill('SIGKILL');
+  });
+  return { pid: dd.pid, exited: new Promise<number | null>((r) => dd.once('close', r)) };
 }

@@ -25,7 +25,9 @@ Options:
   -c, --count N           stop after N intervals (default: until Ctrl-C)
   -d, --disk NAME         only this disk (kernel name like vda, loop0, zram0, or MAJ:MIN);
                           repeat for several (default: every disk)
-  -Q, --queued            also print queue-time histograms (request start -> issue)
+  -Q, --queued            also print the phases before the device: queue time (request start
+                          -> issue), submit wait (bio submitted -> request allocated: frozen
+                          queue, QoS, waiting for a tag) and total (bio submitted -> complete)
   -j, --json              one JSON object per interval per line (NDJSON, see docs/record-json.md)
   -s, --samples           with --json, include the sampled per-I/O records of each interval
       --samples-budget N  sampled records per second kept in the kernel (default ${DEFAULT_SAMPLE_BUDGET})
@@ -34,6 +36,8 @@ Options:
       --hooks KIND        tracepoint flavour: auto (default), tp_btf or raw_tp
       --issue-timestamps  own (default) or kernel: blkheat's own issue stamp where the kernel's
                           come from a plug's cached clock, or the kernel's only (diagnostics)
+      --no-submit-wait    time request-based I/O from its request only: no submit wait or total,
+                          and no programs on each bio (docs/accounting.md states their cost)
       --btf PATH          kernel BTF to use instead of /sys/kernel/btf/vmlinux (kernels
                           without built-in BTF, e.g. a file from BTFHub)
   -v, --verbose           print what is loaded and attached, and libbpf's log
@@ -52,6 +56,7 @@ interface RecordArgs {
   schema: BucketSchema;
   hooks: 'auto' | 'tp_btf' | 'raw_tp';
   issueTimestamps: 'kernel' | 'own';
+  submitPhase: boolean;
   btf: string | undefined;
   verbose: boolean;
 }
@@ -75,6 +80,7 @@ export function parseRecordArgs(argv: string[]): RecordArgs | 'help' {
         schema: { type: 'string' },
         hooks: { type: 'string' },
         'issue-timestamps': { type: 'string' },
+        'no-submit-wait': { type: 'boolean' },
         btf: { type: 'string' },
         verbose: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
@@ -106,6 +112,7 @@ export function parseRecordArgs(argv: string[]): RecordArgs | 'help' {
     schema: parseSchemaFlag(v.schema),
     hooks,
     issueTimestamps,
+    submitPhase: !(v['no-submit-wait'] ?? false),
     btf: v.btf,
     verbose: v.verbose ?? false,
   };
@@ -144,6 +151,7 @@ export async function run(argv: string[]): Promise<number> {
       partitions: args.partitions,
       schema: args.schema,
       issueTimestamps: args.issueTimestamps,
+      submitPhase: args.submitPhase,
       ...(args.btf ? { btf: args.btf } : {}),
       bpfStats: args.verbose,
       onLog: log,

@@ -3,9 +3,10 @@
  * second (just after each wall-clock second closes) harvests that second's histograms from the
  * kernel (decode/harvest.ts), drains the sampled I/O records (decode/sample-drain.ts), measures the
  * untimed I/Os against /proc/diskstats (decode/untimed.ts; 2 ms after each second closes, by
- * decode/untimed-tracker.ts), scans what is in flight (decode/inflight.ts), and emits one Frame per
- * second, in order, no gaps. This file is the per-second cycle itself: the harvest, the late
- * entries, the sample ledger and the untimed books advance together here, second by second.
+ * decode/untimed-tracker.ts), scans what is in flight (decode/inflight.ts), reads the host's I/O
+ * pressure (host/pressure.ts), and emits one Frame per second, in order, no gaps. This file is
+ * the per-second cycle itself: the harvest, the late entries, the sample ledger and the untimed
+ * books advance together here, second by second.
  */
 import { enableStats, possibleCpus, type StatsHandle } from '@blkheat/bpf-loader';
 import { BUCKET_SCHEMA, type BucketSchema, type DiskInfo, type Frame, type InflightState } from '@blkheat/shared-types';
@@ -20,6 +21,7 @@ import { histTableOf, HistogramHarvester } from './decode/harvest.js';
 import { InflightScanner } from './decode/inflight.js';
 import { KernelControls } from './decode/kernel-controls.js';
 import { kernelFactsOf } from './host/kernel-facts.js';
+import { PressureReader } from './host/pressure.js';
 import { readKernelAbi, type KernelAbi } from './abi/kernel-abi.js';
 import { parseDevString, zeroCounters } from './abi/layout.js';
 import { attachBioPrograms, checkLayout, defaultObjectPath, loadObject, objectPathFor, programRunStats, type Loaded } from './loader.js';
@@ -75,6 +77,7 @@ class BlockCollector implements Collector {
   private lateEntries: SlotEntry[] = [];
   private totals = { ios: 0, samplesDropped: 0, lastFrameLagS: null as number | null, lateIos: 0 };
   private knownDisks: readonly DiskInfo[] = [];
+  private readonly pressure = new PressureReader({ log: (line) => this.log(line), warn: (message) => this.warn(message) });
 
   constructor(private readonly options: CollectorOptions) {
     this.schema = options.schema ?? BUCKET_SCHEMA;
@@ -149,6 +152,7 @@ class BlockCollector implements Collector {
         namer: this.namer,
         cgroups: this.cgroups,
         clock: this.clock,
+        submitPhase: this.loaded.submitPhase,
         warn: (message) => this.warn(message),
       });
     }
@@ -249,6 +253,8 @@ class BlockCollector implements Collector {
     } catch (err) {
       this.warn(`in-flight scan failed: ${errorText(err)}`);
     }
+    // Measured now too, so it goes with the newest second; read only when a second is emitted.
+    const psi = this.nextSlot < current ? this.pressure.read() : undefined;
     let lastCount = this.lastIos;
     for (let slot = this.nextSlot; slot < current; slot++) {
       let entries = bySlot.get(slot) ?? [];
@@ -269,11 +275,16 @@ class BlockCollector implements Collector {
           entries,
           this.devices,
           this.namer,
-          { partitions: this.scope.partitions, schema: this.schema, ...(this.scope.only ? { only: this.scope.only } : {}) },
+          {
+            partitions: this.scope.partitions,
+            schema: this.schema,
+            submitPhase: this.loaded.submitPhase,
+            ...(this.scope.only ? { only: this.scope.only } : {}),
+          },
           {
             extraDropped: this.samples?.refusedIn(slot),
             untimed: this.untimedTracker.found(slot),
-            ...(newest ? { inflight } : {}),
+            ...(newest ? { inflight, psi } : {}),
           },
         );
       } catch (err) {
@@ -348,13 +359,15 @@ class BlockCollector implements Collector {
 
   /**
    * Attaches the bio-based disks' programs once a traced bio-based disk (zram, dm, md, bcache)
-   * has a size. Until then no program runs for each bio of the blk-mq disks: block_bio_queue
-   * fires for every bio, and a program there costs every I/O of every disk. A disk sized after
+   * has a size. Until then no program runs for each bio's end on the blk-mq disks (nor, without
+   * the submit phase, for each bio's submission): block_bio_complete fires for every bio, and a
+   * program there costs every I/O of every disk. A disk sized after
    * start is traced from the next rescan (within RESCAN_EVERY_TICKS s); its I/O before that is
    * not timed.
    */
   private syncBioHooks(): void {
-    if (this.bioAttached || this.closed) return;
+    // With the submit phase their hooks are attached from the start (Loaded.bioPrograms is empty).
+    if (this.bioAttached || this.closed || this.loaded.bioPrograms.length === 0) return;
     const wanted = this.knownDisks.find(
       (d) => d.kind === 'bio' && d.present && (d.sizeBytes ?? 0) > 0 && this.scope.includes(parseDevString(d.dev) ?? -1),
     );

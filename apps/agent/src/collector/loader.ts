@@ -42,6 +42,8 @@ export interface Loaded {
   readonly programs: string[];
   /** The bio-based disks' programs: attached once such a disk is there to trace (see syncBioHooks). */
   readonly bioPrograms: string[];
+  /** Request-based I/O is timed from its bio's submission (submit wait and total). */
+  readonly submitPhase: boolean;
 }
 
 /** What loading needs to know of the collector being started. */
@@ -103,7 +105,10 @@ async function tryLoad(path: string, flavour: Flavour, facts: KernelFacts, req: 
     ...(req.options.onLog ? { onLog: (_level: string, line: string) => req.log(line.trimEnd()) } : {}),
   });
   try {
-    const { request, bio } = selectPrograms(flavour, facts);
+    const submitPhase = req.options.submitPhase !== false && facts.hasSubmitHooks;
+    if (req.options.submitPhase !== false && !submitPhase)
+      req.log("this kernel's block_getrq/block_split/bio merge tracepoints do not pass the bio first (before 5.11): no submit wait");
+    const { request, bio } = selectPrograms(flavour, facts, submitPhase);
     const programs = [...request, ...bio];
     const selected = new Set(facts.hasInflightScan ? [...programs, INFLIGHT_PROGRAM] : programs);
     for (const p of object.programs()) object.setAutoload(p.name, selected.has(p.name));
@@ -112,6 +117,7 @@ async function tryLoad(path: string, flavour: Flavour, facts: KernelFacts, req: 
     object.setGlobal('bucket_first', knobs.buckets.table);
     object.setGlobal('kernel_times', Buffer.from([req.options.issueTimestamps === 'kernel' ? 1 : 0]));
     object.setGlobal('samples_enabled', Buffer.from([req.samples ? 1 : 0]));
+    object.setGlobal('submit_phase', Buffer.from([submitPhase ? 1 : 0]));
     object.setGlobal('rq_arg_idx', u32(facts.rqLayout === 'queue-first' ? 1 : 0));
     object.setGlobal('filter_disks', Buffer.from([req.filterDisks ? 1 : 0]));
     object.setGlobal('op_group', knobs.opGroup);
@@ -122,7 +128,7 @@ async function tryLoad(path: string, flavour: Flavour, facts: KernelFacts, req: 
     await object.load();
     const links = attachAll(object, request);
     req.log(`attached ${request.length} ${flavour} programs: ${request.join(', ')}`);
-    return { object, links, flavour, programs, bioPrograms: bio };
+    return { object, links, flavour, programs, bioPrograms: bio, submitPhase };
   } catch (err) {
     object.close();
     throw err;
@@ -227,14 +233,22 @@ export function checkLayout(object: BpfObject, abi: KernelAbi, samples: boolean)
   }
 }
 
-/** The programs for a hook flavour on this kernel: request-based disks' (always attached) and bio-based disks'. */
-export function selectPrograms(flavour: Flavour, facts: KernelFacts): { request: string[]; bio: string[] } {
+/**
+ * The programs for a hook flavour on this kernel: request-based disks' (always attached) and
+ * bio-based disks'. With the submit phase, block_bio_queue and block_bio_complete (which time a
+ * bio-based disk's I/O) are request-based disks' hooks too, with block_getrq, block_split and the
+ * bio merges.
+ */
+export function selectPrograms(flavour: Flavour, facts: KernelFacts, submitPhase: boolean): { request: string[]; bio: string[] } {
   const sfx = flavour === 'tp_btf' ? 'btf' : 'raw';
   const q = (layout: KernelFacts['rqLayout']): string => (flavour === 'tp_btf' && layout === 'queue-first' ? '_q' : '');
-  return {
-    request: [`bh_rq_issue_${sfx}${q(facts.rqLayout)}`, `bh_rq_complete_${sfx}`, `bh_rq_requeue_${sfx}${q(facts.rqLayout)}`],
-    bio: [`bh_bio_queue_${sfx}${q(facts.bioQueueLayout)}`, `bh_bio_complete_${sfx}`],
-  };
+  const rq = [`bh_rq_issue_${sfx}${q(facts.rqLayout)}`, `bh_rq_complete_${sfx}`, `bh_rq_requeue_${sfx}${q(facts.rqLayout)}`];
+  const bioQueue = `bh_bio_queue_${sfx}${q(facts.bioQueueLayout)}`;
+  const bioComplete = `bh_bio_complete_${sfx}`;
+  if (!submitPhase) return { request: rq, bio: [bioQueue, bioComplete] };
+  // block_bio_complete sees a REQ_NOWAIT bio turned away before its request (BLK_STS_AGAIN).
+  const submit = ['getrq', 'split', 'backmerge', 'frontmerge'].map((hook) => `bh_bio_${hook}_${sfx}`);
+  return { request: [...rq, bioQueue, bioComplete, ...submit], bio: [] };
 }
 
 /** EPERM, or an EACCES that is about privilege: a verifier rejection is EACCES too, and must not read as "run as root". */

@@ -84,6 +84,12 @@ export interface CollectorOptions {
    */
   readonly issueTimestamps?: 'kernel' | 'own';
   /**
+   * Time request-based I/O from its bio's submission: submit wait (waiting for a request: a frozen
+   * queue, QoS, a full tag set) and total. Default true; false (--no-submit-wait) leaves out the
+   * hooks it takes (block_bio_queue, block_getrq, block_split, the bio merges) and their cost.
+   */
+  readonly submitPhase?: boolean;
+  /**
    * Tests only: every request of this disk (kernel dev_t) shares one per-request slot, so its
    * requests take each other's slot, as a hash collision would (see docs/accounting.md, In flight).
    */

@@ -1,16 +1,17 @@
 /**
  * Sampled I/O records of the recent past, for drill-down into a heat map cell. A fixed-size
  * ring of columns (typed arrays) rather than an array of objects: the memory is bounded and
- * known up front (about 80 bytes per sample), and the garbage collector never walks it.
+ * known up front (about 90 bytes per sample), and the garbage collector never walks it.
  * Samples older than the window, or beyond the capacity, are overwritten oldest first.
  * Samples are kept in memory only: after a restart drill-down starts afresh (frames persist).
  */
-import type { IoSample, LatencyKind } from '@blkheat/shared-types';
+import { samplePhaseNs, type IoSample, type LatencyKind, type SamplePhases } from '@blkheat/shared-types';
 
 export interface SampleQuery {
   /** Completion time range [from, to) in unix seconds. */
   readonly from: number;
   readonly to: number;
+  /** The phase the latency bounds are of (default 'device'), as samplePhaseNs reads it of a sample. */
   readonly kind?: LatencyKind | undefined;
   /** Inclusive latency bounds of `kind`, ns. */
   readonly minNs?: number | undefined;
@@ -44,6 +45,15 @@ export interface SampleStoreOptions {
 }
 
 const COMM_BYTES = 16;
+/** `w_ns` absent (a bio-based disk, an agent before protocol 4) in the wNs column; null is NaN. */
+const ABSENT = -1;
+
+/** A sample's phases, written in place (`w_ns` undefined: absent). */
+interface Phases extends SamplePhases {
+  w_ns: number | null | undefined;
+  q_ns: number | null;
+  d_ns: number;
+}
 /** Interned strings (devices, classes) per table; more distinct values than this are dropped. */
 const MAX_INTERNED = 65535;
 
@@ -79,6 +89,7 @@ export class SampleStore {
   private readonly bytes: Float64Array;
   private readonly qNs: Float64Array;
   private readonly dNs: Float64Array;
+  private readonly wNs: Float64Array;
   private readonly pid: Uint32Array;
   private readonly cgroup: Float64Array;
   private readonly outlier: Uint8Array;
@@ -104,6 +115,7 @@ export class SampleStore {
     this.bytes = new Float64Array(n);
     this.qNs = new Float64Array(n);
     this.dNs = new Float64Array(n);
+    this.wNs = new Float64Array(n);
     this.pid = new Uint32Array(n);
     this.cgroup = new Float64Array(n);
     this.outlier = new Uint8Array(n);
@@ -122,7 +134,7 @@ export class SampleStore {
 
   /** Bytes of the ring's columns (allocated up front; the OS maps pages as they are written). */
   get memoryBytes(): number {
-    return this.capacity * (8 * 7 + 2 * 2 + 4 + 1 + COMM_BYTES);
+    return this.capacity * (8 * 8 + 2 * 2 + 4 + 1 + COMM_BYTES);
   }
 
   add(samples: readonly IoSample[]): void {
@@ -136,7 +148,9 @@ export class SampleStore {
     const toUs = q.to * 1e6;
     const minNs = q.minNs ?? 0;
     const maxNs = q.maxNs ?? Number.MAX_SAFE_INTEGER;
-    const lat = q.kind === 'queue' ? this.qNs : this.dNs;
+    const phase = q.kind ?? 'device';
+    // One object reused for every sample looked at: samplePhaseNs is the rule, the loop allocates nothing.
+    const phases: Phases = { w_ns: undefined, q_ns: null, d_ns: 0 };
     const devSet = q.disks ? idSet(q.disks, this.devs) : undefined;
     const clsSet = q.classes ? idSet(q.classes, this.classes) : undefined;
     const out: IoSample[] = [];
@@ -148,9 +162,10 @@ export class SampleStore {
       const i = (this.head + k) % this.capacity;
       const ts = this.tsUs[i] as number;
       if (ts < fromUs || ts >= toUs) continue;
-      const v = lat[i] as number;
-      // NaN (unknown queue latency) fails both comparisons and is never matched.
-      if (!(v >= minNs && v <= maxNs)) continue;
+      this.phasesAt(i, phases);
+      const v = samplePhaseNs(phases, phase);
+      // A phase the sample does not tell (null) is never matched.
+      if (v === null || v < minNs || v > maxNs) continue;
       if (devSet && !devSet.has(this.dev[i] as number)) continue;
       if (clsSet && !clsSet.has(this.cls[i] as number)) continue;
       if (out.length >= q.limit) {
@@ -185,6 +200,7 @@ export class SampleStore {
     this.bytes[i] = s.bytes;
     this.qNs[i] = s.q_ns ?? NaN;
     this.dNs[i] = s.d_ns;
+    this.wNs[i] = s.w_ns === undefined ? ABSENT : (s.w_ns ?? NaN);
     this.pid[i] = s.pid;
     this.cgroup[i] = s.cgroup;
     this.outlier[i] = s.outlier ? 1 : 0;
@@ -194,19 +210,30 @@ export class SampleStore {
     this.comm.set(encodeComm(s.comm), at);
   }
 
-  private sampleAt(i: number): IoSample {
+  /** The phases of sample `i` into `into` (as the sample had them: w_ns absent, null or a number). */
+  private phasesAt(i: number, into: Phases): void {
     const q = this.qNs[i] as number;
+    const w = this.wNs[i] as number;
+    into.q_ns = Number.isNaN(q) ? null : q;
+    into.d_ns = this.dNs[i] as number;
+    into.w_ns = w === ABSENT ? undefined : Number.isNaN(w) ? null : w;
+  }
+
+  private sampleAt(i: number): IoSample {
     const at = i * COMM_BYTES;
     let end = at;
     while (end < at + COMM_BYTES && this.comm[end] !== 0) end++;
+    const phases: Phases = { w_ns: undefined, q_ns: null, d_ns: 0 };
+    this.phasesAt(i, phases);
     return {
       ts_us: this.tsUs[i] as number,
       dev: this.devs.values[this.dev[i] as number] as string,
       c: this.classes.values[this.cls[i] as number] as string,
       sector: Number.isNaN(this.sector[i] as number) ? null : (this.sector[i] as number),
       bytes: this.bytes[i] as number,
-      q_ns: Number.isNaN(q) ? null : q,
-      d_ns: this.dNs[i] as number,
+      q_ns: phases.q_ns,
+      d_ns: phases.d_ns,
+      ...(phases.w_ns !== undefined ? { w_ns: phases.w_ns } : {}),
       pid: this.pid[i] as number,
       comm: Buffer.from(this.comm.subarray(at, end)).toString('utf8'),
       cgroup: this.cgroup[i] as number,

@@ -1,5 +1,5 @@
 /**
- * `blkheat record --json`: one JSON object per interval per line (NDJSON), format version 3.
+ * `blkheat record --json`: one JSON object per interval per line (NDJSON), format version 4.
  * Documented in docs/record-json.md.
  */
 import {
@@ -8,12 +8,14 @@ import {
   type BucketSchema,
   type Frame,
   type InflightState,
+  type IoPressure,
   type IoSample,
   type OpGroup,
   type SparseHist,
+  type SubmitCause,
 } from '@blkheat/shared-types';
 
-export const RECORD_JSON_VERSION = 3;
+export const RECORD_JSON_VERSION = 4;
 
 /** [lower_us, upper_us, count]; upper_us is null for the overflow bucket (no upper bound). */
 export type BucketTriple = [number, number | null, number];
@@ -31,8 +33,13 @@ export interface RecordLine {
     requeues: number;
     /** Added in 2: I/Os diskstats counted that no probe saw, by op group. */
     untimed: Partial<Record<OpGroup, number>>;
-    /** Added in 2: what was in flight when the interval closed (absent: nothing). */
+    /**
+     * Added in 2: what was in flight when the interval closed (absent: not known). Added in 4:
+     * its `waiting`, `oldest_wait_ns` and `frozen` (bios still waiting for a request).
+     */
     inflight?: InflightState;
+    /** Added in 4: completed I/Os whose bio met a cause of submit wait, by cause (absent: none known). */
+    causes?: Partial<Record<SubmitCause, number>>;
     /** Added in 3: by the cgroup the I/O was charged to (path), busiest first. */
     cgroups: { cgroup: string; count: number; device: BucketTriple[] }[];
     classes: {
@@ -48,9 +55,20 @@ export interface RecordLine {
       sizes?: { max_bytes: number; count: number; device: BucketTriple[] }[];
       device: BucketTriple[];
       queue: BucketTriple[];
+      /** Added in 4, request-based disks: submit wait (bio submitted -> request allocated). */
+      submit?: BucketTriple[];
+      /** Added in 4, request-based disks: total (bio submitted -> completed); a bio-based disk's is `device`. */
+      total?: BucketTriple[];
+      /** Added in 4, with `submit`: I/Os of `count` whose submission was not seen (in neither histogram). */
+      submit_unknown?: number;
     }[];
   }[];
   dropped: number;
+  /**
+   * Added in 4: the host's I/O pressure over the interval (/proc/pressure/io): µs some task,
+   * and every non-idle task, was stalled on I/O (absent: not known, e.g. a kernel without PSI).
+   */
+  psi?: IoPressure;
   samples?: IoSample[];
 }
 
@@ -72,6 +90,7 @@ export function recordLine(
       requeues: d.requeues ?? 0,
       untimed: { ...d.untimed },
       ...(d.inflight ? { inflight: d.inflight } : {}),
+      ...(d.causes ? { causes: { ...d.causes } } : {}),
       cgroups: (d.cg ?? []).map((g) => ({ cgroup: g.g, count: g.n, device: triples(g.d, schema) })),
       classes: d.cls.map((c) => ({
         class: c.c,
@@ -82,10 +101,14 @@ export function recordLine(
         ...(c.sz ? { sizes: c.sz.map((z) => ({ max_bytes: z.s === 0 ? 0 : 2 ** z.s, count: z.n, device: triples(z.d, schema) })) } : {}),
         device: triples(c.d, schema),
         queue: triples(c.q, schema),
+        ...(c.w ? { submit: triples(c.w, schema) } : {}),
+        ...(c.t ? { total: triples(c.t, schema) } : {}),
+        ...(c.wu !== undefined ? { submit_unknown: c.wu } : {}),
       })),
     };
   });
   const line: RecordLine = { v: RECORD_JSON_VERSION, ts: frame.ts, interval_s: intervalS, disks, dropped };
+  if (frame.psi) line.psi = { some_us: frame.psi.some_us, full_us: frame.psi.full_us };
   if (samples) line.samples = [...samples];
   return line;
 }

@@ -10,12 +10,16 @@ import {
   denseHist,
   formatLatency,
   quantileSeconds,
+  type ClassSeries,
   type Frame,
   type SparseHist,
 } from '@blkheat/shared-types';
 
 export interface TextOptions {
-  /** Also print queue-time histograms. */
+  /**
+   * Also print queue-time histograms, and (added with protocol 4, request-based disks) the submit
+   * wait and total (bio submitted -> completed) where the data has them.
+   */
   readonly queued: boolean;
   /** Most histogram rows per class; adjacent buckets are folded to fit (default 24). */
   readonly maxRows?: number;
@@ -45,6 +49,12 @@ export function formatIntervalText(frame: Frame, names: ReadonlyMap<string, stri
       untimed ? `untimed ${untimed}` : '',
       disk.requeues ? `${disk.requeues} requeued` : '',
       disk.inflight?.n ? `${disk.inflight.n} in flight, oldest ${formatLatency(disk.inflight.oldest_ns / 1e9)}` : '',
+      disk.inflight?.waiting
+        ? `${disk.inflight.waiting} waiting for a request, oldest ${formatLatency((disk.inflight.oldest_wait_ns ?? 0) / 1e9)}`
+        : '',
+      disk.inflight?.frozen ? 'queue frozen' : '',
+      disk.causes?.frozen ? `${disk.causes.frozen} met a frozen queue` : '',
+      disk.causes?.refused ? `${disk.causes.refused} refused a tag and resubmitted` : '',
     ]
       .filter(Boolean)
       .join(', ');
@@ -56,10 +66,24 @@ export function formatIntervalText(frame: Frame, names: ReadonlyMap<string, stri
       const label = `${cls.c}${cls.pt ? ' (passthrough, not in diskstats)' : ''}${errors ? ` (failed: ${errors})` : ''}`;
       lines.push(...histogramBlock(label, 'device', cls.n, cls.d, options));
       if (options.queued && cls.q.length > 0) lines.push(...histogramBlock(label, 'queue', cls.n, cls.q, options));
+      if (options.queued) lines.push(...submitBlocks(label, cls, options));
     }
     for (const g of disk.cg ?? []) lines.push(`  cgroup ${g.g}  ${percentiles(g.n, g.d, options.schema ?? BUCKET_SCHEMA)}`);
   }
   return lines.join('\n') + '\n';
+}
+
+/**
+ * The submit wait and total histograms of a class (added in 4; request-based disks, data that has
+ * them): their count is `n - wu`, the I/Os whose submission was seen, and the rest are named.
+ */
+function submitBlocks(label: string, cls: ClassSeries, options: TextOptions): string[] {
+  const count = cls.n - (cls.wu ?? 0);
+  const unseen = cls.wu ? ` (${cls.wu} submission not seen)` : '';
+  const out: string[] = [];
+  if (cls.w && cls.w.length > 0) out.push(...histogramBlock(`${label}${unseen}`, 'submit wait', count, cls.w, options));
+  if (cls.t && cls.t.length > 0) out.push(...histogramBlock(`${label}${unseen}`, 'total', count, cls.t, options));
+  return out;
 }
 
 function histogramBlock(cls: string, kind: string, count: number, sparse: SparseHist, options: TextOptions): string[] {

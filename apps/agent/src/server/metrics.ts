@@ -1,7 +1,8 @@
 /**
  * /metrics in the Prometheus text exposition format 0.0.4.
  *
- * Latency histograms: one classic histogram per disk x class x kind (device, queue), with an
+ * Latency histograms: one classic histogram per disk x class x phase (device, queue; submit wait
+ * and total added in protocol 4, request-based disks), with an
  * `le` bucket for the upper bound (in seconds) of every dense bucket of the bucket schema
  * except overflow, which is `+Inf`. The bounds are exactly the native-histogram schema's,
  * so they never need re-binning. Counts are cumulative since the agent started (the
@@ -9,7 +10,7 @@
  * histograms, not sums, and an estimate from bucket midpoints would silently skew every
  * average computed from it. Use histogram_quantile() or bucket ratios instead.
  */
-import { CGROUP_OTHER, CGROUPS_LISTED, PROTOCOL_VERSION, type ClassSeries, type DiskInfo } from '@blkheat/shared-types';
+import { CGROUP_OTHER, CGROUPS_LISTED, PROTOCOL_VERSION, type ClassSeries, type DiskFrame, type DiskInfo } from '@blkheat/shared-types';
 import type { ReadSchedulerStats } from './read-scheduler.js';
 import type { AgentContext } from './context.js';
 import { Exposition, type Labels } from './exposition.js';
@@ -17,6 +18,9 @@ import { Exposition, type Labels } from './exposition.js';
 /** The series `blkheat fleet` reads back from Prometheus (fleet/fleet-frames.ts, fleet-disks.ts): named here, where they are written. */
 export const DEVICE_LATENCY_METRIC = 'blkheat_device_latency_seconds';
 export const QUEUE_LATENCY_METRIC = 'blkheat_queue_latency_seconds';
+/** Added in protocol 4 (request-based disks): bio submission -> request allocated, and -> completed. */
+export const SUBMIT_LATENCY_METRIC = 'blkheat_submit_latency_seconds';
+export const TOTAL_LATENCY_METRIC = 'blkheat_total_latency_seconds';
 export const WINDOW_END_METRIC = 'blkheat_histogram_window_end_seconds';
 
 /** Numbers the WebSocket layer keeps about itself. */
@@ -42,7 +46,7 @@ export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition
   const out = new Exposition(ctx.schema, ctx.host.instance ? { instance: ctx.host.instance } : {});
   const disks = new Map<string, DiskInfo>(ctx.disks().map((d) => [d.dev, d]));
   const totals = ctx.totals.snapshot();
-  const series: { labels: Labels; kind: DiskInfo['kind'] | undefined; cls: ClassSeries }[] = [];
+  const series: ClassMetricSeries[] = [];
   for (const d of totals.disks) {
     const info = disks.get(d.dev);
     for (const cls of d.cls) series.push({ labels: { disk: info?.name ?? d.dev, dev: d.dev, class: cls.c }, kind: info?.kind, cls });
@@ -60,6 +64,7 @@ export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition
     'Block I/O queue latency (request start to issue), request-based disks, since the agent started.',
   );
   for (const s of series) if (s.kind !== 'bio') out.histogram(QUEUE_LATENCY_METRIC, s.labels, s.cls.q);
+  submitPhases(out, series);
   out.family(
     'blkheat_ios_total',
     'counter',
@@ -104,6 +109,15 @@ export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition
     out.sample('blkheat_inflight_ios', labels, d.inflight.n);
     out.sample('blkheat_inflight_oldest_seconds', labels, d.inflight.oldest_ns / 1e9);
   }
+  waitingGauges(out, newest?.disks ?? [], totals.disks, disks);
+  out.family(
+    'blkheat_submit_wait_causes_total',
+    'counter',
+    'Completed I/Os whose bio met a cause of submit wait (frozen: the queue was frozen at submission; refused: a REQ_NOWAIT submission was turned away for want of a tag, then resubmitted), per disk and cause, since the agent started.',
+  );
+  for (const d of totals.disks)
+    for (const [cause, n] of Object.entries(d.causes ?? {}))
+      out.sample('blkheat_submit_wait_causes_total', { disk: disks.get(d.dev)?.name ?? d.dev, dev: d.dev, cause }, n);
 
   const w = ctx.totals.window;
   out.single(
@@ -257,4 +271,65 @@ export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition
   out.single('process_cpu_seconds_total', 'counter', 'User and system CPU time spent, seconds.', (cpu.user + cpu.system) / 1e6);
   out.single('process_start_time_seconds', 'gauge', 'Start time of the process since the unix epoch, seconds.', ctx.startedAt);
   return out;
+}
+
+type ClassMetricSeries = { readonly labels: Labels; readonly kind: DiskInfo['kind'] | undefined; readonly cls: ClassSeries };
+
+/**
+ * Added in protocol 4, request-based disks, for classes whose data has them: the submit wait and
+ * total histograms, and the I/Os whose submission was not seen (in blkheat_ios_total, in neither
+ * histogram). A bio-based disk's total is its device latency: read blkheat_device_latency_seconds.
+ */
+function submitPhases(out: Exposition, series: readonly ClassMetricSeries[]): void {
+  const request = series.filter((s) => s.kind !== 'bio');
+  out.family(
+    SUBMIT_LATENCY_METRIC,
+    'histogram',
+    'Block I/O submit wait (bio submitted to its request allocated: queue freeze, QoS throttling, tag wait), request-based disks, since the agent started.',
+  );
+  for (const s of request) if (s.cls.w) out.histogram(SUBMIT_LATENCY_METRIC, s.labels, s.cls.w);
+  out.family(
+    TOTAL_LATENCY_METRIC,
+    'histogram',
+    'Block I/O total latency (bio submitted to its request completed), request-based disks, since the agent started.',
+  );
+  for (const s of request) if (s.cls.t) out.histogram(TOTAL_LATENCY_METRIC, s.labels, s.cls.t);
+  out.family(
+    'blkheat_submit_unseen_ios_total',
+    'counter',
+    'Completed I/Os whose bio submission was not seen (in blkheat_ios_total, not in the submit wait and total histograms), request-based disks, since the agent started.',
+  );
+  for (const s of request) if (s.cls.wu !== undefined) out.sample('blkheat_submit_unseen_ios_total', s.labels, s.cls.wu);
+}
+
+/**
+ * Added in protocol 4: bios waiting for a request when the newest second closed, on the disks
+ * whose submit wait the agent times (a class of the totals has `w`; a frame leaves `waiting` out
+ * for none), and whether their queue was frozen; 0 when none waited (as blkheat_inflight_ios).
+ */
+function waitingGauges(
+  out: Exposition,
+  newest: readonly DiskFrame[],
+  totals: readonly DiskFrame[],
+  disks: ReadonlyMap<string, DiskInfo>,
+): void {
+  out.family(
+    'blkheat_inflight_waiting_bios',
+    'gauge',
+    'Bios submitted and still waiting for a request when the newest second closed, per disk.',
+  );
+  out.family(
+    'blkheat_inflight_waiting_oldest_seconds',
+    'gauge',
+    'Age of the oldest bio waiting for a request when the newest second closed (0: none), per disk.',
+  );
+  out.family('blkheat_queue_frozen', 'gauge', "1 when the disk's queue was frozen as the newest second closed, else 0, per disk.");
+  const timed = new Set(totals.filter((d) => d.cls.some((c) => c.w)).map((d) => d.dev));
+  for (const d of newest) {
+    if (!d.inflight || (d.inflight.waiting === undefined && !timed.has(d.dev))) continue;
+    const labels = { disk: disks.get(d.dev)?.name ?? d.dev, dev: d.dev };
+    out.sample('blkheat_inflight_waiting_bios', labels, d.inflight.waiting ?? 0);
+    out.sample('blkheat_inflight_waiting_oldest_seconds', labels, (d.inflight.oldest_wait_ns ?? 0) / 1e9);
+    out.sample('blkheat_queue_frozen', labels, d.inflight.frozen ? 1 : 0);
+  }
 }

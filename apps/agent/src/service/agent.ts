@@ -113,6 +113,7 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
       ...(options.disks.length > 0 ? { disks: options.disks } : {}),
       samples: options.samplesBudget > 0 ? { budgetPerSecond: options.samplesBudget } : false,
       schema: options.schema,
+      ...(options.submitPhase === false ? { submitPhase: false } : {}),
       onLog: (line) => log(`collector: ${line}`),
     });
     const running = collector;

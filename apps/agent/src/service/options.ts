@@ -34,6 +34,8 @@ export interface ServeOptions extends Listening {
   readonly user: string | undefined;
   readonly disks: readonly string[];
   readonly samplesBudget: number;
+  /** --no-submit-wait: request-based I/O timed from its request only (CollectorOptions.submitPhase). Default true. */
+  readonly submitPhase?: boolean;
   readonly webRoot: string;
   /** The agent's identity in a fleet (--instance; default the hostname): /metrics' instance label. */
   readonly instance: string;
@@ -95,6 +97,8 @@ Options:
                         (default: every disk)
   --samples-budget N    sampled I/O records per second kept by the kernel for drill-down
                         (default ${DEFAULTS.samplesBudget}; 0 = none)
+  --no-submit-wait      time I/O from its request only: no submit wait (frozen queue, QoS,
+                        waiting for a tag) or total, and no programs on each bio
   --schema N            latency bucket schema (Prometheus native-histogram scale: 2^N buckets
                         per power of two): 2 = 4 per octave, ~19% wide (default); 3 = 8 per
                         octave, ~9% wide (twice the rows, about twice the kernel memory).
@@ -123,6 +127,7 @@ export function parseServeArgs(
     user: { type: 'string' },
     disk: { type: 'string', multiple: true },
     'samples-budget': { type: 'string' },
+    'no-submit-wait': { type: 'boolean' },
     'web-root': { type: 'string' },
     schema: { type: 'string' },
     instance: { type: 'string' },
@@ -188,6 +193,7 @@ export function parseServeArgs(
     user,
     disks,
     samplesBudget,
+    ...(values['no-submit-wait'] ? { submitPhase: false } : {}),
     webRoot: resolve(values['web-root'] ?? DEFAULTS.webRoot),
   };
 }

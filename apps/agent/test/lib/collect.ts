@@ -104,24 +104,32 @@ export function countsByDisk(frames: readonly Frame[], from: number, to: number)
   return out;
 }
 
-/** Per class of one disk: count and summed dense device/queue histograms over [from, to). */
-export function classTotals(
-  frames: readonly Frame[],
-  dev: string,
-  from = 0,
-  to = Infinity,
-): Map<string, { n: number; d: Float64Array; q: Float64Array }> {
-  const out = new Map<string, { n: number; d: Float64Array; q: Float64Array }>();
+/** One class's totals: count, dense histograms of each phase, and I/Os whose submission was not seen. */
+export interface ClassTotal {
+  n: number;
+  readonly d: Float64Array;
+  readonly q: Float64Array;
+  readonly w: Float64Array;
+  readonly t: Float64Array;
+  wu: number;
+}
+
+/** Per class of one disk: count and summed dense device/queue/submit/total histograms over [from, to). */
+export function classTotals(frames: readonly Frame[], dev: string, from = 0, to = Infinity): Map<string, ClassTotal> {
+  const out = new Map<string, ClassTotal>();
   for (const f of frames) {
     if (f.ts < from || f.ts >= to) continue;
     for (const disk of f.disks) {
       if (disk.dev !== dev) continue;
       for (const c of disk.cls) {
         let acc = out.get(c.c);
-        if (!acc) out.set(c.c, (acc = { n: 0, d: denseHist(), q: denseHist() }));
+        if (!acc) out.set(c.c, (acc = { n: 0, d: denseHist(), q: denseHist(), w: denseHist(), t: denseHist(), wu: 0 }));
         acc.n += c.n;
         addSparseInto(acc.d, c.d);
         addSparseInto(acc.q, c.q);
+        addSparseInto(acc.w, c.w ?? []);
+        addSparseInto(acc.t, c.t ?? []);
+        acc.wu += c.wu ?? 0;
       }
     }
   }

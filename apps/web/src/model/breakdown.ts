@@ -12,9 +12,10 @@ import {
   type DiskFrame,
   type Frame,
   type LatencyKind,
+  phaseHist,
   untimedCount,
 } from '@blkheat/shared-types';
-import { classLatency } from './diskFrames.js';
+import { ALL_REQUEST, type DiskKindOf } from './phase.js';
 import { quantilesOf, type QuantileValue } from './percentiles.js';
 
 export interface ClassSummary {
@@ -26,7 +27,7 @@ export interface ClassSummary {
   readonly errors: Readonly<Record<string, number>>;
   /** Share of all completed I/Os in the range over the chosen disks (0..1). */
   readonly share: number;
-  /** Latency histogram of the chosen kind (dense). */
+  /** Latency histogram of the chosen phase (dense). */
   readonly hist: Float64Array;
   readonly quantiles: QuantileValue[];
 }
@@ -68,6 +69,8 @@ export class BreakdownTally {
       readonly to: number;
       readonly devs?: ReadonlySet<string> | undefined;
       readonly kind: LatencyKind;
+      /** Each disk's kind, for phaseHist() (default: every disk request-based). */
+      readonly diskKind?: DiskKindOf | undefined;
     },
     /** The schema of the frames' histograms. */
     private readonly schema: BucketSchema,
@@ -76,6 +79,7 @@ export class BreakdownTally {
   /** Counts frames[start, end). Every frame names its classes for `allClasses`, in range or not. */
   add(frames: readonly Frame[], start = 0, end = frames.length): void {
     const { from, to, devs, kind } = this.opts;
+    const diskKind = this.opts.diskKind ?? ALL_REQUEST;
     for (let i = start; i < end; i++) {
       const f = frames[i] as Frame;
       const inside = f.ts >= from && f.ts < to;
@@ -84,6 +88,7 @@ export class BreakdownTally {
         if (!inside) continue;
         this.addDisk(d);
         if (!devs || devs.has(d.dev)) {
+          const dk = diskKind(d.dev);
           for (const series of d.cls) {
             let a = this.byClass.get(series.c);
             if (!a) this.byClass.set(series.c, (a = { count: 0, failed: 0, errors: {}, hist: new Float64Array(bucketCount(this.schema)) }));
@@ -95,7 +100,7 @@ export class BreakdownTally {
               }
             }
             this.classTotal += series.n;
-            addSparseInto(a.hist, classLatency(series, kind));
+            addSparseInto(a.hist, phaseHist(series, kind, dk));
           }
         }
       }
@@ -162,7 +167,7 @@ type DiskAcc = { -readonly [K in Exclude<keyof DiskSummary, 'dev' | 'byClass'>]:
 /** Per-class summary of frames in [from, to) over `devs` (undefined = every disk), sorted by count. */
 export function classBreakdown(
   frames: readonly Frame[],
-  opts: { from: number; to: number; devs?: ReadonlySet<string> | undefined; kind: LatencyKind },
+  opts: { from: number; to: number; devs?: ReadonlySet<string> | undefined; kind: LatencyKind; diskKind?: DiskKindOf | undefined },
   schema: BucketSchema,
 ): ClassSummary[] {
   const t = new BreakdownTally(opts, schema);

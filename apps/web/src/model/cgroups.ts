@@ -1,7 +1,8 @@
 /**
  * Per-cgroup breakdown of a range (DiskFrame.cg, protocol 3): count, share and device latency
  * per cgroup path of each disk, and the cgroup filter's rules. The agent splits only the count
- * and the device latency by cgroup: op classes, queue latency, sizes and bytes are not split,
+ * and the device latency by cgroup: op classes, the other latency phases (queue, submit wait,
+ * total), sizes and bytes are not split,
  * so a cgroup filter cannot apply to them (the views say so instead of showing them as if
  * filtered).
  */
@@ -58,7 +59,7 @@ export function cgroupProblem(g: string): string | undefined {
   return undefined;
 }
 
-/** The cgroup filter as the heat maps apply it: device latency only (`cg` has no queue latency). */
+/** The cgroup filter as the heat maps apply it: device latency only (`cg` has no queue, submit or total latency). */
 export function cgroupFilterApplies(kind: LatencyKind): boolean {
   return kind === 'device';
 }

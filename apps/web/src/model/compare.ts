@@ -6,8 +6,8 @@
  * set against each other: percentiles baseline → comparison with the signed delta, and the
  * difference of the shares per bucket (comparison − baseline).
  */
-import { addSparseInto, type BucketSchema, bucketCount, type Frame, type LatencyKind } from '@blkheat/shared-types';
-import { classLatency } from './diskFrames.js';
+import { addSparseInto, type BucketSchema, bucketCount, type Frame, type LatencyKind, phaseHist } from '@blkheat/shared-types';
+import { ALL_REQUEST, type DiskKindOf } from './phase.js';
 import { alignCeil, alignFloor } from './resolution.js';
 import { MARK_QUANTILES, quantilesOf } from './percentiles.js';
 
@@ -55,8 +55,15 @@ export function alignRange(r: TimeRange, step: number): TimeRange {
 export function rangeHistograms(
   frames: readonly Frame[],
   range: TimeRange,
-  opts: { readonly kind: LatencyKind; readonly classes: readonly string[]; readonly schema: BucketSchema },
+  opts: {
+    readonly kind: LatencyKind;
+    readonly classes: readonly string[];
+    readonly schema: BucketSchema;
+    /** Each disk's kind, for phaseHist() (default: every disk request-based). */
+    readonly diskKind?: DiskKindOf | undefined;
+  },
 ): RangeHistograms {
+  const diskKind = opts.diskKind ?? ALL_REQUEST;
   const rows = bucketCount(opts.schema);
   const wanted = opts.classes.length > 0 ? new Set(opts.classes) : undefined;
   const acc = new Map<string, Map<string, { hist: Float64Array; total: number }>>();
@@ -70,9 +77,10 @@ export function rangeHistograms(
   for (const f of frames) {
     if (f.ts < range.from || f.ts >= range.to) continue;
     for (const d of f.disks) {
+      const dk = diskKind(d.dev);
       for (const series of d.cls) {
         if (wanted && !wanted.has(series.c)) continue;
-        const latency = classLatency(series, opts.kind);
+        const latency = phaseHist(series, opts.kind, dk);
         if (latency.length === 0) continue;
         addSparseInto(slot(d.dev, series.c).hist, latency);
         addSparseInto(slot(d.dev, ALL_CLASSES).hist, latency);

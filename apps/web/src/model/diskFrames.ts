@@ -1,11 +1,11 @@
 /**
  * How the model reads disk frames, in one place: which disk frames a per-disk tally of a range
  * reads (model/cgroups.ts, model/sizeLatency.ts), one range and disk test so the tallies the
- * panels show agree on which seconds and disks they sum; and the latency histograms a matrix or
- * a tally takes from a disk frame, named in words here (the wire's `d`, `q`, `cg`), so the code
- * that builds the model's structures speaks of latency, not of wire letters.
+ * panels show agree on which seconds and disks they sum; and the cgroup latency a matrix takes
+ * from a disk frame, named in words here (the wire's `cg`). A class series' latency of a phase is
+ * shared-types' phaseHist() (the one rule for it, model/phase.ts says what each phase is).
  */
-import type { ClassSeries, DiskFrame, Frame, LatencyKind, SparseHist } from '@blkheat/shared-types';
+import type { DiskFrame, Frame, SparseHist } from '@blkheat/shared-types';
 
 /** Frames starting in [from, to); only the disks in `devs` (undefined: every disk). */
 export interface DiskRange {
@@ -28,11 +28,6 @@ export function forEachDiskInRange(
     if (f.ts < from || f.ts >= to) continue;
     for (const d of f.disks) if (!devs || devs.has(d.dev)) each(d);
   }
-}
-
-/** One class series' latency histogram of `kind`: device (issue → complete) or queue (start → issue). */
-export function classLatency(series: ClassSeries, kind: LatencyKind): SparseHist {
-  return kind === 'device' ? series.d : series.q;
 }
 
 /** A disk's device latency charged to the cgroup `path` in one frame (undefined: none, or no per-cgroup split in the data). */

@@ -1,8 +1,10 @@
 /**
- * Failed I/Os and requeues per heat map column: for one disk, per column of `step` seconds, the
- * failed I/Os by block status (`cls[].e`, protocol 2, over every class: a failed passthrough
- * command failed too) and the requests sent back to the queue (`DiskFrame.requeues`). Frames of any
- * step add up (merging is exact for both), so a coarse column holds the sum of its seconds.
+ * Failed I/Os, requeues and frozen-queue waits per heat map column: for one disk, per column of
+ * `step` seconds, the failed I/Os by block status (`cls[].e`, protocol 2, over every class: a
+ * failed passthrough command failed too), the requests sent back to the queue
+ * (`DiskFrame.requeues`) and the completed I/Os whose bio found the queue frozen
+ * (`DiskFrame.causes.frozen`, protocol 4). Frames of any step add up (merging is exact for all
+ * three), so a coarse column holds the sum of its seconds.
  */
 import type { DiskFrame, Frame } from '@blkheat/shared-types';
 import { formatCount } from './format.js';
@@ -15,16 +17,20 @@ export interface FaultColumn {
   /** Failed I/Os by block status name ("IOERR", "TIMEOUT", …). */
   readonly byStatus: Readonly<Record<string, number>>;
   readonly requeues: number;
+  /** Completed I/Os whose bio waited for a frozen queue (protocol 4). */
+  readonly frozen: number;
 }
 
 interface Acc {
   failed: number;
   byStatus: Record<string, number>;
   requeues: number;
+  frozen: number;
 }
 
 function addDisk(a: Acc, d: DiskFrame): void {
   a.requeues += d.requeues ?? 0;
+  a.frozen += d.causes?.frozen ?? 0;
   for (const c of d.cls) {
     if (!c.e) continue;
     for (const [status, n] of Object.entries(c.e)) {
@@ -34,7 +40,7 @@ function addDisk(a: Acc, d: DiskFrame): void {
   }
 }
 
-/** The columns in [col0, col1) of `dev` that had failed I/Os or requeues, in column order. */
+/** The columns in [col0, col1) of `dev` that had failed I/Os, requeues or frozen-queue waits, in column order. */
 export function faultColumns(frames: readonly Frame[], dev: string, step: number, col0: number, col1: number): FaultColumn[] {
   const accs = new Map<number, Acc>();
   for (const f of frames) {
@@ -43,17 +49,17 @@ export function faultColumns(frames: readonly Frame[], dev: string, step: number
     const d = f.disks.find((x) => x.dev === dev);
     if (!d) continue;
     let a = accs.get(col);
-    if (!a) accs.set(col, (a = { failed: 0, byStatus: {}, requeues: 0 }));
+    if (!a) accs.set(col, (a = { failed: 0, byStatus: {}, requeues: 0, frozen: 0 }));
     addDisk(a, d);
   }
   const out: FaultColumn[] = [];
-  for (const [col, a] of accs) if (a.failed > 0 || a.requeues > 0) out.push({ col, ...a });
+  for (const [col, a] of accs) if (a.failed > 0 || a.requeues > 0 || a.frozen > 0) out.push({ col, ...a });
   return out.sort((x, y) => x.col - y.col);
 }
 
-/** Failed I/Os and requeues of one column (zeros when it had none). */
+/** Failed I/Os, requeues and frozen-queue waits of one column (zeros when it had none). */
 export function faultsAt(frames: readonly Frame[], dev: string, step: number, col: number): FaultColumn {
-  return faultColumns(frames, dev, step, col, col + 1)[0] ?? { col, failed: 0, byStatus: {}, requeues: 0 };
+  return faultColumns(frames, dev, step, col, col + 1)[0] ?? { col, failed: 0, byStatus: {}, requeues: 0, frozen: 0 };
 }
 
 /** "IOERR 2, TIMEOUT 1": statuses by count, then name. */

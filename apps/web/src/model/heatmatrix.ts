@@ -15,13 +15,16 @@
  * not recorded (the agent was down). The two look the same in the counts; model/gaps.ts tells
  * them apart for the renderer and the tooltip.
  */
-import type { Frame, LatencyKind, SparseHist } from '@blkheat/shared-types';
-import { cgroupLatency, classLatency } from './diskFrames.js';
+import { type DiskInfo, type Frame, type LatencyKind, phaseHist, type SparseHist } from '@blkheat/shared-types';
+import { cgroupLatency } from './diskFrames.js';
 
 /** Which part of the frames a matrix counts. */
 export interface MatrixFilter {
   readonly dev: string;
+  /** The latency phase counted (phaseHist()). */
   readonly kind: LatencyKind;
+  /** The disk's kind: a bio-based disk's total is its device latency, it has no queue or submit phase. Default 'request'. */
+  readonly diskKind?: DiskInfo['kind'] | undefined;
   /** Classes to count; undefined = all. */
   readonly classes?: ReadonlySet<string> | undefined;
   /**
@@ -192,7 +195,7 @@ export class HeatMatrix {
     }
     for (const series of disk.cls) {
       if (filter.classes && !filter.classes.has(series.c)) continue;
-      this.addSparse(col, classLatency(series, filter.kind));
+      this.addSparse(col, phaseHist(series, filter.kind, filter.diskKind ?? 'request'));
     }
     return true;
   }

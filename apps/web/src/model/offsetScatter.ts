@@ -4,7 +4,7 @@
  * spaces as in coords.ts: time (unix seconds) and sector map into css pixels by affine maps,
  * so a point, a brushed box and an axis tick agree to the pixel and invert exactly.
  */
-import { type BucketSchema, type IoSample, type LatencyKind } from '@blkheat/shared-types';
+import { type BucketSchema, type IoSample, type LatencyKind, samplePhaseNs } from '@blkheat/shared-types';
 import { schemeTableau10, ticks } from 'd3';
 import { type Affine, apply, invert, mapInterval, type TimeBox, timeToCss } from './coords.js';
 import { formatBytes } from './format.js';
@@ -117,9 +117,9 @@ export function inBox(s: IoSample, box: OffsetBox): boolean {
   return t >= box.from && t < box.to && s.sector >= box.sectorLo && s.sector <= box.sectorHi;
 }
 
-/** The latency the scatter colours by, in ns; null when unknown (queue latency of bio-based disks). */
+/** The latency the scatter colours by (the phase on screen), in ns; null when the sample does not tell it (samplePhaseNs). */
 export function sampleLatencyNs(s: IoSample, kind: LatencyKind): number | null {
-  return kind === 'device' ? s.d_ns : s.q_ns;
+  return samplePhaseNs(s, kind);
 }
 
 /**

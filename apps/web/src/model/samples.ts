@@ -2,7 +2,7 @@
  * Drill-down: a cell or a box of the heat map (time × latency buckets) as a samples query,
  * the same query answered locally for an imported snapshot, and the table's sort order.
  */
-import type { BucketSchema, IoSample, LatencyKind } from '@blkheat/shared-types';
+import { type BucketSchema, type IoSample, type LatencyKind, samplePhaseNs } from '@blkheat/shared-types';
 import { bucketRangeNs } from './latency.js';
 import { sizeClassOf } from './sizeLatency.js';
 
@@ -12,7 +12,7 @@ export interface SampleScope {
   /** [from, to) in unix seconds. */
   readonly from: number;
   readonly to: number;
-  /** The latency kind on screen (the query's latency bounds are of this kind). */
+  /** The latency phase on screen (the query's latency bounds are of this phase). */
   readonly kind: LatencyKind;
   /** Class filter in force; empty = all. */
   readonly classes: readonly string[];
@@ -81,7 +81,7 @@ export function sampleMatches(s: IoSample, q: SamplesQuery): boolean {
   if (q.classes && !q.classes.includes(s.c)) return false;
   if (q.cgroup !== undefined && s.cg !== q.cgroup) return false;
   if (q.sizeClass !== undefined && sizeClassOf(s.bytes) !== q.sizeClass) return false;
-  const v = q.kind === 'device' ? s.d_ns : s.q_ns;
+  const v = samplePhaseNs(s, q.kind);
   return v !== null && v >= q.minNs && v <= q.maxNs;
 }
 
@@ -95,13 +95,13 @@ export function matchSamples(all: readonly IoSample[], q: SamplesQuery, limit = 
   return { samples: out, truncated: false };
 }
 
-export type SampleSortKey = 'ts_us' | 'dev' | 'c' | 'sector' | 'bytes' | 'q_ns' | 'd_ns' | 'pid' | 'comm' | 'cg';
+export type SampleSortKey = 'ts_us' | 'dev' | 'c' | 'sector' | 'bytes' | 'w_ns' | 'q_ns' | 'd_ns' | 'pid' | 'comm' | 'cg';
 
 export function compareSamples(a: IoSample, b: IoSample, key: SampleSortKey): number {
-  // Samples of agents before protocol 3 have no cgroup path: sorted as unknown.
+  // Samples of agents before protocol 3 have no cgroup path, before 4 no submit wait: sorted as unknown.
   const x = a[key] ?? null;
   const y = b[key] ?? null;
-  // Unknown queue latencies (null) sort before every known one.
+  // Unknown latencies (null: queue start or bio submission not seen) sort before every known one.
   if (x === null || y === null) return x === y ? 0 : x === null ? -1 : 1;
   if (typeof x === 'number' && typeof y === 'number') return x - y;
   return String(x) < String(y) ? -1 : String(x) > String(y) ? 1 : 0;

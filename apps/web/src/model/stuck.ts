@@ -10,6 +10,11 @@
  *     when the step closed), end = the end of the newest frame that still had it in flight. For a
  *     merged (coarse) frame the in-flight state is that of its worst second, so its start is only
  *     known to within the frame's step (it is put at the latest possible second).
+ *
+ * Bios waiting for a request (protocol 4: `inflight.waiting`, `oldest_wait_ns`) count too: a
+ * queue frozen for 10 s holds its bios before any request exists, so nothing is "in flight" with
+ * the driver, yet the application has waited 10 s. The oldest waiting bio over the threshold makes
+ * the disk stuck, and its span is marked like a stuck request's (`waiting: true`).
  */
 import type { DiskFrame, Frame, InflightIo } from '@blkheat/shared-types';
 
@@ -46,15 +51,30 @@ export interface StuckIo {
   readonly ageS: number;
 }
 
+/** Bios waiting for a request (protocol 4), when the oldest has waited longer than the threshold. */
+export interface StuckWaiting {
+  /** Bios waiting (all of them: the agent counts them, it does not list them). */
+  readonly count: number;
+  /** Age of the oldest, seconds. */
+  readonly oldestS: number;
+}
+
 export interface StuckState {
-  /** Stuck I/Os counted (those listed older than the threshold; 1 when none is listed but the oldest is). */
+  /**
+   * Stuck requests counted (those listed older than the threshold; 1 when none is listed but the
+   * oldest is); 0 when only waiting bios are stuck.
+   */
   readonly count: number;
   /** More may be stuck than counted: every listed I/O is stuck and more were in flight than listed. */
   readonly atLeast: boolean;
-  /** Age of the oldest I/O in flight, seconds. */
+  /** Age of the oldest request in flight, seconds (0 when none is stuck). */
   readonly oldestS: number;
   /** The stuck I/Os listed, oldest first. */
   readonly ios: readonly StuckIo[];
+  /** Bios waiting for a request longer than the threshold (protocol 4); undefined when none. */
+  readonly waiting?: StuckWaiting | undefined;
+  /** The disk's queue was frozen when the agent looked (protocol 4). */
+  readonly frozen: boolean;
 }
 
 function stuckIo(io: InflightIo): StuckIo {
@@ -63,11 +83,18 @@ function stuckIo(io: InflightIo): StuckIo {
 
 /**
  * What of `disk` (its entry in the newest live frame; undefined: absent, so nothing in flight)
- * has been in flight longer than `thresholdS`; undefined when nothing has (or no `inflight`).
+ * has been in flight, or waiting for a request, longer than `thresholdS`; undefined when nothing
+ * has (or no `inflight`).
  */
 export function stuckNow(disk: DiskFrame | undefined, thresholdS: number): StuckState | undefined {
   const inf = disk?.inflight;
-  if (!inf || inf.n === 0 || !(inf.oldest_ns / 1e9 > thresholdS)) return undefined;
+  if (!inf) return undefined;
+  const requestsStuck = inf.n > 0 && inf.oldest_ns / 1e9 > thresholdS;
+  const waitS = (inf.oldest_wait_ns ?? 0) / 1e9;
+  const waiting = (inf.waiting ?? 0) > 0 && waitS > thresholdS ? { count: inf.waiting ?? 0, oldestS: waitS } : undefined;
+  if (!requestsStuck && !waiting) return undefined;
+  const frozen = inf.frozen === true;
+  if (!requestsStuck) return { count: 0, atLeast: false, oldestS: 0, ios: [], waiting, frozen };
   const ios = inf.ios
     .filter((io) => io.age_ns / 1e9 > thresholdS)
     .map(stuckIo)
@@ -75,13 +102,24 @@ export function stuckNow(disk: DiskFrame | undefined, thresholdS: number): Stuck
   // The agent lists the oldest few per disk: if all of those are stuck, others may be too.
   const allListedStuck = ios.length === inf.ios.length;
   const count = Math.max(1, ios.length);
-  return { count, atLeast: allListedStuck && inf.n > count, oldestS: inf.oldest_ns / 1e9, ios };
+  return { count, atLeast: allListedStuck && inf.n > count, oldestS: inf.oldest_ns / 1e9, ios, waiting, frozen };
 }
 
-/** "stuck: 2 I/Os, oldest 12.3 s" (the age formatted by `formatAge`: the page's latency format). */
+/**
+ * "stuck: 2 I/Os, oldest 12.3 s"; with waiting bios "stuck: 28 bios waiting for a request, oldest
+ * 10.0 s (queue frozen)" (the ages formatted by `formatAge`: the page's latency format).
+ */
 export function stuckText(s: StuckState, formatAge: (seconds: number) => string): string {
-  const n = `${s.atLeast ? '≥ ' : ''}${s.count} I/O${s.count === 1 && !s.atLeast ? '' : 's'}`;
-  return `stuck: ${n}, oldest ${formatAge(s.oldestS)}`;
+  const parts: string[] = [];
+  if (s.count > 0) {
+    const n = `${s.atLeast ? '≥ ' : ''}${s.count} I/O${s.count === 1 && !s.atLeast ? '' : 's'}`;
+    parts.push(`${n}, oldest ${formatAge(s.oldestS)}`);
+  }
+  if (s.waiting) {
+    const w = s.waiting;
+    parts.push(`${w.count} bio${w.count === 1 ? '' : 's'} waiting for a request, oldest ${formatAge(w.oldestS)}`);
+  }
+  return `stuck: ${parts.join('; ')}${s.frozen ? ' (queue frozen)' : ''}`;
 }
 
 /** One stuck I/O over time, as the heat map marks it. */
@@ -98,44 +136,72 @@ export interface StuckSpan {
   readonly comm: string;
   readonly c: string;
   readonly sector: number | null;
+  /** The oldest bio waiting for a request (protocol 4), not a request in flight. */
+  readonly waiting?: true | undefined;
 }
 
 /** Same I/O seen in two frames: same identity and starts that agree within the frames' resolution (plus clock jitter). */
-function sameIo(s: StuckSpan, io: InflightIo, start: number, step: number): boolean {
+function sameIo(s: StuckSpan, io: InflightIo, start: number, step: number, waiting: boolean): boolean {
   const tolerance = Math.max(s.resolution, step) + 0.5;
-  return s.pid === io.pid && s.comm === io.comm && s.c === io.c && s.sector === io.sector && Math.abs(s.start - start) <= tolerance;
+  return (
+    (s.waiting === true) === waiting &&
+    s.pid === io.pid &&
+    s.comm === io.comm &&
+    s.c === io.c &&
+    s.sector === io.sector &&
+    Math.abs(s.start - start) <= tolerance
+  );
+}
+
+/** An I/O of no listing: known by its age alone (pid 0). */
+function unlisted(ageNs: number): InflightIo {
+  return { c: '', pid: 0, comm: '', sector: null, bytes: 0, age_ns: ageNs, dev_age_ns: null };
 }
 
 /**
  * The stuck I/Os of `dev` in `frames` (any order; any step), each once with its start and the
  * end of its newest sighting, oldest start first. I/Os of no listing (the agent lists the oldest
- * few) are represented by the frame's `oldest_ns` alone, as pid 0.
+ * few) are represented by the frame's `oldest_ns` alone, as pid 0; bios waiting for a request by
+ * the oldest one's age (`oldest_wait_ns`), as a span with `waiting`.
  */
 export function stuckSpans(frames: readonly Frame[], dev: string, thresholdS: number): StuckSpan[] {
   const out: StuckSpan[] = [];
   const sorted = [...frames].sort((a, b) => a.ts - b.ts);
+  const sight = (io: InflightIo, f: Frame, waiting: boolean): void => {
+    const end = f.ts + f.step;
+    const ageS = io.age_ns / 1e9;
+    const start = end - ageS;
+    const i = out.findIndex((s) => sameIo(s, io, start, f.step, waiting));
+    const span: StuckSpan = {
+      start,
+      resolution: f.step,
+      end,
+      ageS,
+      pid: io.pid,
+      comm: io.comm,
+      c: io.c,
+      sector: io.sector,
+      ...(waiting ? { waiting: true as const } : {}),
+    };
+    const prev = out[i];
+    if (!prev) out.push(span);
+    else {
+      // The finest sighting says when it started (a coarse frame's start is its latest possible one); the newest, how old it got.
+      const fine = f.step < prev.resolution || (f.step === prev.resolution && start < prev.start) ? span : prev;
+      const newest = end >= prev.end ? span : prev;
+      out[i] = { ...newest, start: fine.start, resolution: fine.resolution };
+    }
+  };
   for (const f of sorted) {
     const inf = f.disks.find((d) => d.dev === dev)?.inflight;
-    if (!inf || inf.n === 0) continue;
-    const end = f.ts + f.step;
-    const ios: InflightIo[] = inf.ios.filter((io) => io.age_ns / 1e9 > thresholdS);
-    if (ios.length === 0 && inf.oldest_ns / 1e9 > thresholdS) {
-      ios.push({ c: '', pid: 0, comm: '', sector: null, bytes: 0, age_ns: inf.oldest_ns, dev_age_ns: null });
+    if (!inf) continue;
+    if (inf.n > 0) {
+      const ios: InflightIo[] = inf.ios.filter((io) => io.age_ns / 1e9 > thresholdS);
+      if (ios.length === 0 && inf.oldest_ns / 1e9 > thresholdS) ios.push(unlisted(inf.oldest_ns));
+      for (const io of ios) sight(io, f, false);
     }
-    for (const io of ios) {
-      const ageS = io.age_ns / 1e9;
-      const start = end - ageS;
-      const i = out.findIndex((s) => sameIo(s, io, start, f.step));
-      const span: StuckSpan = { start, resolution: f.step, end, ageS, pid: io.pid, comm: io.comm, c: io.c, sector: io.sector };
-      const prev = out[i];
-      if (!prev) out.push(span);
-      else {
-        // The finest sighting says when it started (a coarse frame's start is its latest possible one); the newest, how old it got.
-        const fine = f.step < prev.resolution || (f.step === prev.resolution && start < prev.start) ? span : prev;
-        const newest = end >= prev.end ? span : prev;
-        out[i] = { ...newest, start: fine.start, resolution: fine.resolution };
-      }
-    }
+    const waitNs = inf.oldest_wait_ns ?? 0;
+    if ((inf.waiting ?? 0) > 0 && waitNs / 1e9 > thresholdS) sight(unlisted(waitNs), f, true);
   }
   return out.sort((a, b) => a.start - b.start);
 }

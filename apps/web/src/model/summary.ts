@@ -12,7 +12,9 @@ import { type CgroupBreakdown, CgroupTally } from './cgroups.js';
 import { type Known, recordedSecondsIn, unrecordedSeconds } from './gaps.js';
 import type { HeatMatrix } from './heatmatrix.js';
 import { quantilesOf, type QuantileValue } from './percentiles.js';
+import { ALL_REQUEST, type DiskKindOf } from './phase.js';
 import { type SizeLatency, SizeTally } from './sizeLatency.js';
+import { type SubmitWaitNote, SubmitWaitTally } from './submitWait.js';
 
 /** Disk-frames (one disk in one frame) summed per slice: about a millisecond's work, so a caller can stop near any time budget. */
 export const SUMMARY_SLICE = 500;
@@ -52,6 +54,11 @@ export interface Summary {
   /** Per shown disk: size × device latency of the filtered classes (no cgroup split). */
   readonly sizes: ReadonlyMap<string, SizeLatency>;
   /**
+   * Shown disks whose total latency is mostly waiting for a request (model/submitWait.ts), over
+   * the filtered classes, whatever the phase on screen.
+   */
+  readonly submitWait: ReadonlyMap<string, SubmitWaitNote>;
+  /**
    * Seconds of the range with data: recorded by the agent (live), or inside the snapshot's
    * range. Rates divide by this, not by the span (which includes the future, seconds before
    * the agent started, and outages).
@@ -71,7 +78,10 @@ export interface SummaryInput {
   readonly matrices: ReadonlyMap<string, HeatMatrix>;
   /** Disks the class breakdown covers (the shown ones). */
   readonly devs: ReadonlySet<string>;
+  /** The latency phase of the class breakdown (the heat maps' matrices are built for it already). */
   readonly kind: LatencyKind;
+  /** Each disk's kind, for phaseHist() (default: every disk request-based). */
+  readonly diskKind?: DiskKindOf | undefined;
   /** The class filter (size × latency is split by class); undefined = every class. */
   readonly classes?: ReadonlySet<string> | undefined;
   /** The schema of the frames' histograms and the matrices' rows. */
@@ -97,9 +107,11 @@ export function summaryWeight(frames: readonly Frame[], limit = Infinity): numbe
  */
 export function* summarize(input: SummaryInput, slice = SUMMARY_SLICE): Generator<void, Summary> {
   const { from, to, step, frames } = input;
-  const tally = new BreakdownTally({ from, to, devs: input.devs, kind: input.kind }, input.schema);
+  const diskKind = input.diskKind ?? ALL_REQUEST;
+  const tally = new BreakdownTally({ from, to, devs: input.devs, kind: input.kind, diskKind }, input.schema);
   const cgroups = new CgroupTally({ from, to, devs: input.devs }, input.schema);
   const sizes = new SizeTally({ from, to, devs: input.devs, classes: input.classes }, input.schema);
+  const waits = new SubmitWaitTally({ from, to, devs: input.devs, classes: input.classes, diskKind }, input.schema);
   let i = 0;
   while (i < frames.length) {
     let end = i;
@@ -108,6 +120,7 @@ export function* summarize(input: SummaryInput, slice = SUMMARY_SLICE): Generato
     tally.add(frames, i, end);
     cgroups.add(frames, i, end);
     sizes.add(frames, i, end);
+    waits.add(frames, i, end);
     i = end;
     if (i < frames.length) yield;
   }
@@ -146,6 +159,7 @@ export function* summarize(input: SummaryInput, slice = SUMMARY_SLICE): Generato
     allClasses: tally.allClasses(),
     cgroups: cgroups.result(),
     sizes: sizes.result(),
+    submitWait: waits.result(),
   };
 }
 

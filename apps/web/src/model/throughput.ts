@@ -9,6 +9,10 @@
  * `inflight` (before 2). A recorded second without the disk had no I/O and nothing in flight (the
  * agent leaves a disk out only then): 0 for all three. Rates are over the seconds recorded in the
  * column.
+ *
+ * Beside the requests in flight, the bios still waiting for a request (protocol 4
+ * `inflight.waiting`, not in `n`), the oldest one's age, and whether the queue was frozen: the
+ * worst frame's of the column, as for in flight; 0 where the data does not say (before 4).
  */
 import type { DiskFrame, Frame } from '@blkheat/shared-types';
 import { formatRate } from './format.js';
@@ -27,6 +31,12 @@ export interface ThroughputSeries {
   readonly queue: Float64Array;
   /** Age of the oldest I/O in flight, seconds. */
   readonly oldest: Float64Array;
+  /** Bios waiting for a request (protocol 4; 0 without; NaN where `queue` is). */
+  readonly waiting: Float64Array;
+  /** Age of the oldest of them, seconds. */
+  readonly oldestWait: Float64Array;
+  /** 1 where the disk's queue was frozen in some frame of the column. */
+  readonly frozen: Uint8Array;
 }
 
 /** The three series as named in the strip, tooltip and test hook. */
@@ -48,6 +58,10 @@ interface Acc {
   oldestNs: number;
   /** False once a disk entry had no `inflight` (an agent before protocol 2). */
   inFlightKnown: boolean;
+  /** Bios waiting for a request and the oldest one's age, ns, the worst frame's; the queue frozen in any. */
+  waiting: number;
+  oldestWaitNs: number;
+  frozen: boolean;
 }
 
 function addDisk(a: Acc, disk: DiskFrame | undefined): void {
@@ -61,9 +75,13 @@ function addDisk(a: Acc, disk: DiskFrame | undefined): void {
     if (series.b !== undefined) a.bytes += series.b;
     else if (series.n > 0) a.bytesKnown = false;
   }
-  if (disk.inflight) {
-    a.inFlight = Math.max(a.inFlight, disk.inflight.n);
-    a.oldestNs = Math.max(a.oldestNs, disk.inflight.oldest_ns);
+  const inf = disk.inflight;
+  if (inf) {
+    a.inFlight = Math.max(a.inFlight, inf.n);
+    a.oldestNs = Math.max(a.oldestNs, inf.oldest_ns);
+    a.waiting = Math.max(a.waiting, inf.waiting ?? 0);
+    a.oldestWaitNs = Math.max(a.oldestWaitNs, inf.oldest_wait_ns ?? 0);
+    if (inf.frozen) a.frozen = true;
   } else a.inFlightKnown = false;
 }
 
@@ -75,7 +93,19 @@ export function throughputSeries(frames: readonly Frame[], dev: string, step: nu
     const i = Math.floor(f.ts / step) - col0;
     if (i < 0 || i >= len) continue;
     let a = accs[i];
-    if (!a) accs[i] = a = { seconds: 0, ios: 0, bytes: 0, bytesKnown: true, inFlight: 0, oldestNs: 0, inFlightKnown: true };
+    if (!a)
+      accs[i] = a = {
+        seconds: 0,
+        ios: 0,
+        bytes: 0,
+        bytesKnown: true,
+        inFlight: 0,
+        oldestNs: 0,
+        inFlightKnown: true,
+        waiting: 0,
+        oldestWaitNs: 0,
+        frozen: false,
+      };
     a.seconds += f.step;
     addDisk(
       a,
@@ -86,6 +116,9 @@ export function throughputSeries(frames: readonly Frame[], dev: string, step: nu
   const mbps = new Float64Array(len).fill(NaN);
   const queue = new Float64Array(len).fill(NaN);
   const oldest = new Float64Array(len).fill(NaN);
+  const waiting = new Float64Array(len).fill(NaN);
+  const oldestWait = new Float64Array(len).fill(NaN);
+  const frozen = new Uint8Array(len);
   for (let i = 0; i < len; i++) {
     const a = accs[i];
     if (!a || a.seconds <= 0) continue;
@@ -94,9 +127,22 @@ export function throughputSeries(frames: readonly Frame[], dev: string, step: nu
     if (a.inFlightKnown) {
       queue[i] = a.inFlight;
       oldest[i] = a.oldestNs / 1e9;
+      waiting[i] = a.waiting;
+      oldestWait[i] = a.oldestWaitNs / 1e9;
     }
+    if (a.frozen) frozen[i] = 1;
   }
-  return { dev, step, col0, iops, mbps, queue, oldest };
+  return { dev, step, col0, iops, mbps, queue, oldest, waiting, oldestWait, frozen };
+}
+
+/** Bios waiting for a request at column `col`: count, oldest age (seconds) and the queue frozen; undefined when none waited and it was not frozen. */
+export function waitingAt(s: ThroughputSeries, col: number): { count: number; oldestS: number; frozen: boolean } | undefined {
+  const i = col - s.col0;
+  if (i < 0 || i >= s.waiting.length) return undefined;
+  const count = s.waiting[i] as number;
+  const frozen = s.frozen[i] === 1;
+  if (!(count > 0) && !frozen) return undefined;
+  return { count: count > 0 ? count : 0, oldestS: (s.oldestWait[i] as number) || 0, frozen };
 }
 
 /** The value of one series at column `col` (NaN: no data, or outside the series). */

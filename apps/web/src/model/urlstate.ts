@@ -12,7 +12,9 @@
  *                             "cgroup#ID"); absent = every cgroup. Not combined with classes:
  *                             when both are given the cgroup wins (cg has no class split).
  *                             An invalid one is dropped.
- *   &lat=queue                latency kind (default device)
+ *   &lat=queue                latency phase: total, submit, queue or device (absent: the default,
+ *                             total when the data has it, else device; model/phase.ts). An
+ *                             invalid one is the default, and named.
  *   &color=lin                colour scale (default log)
  *   &scale=shared             one colour scale for every disk (default: each disk its own)
  *   &pct=off                  percentile lines (default on)
@@ -21,12 +23,13 @@
  *   &base=1700000000-1700000300   compare (A/B): the baseline range [FROM, TO) in unix seconds
  *   &cmp=1700000300-1700000600    and the comparison range (absent: the visible range)
  *
- * `cgroup`, `stuck`, `base` and `cmp` are checked rather than quietly dropped: a bad value is
+ * `lat`, `cgroup`, `stuck`, `base` and `cmp` are checked rather than quietly dropped: a bad value is
  * ignored and named in `problems`, which the page shows (a shared link that silently filtered,
  * judged or compared something else would mislead).
  */
 import { CLASS_NAME_RE, type LatencyKind, MAX_FILTER_ITEMS, MAX_SPAN_SECONDS, UNIX_SECONDS_RANGE } from '@blkheat/shared-types';
 import { cgroupProblem } from './cgroups.js';
+import { parsePhase, PHASES } from './phase.js';
 import type { ColourNorm, ColourScaleKind } from './colour.js';
 import type { CompareChoice, TimeRange } from './compare.js';
 import { DEFAULT_STUCK_SECONDS, parseStuckSeconds } from './stuck.js';
@@ -42,7 +45,8 @@ export interface UrlState {
   readonly classes: readonly string[];
   /** Cgroup filter; undefined = every cgroup. */
   readonly cgroup?: string | undefined;
-  readonly kind: LatencyKind;
+  /** The latency phase chosen; undefined: the default (total when the data has it, else device). */
+  readonly kind?: LatencyKind | undefined;
   readonly colour: ColourScaleKind;
   readonly norm: ColourNorm;
   readonly percentiles: boolean;
@@ -66,7 +70,7 @@ export const DEFAULT_URL_STATE: UrlState = Object.freeze({
   live: true,
   span: DEFAULT_SPAN,
   classes: Object.freeze([]) as readonly string[],
-  kind: 'device',
+  kind: undefined,
   colour: 'log',
   norm: 'disk',
   percentiles: true,
@@ -149,12 +153,15 @@ export function decodeUrlState(search: string): DecodedUrlState {
   const fixed = from !== undefined && to !== undefined && to > from && to - from <= MAX_SPAN;
   const span = int(p.get('live'), MIN_SPAN, MAX_SPAN) ?? DEFAULT_SPAN;
   const lat = p.get('lat');
+  const kind = parsePhase(lat);
+  const latProblems =
+    lat !== null && kind === undefined ? [`lat=${lat.slice(0, 32)}: expected ${PHASES.join(', ')}; using the default`] : [];
   const color = p.get('color');
   const { compare, problems: compareProblems } = decodeCompare(p);
   const { cgroup, problems: cgroupProblems } = decodeCgroup(p);
   const stuckText = p.get('stuck');
   const stuck = stuckText === null ? undefined : parseStuckSeconds(stuckText);
-  const problems = [...cgroupProblems, ...(stuck && !stuck.ok ? [stuck.message] : []), ...compareProblems];
+  const problems = [...latProblems, ...cgroupProblems, ...(stuck && !stuck.ok ? [stuck.message] : []), ...compareProblems];
   return {
     live: !fixed,
     span: fixed ? (to as number) - (from as number) : span,
@@ -163,7 +170,7 @@ export function decodeUrlState(search: string): DecodedUrlState {
     disks: list(p.get('disks'), DISK_RE),
     classes: cgroup !== undefined ? [] : (list(p.get('classes'), CLASS_NAME_RE) ?? []),
     cgroup,
-    kind: lat === 'queue' ? 'queue' : 'device',
+    kind,
     colour: color === 'lin' ? 'linear' : 'log',
     norm: p.get('scale') === 'shared' ? 'shared' : 'disk',
     percentiles: p.get('pct') !== 'off',
@@ -185,7 +192,7 @@ export function encodeUrlState(s: UrlState): string {
   if (s.disks !== undefined) p.set('disks', s.disks.join(','));
   if (s.cgroup !== undefined) p.set('cgroup', s.cgroup);
   else if (s.classes.length > 0) p.set('classes', s.classes.join(','));
-  if (s.kind !== 'device') p.set('lat', s.kind);
+  if (s.kind !== undefined) p.set('lat', s.kind);
   if (s.colour !== 'log') p.set('color', 'lin');
   if (s.norm !== 'disk') p.set('scale', s.norm);
   if (!s.percentiles) p.set('pct', 'off');

@@ -11,6 +11,7 @@
  */
 import type { Frame } from '@blkheat/shared-types';
 import { alignRange, type CompareChoice, compareDistributions, rangeHistograms, type TimeRange } from '../model/compare.js';
+import { diskKinds } from '../model/phase.js';
 import { MAX_WINDOW_COLUMNS } from '../model/resolution.js';
 import type { ComparedRange, CompareSlice, SliceStore } from '../store/pipelineStore.js';
 import type { UiReader } from '../store/uiStore.js';
@@ -112,7 +113,9 @@ export class Comparison {
     const comparisonWanted = this.comparisonRange(choice);
     const schema = this.source.schema();
     const devs = this.store.getState().shownDevs;
-    const key = JSON.stringify([choice, comparisonWanted, ui.kind, ui.classes, devs, schema, this.source.snapshot?.range]);
+    const diskKind = diskKinds(this.store.getState().disks);
+    const bio = devs.filter((d) => diskKind(d) === 'bio');
+    const key = JSON.stringify([choice, comparisonWanted, ui.kind, ui.classes, devs, bio, schema, this.source.snapshot?.range]);
     if (!force && key === this.key && this.store.getState().compare?.status === 'ready') return;
     this.key = key;
     const gen = ++this.gen;
@@ -133,7 +136,7 @@ export class Comparison {
       this.store.setState({ compare: { ...pending, status: 'error', error } });
       return;
     }
-    const opts = { kind: ui.kind, classes: ui.classes, schema };
+    const opts = { kind: ui.kind, classes: ui.classes, schema, diskKind };
     const disks = compareDistributions(rangeHistograms(a.frames, a.range, opts), rangeHistograms(b.frames, b.range, opts), devs, schema);
     const edge = this.source.edge();
     this.touchesEdge = !this.source.snapshot && (a.range.to >= edge || b.range.to >= edge);

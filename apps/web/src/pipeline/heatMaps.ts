@@ -1,5 +1,5 @@
 /**
- * The heat maps of the data window: per shown disk a HeatMatrix for the chosen latency kind and
+ * The heat maps of the data window: per shown disk a HeatMatrix for the chosen latency phase and
  * classes and its percentile track, the latency window (rows shown) and the colour scales
  * (each disk's, fitted to its visible cells, and one shared by every disk). Rebuilt from the
  * window's frames when filters or disks change (no fetch); appended to per live frame.
@@ -12,6 +12,7 @@ import { cgroupFilterApplies } from '../model/cgroups.js';
 import { colourDomain, CountScale } from '../model/colour.js';
 import type { HeatMatrix, MatrixFilter } from '../model/heatmatrix.js';
 import { PercentileTrack } from '../model/percentiles.js';
+import { diskKinds } from '../model/phase.js';
 import type { HeatMapSlice, SliceStore } from '../store/pipelineStore.js';
 import type { UiReader } from '../store/uiStore.js';
 import { type DataWindow, filterKey, matrixOf, sameList, type WindowSource } from './bufferedWindow.js';
@@ -51,23 +52,31 @@ export class HeatMaps {
     this.store.setState((s) => ({ dataVersion: s.dataVersion + 1 }));
   }
 
-  /** The cgroup filter in force on the heat maps: none for queue latency, which `cg` does not split. */
+  /** The cgroup filter in force on the heat maps: none but for device latency, the only phase `cg` splits. */
   private cgroup(): string | undefined {
     const ui = this.ui.getState();
     return cgroupFilterApplies(ui.kind) ? ui.cgroup : undefined;
   }
 
-  private filter(): Omit<MatrixFilter, 'dev'> {
+  /** Each disk's heat map filter (its disk kind decides what a phase reads: phaseHist()), the kinds looked up once. */
+  private filters(): (dev: string) => MatrixFilter {
     const ui = this.ui.getState();
     const cgroup = this.cgroup();
-    if (cgroup !== undefined) return { kind: ui.kind, cgroup };
-    return { kind: ui.kind, classes: ui.classes.length > 0 ? new Set(ui.classes) : undefined };
+    const kindOf = diskKinds(this.store.getState().disks);
+    const classes = cgroup === undefined && ui.classes.length > 0 ? new Set(ui.classes) : undefined;
+    return (dev) => {
+      const diskKind = kindOf(dev);
+      return cgroup !== undefined ? { dev, kind: ui.kind, diskKind, cgroup } : { dev, kind: ui.kind, diskKind, classes };
+    };
   }
 
-  private key(): string {
+  /** The heat maps' filter as a key: phase, classes, cgroup, and the bio-based disks among `devs` (a disk's kind changes what a phase reads). */
+  private key(devs: readonly string[]): string {
     const ui = this.ui.getState();
     const cgroup = this.cgroup();
-    return filterKey(ui.kind, cgroup === undefined ? ui.classes : [], cgroup);
+    const kindOf = diskKinds(this.store.getState().disks);
+    const bio = devs.filter((d) => kindOf(d) === 'bio');
+    return `${filterKey(ui.kind, cgroup === undefined ? ui.classes : [], cgroup)}|${bio.join(',')}`;
   }
 
   /** Disks to draw: the user's choice (by name or MAJ:MIN), else every disk with I/O. */
@@ -87,20 +96,22 @@ export class HeatMaps {
 
   /** The filter or the disks to draw changed since the window's heat maps were built. */
   stale(cur: DataWindow): boolean {
-    return cur.filterKey !== this.key() || !sameList(cur.devs, this.resolveDevs());
+    const devs = this.resolveDevs();
+    return cur.filterKey !== this.key(devs) || !sameList(cur.devs, devs);
   }
 
   /** Heat maps for a window about to be installed, built one disk at a time by the caller (`next` until done). */
   buildAhead(w: WindowSource): { built: Built; next: () => boolean } {
-    const filter = this.filter();
-    const built: Built = { filterKey: this.key(), devs: this.resolveDevs(), matrices: new Map() };
+    const filterOf = this.filters();
+    const devs = this.resolveDevs();
+    const built: Built = { filterKey: this.key(devs), devs, matrices: new Map() };
     let i = 0;
     return {
       built,
       next: () => {
         const dev = built.devs[i++];
         if (dev === undefined) return false;
-        built.matrices.set(dev, matrixOf(w, { ...filter, dev }));
+        built.matrices.set(dev, matrixOf(w, filterOf(dev)));
         return true;
       },
     };
@@ -108,16 +119,16 @@ export class HeatMaps {
 
   /** Rebuilds matrices, tracks and domains of a window from its frames (`built`: heat maps made for it already). */
   derive(cur: DataWindow, built?: Built): void {
-    const filter = this.filter();
+    const filterOf = this.filters();
     const devs = this.resolveDevs();
-    cur.filterKey = this.key();
+    cur.filterKey = this.key(devs);
     cur.devs = devs;
     // Heat maps built ahead are used only if the filter and the disks did not change meanwhile.
     const ready = built && built.filterKey === cur.filterKey && sameList(built.devs, devs) ? built.matrices : undefined;
     cur.matrices = new Map();
     cur.tracks = new Map();
     for (const dev of devs) {
-      const m = ready?.get(dev) ?? matrixOf(cur, { ...filter, dev });
+      const m = ready?.get(dev) ?? matrixOf(cur, filterOf(dev));
       cur.matrices.set(dev, m);
       cur.tracks.set(dev, new PercentileTrack(m, cur.schema));
     }
@@ -127,9 +138,10 @@ export class HeatMaps {
 
   /** Adds live frames appended to the window into every heat map (the filter as it is now). */
   appender(cur: DataWindow): (f: Frame) => void {
-    const filter = this.filter();
+    const filterOf = this.filters();
+    const filters = new Map([...cur.matrices.keys()].map((dev) => [dev, filterOf(dev)]));
     return (f) => {
-      for (const [dev, m] of cur.matrices) m.addFrame(f, { ...filter, dev });
+      for (const [dev, m] of cur.matrices) m.addFrame(f, filters.get(dev) ?? filterOf(dev));
     };
   }
 

@@ -17,6 +17,7 @@ import {
   schemaProblem,
   type Snapshot,
 } from '@blkheat/shared-types';
+import { frameHasSubmitTiming } from '../model/phase.js';
 import { liveView, type ViewLimits, type ViewState } from '../model/view.js';
 import type { AgentClient } from '../net/client.js';
 import type { SliceStore, SnapshotInfo, SourceSlice } from '../store/pipelineStore.js';
@@ -42,6 +43,7 @@ export interface SourceOptions {
 function snapshotInfo(snapshot: Snapshot, name: string): SnapshotInfo {
   return {
     name,
+    version: snapshot.version,
     host: snapshot.host,
     agent: snapshot.agent,
     createdAt: snapshot.createdAt,
@@ -65,6 +67,8 @@ export class DataSource {
   private readonly active = new Map<string, number>();
   /** The agent's disks (kept while a snapshot replaces them on screen). */
   private agentList: readonly DiskInfo[] = [];
+  /** Some frame of the source carried submit-wait timing (protocol 4): the total and submit phases can be shown. */
+  private submitTiming = false;
 
   constructor(options: SourceOptions) {
     this.ui = options.ui;
@@ -139,9 +143,11 @@ export class DataSource {
   private noteActive(frames: readonly Frame[]): boolean {
     let changed = false;
     for (const f of frames) {
+      if (!this.submitTiming && frameHasSubmitTiming(f)) this.submitTiming = true;
       for (const d of f.disks) {
-        // I/O in flight is I/O: a disk whose only I/O hangs (it completes nothing) must be shown.
-        if (d.cls.length === 0 && !(d.inflight && d.inflight.n > 0)) continue;
+        // I/O in flight is I/O: a disk whose only I/O hangs (it completes nothing) must be shown,
+        // and so is one whose bios wait for a request (a frozen queue has nothing in flight).
+        if (d.cls.length === 0 && !(d.inflight && (d.inflight.n > 0 || (d.inflight.waiting ?? 0) > 0))) continue;
         const prev = this.active.get(d.dev);
         if (prev === undefined) {
           changed = true;
@@ -150,7 +156,19 @@ export class DataSource {
         if (prev === undefined || f.ts > prev) this.active.set(d.dev, f.ts);
       }
     }
+    this.publishSubmitTiming();
     return changed;
+  }
+
+  /** The source's submit-wait timing as the pipeline store says it (phases follow it: app.ts). */
+  private publishSubmitTiming(): void {
+    if (this.store.getState().submitTiming !== this.submitTiming) this.store.setState({ submitTiming: this.submitTiming });
+  }
+
+  /** The data on screen changed source: what is known of its timing starts again. */
+  private forgetActive(): void {
+    this.active.clear();
+    this.submitTiming = false;
   }
 
   private publishSchema(): void {
@@ -197,7 +215,8 @@ export class DataSource {
     if (!changed && !(wasRefused && problem === undefined)) return { problem, reset: false };
     this.log.clear();
     if (this.snap) return { problem, reset: false }; // the snapshot stays on screen; live restarts from the new frames
-    this.active.clear();
+    this.forgetActive();
+    this.publishSubmitTiming();
     return { problem, reset: true };
   }
 
@@ -214,7 +233,7 @@ export class DataSource {
     log.insert(snapshot.frames);
     log.cover(snapshot.range.from, snapshot.range.to);
     this.snap = { snapshot, log };
-    this.active.clear();
+    this.forgetActive();
     this.noteActive(snapshot.frames);
     this.store.setState({
       mode: 'snapshot',
@@ -228,7 +247,7 @@ export class DataSource {
   closeSnapshot(): boolean {
     if (!this.snap) return false;
     this.snap = undefined;
-    this.active.clear();
+    this.forgetActive();
     this.noteActive(this.log.frames);
     this.store.setState({ mode: 'live', snapshot: undefined, disks: this.agentList });
     this.publishSchema();

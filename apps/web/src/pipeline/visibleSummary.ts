@@ -8,6 +8,7 @@
  * A part of the data pipeline (dataLayer.ts composes it): it publishes into its own slice of the
  * pipeline store (store/pipelineStore.ts).
  */
+import { diskKinds } from '../model/phase.js';
 import { alignCeil, alignFloor } from '../model/resolution.js';
 import { type Summary, type SummaryInput, summarize, summarizeNow, summaryWeight } from '../model/summary.js';
 import type { SliceStore, SummarySlice } from '../store/pipelineStore.js';
@@ -188,6 +189,7 @@ export class VisibleSummary {
       matrices: cur.matrices,
       devs: new Set(cur.devs),
       kind: this.ui.getState().kind,
+      diskKind: diskKinds(this.store.getState().disks),
       classes: this.ui.getState().classes.length > 0 ? new Set(this.ui.getState().classes) : undefined,
       schema: cur.schema,
       snapshotRange: this.source.snapshot?.range,

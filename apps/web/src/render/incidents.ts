@@ -4,9 +4,11 @@
  *   - a stuck I/O: a triangle above the column it started in, a dashed line down that column,
  *     and a band along the top from there to the newest second it was still in flight, so the
  *     mark grows with its age: a hang is not drawn as a quiet second (a stuck I/O completes no
- *     I/O, so the cells alone show nothing);
- *   - failed I/Os and requeues: a bar along the bottom of each column that had some (failures
- *     below, loud; requeues above them, quieter).
+ *     I/O, so the cells alone show nothing); bios stuck waiting for a request (protocol 4) the
+ *     same way, labelled so;
+ *   - failed I/Os, requeues and frozen-queue waits: a bar along the bottom of each column that
+ *     had some (failures below, loud; requeues above them, quieter; I/Os that waited for a frozen
+ *     queue, `causes.frozen`, above those, in the accent colour).
  */
 import { apply } from '../model/coords.js';
 import type { FaultColumn } from '../model/faults.js';
@@ -25,6 +27,7 @@ export const STUCK_BAND_PX = 5;
 export const STUCK_TRIANGLE_PX = 9;
 export const FAILED_BAR_PX = 5;
 export const REQUEUE_BAR_PX = 3;
+export const FROZEN_BAR_PX = 3;
 
 /** x range of column `col`, at least `min` px wide (centred), so a 1-second mark shows when zoomed out. */
 function columnX(rc: RenderContext, col: number, min: number): [number, number] {
@@ -67,7 +70,7 @@ function drawStuck(ctx: CanvasRenderingContext2D, rc: RenderContext, s: StuckSpa
   ctx.setLineDash([]);
   ctx.globalAlpha = 1;
   // Its age under the band: right of the triangle, or left of it at the live edge.
-  const label = `stuck ${formatLatency(s.ageS)}${s.comm ? ` · ${s.comm}` : ''}`;
+  const label = `stuck ${formatLatency(s.ageS)}${s.waiting ? ' · waiting for a request' : s.comm ? ` · ${s.comm}` : ''}`;
   ctx.font = theme.font;
   ctx.textBaseline = 'top';
   const tw = ctx.measureText(label).width;
@@ -86,6 +89,10 @@ function drawFaults(ctx: CanvasRenderingContext2D, rc: RenderContext, f: FaultCo
   if (f.requeues > 0) {
     ctx.fillStyle = theme.warn;
     ctx.fillRect(x0, h - FAILED_BAR_PX - 1 - REQUEUE_BAR_PX, x1 - x0, REQUEUE_BAR_PX);
+  }
+  if (f.frozen > 0) {
+    ctx.fillStyle = theme.accent;
+    ctx.fillRect(x0, h - FAILED_BAR_PX - 1 - REQUEUE_BAR_PX - 1 - FROZEN_BAR_PX, x1 - x0, FROZEN_BAR_PX);
   }
 }
 

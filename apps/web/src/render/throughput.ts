@@ -4,6 +4,9 @@
  * bar per heat map column, each lane scaled to its largest visible value, drawn with the heat
  * map's x mapping (the same RenderContext time → css, so it zooms and scrolls with it), and the
  * shared time cursor. Columns with no data get a faint band, never a zero-height bar.
+ * Bios waiting for a request (protocol 4) stack, paler, on the in-flight bar (the lane is scaled
+ * to both), their oldest age stands, paler, behind the oldest in-flight age, and a column whose
+ * queue was frozen gets a tick along the top of the in-flight lane.
  */
 import { apply } from '../model/coords.js';
 import {
@@ -36,6 +39,28 @@ export function laneBounds(i: number, height: number): [number, number] {
   return [i * h, (i + 1) * h];
 }
 
+/** Height of the "queue frozen" tick, css px. */
+export const FROZEN_TICK_PX = 3;
+
+/** The second value stacked on (in flight: waiting bios) or standing behind (oldest: oldest waiting) a lane's bars. */
+function extraOf(series: ThroughputSeries, key: ThroughputKey): Float64Array | undefined {
+  return key === 'queue' ? series.waiting : key === 'oldest' ? series.oldestWait : undefined;
+}
+
+/** The top of a lane: its largest value, with waiting bios stacked (in flight) or the oldest wait (age). */
+function laneMax(series: ThroughputSeries, key: ThroughputKey): number {
+  const values = series[key];
+  const extra = extraOf(series, key);
+  if (!extra) return seriesMax(values);
+  let m = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = (values[i] as number) || 0;
+    const e = (extra[i] as number) || 0;
+    m = Math.max(m, key === 'queue' ? v + e : Math.max(v, e));
+  }
+  return m;
+}
+
 /** Draws `series` (undefined: nothing to draw) and returns the lanes' scales. */
 export function paintThroughput(
   canvas: HTMLCanvasElement,
@@ -53,8 +78,10 @@ export function paintThroughput(
   ctx.textBaseline = 'top';
   THROUGHPUT_KEYS.forEach((key, li) => {
     const values = series[key];
-    const max = seriesMax(values);
+    const extra = extraOf(series, key);
+    const max = laneMax(series, key);
     scales[key] = max;
+    let waits = false;
     const [top, bottom] = laneBounds(li, h);
     const pad = 2;
     const lane = bottom - top - pad;
@@ -70,10 +97,27 @@ export function paintThroughput(
         ctx.fillStyle = theme.gap;
         ctx.fillRect(x0, top + pad, bw, lane);
         ctx.globalAlpha = 1;
-      } else if (v > 0 && max > 0) {
-        const bh = Math.max(1, (v / max) * lane);
+        continue;
+      }
+      const e = extra ? (extra[i] as number) || 0 : 0;
+      const bh = v > 0 && max > 0 ? Math.max(1, (v / max) * lane) : 0;
+      if (e > 0 && max > 0) {
+        // Waiting bios: stacked on the in-flight bar; the oldest wait: behind the oldest age.
+        waits = true;
+        const eh = Math.max(1, (e / max) * lane);
+        ctx.globalAlpha = 0.45;
+        ctx.fillStyle = colours[li] ?? theme.bar;
+        if (key === 'queue') ctx.fillRect(x0, bottom - bh - eh, bw, eh);
+        else ctx.fillRect(x0, bottom - eh, bw, eh);
+        ctx.globalAlpha = 1;
+      }
+      if (bh > 0) {
         ctx.fillStyle = colours[li] ?? theme.bar;
         ctx.fillRect(x0, bottom - bh, bw, bh);
+      }
+      if (key === 'queue' && series.frozen[i] === 1) {
+        ctx.fillStyle = theme.accent;
+        ctx.fillRect(x0, top + pad, bw, FROZEN_TICK_PX);
       }
     }
     if (li > 0) {
@@ -81,7 +125,8 @@ export function paintThroughput(
       ctx.fillRect(0, top, w, 1);
     }
     ctx.fillStyle = theme.muted;
-    ctx.fillText(`${THROUGHPUT_LABELS[key]} ≤ ${formatThroughput(key, max)}`, 4, top + pad);
+    const label = waits ? (key === 'queue' ? 'in flight + waiting' : 'oldest in flight / waiting') : THROUGHPUT_LABELS[key];
+    ctx.fillText(`${label} ≤ ${formatThroughput(key, max)}`, 4, top + pad);
   });
   if (marks.cursor !== undefined) drawTimeCursor(ctx, rc, marks.cursor, theme.foreground);
   return scales;

@@ -7,6 +7,7 @@
 import type { IoSample, LatencyKind } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from '../model/colour.js';
 import type { TimeRange } from '../model/compare.js';
+import { resolvePhase } from '../model/phase.js';
 import type { CellSelection, SampleSortKey } from '../model/samples.js';
 import { MAX_STUCK_SECONDS, MIN_STUCK_SECONDS } from '../model/stuck.js';
 import {
@@ -91,9 +92,10 @@ export function zoomTo(a: number, b: number): void {
   setView(roundView(dragView(a, b, data().limits())));
 }
 
-export function setKind(kind: LatencyKind): void {
+/** The latency phase to show (one the data lacks shows device latency: model/phase.ts). */
+export function setKind(choice: LatencyKind): void {
   data().clearSelection();
-  useUi.setState({ kind });
+  useUi.setState({ kindChoice: choice, kind: resolvePhase(choice, useData.getState().submitTiming) });
 }
 
 export function setColour(colour: ColourScaleKind): void {
@@ -154,12 +156,17 @@ export function clearClasses(): void {
 /**
  * Clicking a cgroup: every view shows only its I/O (clicking it again shows all). It replaces
  * a class filter (the data has no class split of cgroups); the selected cells' samples go, as
- * they were picked under the other filter.
+ * they were picked under the other filter. Latency per cgroup is device time only (DiskFrame.cg
+ * has no other phase): from another phase the page turns to Device, so that the click filters
+ * what is drawn (the filter bar says so); the phase can be chosen again, with the filter shown as
+ * not applied.
  */
 export function clickCgroup(g: string): void {
   const cur = useUi.getState().cgroup;
   data().clearSelection();
-  useUi.setState({ cgroup: cur === g ? undefined : g, classes: [] });
+  const next = cur === g ? undefined : g;
+  useUi.setState({ cgroup: next, classes: [] });
+  if (next !== undefined && useUi.getState().kind !== 'device') setKind('device');
 }
 
 export function clearCgroup(): void {

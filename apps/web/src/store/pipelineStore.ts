@@ -26,6 +26,8 @@ import type { ShownWindow } from './shownWindow.js';
 
 export interface SnapshotInfo {
   readonly name: string;
+  /** The snapshot format version (4 and later may carry submit-wait timing). */
+  readonly version: number;
   readonly host: HostInfo;
   readonly agent: string;
   readonly createdAt: string;
@@ -53,6 +55,11 @@ export interface SourceSlice {
   lastFrameTs: number | undefined;
   /** The newest live frame (what is in flight now: stuck I/O is judged on it). */
   lastFrame: Frame | undefined;
+  /**
+   * Some frame of the source carries submit-wait timing (protocol 4 `t`/`w`): the total and
+   * submit phases can be shown (model/phase.ts; app.ts resolves the phase on screen from it).
+   */
+  submitTiming: boolean;
 }
 
 /** The window loader (pipeline/windowLoader.ts). */
@@ -147,6 +154,7 @@ export function createDataStore() {
     schema: BUCKET_SCHEMA,
     lastFrameTs: undefined,
     lastFrame: undefined,
+    submitTiming: false,
     window: undefined,
     visible: liveView(Math.floor(Date.now() / 1000), DEFAULT_SPAN),
     shownDevs: [],

@@ -22,6 +22,8 @@ export type Tool = 'zoom' | 'select';
 
 export interface AgentInfo {
   readonly version: string;
+  /** The protocol version the agent speaks (its hello's). */
+  readonly protocol: number;
   readonly host: HostInfo;
   readonly tiers: readonly number[];
   readonly historyFrom: number;
@@ -56,6 +58,13 @@ export interface UiState {
   panelDisk: string | undefined;
   /** What colours the offset scatter's points: their latency (the heat map palette) or their class. */
   offsetColour: 'latency' | 'class';
+  /** The latency phase the user (or the link) chose; undefined: the default (total when the data has it, else device). */
+  kindChoice: LatencyKind | undefined;
+  /**
+   * The latency phase on screen: the choice, resolved against the data (model/phase.ts:
+   * resolvePhase; total and submit wait fall back to device for data before protocol 4). Every
+   * view and pipeline part reads this one; actions and app.ts keep it resolved.
+   */
   kind: LatencyKind;
   colour: ColourScaleKind;
   /** Colour scale per disk (default) or shared by every disk. */
@@ -93,6 +102,7 @@ export function createUiStore() {
     cgroup: undefined,
     panelDisk: undefined,
     offsetColour: 'latency',
+    kindChoice: undefined,
     kind: 'device',
     colour: 'log',
     norm: 'disk',

@@ -17,6 +17,7 @@ import { HistoryFault } from './HistoryFault.js';
 import { Legend } from './Legend.js';
 import { Notices } from './Notices.js';
 import { OffsetScatterPanel } from './OffsetScatterPanel.js';
+import { PressureStrip } from './PressureStrip.js';
 import { SamplesTable } from './SamplesTable.js';
 import { SizeLatencyPanel } from './SizeLatencyPanel.js';
 import { onSystemThemeChange, resetRenderTheme, resolvedTheme } from './theme.js';
@@ -85,6 +86,7 @@ export function App() {
       <main>
         <section className="heatmaps" aria-label="latency heat maps" data-testid="heatmaps">
           <TimeAxis />
+          <PressureStrip />
           {rows.map((d) => (
             <DiskRow key={d.dev} disk={d} height={h} />
           ))}

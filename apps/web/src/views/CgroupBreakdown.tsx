@@ -7,6 +7,7 @@ import { CGROUP_NONE, CGROUP_OTHER } from '@blkheat/shared-types';
 import type { CgroupSummary } from '../model/cgroups.js';
 import { formatCount } from '../model/format.js';
 import { bucketWindowOf } from '../model/latency.js';
+import { PHASE_WORDS } from '../model/phase.js';
 import { clearCgroup, clickCgroup } from '../store/actions.js';
 import { useData } from '../store/pipelineStore.js';
 import { useUi } from '../store/uiStore.js';
@@ -48,6 +49,7 @@ function Row({ c, selected, uLo, uHi }: { c: CgroupSummary; selected: boolean; u
 
 export function CgroupBreakdown() {
   const cgroup = useUi((s) => s.cgroup);
+  const kind = useUi((s) => s.kind);
   const summary = useData((s) => s.summary);
   const cur = useData((s) => s.window);
   const dev = usePanelDisk();
@@ -68,6 +70,11 @@ export function CgroupBreakdown() {
         <h2 id="cgroups-title">Cgroups</h2>
         <PanelDiskSelect testId="cgroup-disk" />
         <span className="muted">visible range · device latency (the only latency split by cgroup)</span>
+        {kind !== 'device' && (
+          <span className="tag tag-warn" data-testid="cgroup-device-only">
+            device time: this panel has no per-cgroup {PHASE_WORDS[kind]} data
+          </span>
+        )}
         <button type="button" className="link" onClick={clearCgroup} disabled={cgroup === undefined} data-testid="cgroup-all">
           every cgroup
         </button>

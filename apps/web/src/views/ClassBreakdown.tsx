@@ -10,6 +10,7 @@ import type { ClassSummary } from '../model/breakdown.js';
 import { clearClasses, clickClass } from '../store/actions.js';
 import { useData } from '../store/pipelineStore.js';
 import { useUi } from '../store/uiStore.js';
+import { PHASE_WORDS } from '../model/phase.js';
 import { capRows } from '../model/rowCap.js';
 import { BreakdownTable, DistributionCells } from './DistributionCells.js';
 import { MoreRows, useRowLimit } from './MoreRows.js';
@@ -60,7 +61,7 @@ export function ClassBreakdown() {
     <section className="panel breakdown" aria-labelledby="breakdown-title" data-testid="class-breakdown">
       <header className="panel-head">
         <h2 id="breakdown-title">Op classes</h2>
-        <span className="muted">visible range, shown disks · {kind} latency</span>
+        <span className="muted">visible range, shown disks · {PHASE_WORDS[kind]}</span>
         {cgroup !== undefined && (
           <span className="tag tag-warn" data-testid="class-not-split">
             not split by cgroup: every cgroup’s I/O (a class replaces the cgroup filter)

@@ -8,6 +8,7 @@ import { useEffect, useMemo, useRef } from 'react';
 import { ALL_CLASSES, type CompareDisk, type CompareRow } from '../model/compare.js';
 import { formatCount, formatDateTime, formatShareDelta, formatSince, formatSpan } from '../model/format.js';
 import { formatLatency } from '../model/latency.js';
+import { PHASE_WORDS } from '../model/phase.js';
 import { paintDivergingRamp } from '../render/ramp.js';
 import { scheduler } from '../render/scheduler.js';
 import { clearCompare, compareWithView, setBaselineFromView, setComparisonFromView } from '../store/compareActions.js';
@@ -146,7 +147,7 @@ export function ComparePanel() {
         <RangeText which="baseline" range={state?.baseline} />
         <span aria-hidden="true">vs</span>
         <RangeText which="comparison" range={state?.comparison} follows={follows} />
-        <span className="muted">{state?.kind ?? ''} latency, each range normalised to its own I/Os</span>
+        <span className="muted">{state ? PHASE_WORDS[state.kind] : 'latency'}, each range normalised to its own I/Os</span>
         <span className="compare-actions">
           <button
             type="button"

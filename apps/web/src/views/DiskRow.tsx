@@ -12,6 +12,8 @@ import { formatCount, formatRate, formatShare } from '../model/format.js';
 import { formatLatency } from '../model/latency.js';
 import { cgroupFilterApplies } from '../model/cgroups.js';
 import { allInLowestBucket, type QuantileValue } from '../model/percentiles.js';
+import { PHASE_WORDS, phaseMissingOnBio } from '../model/phase.js';
+import { submitWaitText } from '../model/submitWait.js';
 import { paintRamp } from '../render/ramp.js';
 import { scheduler } from '../render/scheduler.js';
 import { useData } from '../store/pipelineStore.js';
@@ -123,6 +125,8 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
   const cgs = summary?.cgroups.get(dev);
   const noCgData = cgroup !== undefined && cgs !== undefined && cgs.framesWithIo > 0 && cgs.framesWithCg === 0;
   const p99 = d?.quantiles.find((q) => q.label === 'p99');
+  // Whatever the phase on screen: the application waited mostly for a request, not for the device.
+  const waitNote = summary?.submitWait.get(dev);
   const quantiles = d?.quantiles ?? [];
   // Queue latency all ≤ 1 µs: dispatched straight from the plug (start and issue share a clock).
   const straight = kind === 'queue' && disk.kind !== 'bio' && d !== undefined && allInLowestBucket(d.hist);
@@ -160,7 +164,10 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
           </a>
         )}
         {disk.kind === 'bio' && (
-          <span className="tag" title="bio-based device: latency is queue → complete; no queue latency">
+          <span
+            className="tag"
+            title="bio-based device: timed bio submission → completion (its total is its device latency); no queue or submit phase"
+          >
             bio
           </span>
         )}
@@ -169,7 +176,22 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
             gone
           </span>
         )}
-        {kind === 'queue' && disk.kind === 'bio' && <span className="tag tag-warn">no queue latency for bio-based disks</span>}
+        {phaseMissingOnBio(kind) && disk.kind === 'bio' && (
+          <span className="tag tag-warn" data-testid={`no-phase-${disk.name}`}>
+            no {PHASE_WORDS[kind]} for bio-based disks
+          </span>
+        )}
+        {waitNote && (
+          <span
+            className="tag tag-warn"
+            data-testid={`submit-wait-${disk.name}`}
+            data-total-p99={waitNote.totalP99}
+            data-submit-p99={waitNote.submitP99}
+            title="Over the visible range, the p99 of the wait for a request (bio submission → request allocation: a frozen queue, QoS throttling, no free tag) is at least half the p99 of the total latency the application sees: the time is spent before the device. Submit wait (toolbar) shows it."
+          >
+            {submitWaitText(waitNote, disk.name)}
+          </span>
+        )}
         {noCgData && (
           <span className="tag tag-warn" data-testid={`no-cgroup-data-${disk.name}`}>
             no per-cgroup data in this range (older agent): not drawn under the cgroup filter
@@ -221,14 +243,14 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
             tabIndex={0}
             role="img"
             data-testid={`heatmap-overlay-${disk.name}`}
-            aria-label={`${kind} latency heat map of ${disk.name}: time left to right, latency bottom to top. Drag to zoom, click a cell for its I/Os, arrow keys move the cell cursor, Enter lists its I/Os.`}
+            aria-label={`${PHASE_WORDS[kind]} heat map of ${disk.name}: time left to right, latency bottom to top. Drag to zoom, click a cell for its I/Os, arrow keys move the cell cursor, Enter lists its I/Os.`}
           />
         </div>
         <canvas
           ref={histRef}
           className="hist"
           data-testid={`histogram-${disk.name}`}
-          aria-label={`latency histogram of ${disk.name} for the visible range: ${
+          aria-label={`${PHASE_WORDS[kind]} histogram of ${disk.name} for the visible range: ${
             d && d.total > 0 ? `${formatCount(d.total)} I/Os; ${quantileText(quantiles)}` : 'no I/O'
           }`}
           role="img"

@@ -1,9 +1,10 @@
 /**
  * The cgroup filter while it is on: which cgroup, a button that removes it, and in plain words
- * what it cannot filter (the data has no per-cgroup split of op classes, queue latency, sizes
- * or bytes), so nothing unfiltered passes for filtered.
+ * what it cannot filter (the data has no per-cgroup split of op classes, of any latency phase but
+ * device latency, of sizes or bytes), so nothing unfiltered passes for filtered.
  */
 import { cgroupFilterApplies } from '../model/cgroups.js';
+import { PHASE_WORDS } from '../model/phase.js';
 import { clearCgroup, setKind } from '../store/actions.js';
 import { useUi } from '../store/uiStore.js';
 
@@ -12,6 +13,8 @@ export function FilterBar() {
   const kind = useUi((s) => s.kind);
   if (cgroup === undefined) return null;
   const applies = cgroupFilterApplies(kind);
+  const phase = PHASE_WORDS[kind];
+  const Phase = phase.charAt(0).toUpperCase() + phase.slice(1);
   return (
     <div className={applies ? 'filter-bar' : 'filter-bar filter-bar-off'} role="status" data-testid="filter-bar" data-applied={applies}>
       <span className="filter-chip" data-testid="filter-cgroup" data-cgroup={cgroup}>
@@ -28,12 +31,12 @@ export function FilterBar() {
       </span>
       {applies ? (
         <span className="muted" data-testid="filter-scope">
-          Heat maps, histograms, percentiles, each disk’s I/O count and sampled I/Os show this cgroup only. Not split by cgroup, so shown
-          for every cgroup: op classes, size × latency, throughput.
+          Heat maps, histograms, percentiles, each disk’s I/O count and sampled I/Os show this cgroup only, in device time (the latency
+          split by cgroup). Not split by cgroup, so shown for every cgroup: op classes, size × latency, throughput.
         </span>
       ) : (
         <span className="filter-warn" data-testid="filter-not-applied">
-          Queue latency is not split by cgroup: the heat maps show every cgroup’s queue latency, not this cgroup’s.{' '}
+          {Phase} is not split by cgroup: the heat maps show every cgroup’s {phase}, not this cgroup’s.{' '}
           <button type="button" className="link" onClick={() => setKind('device')}>
             show device latency
           </button>

@@ -1,8 +1,9 @@
-/** The sampled I/Os inside the selected cell or box, sortable by any column. */
+/** The sampled I/Os inside the selected cell or box, sortable by any column; the submit wait (protocol 4 `w_ns`) when the samples have it. */
 import { useMemo } from 'react';
 import type { IoSample } from '@blkheat/shared-types';
 import { formatBytes, formatClock, formatCount, formatMicroClock } from '../model/format.js';
 import { bucketBoundsSeconds, formatLatency } from '../model/latency.js';
+import { PHASE_WORDS } from '../model/phase.js';
 import { type SampleSortKey, sortSamples } from '../model/samples.js';
 import { sizeClassBytes } from '../model/sizeLatency.js';
 import { clearSelection, sortSamplesBy } from '../store/actions.js';
@@ -12,8 +13,8 @@ import { boxText } from './OffsetScatterPanel.js';
 
 const SHOWN = 500;
 
-/** Wire nanoseconds in seconds, for formatLatency (null: queue time unknown, shown as "–"). */
-const nsToSeconds = (ns: number | null): number | null => (ns === null ? null : ns / 1e9);
+/** Wire nanoseconds in seconds, for formatLatency (null or absent: unknown, shown as "–"). */
+const nsToSeconds = (ns: number | null | undefined): number | null => (ns === null || ns === undefined ? null : ns / 1e9);
 
 const COLUMNS: { key: SampleSortKey; label: string; num?: boolean; render: (s: IoSample, name: (dev: string) => string) => string }[] = [
   { key: 'ts_us', label: 'completed', render: (s) => formatMicroClock(s.ts_us) },
@@ -22,6 +23,8 @@ const COLUMNS: { key: SampleSortKey; label: string; num?: boolean; render: (s: I
   // Flushes have no sector (null on the wire): shown as a dash.
   { key: 'sector', label: 'sector', num: true, render: (s) => (s.sector === null ? '–' : String(s.sector)) },
   { key: 'bytes', label: 'size', num: true, render: (s) => formatBytes(s.bytes) },
+  // Only when some sample has it (protocol 4): bio submission → request allocation.
+  { key: 'w_ns', label: 'submit wait', num: true, render: (s) => formatLatency(nsToSeconds(s.w_ns)) },
   { key: 'q_ns', label: 'queue', num: true, render: (s) => formatLatency(nsToSeconds(s.q_ns)) },
   { key: 'd_ns', label: 'device', num: true, render: (s) => formatLatency(nsToSeconds(s.d_ns)) },
   { key: 'pid', label: 'pid', num: true, render: (s) => (s.pid ? String(s.pid) : '–') },
@@ -35,6 +38,10 @@ export function SamplesTable() {
   const sort = useUi((s) => s.sampleSort);
   const disks = useData((s) => s.disks);
   const rows = useMemo(() => sortSamples(samples.rows, sort.key, sort.dir), [samples.rows, sort]);
+  const columns = useMemo(
+    () => (samples.rows.some((r) => r.w_ns !== undefined) ? COLUMNS : COLUMNS.filter((c) => c.key !== 'w_ns')),
+    [samples.rows],
+  );
   if (!sel) {
     return (
       <section className="panel samples" aria-labelledby="samples-title" data-testid="samples">
@@ -55,8 +62,8 @@ export function SamplesTable() {
         <span className="muted" data-testid="samples-scope">
           {name(sel.dev)} ·{' '}
           {sel.sectors
-            ? `offset vs time box ${boxText({ from: sel.from, to: sel.to, sectorLo: sel.sectors.lo, sectorHi: sel.sectors.hi })} · every ${sel.kind} latency`
-            : `${formatClock(sel.from)}–${formatClock(sel.to)} · ${sel.kind} latency ${formatLatency(lo)} – ${formatLatency(hi)}`}
+            ? `offset vs time box ${boxText({ from: sel.from, to: sel.to, sectorLo: sel.sectors.lo, sectorHi: sel.sectors.hi })} · every ${PHASE_WORDS[sel.kind]}`
+            : `${formatClock(sel.from)}–${formatClock(sel.to)} · ${PHASE_WORDS[sel.kind]} ${formatLatency(lo)} – ${formatLatency(hi)}`}
           {sel.classes.length > 0 ? ` · ${sel.classes.join(', ')}` : ''}
           {sel.sizeClass !== undefined ? ` · size ≤ ${formatBytes(sizeClassBytes(sel.sizeClass))}` : ''}
           {sel.cgroup !== undefined ? ` · cgroup ${sel.cgroup}` : ''}
@@ -87,7 +94,7 @@ export function SamplesTable() {
             <table className="grid samples-table" data-testid="samples-table">
               <thead>
                 <tr>
-                  {COLUMNS.map((c) => (
+                  {columns.map((c) => (
                     <th
                       key={c.key}
                       scope="col"
@@ -112,12 +119,13 @@ export function SamplesTable() {
                     data-class={s.c}
                     data-d-ns={s.d_ns}
                     data-q-ns={s.q_ns ?? ''}
+                    data-w-ns={s.w_ns ?? ''}
                     data-pid={s.pid}
                     data-comm={s.comm}
                     data-bytes={s.bytes}
                     data-cg={s.cg ?? ''}
                   >
-                    {COLUMNS.map((c) => (
+                    {columns.map((c) => (
                       <td key={c.key} className={c.num ? 'num' : undefined}>
                         {c.render(s, name)}
                       </td>

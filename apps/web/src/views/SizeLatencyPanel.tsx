@@ -13,6 +13,7 @@ import { colourDomain, CountScale } from '../model/colour.js';
 import { apply, invert, timeToCss, bucketToCss, type Viewport } from '../model/coords.js';
 import { formatBytes, formatCount } from '../model/format.js';
 import { bucketBoundsSeconds, bucketWindowOf, formatLatency } from '../model/latency.js';
+import { PHASE_WORDS } from '../model/phase.js';
 import { sizeCell, sizeClassBytes, type SizeLatency } from '../model/sizeLatency.js';
 import { renderLatencyAxis } from '../render/axes.js';
 import { paintRamp } from '../render/ramp.js';
@@ -257,10 +258,12 @@ export function SizeLatencyPanel() {
       <header className="panel-head">
         <h2 id="size-title">Size × latency</h2>
         <PanelDiskSelect testId="size-disk" />
-        <span className="muted">
-          visible range · device latency{kind === 'queue' ? ' (sizes carry no queue latency)' : ''} ·{' '}
-          {classes.length > 0 ? classes.join(', ') : 'all classes'}
-        </span>
+        <span className="muted">visible range · device latency · {classes.length > 0 ? classes.join(', ') : 'all classes'}</span>
+        {kind !== 'device' && (
+          <span className="tag tag-warn" data-testid="size-device-only">
+            device time: this panel has no per-size {PHASE_WORDS[kind]} data
+          </span>
+        )}
         {cgroup !== undefined && (
           <span className="tag tag-warn" data-testid="size-not-split">
             not split by cgroup: every cgroup’s I/O

@@ -1,6 +1,7 @@
-/** Controls: live span, latency kind, colour scale, percentiles, stuck threshold, tool, theme, files. */
+/** Controls: live span, latency phase, colour scale, percentiles, stuck threshold, tool, theme, files. */
 import { useRef } from 'react';
 import { formatLatency } from '../model/latency.js';
+import { PHASE_LABELS, PHASE_TITLES, PHASES, phaseUnavailable } from '../model/phase.js';
 import { STUCK_PRESETS } from '../model/stuck.js';
 import { LIVE_SPANS } from '../model/view.js';
 import {
@@ -29,7 +30,8 @@ function Segmented<T extends string>({
 }: {
   label: string;
   value: T;
-  options: readonly { value: T; label: string; title?: string }[];
+  /** `disabled`: why the option cannot be chosen now (its title says so). */
+  options: readonly { value: T; label: string; title?: string; disabled?: string | undefined }[];
   onChange: (v: T) => void;
   testid: string;
 }) {
@@ -40,7 +42,8 @@ function Segmented<T extends string>({
           key={o.value}
           type="button"
           aria-pressed={value === o.value}
-          title={o.title}
+          title={o.disabled ?? o.title}
+          disabled={o.disabled !== undefined}
           onClick={() => onChange(o.value)}
           data-testid={`${testid}-${o.value}`}
         >
@@ -48,6 +51,29 @@ function Segmented<T extends string>({
         </button>
       ))}
     </div>
+  );
+}
+
+/**
+ * The latency phase: Total (what the application sees), Submit wait, Queue, Device. Total and
+ * Submit wait are disabled, saying why, for data without submit-wait timing (before protocol 4),
+ * which shows device latency.
+ */
+function PhaseChoice() {
+  const kind = useUi((s) => s.kind);
+  const mode = useData((s) => s.mode);
+  const submitTiming = useData((s) => s.submitTiming);
+  const snapshotVersion = useData((s) => s.snapshot?.version);
+  const agentProtocol = useUi((s) => s.agent?.protocol);
+  const src = { submitTiming, version: mode === 'snapshot' ? snapshotVersion : agentProtocol, snapshot: mode === 'snapshot' };
+  return (
+    <Segmented
+      label="latency phase"
+      testid="kind"
+      value={kind}
+      onChange={setKind}
+      options={PHASES.map((p) => ({ value: p, label: PHASE_LABELS[p], title: PHASE_TITLES[p], disabled: phaseUnavailable(p, src) }))}
+    />
   );
 }
 
@@ -72,7 +98,6 @@ function StuckThreshold() {
 export function Toolbar() {
   const view = useUi((s) => s.view);
   const mode = useData((s) => s.mode);
-  const kind = useUi((s) => s.kind);
   const colour = useUi((s) => s.colour);
   const norm = useUi((s) => s.norm);
   const percentiles = useUi((s) => s.percentiles);
@@ -98,16 +123,7 @@ export function Toolbar() {
           ))}
         </div>
       )}
-      <Segmented
-        label="latency"
-        testid="kind"
-        value={kind}
-        onChange={setKind}
-        options={[
-          { value: 'device', label: 'Device', title: 'issue → complete (bio-based disks: queue → complete)' },
-          { value: 'queue', label: 'Queue', title: 'request start → issue (time spent in the block layer queue)' },
-        ]}
-      />
+      <PhaseChoice />
       <Segmented
         label="colour scale"
         testid="colour"

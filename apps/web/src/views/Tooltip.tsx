@@ -9,7 +9,9 @@ import { formatClock, formatCount, formatShare } from '../model/format.js';
 import { columnRecording } from '../model/gaps.js';
 import { bucketBoundsSeconds, formatLatency } from '../model/latency.js';
 import { faultsAt, statusText } from '../model/faults.js';
-import { formatThroughput, THROUGHPUT_KEYS, THROUGHPUT_LABELS, throughputAt, throughputSeries } from '../model/throughput.js';
+import { PHASE_WORDS } from '../model/phase.js';
+import { PRESSURE_SOURCE, pressureAt, pressureSeries, pressureText } from '../model/pressure.js';
+import { formatThroughput, THROUGHPUT_KEYS, THROUGHPUT_LABELS, throughputAt, throughputSeries, waitingAt } from '../model/throughput.js';
 import { useData } from '../store/pipelineStore.js';
 import { windowKnown } from '../store/shownWindow.js';
 import { useHover, useUi } from '../store/uiStore.js';
@@ -41,12 +43,17 @@ export function Tooltip() {
   const col = h.col;
   const tput = throughputSeries(cur.frames, h.dev, cur.step, col, col + 1);
   const faults = faultsAt(cur.frames, h.dev, cur.step, col);
+  // Bios waiting for a request beside the requests in flight (protocol 4): not in "in flight".
+  const waiting = waitingAt(tput, col);
   // Stuck I/O in flight during this column: a hang completes nothing, so the counts alone read as idle.
   const hanging = (incidentMarks(h.dev)?.stuck ?? []).filter((x) => x.start < from + cur.step && x.end > from);
+  // The host's I/O pressure in this column (protocol 4): for every disk alike.
+  const pressure = pressureAt(pressureSeries(cur.frames, cur.step, col, col + 1), col);
   return (
     <div className="tooltip" role="tooltip" data-testid="tooltip" data-recorded={String(recorded)} style={{ left, top }}>
       <div className="tooltip-title">
-        {name} · {kind} latency{cgroup !== undefined ? ` · cgroup ${cgroup}` : ''}
+        {name} · {PHASE_WORDS[kind]}
+        {cgroup !== undefined ? ` · cgroup ${cgroup}` : ''}
       </div>
       <dl>
         <dt>time</dt>
@@ -75,6 +82,25 @@ export function Tooltip() {
                 <dd data-testid={`tooltip-${k}`}>{formatThroughput(k, throughputAt(tput, k, col))}</dd>
               </Fragment>
             ))}
+            {waiting && (
+              <>
+                <dt>waiting</dt>
+                <dd data-testid="tooltip-waiting" data-count={waiting.count} data-frozen={String(waiting.frozen)}>
+                  {waiting.count > 0
+                    ? `${formatCount(waiting.count)} bio${waiting.count === 1 ? '' : 's'} for a request, oldest ${formatLatency(waiting.oldestS)}`
+                    : 'none'}
+                  {waiting.frozen ? ' · queue frozen' : ''}
+                </dd>
+              </>
+            )}
+            {pressure && (
+              <>
+                <dt>I/O pressure</dt>
+                <dd data-testid="tooltip-pressure" data-some={pressure.some} data-full={pressure.full}>
+                  {pressureText(pressure)} ({PRESSURE_SOURCE})
+                </dd>
+              </>
+            )}
             <dt>failed</dt>
             <dd data-testid="tooltip-failed" data-count={faults.failed} className={faults.failed > 0 ? 'class-errors' : undefined}>
               {formatCount(faults.failed)}
@@ -84,12 +110,24 @@ export function Tooltip() {
             <dd data-testid="tooltip-requeues" data-count={faults.requeues}>
               {formatCount(faults.requeues)}
             </dd>
+            {faults.frozen > 0 && (
+              <>
+                <dt>frozen</dt>
+                <dd data-testid="tooltip-frozen" data-count={faults.frozen}>
+                  {formatCount(faults.frozen)} I/O{faults.frozen === 1 ? '' : 's'} found the queue frozen
+                </dd>
+              </>
+            )}
             {hanging.length > 0 && (
               <>
                 <dt>stuck</dt>
                 <dd data-testid="tooltip-stuck" data-count={hanging.length} className="class-errors">
                   {hanging
-                    .map((x) => `${x.comm || 'I/O'}${x.pid ? ` (${x.pid})` : ''} in flight since ${formatClock(Math.floor(x.start))}`)
+                    .map((x) =>
+                      x.waiting
+                        ? `bios waiting for a request since ${formatClock(Math.floor(x.start))}`
+                        : `${x.comm || 'I/O'}${x.pid ? ` (${x.pid})` : ''} in flight since ${formatClock(Math.floor(x.start))}`,
+                    )
                     .join('; ')}
                 </dd>
               </>

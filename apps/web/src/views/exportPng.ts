@@ -1,6 +1,7 @@
 /** Export the visible heat maps as a PNG file. */
 import { cgroupFilterApplies } from '../model/cgroups.js';
 import { formatDateTime, formatSpan } from '../model/format.js';
+import { PHASE_WORDS } from '../model/phase.js';
 import { snapshotFileName } from '../model/snapshot.js';
 import { composePng } from '../render/png.js';
 import { download, exportSummary } from '../store/actions.js';
@@ -25,10 +26,10 @@ export async function exportPng(): Promise<void> {
   const names = new Map(d.disks.map((x) => [x.dev, x.name]));
   const canvas = composePng({
     title: `blkheat · ${host?.hostname ?? 'unknown host'}${d.mode === 'snapshot' ? ` · snapshot ${d.snapshot?.name ?? ''}` : ''}`,
-    subtitle: `${formatDateTime(sum.from)} + ${formatSpan(sum.to - sum.from)} · ${ui.kind} latency · ${cur.step} s columns · ${
+    subtitle: `${formatDateTime(sum.from)} + ${formatSpan(sum.to - sum.from)} · ${PHASE_WORDS[ui.kind]} · ${cur.step} s columns · ${
       ui.cgroup !== undefined && cgroupFilterApplies(ui.kind)
         ? `cgroup ${ui.cgroup}`
-        : `${ui.classes.length > 0 ? ui.classes.join(', ') : 'all classes'}${ui.cgroup !== undefined ? ' · every cgroup (queue latency is not split by cgroup)' : ''}`
+        : `${ui.classes.length > 0 ? ui.classes.join(', ') : 'all classes'}${ui.cgroup !== undefined ? ` · every cgroup (${PHASE_WORDS[ui.kind]} is not split by cgroup)` : ''}`
     } · ${host?.kernel ?? ''}`,
     from: d.visible.from,
     to: d.visible.to,

@@ -204,6 +204,13 @@ test('cgroups: queue latency and a bad link say what they cannot filter; a snaps
     'every cgroup’s queue latency, as the bar says',
   );
   await screenshot(q, 'cgroups-queue-not-split', 'web-browser');
+  // A click on a cgroup from another phase turns the page to device time, the latency split by
+  // cgroup, so that the click filters what is drawn.
+  await q.locator(`[data-testid=cgroup-row][data-cgroup="${PG}"] [data-testid=cgroup-button]`).click();
+  await hook(q).idle();
+  assert.deepEqual([(await state(q)).cgroup, (await state(q)).kind], [PG, 'device']);
+  assert.equal(await q.locator('[data-testid=filter-bar]').getAttribute('data-applied'), 'true');
+  assert.equal((await hook(q).counts())[LOOP0]?.histogram, all.get(PG) ?? 0, 'the clicked cgroup’s device latency only');
 
   // A cgroup that is not a path is refused, and the link's other settings stay.
   const bad = await open(t, `${agent.url}?from=${from}&to=${to}&cgroup=relative%2Fpath`);

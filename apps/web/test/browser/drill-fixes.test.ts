@@ -60,7 +60,11 @@ test(
     await page.click('[data-testid=norm-shared]');
     await idle(page);
     const shared = await h.scale(quiet.dev);
-    assert.ok(shared?.shared && shared.max === big.max, `shared scale ${JSON.stringify(shared)}`);
+    // Set by the busy disk (whose own maximum may have moved by a live second since it was read).
+    assert.ok(
+      shared?.shared && shared.max >= 2000 && shared.max > own.max,
+      `shared scale ${JSON.stringify(shared)}, busy disk's ${big.max}`,
+    );
     assert.equal((await h.state()).norm, 'shared');
     await page.waitForFunction(() => (globalThis as unknown as { location: { search: string } }).location.search.includes('scale=shared'));
     const dim = await brightness();

@@ -45,6 +45,8 @@ export const REQUEST_BITS_FIELDS = [
   'rqf_stats',
   'rqf_io_stat',
   'cls_shift',
+  'bio_in_flight',
+  'sts_again',
 ] as const;
 
 const u64s = <const N extends string>(names: readonly N[]): Record<N, 'u64'> =>
@@ -57,14 +59,16 @@ export const COUNTER_FIELDS: readonly string[] = COUNTER_NAMES.map((name) => nam
 const RECORD_FIELDS = {
   bh_hist_key: { slot: 'u32', dev: 'u32', cls: 'u16', size_log2: 'u8', cgroup: 'u64' },
   bh_hist: {
-    ...u64s(['count', 'dropped', 'missed', 'requeues', 'bytes']),
+    ...u64s(['count', 'dropped', 'missed', 'requeues', 'bytes', 'submit_unknown', 'frozen', 'refused']),
     max_bucket_plus1: 'u32',
     errors: 'u64[]',
     device: 'u64[]',
     queue: 'u64[]',
+    submit: 'u64[]',
+    total: 'u64[]',
   },
   bh_sample: {
-    ...u64s(['ts_ns', 'sector', 'queue_ns', 'device_ns', 'cgroup_id']),
+    ...u64s(['ts_ns', 'sector', 'queue_ns', 'device_ns', 'cgroup_id', 'submit_ns']),
     dev: 'u32',
     bytes: 'u32',
     pid: 'u32',
@@ -80,7 +84,7 @@ const RECORD_FIELDS = {
   bh_inflight_io: { ...u64s(['start_ns', 'issue_ns', 'sector']), dev: 'u32', bytes: 'u32', pid: 'u32', cls: 'u16', comm: 'char[]' },
   bh_disk_count: { dev: 'u32', used: 'u32', n: 'u64[]' },
   bh_disk_counts: { e: 'bytes' },
-  bh_inflight_disk: u64s(['count', 'oldest_start_ns']),
+  bh_inflight_disk: { ...u64s(['count', 'oldest_start_ns', 'waiting', 'oldest_submit_ns']), frozen: 'u32' },
   bh_inflight_kept: u64s(['start_ns', 'sector', 'issue_ns', 'pid_tgid', 'task']),
   bh_settings: { wall_offset_ns: 's64', fair_threshold: 'u32', fair_budget: 'u32', outlier_budget: 'u32' },
   bh_request_bits: Object.fromEntries(REQUEST_BITS_FIELDS.map((n) => [n, 'u32' as const])) as Record<
@@ -135,7 +139,12 @@ export interface KernelAbi {
   readonly budgetSlots: number;
   readonly classBits: ClassBits;
   /** bh_sample.flags (enum bh_sample_flags). */
-  readonly sampleFlags: { readonly outlier: number; readonly queueKnown: number; readonly submitterKnown: number };
+  readonly sampleFlags: {
+    readonly outlier: number;
+    readonly queueKnown: number;
+    readonly submitterKnown: number;
+    readonly submitKnown: number;
+  };
   /** A histogram claim while a program writes its key (enum bh_claim). */
   readonly claimBusy: bigint;
   /** An op value no request has (enum bh_no_op). */
@@ -266,6 +275,7 @@ function resolveAbi(path: string, btf: KernelBtf, object: BpfObject, problems: s
     outlier: sample('BH_SAMPLE_OUTLIER'),
     queueKnown: sample('BH_SAMPLE_QUEUE_KNOWN'),
     submitterKnown: sample('BH_SAMPLE_SUBMITTER_KNOWN'),
+    submitKnown: sample('BH_SAMPLE_SUBMIT_KNOWN'),
   };
   const claimBusy = BigInt(enumOf('bh_claim')('BH_CLAIM_BUSY'));
   const noOp = enumOf('bh_no_op')('BH_NO_OP');
@@ -289,7 +299,8 @@ function resolveAbi(path: string, btf: KernelBtf, object: BpfObject, problems: s
     problems.push(`struct bh_disk_count field n counts ${groups} op groups; the agent has ${OP_GROUPS.length} (${OP_GROUPS.join(', ')})`);
   if (r.bh_sample.len.comm !== r.bh_inflight_io.len.comm)
     problems.push('struct bh_sample and struct bh_inflight_io hold comm at different lengths');
-  if (r.bh_hist.len.device !== r.bh_hist.len.queue) problems.push('struct bh_hist fields device and queue differ in length');
+  for (const phase of ['queue', 'submit', 'total'] as const)
+    if (r.bh_hist.len.device !== r.bh_hist.len[phase]) problems.push(`struct bh_hist fields device and ${phase} differ in length`);
   if (problems.length > 0) return undefined;
   return {
     path,

@@ -41,9 +41,22 @@ export interface HistValue {
   bytes: number;
   /** Failed I/Os by blk_status_t (index = status). */
   readonly errors: Float64Array;
+  /** I/Os of request-based disks whose bio's submission was not seen (in count, not in submit or total). */
+  submitUnknown: number;
+  /** I/Os whose bio found its queue frozen when submitted. */
+  frozen: number;
+  /** I/Os first submitted REQ_NOWAIT and turned away before a request (then resubmitted). */
+  refused: number;
   readonly device: Float64Array;
   readonly queue: Float64Array;
+  /** Submit wait: the bio's submission -> its request's allocation. */
+  readonly submit: Float64Array;
+  /** The bio's submission -> the request's completion. */
+  readonly total: Float64Array;
 }
+
+/** The latency arrays of a histogram value, as bh_hist names them. */
+export const HIST_PHASES = ['device', 'queue', 'submit', 'total'] as const;
 
 /** A zero value with the object's dense buckets and status counts per array. */
 export function emptyHistValue(abi: Pick<KernelAbi, 'nrBuckets' | 'nrStatus'>): HistValue {
@@ -53,9 +66,14 @@ export function emptyHistValue(abi: Pick<KernelAbi, 'nrBuckets' | 'nrStatus'>): 
     missed: 0,
     requeues: 0,
     bytes: 0,
+    submitUnknown: 0,
+    frozen: 0,
+    refused: 0,
     errors: new Float64Array(abi.nrStatus),
     device: new Float64Array(abi.nrBuckets),
     queue: new Float64Array(abi.nrBuckets),
+    submit: new Float64Array(abi.nrBuckets),
+    total: new Float64Array(abi.nrBuckets),
   };
 }
 
@@ -82,17 +100,20 @@ export function addPerCpuHist(
     into.missed += readU64(buf, base + at.missed);
     into.requeues += readU64(buf, base + at.requeues);
     into.bytes += readU64(buf, base + at.bytes);
+    into.submitUnknown += readU64(buf, base + at.submit_unknown);
+    into.frozen += readU64(buf, base + at.frozen);
+    into.refused += readU64(buf, base + at.refused);
     for (let st = 1; st < nrStatus; st++) {
       const e = readU64(buf, base + at.errors + st * 8);
       if (e !== 0) into.errors[st] = (into.errors[st] as number) + e;
     }
-    const dev = base + at.device;
-    const que = base + at.queue;
-    for (let b = 0; b < nrBuckets; b++) {
-      const d = readU64(buf, dev + b * 8);
-      if (d !== 0) into.device[b] = (into.device[b] as number) + d;
-      const q = readU64(buf, que + b * 8);
-      if (q !== 0) into.queue[b] = (into.queue[b] as number) + q;
+    for (const phase of HIST_PHASES) {
+      const from = base + at[phase];
+      const to = into[phase];
+      for (let b = 0; b < nrBuckets; b++) {
+        const v = readU64(buf, from + b * 8);
+        if (v !== 0) to[b] = (to[b] as number) + v;
+      }
     }
   }
 }
@@ -110,6 +131,8 @@ export interface RawSample {
   readonly sector: number | null;
   readonly queueNs: number;
   readonly deviceNs: number;
+  /** Submit wait (valid with the sample flag submitKnown). */
+  readonly submitNs: number;
   /** The charged cgroup's kernfs id (see HistKey.cgroup). */
   readonly cgroupId: bigint;
   readonly dev: number;
@@ -130,6 +153,7 @@ export function decodeSample(s: KernelRecords['bh_sample'], buf: Buffer): RawSam
     sector: readSector(buf, at.sector),
     queueNs: readU64(buf, at.queue_ns),
     deviceNs: readU64(buf, at.device_ns),
+    submitNs: readU64(buf, at.submit_ns),
     cgroupId: buf.readBigUInt64LE(at.cgroup_id),
     dev: buf.readUInt32LE(at.dev),
     bytes: buf.readUInt32LE(at.bytes),
@@ -200,13 +224,28 @@ export function decodeInflightSummary(l: KernelRecords['bh_inflight_summary'], b
   return { nowNs: buf.readBigUInt64LE(l.at.now_ns), found: buf.readUInt32LE(l.at.found), listed: buf.readUInt32LE(l.at.listed) };
 }
 
+export interface InflightDisk {
+  readonly dev: number;
+  /** Requests with the driver, and the oldest one's start. */
+  readonly count: number;
+  readonly oldestStartNs: bigint;
+  /** Bios waiting for a request, and the oldest one's submission (0n: none). */
+  readonly waiting: number;
+  readonly oldestSubmitNs: bigint;
+  /** A waiting bio's queue was frozen when the scan looked. */
+  readonly frozen: boolean;
+}
+
 /** One disk's line of inflight_disks (u32 dev_t key): every in-flight I/O counted, and the oldest start. */
-export function decodeInflightDisk(
-  l: KernelRecords['bh_inflight_disk'],
-  key: Buffer,
-  value: Buffer,
-): { dev: number; count: number; oldestStartNs: bigint } {
-  return { dev: key.readUInt32LE(0), count: readU64(value, l.at.count), oldestStartNs: value.readBigUInt64LE(l.at.oldest_start_ns) };
+export function decodeInflightDisk(l: KernelRecords['bh_inflight_disk'], key: Buffer, value: Buffer): InflightDisk {
+  return {
+    dev: key.readUInt32LE(0),
+    count: readU64(value, l.at.count),
+    oldestStartNs: value.readBigUInt64LE(l.at.oldest_start_ns),
+    waiting: readU64(value, l.at.waiting),
+    oldestSubmitNs: value.readBigUInt64LE(l.at.oldest_submit_ns),
+    frozen: value.readUInt32LE(l.at.frozen) !== 0,
+  };
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import type { ClassFlag } from '@blkheat/shared-types';
 import { KernelSupportError, type KernelFacts } from '../host/kernel-facts.js';
+import { BLK_STS_AGAIN } from './block-status.js';
 import { REQUEST_BITS_FIELDS, type KernelAbi, type KernelRecords } from './kernel-abi.js';
 
 /** The request flags each class flag names (a class's "Sync-", "Metadata-", ... part). */
@@ -39,7 +40,7 @@ export interface RequestBitsKnobs {
 }
 
 export function requestBitsKnobs(
-  facts: Pick<KernelFacts, 'reqOps' | 'reqFlagBits' | 'rqfFlagBits'>,
+  facts: Pick<KernelFacts, 'reqOps' | 'reqFlagBits' | 'rqfFlagBits' | 'bioTraceCompletionBit'>,
   abi: Pick<KernelAbi, 'records' | 'classBits' | 'clsFlagTableBits' | 'noOp'>,
 ): RequestBitsKnobs {
   const tableBits = abi.clsFlagTableBits;
@@ -81,6 +82,9 @@ export function requestBitsKnobs(
     rqf_stats: rqf('__RQF_STATS'),
     rqf_io_stat: rqf('__RQF_IO_STAT'),
     cls_shift: shift,
+    // Unnamed or past bit 15 (bi_flags is 16 bits): the in-flight scan trusts a waiting bio's slot alone.
+    bio_in_flight: facts.bioTraceCompletionBit !== undefined && facts.bioTraceCompletionBit < 16 ? 2 ** facts.bioTraceCompletionBit : 0,
+    sts_again: BLK_STS_AGAIN,
   });
   return { reqBits, clsFlagTable };
 }

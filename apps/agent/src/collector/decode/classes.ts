@@ -62,26 +62,3 @@ export class ClassNamer {
     return className(opDisplayName(kernelName, opValue), shown);
   }
 }
-
-/**
- * blk_status_t names. The kernel defines them as macros (not in BTF), and values above 10 were
- * renumbered across versions (6.9 dropped DM_REQUEUE), so only the stable ones are named; others
- * are reported as "STATUS<n>".
- */
-const STATUS_NAMES = [
-  'OK',
-  'NOTSUPP',
-  'TIMEOUT',
-  'NOSPC',
-  'TRANSPORT',
-  'TARGET',
-  'RESV_CONFLICT',
-  'MEDIUM',
-  'PROTECTION',
-  'RESOURCE',
-  'IOERR',
-];
-
-export function statusName(status: number): string {
-  return STATUS_NAMES[status] ?? `STATUS${status}`;
-}

@@ -23,9 +23,11 @@ import {
   type DiskFrame,
   type Frame,
   type InflightState,
+  type IoPressure,
   type OpGroup,
 } from '@blkheat/shared-types';
-import { statusName, type ClassNamer } from './classes.js';
+import type { ClassNamer } from './classes.js';
+import { statusName } from '../abi/block-status.js';
 import type { DeviceRegistry } from '../host/devices.js';
 import type { HistValue } from '../abi/layout.js';
 
@@ -46,6 +48,8 @@ export interface FrameOptions {
   readonly only?: ReadonlySet<number>;
   /** The bucket schema of the kernel's histograms (default BUCKET_SCHEMA, scale 2). */
   readonly schema?: BucketSchema;
+  /** Request-based disks' I/O is timed from its bio's submission: their classes carry w, t and wu. */
+  readonly submitPhase?: boolean;
 }
 
 /** What a second carries besides its histogram entries; keyed by shown disk dev_t. */
@@ -55,12 +59,18 @@ export interface FrameExtras {
   /** Untimed I/Os found (see untimed.ts). */
   readonly untimed?: ReadonlyMap<number, Readonly<Partial<Record<OpGroup, number>>>> | undefined;
   readonly inflight?: ReadonlyMap<number, InflightState> | undefined;
+  /** The host's I/O pressure in the second (host/pressure.ts): the frame's `psi`. */
+  readonly psi?: IoPressure | undefined;
 }
 
 interface ClassAcc {
   n: number;
   readonly d: Float64Array;
   readonly q: Float64Array;
+  /** Submit wait and total (request-based disks); wu: I/Os whose submission was not seen. */
+  readonly w: Float64Array;
+  readonly t: Float64Array;
+  wu: number;
   readonly e: Map<string, number>;
   readonly pt: boolean;
   /** Per size class: count and device latency (the size x latency joint). */
@@ -72,7 +82,12 @@ interface ClassAcc {
 interface DiskAcc {
   readonly dev: string;
   readonly name: string;
+  /** Its classes carry the submit phase (a request-based disk, with the submit phase on). */
+  readonly submitPhase: boolean;
   readonly classes: Map<string, ClassAcc>;
+  /** I/Os whose bio found the queue frozen, or was first turned away (DiskFrame.causes). */
+  frozen: number;
+  refused: number;
   dropped: number;
   missed: number;
   requeues: number;
@@ -109,7 +124,10 @@ export function buildFrame(
       acc = {
         dev: shown.dev,
         name: shown.name,
+        submitPhase: options.submitPhase === true && shown.kind === 'request',
         classes: new Map(),
+        frozen: 0,
+        refused: 0,
         dropped: 0,
         missed: 0,
         requeues: 0,
@@ -128,6 +146,8 @@ export function buildFrame(
     disk.dropped += e.value.dropped;
     disk.missed += e.value.missed;
     disk.requeues += e.value.requeues;
+    disk.frozen += e.value.frozen;
+    disk.refused += e.value.refused;
     if (e.value.count === 0 && sum(e.value.device) === 0) continue;
     const name = namer.name(e.cls);
     let cls = disk.classes.get(name);
@@ -136,6 +156,9 @@ export function buildFrame(
         n: 0,
         d: new Float64Array(buckets),
         q: new Float64Array(buckets),
+        w: new Float64Array(buckets),
+        t: new Float64Array(buckets),
+        wu: 0,
         e: new Map(),
         pt: namer.notCounted(e.cls),
         sizes: new Map(),
@@ -147,6 +170,9 @@ export function buildFrame(
     cls.bytes += e.value.bytes;
     foldInto(cls.d, e.value.device);
     foldInto(cls.q, e.value.queue);
+    foldInto(cls.w, e.value.submit);
+    foldInto(cls.t, e.value.total);
+    cls.wu += e.value.submitUnknown;
     let size = cls.sizes.get(e.size);
     if (!size) cls.sizes.set(e.size, (size = { n: 0, d: new Float64Array(buckets) }));
     size.n += e.value.count;
@@ -181,6 +207,7 @@ export function buildFrame(
         n: acc.n,
         d: toSparse(acc.d),
         q: toSparse(acc.q),
+        ...(disk.submitPhase ? { w: toSparse(acc.w), t: toSparse(acc.t), ...(acc.wu > 0 ? { wu: acc.wu } : {}) } : {}),
         ...(acc.e.size > 0 ? { e: Object.fromEntries([...acc.e.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) } : {}),
         ...(acc.pt ? { pt: true as const } : {}),
         b: acc.bytes,
@@ -192,8 +219,10 @@ export function buildFrame(
       disk.dropped === 0 &&
       disk.missed === 0 &&
       disk.requeues === 0 &&
+      disk.frozen === 0 &&
+      disk.refused === 0 &&
       !untimed &&
-      !(disk.inflight && disk.inflight.n > 0)
+      !(disk.inflight && (disk.inflight.n > 0 || (disk.inflight.waiting ?? 0) > 0))
     )
       continue;
     out.push({
@@ -205,9 +234,12 @@ export function buildFrame(
       ...(untimed ? { untimed } : {}),
       ...(disk.inflight ? { inflight: disk.inflight } : {}),
       ...(disk.cgroups.size > 0 ? { cg: cgroupSeries(disk.cgroups) } : {}),
+      ...(disk.frozen + disk.refused > 0
+        ? { causes: { ...(disk.frozen > 0 ? { frozen: disk.frozen } : {}), ...(disk.refused > 0 ? { refused: disk.refused } : {}) } }
+        : {}),
     });
   }
-  return { ts: slot, step: 1, disks: out };
+  return { ts: slot, step: 1, disks: out, ...(extras.psi ? { psi: extras.psi } : {}) };
 }
 
 /** Kernel arrays are longer than the schema's bucket count; anything past its overflow bucket belongs in it. */

@@ -4,6 +4,8 @@
  * the oldest start (exact however many there are), and lists the first inflightMax it meets.
  * Here they become, per shown disk, the count, the oldest age and the oldest few listed I/Os.
  * An I/O stuck for 30 s is thus visible while it is stuck, not only when (if) it completes.
+ * The scan also counts the bios still waiting for a request (a frozen queue, a full tag set, QoS
+ * throttling): per disk, how many and the oldest submission, and whether the queue is frozen.
  */
 import { INFLIGHT_LISTED, type InflightIo, type InflightState } from '@blkheat/shared-types';
 import type { BpfMap, BpfObject } from '@blkheat/bpf-loader';
@@ -17,6 +19,15 @@ export interface InflightScan {
   readonly byDisk: Map<number, InflightState>;
   /** In flight in all, listed or not (the kernel lists at most KernelAbi.inflightMax). */
   readonly found: number;
+}
+
+/** One shown disk's requests with the driver and bios waiting for a request. */
+interface DiskTotal {
+  n: number;
+  oldest: bigint;
+  waiting: number;
+  oldestSubmit: bigint;
+  frozen: boolean;
 }
 
 export class InflightScanner {
@@ -49,19 +60,20 @@ export class InflightScanner {
     const summary = decodeInflightSummary(records.bh_inflight_summary, head);
     const age = (t: bigint): number => (summary.nowNs > t ? Number(summary.nowNs - t) : 0);
     // Every I/O in flight, per shown disk (partitions rolled up when they are).
-    const totals = new Map<number, { n: number; oldest: bigint }>();
+    const totals = new Map<number, DiskTotal>();
     for (const key of this.disks.keys()) {
       const value = this.disks.lookup(key);
       if (!value) continue;
       const d = decodeInflightDisk(records.bh_inflight_disk, key, value);
       const dev = shownDev(d.dev);
-      if (dev === undefined || d.count === 0) continue;
-      const t = totals.get(dev);
-      if (!t) totals.set(dev, { n: d.count, oldest: d.oldestStartNs });
-      else {
-        t.n += d.count;
-        if (d.oldestStartNs < t.oldest) t.oldest = d.oldestStartNs;
-      }
+      if (dev === undefined || (d.count === 0 && d.waiting === 0)) continue;
+      let t = totals.get(dev);
+      if (!t) totals.set(dev, (t = { n: 0, oldest: 0n, waiting: 0, oldestSubmit: 0n, frozen: false }));
+      t.n += d.count;
+      if (d.count > 0 && (t.oldest === 0n || d.oldestStartNs < t.oldest)) t.oldest = d.oldestStartNs;
+      t.waiting += d.waiting;
+      if (d.waiting > 0 && (t.oldestSubmit === 0n || d.oldestSubmitNs < t.oldestSubmit)) t.oldestSubmit = d.oldestSubmitNs;
+      t.frozen ||= d.frozen;
     }
     const perDisk = new Map<number, RawInflight[]>();
     for (let i = 0; i < Math.min(summary.listed, this.abi.inflightMax); i++) {
@@ -87,7 +99,13 @@ export class InflightScanner {
         age_ns: age(io.startNs),
         dev_age_ns: io.issueNs === 0n ? null : age(io.issueNs),
       }));
-      byDisk.set(dev, { n: total.n, oldest_ns: age(total.oldest), ios: listed });
+      byDisk.set(dev, {
+        n: total.n,
+        oldest_ns: total.n > 0 ? age(total.oldest) : 0,
+        ios: listed,
+        ...(total.waiting > 0 ? { waiting: total.waiting, oldest_wait_ns: age(total.oldestSubmit) } : {}),
+        ...(total.frozen ? { frozen: true as const } : {}),
+      });
     }
     return { byDisk, found: summary.found };
   }

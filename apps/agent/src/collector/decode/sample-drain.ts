@@ -27,6 +27,8 @@ export interface SampleDrainDeps {
   readonly namer: ClassNamer;
   readonly cgroups: CgroupNamer;
   readonly clock: WallClock;
+  /** Request-based I/O is timed from its bio's submission (Loaded.submitPhase). */
+  readonly submitPhase: boolean;
   readonly warn: (message: string) => void;
 }
 
@@ -75,6 +77,12 @@ export class SampleDrain {
           bytes: raw.bytes,
           q_ns: raw.flags & sampleFlags.queueKnown ? raw.queueNs : null,
           d_ns: raw.deviceNs,
+          // A request-based disk's I/O has a submit wait, known or not; a bio-based disk's none.
+          ...(raw.flags & sampleFlags.submitKnown
+            ? { w_ns: raw.submitNs }
+            : id.kind === 'request' && this.deps.submitPhase
+              ? { w_ns: null }
+              : {}),
           pid: raw.pid,
           comm: raw.comm,
           cgroup: Number(raw.cgroupId),

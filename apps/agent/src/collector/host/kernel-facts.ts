@@ -27,7 +27,17 @@ export interface KernelFacts {
    * threads are never seen, and are untimed (docs/accounting.md).
    */
   readonly hidesInitContext: boolean;
+  /**
+   * The submit phase's hooks exist with the bio as their first argument (5.11 on): block_getrq,
+   * block_split, block_bio_backmerge and block_bio_frontmerge (bpf/include/blkheat_handlers.bpf.h).
+   */
+  readonly hasSubmitHooks: boolean;
+  /** BIO_TRACE_COMPLETION's bit in bio->bi_flags (set from block_bio_queue to bio_endio); undefined if unnamed. */
+  readonly bioTraceCompletionBit: number | undefined;
 }
+
+/** The tracepoints the submit phase hooks besides block_bio_queue, each passed the bio first. */
+const SUBMIT_TRACEPOINTS = ['block_getrq', 'block_split', 'block_bio_backmerge', 'block_bio_frontmerge'] as const;
 
 export class KernelSupportError extends Error {}
 
@@ -68,6 +78,10 @@ export function readKernelFacts(btf: KernelBtf): KernelFacts {
     bioQueueLayout: layoutOf(btf, 'btf_trace_block_bio_queue'),
     hasInflightScan: btf.enumeratorValue('BPF_FUNC_loop') !== undefined && btf.enumeratorValue('BPF_PROG_TYPE_SYSCALL') !== undefined,
     hidesInitContext: btf.hasField('bpf_prog_aux', 'init_owned'),
+    hasSubmitHooks:
+      layoutOf(btf, 'btf_trace_block_bio_queue') === 'single' &&
+      SUBMIT_TRACEPOINTS.every((tp) => btf.funcProtoParams(`btf_trace_${tp}`) && layoutOf(btf, `btf_trace_${tp}`) === 'single'),
+    bioTraceCompletionBit: btf.enumeratorValue('BIO_TRACE_COMPLETION'),
   };
 }
 

@@ -1,0 +1,294 @@
+// Every I/O from the moment it is submitted (docs/accounting.md, Submit wait): what a bio waits
+// for before its request exists is measured, and the total agrees with what the application
+// (fio) saw, on loop devices over a FUSE file whose daemon takes 5 ms a request.
+//  - Tags: nr_requests 4 under 32 reads in flight: the reads wait for a tag, not for the disk.
+//  - Freeze: a read held in the device while the scheduler is switched: the switch freezes the
+//    queue, and the next reads wait for it, seen waiting (and ageing) while the queue is frozen;
+//    and the scheduler switched every 0.3 s under load, each second of it marked.
+//  - Pressure: reads held by blk-throttle, before any block tracepoint, show in the kernel's I/O
+//    pressure (/proc/pressure/io), not in the total.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import {
+  bucketOfNs,
+  classOp,
+  denseTotal,
+  lowerBoundSeconds,
+  quantileBucket,
+  upperBoundSeconds,
+  type InflightState,
+} from '@blkheat/shared-types';
+import { createDelayedLoopDevice, createLoopDevice, directRead, fuseUnavailable, runFio, sleep, waitFor } from '@blkheat/testkit';
+import { findIoHierarchy } from '../src/collector/host/cgroups.js';
+import { classTotals, record, type ClassTotal } from './lib/collect.js';
+
+const fuseMissing = fuseUnavailable();
+const skip = fuseMissing ? `SKIPPED LOUDLY: ${fuseMissing}` : false;
+
+/** The reads of a disk over [from, to): every read class summed. */
+function readTotals(totals: Map<string, ClassTotal>): ClassTotal {
+  const sum = (pick: (c: ClassTotal) => Float64Array): Float64Array => {
+    const out = new Float64Array(pick([...totals.values()][0] as ClassTotal).length);
+    for (const [cls, c] of totals) if (classOp(cls) === 'Read') pick(c).forEach((v, i) => (out[i] = (out[i] as number) + v));
+    return out;
+  };
+  const reads = [...totals].filter(([cls]) => classOp(cls) === 'Read').map(([, c]) => c);
+  return {
+    n: reads.reduce((n, c) => n + c.n, 0),
+    wu: reads.reduce((n, c) => n + c.wu, 0),
+    d: sum((c) => c.d),
+    q: sum((c) => c.q),
+    w: sum((c) => c.w),
+    t: sum((c) => c.t),
+  };
+}
+
+/** Mean of a dense histogram, each bucket at its geometric middle (within 10 % of any latency in it). */
+function meanSeconds(dense: Float64Array): number {
+  let n = 0;
+  let s = 0;
+  dense.forEach((c, k) => {
+    if (c === 0) return;
+    const hi = upperBoundSeconds(k);
+    const mid = Number.isFinite(hi) && lowerBoundSeconds(k) > 0 ? Math.sqrt(lowerBoundSeconds(k) * hi) : lowerBoundSeconds(k);
+    n += c;
+    s += c * mid;
+  });
+  return n > 0 ? s / n : NaN;
+}
+
+const ms = (s: number): string => `${(s * 1e3).toFixed(1)} ms`;
+const bucketText = (k: number): string => `(${ms(lowerBoundSeconds(k))}, ${ms(upperBoundSeconds(k))}]`;
+
+test(
+  'tags: with nr_requests 4 under 32 reads in flight, the total agrees with fio’s clat within a bucket and the submit wait is the difference',
+  { timeout: 120_000, skip },
+  async (t) => {
+    const d = await createDelayedLoopDevice({ delayMs: 5, sizeMiB: 64, t });
+    const queue = `/sys/block/${d.name}/queue`;
+    // The device's own teardown puts its depth back (testkit's resetLoopQueue).
+    writeFileSync(`${queue}/nr_requests`, '4');
+    const rec = await record(t, { disks: [d.name] });
+    const from = Math.floor(Date.now() / 1000) + 1;
+    const fio = await runFio({ filename: d.path, rw: 'randread', ioengine: 'io_uring', iodepth: 32, runtimeS: 8 });
+    const to = Math.floor(Date.now() / 1000) + 1;
+    await rec.waitForSecond(to);
+    // Every second fio ran, whole: fio's percentiles cover all its reads.
+    const reads = readTotals(classTotals(rec.frames, d.dev, from - 1, to + 1));
+    const clat = fio.readClat;
+    assert.ok(clat, 'fio reported no read latency');
+    const timed = denseTotal(reads.t);
+    assert.equal(timed + reads.wu, reads.n, 'every read is in the total or counted as submission not seen');
+    assert.equal(denseTotal(reads.w), timed, 'submit wait and total count the same reads');
+    assert.ok(reads.wu <= Math.max(2, reads.n * 0.01), `${reads.wu} of ${reads.n} reads without their submission`);
+
+    const p = (q: number): number => quantileBucket(reads.t, q) ?? -1;
+    const [p50, p99] = [p(0.5), p(0.99)];
+    const [fio50, fio99] = [bucketOfNs(clat.p50), bucketOfNs(clat.p99)];
+    const dev50 = quantileBucket(reads.d, 0.5) ?? -1;
+    const means = { total: meanSeconds(reads.t), submit: meanSeconds(reads.w), queue: meanSeconds(reads.q), device: meanSeconds(reads.d) };
+    t.diagnostic(
+      `${reads.n} reads (${reads.wu} without submission); fio clat p50 ${ms(clat.p50 / 1e9)}, p99 ${ms(clat.p99 / 1e9)}; ` +
+        `blkheat total p50 ${bucketText(p50)}, p99 ${bucketText(p99)}; device p50 ${bucketText(dev50)}; ` +
+        `means: total ${ms(means.total)}, submit ${ms(means.submit)}, queue ${ms(means.queue)}, device ${ms(means.device)}`,
+    );
+    assert.ok(Math.abs(p50 - fio50) <= 1, `total p50 ${bucketText(p50)} vs fio's ${ms(clat.p50 / 1e9)} (bucket ${bucketText(fio50)})`);
+    assert.ok(Math.abs(p99 - fio99) <= 1, `total p99 ${bucketText(p99)} vs fio's ${ms(clat.p99 / 1e9)} (bucket ${bucketText(fio99)})`);
+    // The reads wait for a tag, not for the disk: most of the total is submit wait, and the
+    // phases add up to the total (each mean within the 10 % of its buckets' middles).
+    assert.ok(p50 > dev50 + 4, `total p50 ${bucketText(p50)} is not well above device p50 ${bucketText(dev50)}`);
+    assert.ok(means.submit > 0.5 * means.total, `submit wait ${ms(means.submit)} is not most of the total ${ms(means.total)}`);
+    const parts = means.submit + means.queue + means.device;
+    assert.ok(Math.abs(parts / means.total - 1) < 0.15, `submit + queue + device = ${ms(parts)}, total ${ms(means.total)}`);
+    // io_uring tries each read REQ_NOWAIT first: with no tag free it is turned away and retried
+    // from a worker. Every whole second of fio's run is marked so.
+    const refusedBySecond = [...Array(to - 1 - from).keys()].map(
+      (i) => rec.frames.find((f) => f.ts === from + i)?.disks.find((x) => x.dev === d.dev)?.causes?.refused ?? 0,
+    );
+    t.diagnostic(`reads turned away for want of a tag, by second: ${refusedBySecond.join(', ')}`);
+    assert.ok(
+      refusedBySecond.every((n) => n > 0),
+      `seconds without the tags mark: ${refusedBySecond
+        .map((n, i) => (n > 0 ? '' : String(from + i)))
+        .filter(Boolean)
+        .join(', ')}`,
+    );
+  },
+);
+
+/** Writes `value` to a sysfs file in a child process (a scheduler switch blocks while it freezes the queue). */
+function writeInBackground(path: string, value: string): Promise<number | null> {
+  const child = spawn('sh', ['-c', 'echo "$1" > "$0"', path, value], { stdio: 'ignore' });
+  return new Promise((resolve) => child.once('close', resolve));
+}
+
+const HOLD_S = 10;
+
+test(
+  `freeze: bios waiting on a frozen queue show as ageing waiters within 2 s, frozen, and their total lands with fio’s clat (~${HOLD_S} s)`,
+  { timeout: 120_000, skip },
+  async (t) => {
+    const d = await createDelayedLoopDevice({ delayMs: 5, sizeMiB: 64, t });
+    const rec = await record(t, { disks: [d.name] });
+    await sleep(1200);
+    // One read held in the device: the queue cannot drain, so a freeze waits for it, and so does
+    // every bio submitted meanwhile (bio_queue_enter).
+    d.holdNextRead();
+    const held = directRead(t, d.path, 4096);
+    await waitFor(() => d.holdState() === 'holding', 5000, 'the FUSE daemon holding the read');
+    const heldAt = Date.now();
+    const switched = writeInBackground(`/sys/block/${d.name}/queue/scheduler`, 'mq-deadline');
+    await sleep(300);
+    const fioStarted = Date.now();
+    const frozenFrom = Math.floor(fioStarted / 1000);
+    const fio = runFio({ filename: d.path, rw: 'randread', numjobs: 4, runtimeS: HOLD_S + 4, size: '32m' });
+
+    const waiting = (from: number): { ts: number; s: InflightState }[] =>
+      rec.frames.flatMap((f) => {
+        const s = f.ts >= from ? f.disks.find((x) => x.dev === d.dev)?.inflight : undefined;
+        return s && (s.waiting ?? 0) > 0 ? [{ ts: f.ts, s }] : [];
+      });
+    await waitFor(() => waiting(frozenFrom).length > 0, 4000, 'a frame with bios waiting for a request');
+    // A second's frame closes (and its scan runs) at the end of the second.
+    const firstAfterMs = ((waiting(frozenFrom)[0] as { ts: number }).ts + 1) * 1000 - fioStarted;
+    await waitFor(() => waiting(frozenFrom).length >= 4, 8000, 'four frames with waiting bios');
+    const seen = waiting(frozenFrom).slice(0, 4);
+    t.diagnostic(
+      `waiting bios by second: ${seen.map(({ ts, s }) => `${ts}: ${s.waiting} waiting, oldest ${(Number(s.oldest_wait_ns) / 1e9).toFixed(2)} s${s.frozen ? ', frozen' : ''}`).join('; ')} (first ~${firstAfterMs} ms after fio began)`,
+    );
+    assert.ok(firstAfterMs <= 2200, `waiting bios first shown ~${firstAfterMs} ms after they were submitted, want within 2 s`);
+    for (const { s } of seen) {
+      assert.ok((s.waiting ?? 0) >= 4, `${s.waiting} bios waiting, fio's 4 jobs each have one`);
+      assert.equal(s.frozen, true, 'the queue is said to be frozen while it is');
+    }
+    const ages = seen.map(({ s }) => s.oldest_wait_ns ?? 0);
+    for (let i = 1; i < ages.length; i++)
+      assert.ok((ages[i] as number) > (ages[i - 1] as number), `the oldest wait does not grow: ${ages.join(', ')}`);
+
+    await sleep(Math.max(0, heldAt + HOLD_S * 1000 - Date.now()));
+    d.release();
+    assert.equal(await switched, 0, 'the scheduler switch failed');
+    await held.exited;
+    const result = await fio;
+    const to = Math.floor(Date.now() / 1000) + 1;
+    await rec.waitForSecond(to);
+    const totals = classTotals(rec.frames, d.dev, frozenFrom, to + 1);
+    const reads = readTotals(totals);
+    const top = (dense: Float64Array): number => dense.findLastIndex((c) => c > 0);
+    const clat = result.readClat;
+    assert.ok(clat, 'fio reported no read latency');
+    const slowest = top(reads.t);
+    const frozenCount = rec.frames
+      .filter((f) => f.ts >= frozenFrom)
+      .reduce((n, f) => n + (f.disks.find((x) => x.dev === d.dev)?.causes?.frozen ?? 0), 0);
+    t.diagnostic(
+      `after release: slowest total ${bucketText(slowest)}, device ${bucketText(top(reads.d))}; fio clat max ${ms(clat.max / 1e9)}; ` +
+        `${frozenCount} I/Os counted as having found the queue frozen`,
+    );
+    assert.ok(Math.abs(slowest - bucketOfNs(clat.max)) <= 1, `slowest total ${bucketText(slowest)} vs fio's slowest ${ms(clat.max / 1e9)}`);
+    assert.ok(lowerBoundSeconds(slowest) >= HOLD_S * 0.6, `slowest total ${bucketText(slowest)}: the freeze's wait is missing`);
+    // fio's reads waited before they had a request (the held read took long with the device).
+    const atLeast = (dense: Float64Array, seconds: number): number =>
+      dense.reduce((n, c, k) => n + (lowerBoundSeconds(k) >= seconds ? c : 0), 0);
+    const longWait = atLeast(reads.w, HOLD_S / 2);
+    t.diagnostic(
+      `reads over ${HOLD_S / 2} s: ${atLeast(reads.t, HOLD_S / 2)} by total, ${longWait} by submit wait, ${atLeast(reads.d, HOLD_S / 2)} by device time; ` +
+        `${reads.wu} of ${reads.n} reads without their submission`,
+    );
+    assert.ok(longWait >= 4, `only ${longWait} reads waited long before their request (fio's 4 jobs did)`);
+    assert.ok(frozenCount >= 4, `${frozenCount} I/Os marked as having found the queue frozen, fio's 4 did`);
+  },
+);
+
+test(
+  'scheduler switches every 0.3 s under 4 readers (the udev trigger): the total p99 agrees with fio’s, and each second of switching is marked frozen',
+  { timeout: 120_000, skip },
+  async (t) => {
+    const d = await createDelayedLoopDevice({ delayMs: 5, sizeMiB: 64, t });
+    const rec = await record(t, { disks: [d.name] });
+    const from = Math.floor(Date.now() / 1000) + 1;
+    const RUN_S = 8;
+    // Each write switches the elevator, which freezes the queue until what is in flight drains.
+    const switcher = spawn(
+      'sh',
+      [
+        '-c',
+        `end=$(($(date +%s) + ${RUN_S})); while [ $(date +%s) -lt $end ]; do echo mq-deadline > "$0"; sleep 0.15; echo none > "$0"; sleep 0.15; done`,
+        `/sys/block/${d.name}/queue/scheduler`,
+      ],
+      { stdio: 'ignore' },
+    );
+    t.after(() => switcher.kill('SIGKILL'));
+    const switched = new Promise<number | null>((resolve) => switcher.once('close', resolve));
+    const fio = await runFio({ filename: d.path, rw: 'randread', numjobs: 4, runtimeS: RUN_S, size: '32m' });
+    assert.equal(await switched, 0, 'the scheduler switches failed');
+    const to = Math.floor(Date.now() / 1000);
+    await rec.waitForSecond(to + 1);
+    const reads = readTotals(classTotals(rec.frames, d.dev, from - 1, to + 2));
+    const clat = fio.readClat;
+    assert.ok(clat, 'fio reported no read latency');
+    const p99 = quantileBucket(reads.t, 0.99) ?? -1;
+    const frozenBySecond = [...Array(to - from - 1).keys()].map(
+      (i) => rec.frames.find((f) => f.ts === from + i)?.disks.find((x) => x.dev === d.dev)?.causes?.frozen ?? 0,
+    );
+    t.diagnostic(
+      `${reads.n} reads (${reads.wu} without submission); fio clat p99 ${ms(clat.p99 / 1e9)}; blkheat total p99 ${bucketText(p99)}, ` +
+        `device p99 ${bucketText(quantileBucket(reads.d, 0.99) ?? -1)}; reads that found the queue frozen, by second: ${frozenBySecond.join(', ')}`,
+    );
+    assert.ok(Math.abs(p99 - bucketOfNs(clat.p99)) <= 1, `total p99 ${bucketText(p99)} vs fio's ${ms(clat.p99 / 1e9)}`);
+    assert.ok(
+      frozenBySecond.every((n) => n > 0),
+      `seconds of switching without a frozen mark: ${frozenBySecond
+        .map((n, i) => (n > 0 ? '' : String(from + i)))
+        .filter(Boolean)
+        .join(', ')}`,
+    );
+  },
+);
+
+const ioHierarchy = findIoHierarchy(readFileSync('/proc/self/mountinfo', 'utf8'));
+
+test(
+  'pressure: reads held by blk-throttle at a tenth of their rate raise the I/O pressure, which the submit wait cannot see',
+  { timeout: 90_000, skip: ioHierarchy ? false : 'SKIPPED LOUDLY: no cgroup hierarchy with the io controller: blk-throttle cannot be set' },
+  async (t) => {
+    const h = ioHierarchy as NonNullable<typeof ioHierarchy>;
+    const loop = createLoopDevice({ sizeMiB: 64, t });
+    const dir = join(h.mountPoint, `blkheat-psi-${process.pid}`);
+    mkdirSync(dir);
+    t.after(() => rmdirSync(dir));
+    const LIMIT = 50;
+    // blk-throttle holds the bios in blk_throtl_bio(), before block_bio_queue.
+    if (h.version === 1) writeFileSync(join(dir, 'blkio.throttle.read_iops_device'), `${loop.dev} ${LIMIT}`);
+    else writeFileSync(join(dir, 'io.max'), `${loop.dev} riops=${LIMIT}`);
+    const rec = await record(t, { disks: [loop.name] });
+    const quietFrom = Math.floor(Date.now() / 1000) + 1;
+    await sleep(3000);
+    const from = Math.floor(Date.now() / 1000) + 1;
+    const fio = await runFio({ filename: loop.path, rw: 'randread', numjobs: 2, runtimeS: 6, rateIops: 5 * LIMIT, cgroupDir: dir });
+    const to = Math.floor(Date.now() / 1000) - 1;
+    await rec.waitForSecond(to + 1);
+    const share = (a: number, b: number): number[] =>
+      rec.frames.filter((f) => f.ts >= a && f.ts < b).map((f) => (f.psi?.some_us ?? NaN) / (f.step * 1e6));
+    const quiet = share(quietFrom, from - 1);
+    const busy = share(from + 1, to);
+    const reads = readTotals(classTotals(rec.frames, loop.dev, from, to + 1));
+    const clat = fio.readClat;
+    assert.ok(clat, 'fio reported no read latency');
+    const totalP99 = quantileBucket(reads.t, 0.99) ?? -1;
+    const pct = (xs: number[]): string => xs.map((x) => `${(x * 100).toFixed(0)}%`).join(' ');
+    t.diagnostic(
+      `I/O pressure "some" per second: before ${pct(quiet)}, throttled ${pct(busy)}; fio: ${fio.iops.toFixed(0)} IOPS (limit ${LIMIT}), ` +
+        `clat mean ${ms(clat.mean / 1e9)}, p50 ${ms(clat.p50 / 1e9)}; blkheat total p99 ${bucketText(totalP99)}`,
+    );
+    assert.ok(busy.length >= 3 && busy.every((x) => x >= 0.5), `the pressure did not rise while the reads were throttled: ${pct(busy)}`);
+    assert.ok(Math.max(...busy) > 2 * Math.max(0.05, ...quiet), `no rise over the quiet seconds (${pct(quiet)})`);
+    // What blk-throttle held is before block_bio_queue: not in the total, which stays the disk's.
+    // blk-throttle lets a few through at once each slice and holds the rest: the mean tells.
+    assert.ok(clat.mean >= 10e6, `fio's reads were not held (clat mean ${ms(clat.mean / 1e9)})`);
+    assert.ok(upperBoundSeconds(totalP99) < 0.005, `total p99 ${bucketText(totalP99)}: the throttle's wait is not before block_bio_queue`);
+  },
+);

@@ -1,0 +1,111 @@
+/**
+ * The host's I/O pressure strip (render/pressure.ts), one for the page, under the shared time
+ * axis and above the disks' heat maps, in their plot column (the same grid as a disk row's body,
+ * styles/disk-rows.css: the same width and x mapping).
+ * Only there when the data window has pressure (protocol 4 `Frame.psi`): data without it (older
+ * agents, a kernel without PSI, snapshots from before it, the fleet view) takes no space. Each
+ * draw with data records what it drew in the scheduler's registry, for the test hook.
+ */
+import { useEffect, useRef } from 'react';
+import { hasPressure, PRESSURE_SOURCE, pressureSeries, type PressureSeries } from '../model/pressure.js';
+import { renderContext } from '../render/contract.js';
+import { paintPressure } from '../render/pressure.js';
+import { type DrawFn, DrawnKind, scheduler } from '../render/scheduler.js';
+import { useData } from '../store/pipelineStore.js';
+import { useHover, useUi } from '../store/uiStore.js';
+import { renderTheme, resolvedTheme } from './theme.js';
+import { type Size, useElementSize } from './useElementSize.js';
+
+/** The strip's scheduler key. */
+export const PRESSURE_VIEW = 'pressure';
+/** Its height, CSS px. */
+export const PRESSURE_HEIGHT = 28;
+
+export interface DrawnPressure {
+  readonly series: PressureSeries;
+  /** The top of its scale (a share). */
+  readonly scale: number;
+}
+
+export const PRESSURE_DRAWN = new DrawnKind<DrawnPressure, HTMLCanvasElement>('pressure');
+
+/** A draw function for the strip on `canvas()`, `size()` CSS px: the visible columns of the current window. */
+function pressureDraw(canvas: () => HTMLCanvasElement | null, size: () => Size): DrawFn {
+  let key = '';
+  let series: PressureSeries | undefined;
+  return (record) => {
+    const el = canvas();
+    const { width, height } = size();
+    const d = useData.getState();
+    const cur = d.window;
+    if (!el || !cur || width <= 0 || height <= 0) return;
+    const col0 = Math.floor(d.visible.from / cur.step);
+    const col1 = Math.ceil(d.visible.to / cur.step);
+    const k = `${cur.id}/${d.dataVersion}/${cur.frames.length}/${cur.step}/${col0}/${col1}`;
+    if (k !== key) {
+      key = k;
+      series = pressureSeries(cur.frames, cur.step, col0, col1);
+    }
+    const ui = useUi.getState();
+    const hv = useHover.getState();
+    const rc = renderContext({ from: d.visible.from, to: d.visible.to, uLo: 0, uHi: 1, width, height, dpr: ui.dpr }, cur.step);
+    const cursor = hv.t !== undefined && !hv.drag ? hv.t : undefined;
+    const scale = paintPressure(el, rc, series, { cursor }, renderTheme(resolvedTheme(ui.theme)));
+    if (series && scale !== undefined) record(PRESSURE_DRAWN, el, { series, scale });
+  };
+}
+
+function PressureCanvas() {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const box = useRef<HTMLDivElement>(null);
+  const size = useRef<Size>({ width: 0, height: 0 });
+  useElementSize(box, (w) => {
+    size.current = { width: w, height: PRESSURE_HEIGHT };
+    scheduler.invalidate(PRESSURE_VIEW);
+  });
+  useEffect(() => {
+    const unregister = [
+      scheduler.register(
+        PRESSURE_VIEW,
+        pressureDraw(
+          () => canvas.current,
+          () => size.current,
+        ),
+      ),
+      useHover.subscribe((s, p) => {
+        if (s.t !== p.t || s.drag !== p.drag) scheduler.invalidate(PRESSURE_VIEW);
+      }),
+    ];
+    return () => {
+      for (const u of unregister) u();
+    };
+  }, []);
+  return (
+    <div className="pressure-row" data-testid="pressure-row">
+      <span className="pressure-label">I/O pressure</span>
+      <div ref={box} className="pressure-box">
+        <canvas
+          ref={canvas}
+          className="pressure"
+          data-testid="pressure"
+          role="img"
+          aria-label={`The host's I/O pressure per heat map column (${PRESSURE_SOURCE}): pale, the share of the time some task was stalled on I/O; solid, every non-idle task`}
+          style={{ height: PRESSURE_HEIGHT }}
+        />
+      </div>
+      <span
+        className="pressure-title"
+        title="The kernel's PSI: it sees waits no block tracepoint can, such as bios held by blk-throttle (io.max) and page-cache waits"
+      >
+        host-wide, all disks
+      </span>
+    </div>
+  );
+}
+
+/** The strip, or nothing when the data window has no pressure. */
+export function PressureStrip() {
+  useData((s) => s.dataVersion);
+  const win = useData((s) => s.window);
+  return win && hasPressure(win.frames) ? <PressureCanvas /> : null;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The submit phase's lookups (submit_phase; docs/accounting.md, Submit wait): each blk-mq bio's
+ * slot (bio_slots), the refused REQ_NOWAIT bios awaiting their resubmission (refusals), and a
+ * finished request's submit wait and total from its first bio's slot. The hooks that write them
+ * are in blkheat_handlers.bpf.h.
+ *
+ * Include only from blkheat.bpf.c, after blkheat_record.bpf.h (struct bh_io).
+ */
+
+/* The per-bio slot of bio `id` (ptr_id). */
+static __always_inline struct bh_bio_slot *bio_slot_of(__u64 id)
+{
+	__u32 idx = (__u32)((id * 0x9E3779B97F4A7C15ULL) >> (64 - BH_BIO_BITS));
+	return bpf_map_lookup_elem(&bio_slots, &idx);
+}
+
+/* The refusals entry of an I/O of disk `dev` at `sector`. */
+static __always_inline struct bh_refusal *refusal_of(__u32 dev, __u64 sector)
+{
+	__u32 idx = (__u32)(((sector ^ ((__u64)dev << 40)) * 0x9E3779B97F4A7C15ULL) >> (64 - BH_REFUSAL_BITS));
+	return bpf_map_lookup_elem(&refusals, &idx);
+}
+
+/* The submit wait and total of a request whose first bio is `bio_id`, from the bio's slot, and the
+ * request's allocation (our clock; 0 when not known): known
+ * when the slot is that bio's and holds its request's allocation after its submission. Not known
+ * (left -1, counted as submit_unknown) for a bio merged in front of its request, one submitted
+ * before blkheat attached, or one whose slot another bio took while it was in flight. */
+static __always_inline __u64 submit_times(struct bh_io *io, __u64 bio_id)
+{
+	struct bh_bio_slot *sl = bio_slot_of(bio_id);
+	if (!bio_id || !sl || sl->key != bio_id)
+		return 0;
+	__u64 submit = sl->submit_ns, got = sl->request_ns;
+	if (!submit || got < submit || io->now < got)
+		return 0;
+	io->submit_ns = got - submit;
+	io->total_ns = io->now - submit;
+	io->frozen = sl->flags & BH_BIO_FROZEN;
+	io->refused = sl->flags & BH_BIO_REFUSED;
+	return got;
+}
