@@ -198,6 +198,10 @@ test(
       `reads over ${HOLD_S / 2} s: ${atLeast(reads.t, HOLD_S / 2)} by total, ${longWait} by submit wait, ${atLeast(reads.d, HOLD_S / 2)} by device time; ` +
         `${reads.wu} of ${reads.n} reads without their submission`,
     );
+    const slow = rec.samples.filter((x) => x.dev === d.dev && x.d_ns + (x.w_ns ?? 0) >= (HOLD_S / 2) * 1e9);
+    t.diagnostic(
+      `sampled reads over ${HOLD_S / 2} s: ${slow.map((x) => `${x.comm}/${x.pid} sector ${x.sector} device ${ms(x.d_ns / 1e9)} submit wait ${x.w_ns === null || x.w_ns === undefined ? 'not seen' : ms(x.w_ns / 1e9)}`).join('; ')}`,
+    );
     assert.ok(longWait >= 4, `only ${longWait} reads waited long before their request (fio's 4 jobs did)`);
     assert.ok(frozenCount >= 4, `${frozenCount} I/Os marked as having found the queue frozen, fio's 4 did`);
   },

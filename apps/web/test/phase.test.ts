@@ -204,4 +204,12 @@ test('incident summary: submit wait p99 ≥ half the total p99 says so, in words
   assert.equal(submitWaitNote(total, dense(top - 5), BUCKET_SCHEMA), undefined, 'below half');
   assert.equal(submitWaitNote(total, new Float64Array(ROWS), BUCKET_SCHEMA), undefined, 'no submit wait known');
   assert.equal(submitWaitNote(new Float64Array(ROWS), dense(top), BUCKET_SCHEMA), undefined, 'no total: nothing to say');
+  // The cause most I/Os met is named, from 1 % of them (the p99's share) on.
+  const tags = submitWaitNote(total, dense(top), BUCKET_SCHEMA, { refused: 80, frozen: 2 });
+  assert.equal(tags?.cause, 'refused');
+  assert.match(submitWaitText(tags as NonNullable<typeof tags>, 'loop3'), / waiting for a tag on loop3$/);
+  const frozen = submitWaitNote(total, dense(top), BUCKET_SCHEMA, { frozen: 1 });
+  assert.equal(frozen?.cause, 'frozen', 'one of 100 I/Os found the queue frozen: named');
+  assert.match(submitWaitText(frozen as NonNullable<typeof frozen>, 'loop3'), / waiting on a frozen queue on loop3$/);
+  assert.equal(submitWaitNote(total, dense(top), BUCKET_SCHEMA, { frozen: 0.5 })?.cause, undefined, 'under 1 %: no cause named');
 });

@@ -8,7 +8,17 @@
  * of the total latency (the two histograms hold the same I/Os: those whose submission was seen).
  * Summed per disk over the classes shown (the class filter applies; `cg` has no submit wait).
  */
-import { addSparseInto, type BucketSchema, bucketCount, type Frame, phaseHist, quantileSeconds } from '@blkheat/shared-types';
+import {
+  addSparseInto,
+  type BucketSchema,
+  bucketCount,
+  denseTotal,
+  type Frame,
+  phaseHist,
+  quantileSeconds,
+  SUBMIT_CAUSES,
+  type SubmitCause,
+} from '@blkheat/shared-types';
 import { type DiskRange, forEachDiskInRange } from './diskFrames.js';
 import { formatLatency } from './latency.js';
 import type { DiskKindOf } from './phase.js';
@@ -16,33 +26,56 @@ import type { DiskKindOf } from './phase.js';
 /** Submit wait p99 at least this share of the total p99: time outside the device dominates. */
 export const SUBMIT_DOMINATES = 0.5;
 
+/**
+ * A cause (DiskFrame.causes) met by at least this share of the I/Os is named as the wait: the p99
+ * is the slowest 1 %, so a cause that reached that many is the likely one behind it.
+ */
+export const CAUSE_NAMED = 0.01;
+
+/** What the row head calls the wait, by cause; a wait with no cause named is "for a request". */
+const WAIT_TEXT: Readonly<Record<SubmitCause, string>> = {
+  refused: 'waiting for a tag',
+  frozen: 'waiting on a frozen queue',
+};
+
 /** A disk whose total latency is mostly waiting for a request. */
 export interface SubmitWaitNote {
   /** p99 of the total latency, seconds. */
   readonly totalP99: number;
   /** p99 of the submit wait, seconds. */
   readonly submitP99: number;
+  /** The cause most of those I/Os met, where at least CAUSE_NAMED of them met one. */
+  readonly cause?: SubmitCause;
 }
 
 /**
  * The note for a disk's dense total and submit-wait histograms, or undefined when the submit
  * wait does not dominate (or either has no I/O).
  */
-export function submitWaitNote(total: ArrayLike<number>, submit: ArrayLike<number>, schema: BucketSchema): SubmitWaitNote | undefined {
+export function submitWaitNote(
+  total: ArrayLike<number>,
+  submit: ArrayLike<number>,
+  schema: BucketSchema,
+  causes: Readonly<Partial<Record<SubmitCause, number>>> = {},
+): SubmitWaitNote | undefined {
   const totalP99 = quantileSeconds(total, 0.99, schema);
   const submitP99 = quantileSeconds(submit, 0.99, schema);
   if (totalP99 === undefined || submitP99 === undefined || !(totalP99 > 0)) return undefined;
-  return submitP99 >= SUBMIT_DOMINATES * totalP99 ? { totalP99, submitP99 } : undefined;
+  if (submitP99 < SUBMIT_DOMINATES * totalP99) return undefined;
+  const ios = denseTotal(total);
+  const named = SUBMIT_CAUSES.filter((c) => (causes[c] ?? 0) >= CAUSE_NAMED * ios).sort((a, b) => (causes[b] ?? 0) - (causes[a] ?? 0));
+  return { totalP99, submitP99, ...(named[0] ? { cause: named[0] } : {}) };
 }
 
-/** "p99 412 ms, of which 390 ms waiting for a request on loop3". */
+/** "p99 412 ms, of which 390 ms waiting for a tag on loop3" (or "… waiting for a request …" with no cause named). */
 export function submitWaitText(note: SubmitWaitNote, diskName: string): string {
-  return `p99 ${formatLatency(note.totalP99)}, of which ${formatLatency(note.submitP99)} waiting for a request on ${diskName}`;
+  const wait = note.cause ? WAIT_TEXT[note.cause] : 'waiting for a request';
+  return `p99 ${formatLatency(note.totalP99)}, of which ${formatLatency(note.submitP99)} ${wait} on ${diskName}`;
 }
 
 /** Running per-disk total and submit-wait histograms of frames in [from, to) over `devs` and `classes`, fed a slice at a time. */
 export class SubmitWaitTally {
-  private readonly disks = new Map<string, { total: Float64Array; submit: Float64Array }>();
+  private readonly disks = new Map<string, { total: Float64Array; submit: Float64Array; causes: Partial<Record<SubmitCause, number>> }>();
 
   constructor(
     private readonly opts: DiskRange & {
@@ -58,26 +91,28 @@ export class SubmitWaitTally {
     forEachDiskInRange(frames, start, end, this.opts, (disk) => {
       const kind = diskKind(disk.dev);
       if (kind === 'bio') return; // no submit wait: bio → completion is all there is
-      let acc: { total: Float64Array; submit: Float64Array } | undefined;
+      let acc: { total: Float64Array; submit: Float64Array; causes: Partial<Record<SubmitCause, number>> } | undefined;
       for (const series of disk.cls) {
         if (series.w === undefined && series.t === undefined) continue;
         if (classes && !classes.has(series.c)) continue;
         if (!acc) {
           acc = this.disks.get(disk.dev);
           const rows = bucketCount(this.schema);
-          if (!acc) this.disks.set(disk.dev, (acc = { total: new Float64Array(rows), submit: new Float64Array(rows) }));
+          if (!acc) this.disks.set(disk.dev, (acc = { total: new Float64Array(rows), submit: new Float64Array(rows), causes: {} }));
         }
         addSparseInto(acc.total, phaseHist(series, 'total', kind));
         addSparseInto(acc.submit, phaseHist(series, 'submit', kind));
       }
+      // Causes are per disk (not per class): counted once the disk has classes shown.
+      if (acc) for (const c of SUBMIT_CAUSES) acc.causes[c] = (acc.causes[c] ?? 0) + (disk.causes?.[c] ?? 0);
     });
   }
 
   /** Per disk where the submit wait dominates: the note. */
   result(): Map<string, SubmitWaitNote> {
     const out = new Map<string, SubmitWaitNote>();
-    for (const [dev, { total, submit }] of this.disks) {
-      const note = submitWaitNote(total, submit, this.schema);
+    for (const [dev, { total, submit, causes }] of this.disks) {
+      const note = submitWaitNote(total, submit, this.schema, causes);
       if (note) out.set(dev, note);
     }
     return out;
