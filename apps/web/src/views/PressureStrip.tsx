@@ -15,6 +15,7 @@ import { useData } from '../store/pipelineStore.js';
 import { useHover, useUi } from '../store/uiStore.js';
 import { renderTheme, resolvedTheme } from './theme.js';
 import { type Size, useElementSize } from './useElementSize.js';
+import { visibleColumns } from './visibleColumns.js';
 
 /** The strip's scheduler key. */
 export const PRESSURE_VIEW = 'pressure';
@@ -39,12 +40,10 @@ function pressureDraw(canvas: () => HTMLCanvasElement | null, size: () => Size):
     const d = useData.getState();
     const cur = d.window;
     if (!el || !cur || width <= 0 || height <= 0) return;
-    const col0 = Math.floor(d.visible.from / cur.step);
-    const col1 = Math.ceil(d.visible.to / cur.step);
-    const k = `${cur.id}/${d.dataVersion}/${cur.frames.length}/${cur.step}/${col0}/${col1}`;
-    if (k !== key) {
-      key = k;
-      series = pressureSeries(cur.frames, cur.step, col0, col1);
+    const cols = visibleColumns();
+    if (cols && cols.key !== key) {
+      key = cols.key;
+      series = pressureSeries(cur.frames, cur.step, cols.col0, cols.col1);
     }
     const ui = useUi.getState();
     const hv = useHover.getState();

@@ -11,6 +11,7 @@ import { paintThroughput, type ThroughputScales } from '../render/throughput.js'
 import { useData } from '../store/pipelineStore.js';
 import { useHover, useUi } from '../store/uiStore.js';
 import { renderTheme, resolvedTheme } from './theme.js';
+import { visibleColumns } from './visibleColumns.js';
 
 export interface DrawnThroughput {
   readonly series: ThroughputSeries;
@@ -22,10 +23,10 @@ export const THROUGHPUT_DRAWN = new DrawnKind<DrawnThroughput, HTMLCanvasElement
 
 /** The series of `dev` over the visible columns of the current window (uncached). */
 export function visibleThroughput(dev: string): ThroughputSeries | undefined {
-  const d = useData.getState();
-  const cur = d.window;
-  if (!cur) return undefined;
-  return throughputSeries(cur.frames, dev, cur.step, Math.floor(d.visible.from / cur.step), Math.ceil(d.visible.to / cur.step));
+  const cur = useData.getState().window;
+  const cols = visibleColumns();
+  if (!cur || !cols) return undefined;
+  return throughputSeries(cur.frames, dev, cur.step, cols.col0, cols.col1);
 }
 
 /** A draw function for the strip of `dev` on `canvas()`, `size()` CSS px. */
@@ -38,9 +39,9 @@ export function throughputDraw(dev: string, canvas: () => HTMLCanvasElement | nu
     const d = useData.getState();
     const cur = d.window;
     if (!el || !cur || width <= 0 || height <= 0) return;
-    const k = `${cur.id}/${d.dataVersion}/${cur.frames.length}/${cur.step}/${Math.floor(d.visible.from / cur.step)}/${Math.ceil(d.visible.to / cur.step)}`;
-    if (k !== key) {
-      key = k;
+    const cols = visibleColumns();
+    if (cols && cols.key !== key) {
+      key = cols.key;
       series = visibleThroughput(dev);
     }
     const ui = useUi.getState();
