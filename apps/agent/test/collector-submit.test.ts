@@ -95,6 +95,13 @@ test(
         `blkheat total p50 ${bucketText(p50)}, p99 ${bucketText(p99)}; device p50 ${bucketText(dev50)}; ` +
         `means: total ${ms(means.total)}, submit ${ms(means.submit)}, queue ${ms(means.queue)}, device ${ms(means.device)}`,
     );
+    // io_uring tries each read REQ_NOWAIT first: with no tag free it is turned away and retried
+    // from a worker. Every whole second of fio's run is marked so.
+    const refusedBySecond = [...Array(to - 1 - from).keys()].map(
+      (i) => rec.frames.find((f) => f.ts === from + i)?.disks.find((x) => x.dev === d.dev)?.causes?.refused ?? 0,
+    );
+    // Said before any verdict, so that a failure shows whether the refusals were seen.
+    t.diagnostic(`reads turned away for want of a tag, by second: ${refusedBySecond.join(', ')}`);
     assert.ok(Math.abs(p50 - fio50) <= 1, `total p50 ${bucketText(p50)} vs fio's ${ms(clat.p50 / 1e9)} (bucket ${bucketText(fio50)})`);
     assert.ok(Math.abs(p99 - fio99) <= 1, `total p99 ${bucketText(p99)} vs fio's ${ms(clat.p99 / 1e9)} (bucket ${bucketText(fio99)})`);
     // The reads wait for a tag, not for the disk: most of the total is submit wait, and the
@@ -103,12 +110,6 @@ test(
     assert.ok(means.submit > 0.5 * means.total, `submit wait ${ms(means.submit)} is not most of the total ${ms(means.total)}`);
     const parts = means.submit + means.queue + means.device;
     assert.ok(Math.abs(parts / means.total - 1) < 0.15, `submit + queue + device = ${ms(parts)}, total ${ms(means.total)}`);
-    // io_uring tries each read REQ_NOWAIT first: with no tag free it is turned away and retried
-    // from a worker. Every whole second of fio's run is marked so.
-    const refusedBySecond = [...Array(to - 1 - from).keys()].map(
-      (i) => rec.frames.find((f) => f.ts === from + i)?.disks.find((x) => x.dev === d.dev)?.causes?.refused ?? 0,
-    );
-    t.diagnostic(`reads turned away for want of a tag, by second: ${refusedBySecond.join(', ')}`);
     assert.ok(
       refusedBySecond.every((n) => n > 0),
       `seconds without the tags mark: ${refusedBySecond
