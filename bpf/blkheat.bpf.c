@@ -70,6 +70,7 @@ const volatile struct bh_btf_enums bh_btf_enums_anchor = {};
 #include "blkheat_maps.bpf.h"
 #include "blkheat_record.bpf.h"
 #include "blkheat_submit.bpf.h"
+#include "blkheat_wbt.bpf.h"
 
 /* ---- the two instantiations of the hook logic ---- */
 
@@ -185,6 +186,15 @@ int BPF_PROG(bh_bio_split_btf, struct bio *bio, unsigned int new_sector)
 	return 0;
 }
 
+/* wbt closed a latency window (blkheat_wbt.bpf.h); the disk is its bdi's owner. */
+SEC("tp_btf/wbt_timer")
+int BPF_PROG(bh_wbt_timer_btf, struct backing_dev_info *bdi, unsigned int status, int step, unsigned int inflight)
+{
+	struct device *owner = bdi ? bdi->owner : NULL;
+	note_wbt_window(owner ? owner->devt : 0, status, step);
+	return 0;
+}
+
 /* ---- raw_tp programs (untyped arguments; layout chosen by rq_arg_idx) ---- */
 
 SEC("raw_tp/block_rq_issue")
@@ -241,6 +251,14 @@ SEC("raw_tp/block_split")
 int bh_bio_split_raw(struct bpf_raw_tracepoint_args *ctx)
 {
 	on_bio_split_raw((struct bio *)ctx->args[0]);
+	return 0;
+}
+
+SEC("raw_tp/wbt_timer")
+int bh_wbt_timer_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct backing_dev_info *bdi = (struct backing_dev_info *)ctx->args[0];
+	note_wbt_window(BPF_CORE_READ(bdi, owner, devt), (unsigned int)ctx->args[1], (int)ctx->args[2]);
 	return 0;
 }
 

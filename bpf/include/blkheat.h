@@ -64,6 +64,7 @@ struct bh_request_bits {
 	__u32 cls_shift;     /* the lowest flag bit a class names: cmd_flags >> cls_shift indexes cls_flag_table */
 	__u32 bio_in_flight; /* 1 << BIO_TRACE_COMPLETION: set on a bio from block_bio_queue to its end; 0 if unknown */
 	__u32 sts_again;     /* BLK_STS_AGAIN: a REQ_NOWAIT bio that would have waited (for a tag, or a frozen queue) */
+	__u32 wbt_lat_exceeded; /* blk-wbt.c's LAT_EXCEEDED (wbt_timer's status: reads over target), or 0 if unnamed */
 };
 /* An op value no request has: op_drv_in/op_drv_out on kernels without them. */
 enum bh_no_op { BH_NO_OP = 0xffffffffu };
@@ -211,6 +212,17 @@ struct bh_bio_slot {
 enum bh_bio_flags {
 	BH_BIO_FROZEN = 1 << 0,  /* its queue was frozen when it was submitted: bio_queue_enter waits */
 	BH_BIO_REFUSED = 1 << 1, /* an earlier REQ_NOWAIT submission of the same I/O was turned away */
+};
+
+/* Per disk, what writeback throttling (wbt) did, counted since load (map wbt_events, one entry per
+ * disk, claimed at its first event and never freed; the agent takes differences). wbt_timer closes
+ * each of wbt's latency windows, while the disk has I/O. */
+#define BH_WBT_DISKS 64
+struct bh_wbt_events {
+	__u64 dev;     /* the disk (bdi->owner->devt); 0 = free (64 bits: claimed by a 64-bit compare-and-swap) */
+	__u64 windows; /* windows closed */
+	__u64 limited; /* windows in which wbt held writes below its default depth: reads over queue/wbt_lat_usec
+			* (LAT_EXCEEDED, it scales down) or already scaled down (scale_step > 0) */
 };
 
 /* A REQ_NOWAIT bio turned away before it had a request (BLK_STS_AGAIN: no free tag, or a frozen

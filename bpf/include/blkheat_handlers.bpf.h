@@ -227,11 +227,7 @@ static __always_inline void H(stamp_submit)(struct bio *bio, struct block_device
 			r->submit_ns = 0;
 		}
 	}
-	sl->key = id;
-	sl->submit_ns = submit;
-	sl->request_ns = 0;
-	sl->dev = dev;
-	sl->flags = flags;
+	fill_bio_slot(sl, id, submit, dev, flags);
 }
 
 /* A blk-mq disk's REQ_NOWAIT bio turned away before it had a request (BLK_STS_AGAIN from
@@ -339,8 +335,9 @@ static __always_inline void H(on_bio_getrq)(struct bio *bio)
 {
 	__u64 id = ptr_id(cpu_scratch(), bio);
 	struct bh_bio_slot *sl = bio_slot_of(id);
-	if (sl && sl->key == id && !sl->request_ns)
-		sl->request_ns = bpf_ktime_get_ns();
+	if (!sl || sl->key != id || sl->request_ns)
+		return;
+	sl->request_ns = bpf_ktime_get_ns();
 }
 
 /* block_bio_backmerge / frontmerge: the bio joined a request that already existed; it waits for
@@ -368,11 +365,6 @@ static __always_inline void H(on_bio_split)(struct bio *split)
 	__u32 dev = from->dev, flags = from->flags;
 	__u64 id = ptr_id(cs, split);
 	struct bh_bio_slot *sl = bio_slot_of(id);
-	if (!sl)
-		return;
-	sl->key = id;
-	sl->submit_ns = submit;
-	sl->request_ns = 0;
-	sl->dev = dev;
-	sl->flags = flags;
+	if (sl)
+		fill_bio_slot(sl, id, submit, dev, flags);
 }

@@ -143,8 +143,7 @@ struct bh_io {
 	__u32 bytes;
 	__u16 cls;
 	bool counted; /* false: only note a completion whose start was missed */
-	bool frozen;  /* its bio found the queue frozen when submitted */
-	bool refused; /* an earlier REQ_NOWAIT submission of it was turned away */
+	__u32 bio_flags; /* enum bh_bio_flags of its first bio: the causes of submit wait it met */
 };
 
 /* Size class of an I/O: the smallest s with bytes <= 2^s (4 KiB -> 12, 1 MiB -> 20); 0 for none
@@ -366,10 +365,11 @@ static __always_inline void record_io(struct bh_io *io, struct bh_cpu_scratch *c
 	} else if (submit_phase && io->rq_id) {
 		h->submit_unknown++;
 	}
-	if (io->frozen)
-		h->frozen++;
-	if (io->refused)
-		h->refused++;
+	if (io->bio_flags) {
+		__u32 f = io->bio_flags;
+		h->frozen += !!(f & BH_BIO_FROZEN);
+		h->refused += !!(f & BH_BIO_REFUSED);
+	}
 
 	if (!samples_enabled || io->device_ns < 0) {
 		h->dropped++;

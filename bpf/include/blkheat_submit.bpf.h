@@ -22,6 +22,17 @@ static __always_inline struct bh_refusal *refusal_of(__u32 dev, __u64 sector)
 	return bpf_map_lookup_elem(&refusals, &idx);
 }
 
+/* Fills bio `id`'s slot: submitted at `submit_ns` (a split-off bio: its parent's), on disk `dev`,
+ * with enum bh_bio_flags `flags`, waiting for its request. */
+static __always_inline void fill_bio_slot(struct bh_bio_slot *sl, __u64 id, __u64 submit_ns, __u32 dev, __u32 flags)
+{
+	sl->key = id;
+	sl->submit_ns = submit_ns;
+	sl->request_ns = 0;
+	sl->dev = dev;
+	sl->flags = flags;
+}
+
 /* The submit wait and total of a request whose first bio is `bio_id`, from the bio's slot, and the
  * request's allocation (our clock; 0 when not known): known
  * when the slot is that bio's and holds its request's allocation after its submission. Not known
@@ -37,7 +48,6 @@ static __always_inline __u64 submit_times(struct bh_io *io, __u64 bio_id)
 		return 0;
 	io->submit_ns = got - submit;
 	io->total_ns = io->now - submit;
-	io->frozen = sl->flags & BH_BIO_FROZEN;
-	io->refused = sl->flags & BH_BIO_REFUSED;
+	io->bio_flags = sl->flags;
 	return got;
 }

@@ -9,7 +9,7 @@
 //    pressure (/proc/pressure/io), not in the total.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import {
@@ -21,7 +21,17 @@ import {
   upperBoundSeconds,
   type InflightState,
 } from '@blkheat/shared-types';
-import { createDelayedLoopDevice, createLoopDevice, directRead, fuseUnavailable, runFio, sleep, waitFor } from '@blkheat/testkit';
+import {
+  createDelayedLoopDevice,
+  createLoopDevice,
+  directRead,
+  fuseUnavailable,
+  runCommand,
+  runFio,
+  sleep,
+  startFio,
+  waitFor,
+} from '@blkheat/testkit';
 import { findIoHierarchy } from '../src/collector/host/cgroups.js';
 import { classTotals, record, type ClassTotal } from './lib/collect.js';
 
@@ -172,6 +182,7 @@ test(
     await sleep(Math.max(0, heldAt + HOLD_S * 1000 - Date.now()));
     d.release();
     assert.equal(await switched, 0, 'the scheduler switch failed');
+    const switchedS = Math.floor(Date.now() / 1000);
     await held.exited;
     const result = await fio;
     const to = Math.floor(Date.now() / 1000) + 1;
@@ -190,6 +201,21 @@ test(
         `${frozenCount} I/Os counted as having found the queue frozen`,
     );
     assert.ok(Math.abs(slowest - bucketOfNs(clat.max)) <= 1, `slowest total ${bucketText(slowest)} vs fio's slowest ${ms(clat.max / 1e9)}`);
+    // The switch itself: queue/scheduler changed, seen by the agent's look after it was done.
+    const changed = rec.frames.flatMap((f) => {
+      const q = f.ts >= frozenFrom - 1 ? f.disks.find((x) => x.dev === d.dev)?.queue_changed : undefined;
+      return q ? [{ ts: f.ts, q }] : [];
+    });
+    t.diagnostic(
+      `queue settings changed: ${changed.map((c) => `${c.ts}: ${c.q.join(', ')}`).join('; ') || 'none'} (switch done in ${switchedS})`,
+    );
+    // (A scheduler brings its own depth: nr_requests may change with it.)
+    assert.equal(changed.length, 1, 'the switch is given once');
+    assert.ok((changed[0] as { q: readonly string[] }).q.includes('scheduler'), 'the switch is given as queue/scheduler');
+    assert.ok(
+      (changed[0] as { ts: number }).ts >= switchedS - 1 && (changed[0] as { ts: number }).ts <= switchedS + 2,
+      `given in second ${(changed[0] as { ts: number }).ts}, the switch was done in ${switchedS}`,
+    );
     assert.ok(lowerBoundSeconds(slowest) >= HOLD_S * 0.6, `slowest total ${bucketText(slowest)}: the freeze's wait is missing`);
     // fio's reads waited before they had a request (the held read took long with the device).
     const atLeast = (dense: Float64Array, seconds: number): number =>
@@ -251,6 +277,68 @@ test(
         .filter(Boolean)
         .join(', ')}`,
     );
+  },
+);
+
+test(
+  'wbt: buffered writes to ext4 under reads over wbt’s target wait for wbt before their request, and wbt’s mark is on those seconds',
+  { timeout: 120_000, skip },
+  async (t) => {
+    const d = await createDelayedLoopDevice({ delayMs: 5, sizeMiB: 128, t });
+    const mnt = mkdtempSync('/tmp/blkheat-wbt-');
+    t.after(async () => {
+      await runCommand('umount', [mnt]).catch(() => undefined);
+      rmSync(mnt, { recursive: true, force: true });
+    });
+    await runCommand('mkfs.ext4', ['-q', '-F', '-E', 'nodiscard,lazy_itable_init=1,lazy_journal_init=1', d.path]);
+    await runCommand('mount', ['-o', 'nodiscard', d.path, mnt]);
+    const rec = await record(t, { disks: [d.name] });
+    /** The writes of each whole second of `run` (reads with buffered writes beside them): how many waited for their request. */
+    const phase = async (runS: number): Promise<{ ts: number; writes: number; held: number; p99: number; wbt: number }[]> => {
+      const from = Math.floor(Date.now() / 1000) + 1;
+      const reads = startFio({ filename: d.path, rw: 'randread', runtimeS: runS + 1, readonly: true }, t);
+      // Buffered 4 KiB writes at random places, an fsync every 64: write-back sends them as
+      // separate requests, each of which wbt admits only under its limit.
+      await runFio({ filename: join(mnt, 'f'), rw: 'randwrite', direct: false, size: '16m', fsync: 64, runtimeS: runS });
+      await reads.done;
+      const to = Math.floor(Date.now() / 1000);
+      await rec.waitForSecond(to + 1);
+      return [...Array(to - from).keys()].map((i) => {
+        const ts = from + i;
+        const disk = rec.frames.find((f) => f.ts === ts)?.disks.find((x) => x.dev === d.dev);
+        const writes = [...classTotals(rec.frames, d.dev, ts, ts + 1)].filter(([cls]) => classOp(cls) === 'Write').map(([, c]) => c);
+        const waits = new Float64Array(writes[0]?.w.length ?? 0);
+        for (const c of writes) c.w.forEach((v, k) => (waits[k] = (waits[k] as number) + v));
+        // Writes that waited longer than the device takes for one: held back, not just allocated.
+        const held = waits.reduce((n, c, k) => n + (lowerBoundSeconds(k) >= 0.01 ? c : 0), 0);
+        return { ts, writes: writes.reduce((n, c) => n + c.n, 0), held, p99: quantileBucket(waits, 0.99) ?? -1, wbt: disk?.wbt ?? 0 };
+      });
+    };
+    const text = (seconds: Awaited<ReturnType<typeof phase>>): string =>
+      seconds
+        .map(
+          (s) => `${s.ts}: ${s.writes} writes, ${s.held} waited over 10 ms (p99 ${s.p99 < 0 ? '-' : bucketText(s.p99)}), wbt mark ${s.wbt}`,
+        )
+        .join('; ');
+    // Control: wbt off (0), the same load: no write waits for its request, and no mark.
+    writeFileSync(`/sys/block/${d.name}/queue/wbt_lat_usec`, '0');
+    const off = await phase(4);
+    t.diagnostic(`wbt off, by second: ${text(off)}`);
+    assert.ok(off.every((s) => s.writes > 0) && off.length >= 3, 'the control ran writes every second');
+    assert.deepEqual(
+      off.filter((s) => s.held > 0 || s.wbt > 0).map((s) => s.ts),
+      [],
+      'with wbt off, seconds with writes held or a wbt mark',
+    );
+    // Reads take 5 ms, over a 1 ms target: wbt scales writes down (the device's teardown puts
+    // the target back: testkit's resetLoopQueue).
+    writeFileSync(`/sys/block/${d.name}/queue/wbt_lat_usec`, '1000');
+    const bySecond = await phase(8);
+    t.diagnostic(`wbt at 1 ms, by second: ${text(bySecond)}`);
+    const heldSeconds = bySecond.filter((s) => s.held > 0);
+    assert.ok(heldSeconds.length >= 3, `writes waited over 10 ms for their request in ${heldSeconds.length} seconds, want 3 or more`);
+    const unmarked = heldSeconds.filter((s) => s.wbt === 0).map((s) => s.ts);
+    assert.deepEqual(unmarked, [], 'seconds in which writes were held without wbt’s mark');
   },
 );
 

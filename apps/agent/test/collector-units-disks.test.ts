@@ -1,11 +1,13 @@
 // The collector's view of the disks, without the kernel (over a fake sysfs tree): names,
-// partitions, request- vs bio-based, and the disk scope of --disk and --partitions.
+// partitions, request- vs bio-based, the disk scope of --disk and --partitions, and the queue
+// settings whose change freezes a queue.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DeviceRegistry } from '../src/collector/host/devices.js';
 import { DiskScope } from '../src/collector/host/disk-scope.js';
+import { QueueSettingsWatcher, queueSettingValue } from '../src/collector/host/queue-settings.js';
 import { CollectorError } from '../src/collector/errors.js';
 import { devString } from '../src/collector/abi/layout.js';
 import { fakeSysfs } from './lib/fake-sysfs.js';
@@ -73,4 +75,37 @@ test('disk scope: --disk picks shown disks (a partition names its disk; with --p
     () => DiskScope.of(reg, ['sdz'], false),
     (e: unknown) => e instanceof CollectorError && /disk 'sdz' does not exist \(disks here: loop3, vda, zram0\)/.test(e.message),
   );
+});
+
+test('queue settings: a changed scheduler or nr_requests is given once, with the tick after the look that found it; a first look, a bio disk or an unreadable file gives none', async (t) => {
+  const root = fakeSysfs(t);
+  const reg = new DeviceRegistry(root);
+  reg.rescan();
+  const disks = reg.list(new Set());
+  const queue = join(root, 'block/vda/queue');
+  mkdirSync(queue, { recursive: true });
+  writeFileSync(join(queue, 'scheduler'), '[none] mq-deadline\n');
+  writeFileSync(join(queue, 'nr_requests'), '256\n');
+  const watcher = new QueueSettingsWatcher(root);
+  const tick = async (): Promise<Record<string, string[]>> => {
+    const found = watcher.take(disks);
+    await watcher.settled();
+    return Object.fromEntries([...found].map(([dev, s]) => [devString(dev), [...s]]));
+  };
+  assert.deepEqual(await tick(), {}, 'the first look is the baseline');
+  assert.deepEqual(await tick(), {}, 'nothing changed');
+  writeFileSync(join(queue, 'scheduler'), 'none [mq-deadline]\n');
+  assert.deepEqual(await tick(), {}, 'the look that finds it is given with the next tick');
+  writeFileSync(join(queue, 'nr_requests'), '4\n');
+  assert.deepEqual(await tick(), { '254:0': ['scheduler'] });
+  assert.deepEqual(await tick(), { '254:0': ['nr_requests'] });
+  writeFileSync(join(queue, 'scheduler'), '[none] mq-deadline\n');
+  writeFileSync(join(queue, 'nr_requests'), '64\n');
+  await tick();
+  assert.deepEqual(await tick(), { '254:0': ['scheduler', 'nr_requests'] }, 'both, in QUEUE_SETTINGS order');
+  rmSync(join(queue, 'nr_requests'));
+  await tick();
+  assert.deepEqual(await tick(), {}, 'a file that cannot be read is no change');
+  assert.equal(queueSettingValue('scheduler', 'mq-deadline kyber [bfq] none\n'), 'bfq');
+  assert.equal(queueSettingValue('nr_requests', '128\n'), '128');
 });

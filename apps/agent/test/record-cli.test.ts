@@ -44,6 +44,8 @@ const recordLineSchema = z.strictObject({
         })
         .optional(),
       causes: z.strictObject({ frozen: count.optional(), refused: count.optional() }).optional(),
+      wbt: count.optional(),
+      queue_changed: z.array(z.enum(['scheduler', 'nr_requests'])).optional(),
       cgroups: z.array(z.strictObject({ cgroup: z.string().min(1), count, device: z.array(bucketTriple) })),
       classes: z.array(
         z.strictObject({

@@ -110,7 +110,7 @@ test('text histograms fold to a readable height and label bounds', () => {
   assert.match(formatIntervalText({ ts: 1795290000, step: 1, disks: [] }, new Map(), 1, { queued: false }), /no block I\/O completed/);
 });
 
-test('format 4: submit wait, total and unseen submissions per class, causes and waiting bios per disk, in NDJSON and text', () => {
+test('format 4: submit wait, total and unseen submissions per class, causes, wbt and queue changes and waiting bios per disk, in NDJSON and text', () => {
   const b1ms = bucketOfNs(1_000_000);
   const b6ms = bucketOfNs(6_000_000);
   const b30s = bucketOfNs(30e9);
@@ -122,6 +122,8 @@ test('format 4: submit wait, total and unseen submissions per class, causes and 
         dev: '7:0',
         cls: [{ c: 'Read', n: 5, d: [b5ms, 5], q: [0, 5], w: [0, 1, b1ms, 3], t: [b6ms, 4], wu: 1 }],
         causes: { frozen: 3 },
+        wbt: 6,
+        queue_changed: ['scheduler'],
         inflight: { n: 0, oldest_ns: 0, ios: [], waiting: 7, oldest_wait_ns: 30e9, frozen: true },
       },
       { dev: '253:0', cls: [{ c: 'Write', n: 2, d: [b30s, 2], q: [] }] },
@@ -142,6 +144,8 @@ test('format 4: submit wait, total and unseen submissions per class, causes and 
   assert.deepEqual(read?.total, [triple(b6ms, 4)]);
   assert.equal(read?.submit_unknown, 1);
   assert.deepEqual(disk?.causes, { frozen: 3 });
+  assert.equal(disk?.wbt, 6);
+  assert.deepEqual(disk?.queue_changed, ['scheduler']);
   assert.deepEqual(disk?.inflight, { n: 0, oldest_ns: 0, ios: [], waiting: 7, oldest_wait_ns: 30e9, frozen: true });
   const write = bio?.classes[0];
   assert.deepEqual(
@@ -151,7 +155,10 @@ test('format 4: submit wait, total and unseen submissions per class, causes and 
   );
 
   const text = formatIntervalText(f, names, 1, { queued: true });
-  assert.match(text, /disk = loop0 \(7:0\) {2}\[7 waiting for a request, oldest 30\.0 s, queue frozen, 3 met a frozen queue\]/);
+  assert.match(
+    text,
+    /disk = loop0 \(7:0\) {2}\[7 waiting for a request, oldest 30\.0 s, queue frozen, 3 waited on a frozen queue, wbt held writes back in 6 windows, queue\/scheduler changed\]/,
+  );
   assert.match(text, /Read \(1 submission not seen\) {2}submit wait latency {2}count 4 {2}p50 \d/);
   assert.match(text, /Read \(1 submission not seen\) {2}total latency {2}count 4 {2}p50 6\.\d+ ms/);
   assert.doesNotMatch(text, /Write.*(submit wait|total) latency/, 'no submit wait or total for the bio-based disk');

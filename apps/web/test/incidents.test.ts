@@ -150,6 +150,9 @@ const cls = (c: string, n: number, e?: Record<string, number>, pt?: true): Class
   ...(pt ? { pt } : {}),
 });
 
+/** A column's causes of submit wait, none. */
+const NONE = { frozen: 0, refused: 0, wbt: 0, queueChanged: [] };
+
 test('faults: failed I/Os by status and requeues per column, exact when merged', () => {
   const frames: Frame[] = [
     { ts: T0, step: 1, disks: [{ dev: DEV, cls: [cls('Read', 10, { IOERR: 2 }), cls('Write', 5, { TIMEOUT: 1, IOERR: 1 })] }] },
@@ -168,21 +171,41 @@ test('faults: failed I/Os by status and requeues per column, exact when merged',
   ];
   const cols = faultColumns(frames, DEV, 1, T0, T0 + 20);
   assert.deepEqual(cols, [
-    { col: T0, failed: 4, byStatus: { IOERR: 3, TIMEOUT: 1 }, requeues: 0, frozen: 0 },
-    { col: T0 + 1, failed: 0, byStatus: {}, requeues: 4, frozen: 0 },
-    { col: T0 + 3, failed: 1, byStatus: { IOERR: 1 }, requeues: 0, frozen: 0 },
-    { col: T0 + 12, failed: 3, byStatus: { NOSPC: 3 }, requeues: 1, frozen: 0 },
+    { col: T0, failed: 4, byStatus: { IOERR: 3, TIMEOUT: 1 }, requeues: 0, ...NONE },
+    { col: T0 + 1, failed: 0, byStatus: {}, requeues: 4, ...NONE },
+    { col: T0 + 3, failed: 1, byStatus: { IOERR: 1 }, requeues: 0, ...NONE },
+    { col: T0 + 12, failed: 3, byStatus: { NOSPC: 3 }, requeues: 1, ...NONE },
   ]);
-  assert.deepEqual(faultsAt(frames, DEV, 1, T0 + 2), { col: T0 + 2, failed: 0, byStatus: {}, requeues: 0, frozen: 0 });
+  assert.deepEqual(faultsAt(frames, DEV, 1, T0 + 2), { col: T0 + 2, failed: 0, byStatus: {}, requeues: 0, ...NONE });
   assert.deepEqual(faultColumns(frames, DEV, 1, T0 + 1, T0 + 3).length, 1, 'only the columns asked for');
   // Merged into 10 s frames (as a zoomed view gets them), or 10 s columns of 1 s frames: the sums.
   const want = [
-    { col: T0 / 10, failed: 5, byStatus: { IOERR: 4, TIMEOUT: 1 }, requeues: 4, frozen: 0 },
-    { col: T0 / 10 + 1, failed: 3, byStatus: { NOSPC: 3 }, requeues: 1, frozen: 0 },
+    { col: T0 / 10, failed: 5, byStatus: { IOERR: 4, TIMEOUT: 1 }, requeues: 4, ...NONE },
+    { col: T0 / 10 + 1, failed: 3, byStatus: { NOSPC: 3 }, requeues: 1, ...NONE },
   ];
   assert.deepEqual(faultColumns(coarsenFrames(frames, 10, BUCKET_SCHEMA), DEV, 10, T0 / 10, T0 / 10 + 2), want);
   assert.deepEqual(faultColumns(frames, DEV, 10, T0 / 10, T0 / 10 + 2), want);
   assert.equal(statusText({ IOERR: 4, TIMEOUT: 1, AGAIN: 1 }), 'IOERR 4, AGAIN 1, TIMEOUT 1');
+});
+
+test('faults: causes of submit wait per column (protocol 4): frozen and refused I/Os and wbt windows add, changed queue settings join, exact when merged', () => {
+  const frames: Frame[] = [
+    { ts: T0, step: 1, disks: [{ dev: DEV, cls: [cls('Read', 10)], causes: { frozen: 3 }, queue_changed: ['scheduler'] }] },
+    { ts: T0 + 1, step: 1, disks: [{ dev: DEV, cls: [cls('Read', 10)], causes: { refused: 7 } }] },
+    { ts: T0 + 2, step: 1, disks: [{ dev: DEV, cls: [cls('Write', 4)], wbt: 9 }] },
+    { ts: T0 + 3, step: 1, disks: [{ dev: DEV, cls: [], queue_changed: ['nr_requests'] }] },
+  ];
+  assert.deepEqual(faultColumns(frames, DEV, 1, T0, T0 + 4), [
+    { col: T0, failed: 0, byStatus: {}, requeues: 0, ...NONE, frozen: 3, queueChanged: ['scheduler'] },
+    { col: T0 + 1, failed: 0, byStatus: {}, requeues: 0, ...NONE, refused: 7 },
+    { col: T0 + 2, failed: 0, byStatus: {}, requeues: 0, ...NONE, wbt: 9 },
+    { col: T0 + 3, failed: 0, byStatus: {}, requeues: 0, ...NONE, queueChanged: ['nr_requests'] },
+  ]);
+  const want = [
+    { col: T0 / 10, failed: 0, byStatus: {}, requeues: 0, frozen: 3, refused: 7, wbt: 9, queueChanged: ['scheduler', 'nr_requests'] },
+  ];
+  assert.deepEqual(faultColumns(coarsenFrames(frames, 10, BUCKET_SCHEMA), DEV, 10, T0 / 10, T0 / 10 + 1), want);
+  assert.deepEqual(faultColumns(frames, DEV, 10, T0 / 10, T0 / 10 + 1), want);
 });
 
 test('class breakdown: failed I/Os per class, by status', () => {
@@ -245,11 +268,11 @@ test('faults: I/Os that found the queue frozen (causes.frozen) mark their column
     { ts: T0 + 4, step: 1, disks: [{ dev: DEV, cls: [cls('Read', 3)], causes: { frozen: 1 } }] },
   ];
   assert.deepEqual(faultColumns(frames, DEV, 1, T0, T0 + 10), [
-    { col: T0, failed: 0, byStatus: {}, requeues: 0, frozen: 6 },
-    { col: T0 + 4, failed: 0, byStatus: {}, requeues: 0, frozen: 1 },
+    { col: T0, failed: 0, byStatus: {}, requeues: 0, ...NONE, frozen: 6 },
+    { col: T0 + 4, failed: 0, byStatus: {}, requeues: 0, ...NONE, frozen: 1 },
   ]);
   assert.equal(faultsAt(frames, DEV, 1, T0 + 1).frozen, 0);
   assert.deepEqual(faultColumns(coarsenFrames(frames, 10, BUCKET_SCHEMA), DEV, 10, T0 / 10, T0 / 10 + 1), [
-    { col: T0 / 10, failed: 0, byStatus: {}, requeues: 0, frozen: 7 },
+    { col: T0 / 10, failed: 0, byStatus: {}, requeues: 0, ...NONE, frozen: 7 },
   ]);
 });

@@ -212,4 +212,10 @@ test('incident summary: submit wait p99 ≥ half the total p99 says so, in words
   assert.equal(frozen?.cause, 'frozen', 'one of 100 I/Os found the queue frozen: named');
   assert.match(submitWaitText(frozen as NonNullable<typeof frozen>, 'loop3'), / waiting on a frozen queue on loop3$/);
   assert.equal(submitWaitNote(total, dense(top), BUCKET_SCHEMA, { frozen: 0.5 })?.cause, undefined, 'under 1 %: no cause named');
+  // wbt's mark is the disk's, not its I/Os': named only where no I/O's cause is.
+  const wbt = submitWaitNote(total, dense(top), BUCKET_SCHEMA, {}, 12);
+  assert.equal(wbt?.cause, 'wbt');
+  assert.match(submitWaitText(wbt as NonNullable<typeof wbt>, 'loop3'), / waiting in writeback throttling \(wbt\) on loop3$/);
+  assert.equal(submitWaitNote(total, dense(top), BUCKET_SCHEMA, { refused: 80 }, 12)?.cause, 'refused', 'an I/O cause comes first');
+  assert.equal(submitWaitNote(total, dense(top), BUCKET_SCHEMA, {}, 0)?.cause, undefined, 'no window held writes back');
 });

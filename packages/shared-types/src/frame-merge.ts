@@ -18,6 +18,8 @@ import {
   type InflightState,
   type IoPressure,
   type OpGroup,
+  QUEUE_SETTINGS,
+  type QueueSetting,
   type SubmitCause,
 } from './frame-model.js';
 import { addSparseInto, toSparse, type SparseHist } from './histogram.js';
@@ -95,6 +97,20 @@ interface DiskAcc {
   inflight: InflightState | undefined;
   cg: Map<string, CgroupAcc> | undefined;
   causes: Map<SubmitCause, number> | undefined;
+  wbt: number | undefined;
+  queueChanged: Set<QueueSetting> | undefined;
+}
+
+/** Adds a frame's counts by key (untimed, causes, queue changes) into `into`, made on first use. */
+function addCounts<K extends string>(into: Map<K, number> | undefined, counts: Readonly<Partial<Record<K, number>>>): Map<K, number> {
+  const out = into ?? new Map<K, number>();
+  for (const [key, v] of Object.entries(counts) as [K, number | undefined][]) if (v !== undefined) out.set(key, (out.get(key) ?? 0) + v);
+  return out;
+}
+
+/** Counts by key as a frame carries them: keys in order. */
+function sortedCounts<K extends string>(counts: Map<K, number>): Partial<Record<K, number>> {
+  return Object.fromEntries([...counts.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) as Partial<Record<K, number>>;
 }
 
 /** One cgroup's count and dense device latency, while frames are summed. */
@@ -204,23 +220,19 @@ export class FrameAccumulator {
           inflight: undefined,
           cg: undefined,
           causes: undefined,
+          wbt: undefined,
+          queueChanged: undefined,
         };
         this.disks.set(disk.dev, acc);
       }
       if (disk.dropped !== undefined) acc.dropped = (acc.dropped ?? 0) + disk.dropped;
       if (disk.missed !== undefined) acc.missed = (acc.missed ?? 0) + disk.missed;
       if (disk.requeues !== undefined) acc.requeues = (acc.requeues ?? 0) + disk.requeues;
-      if (disk.untimed) {
-        acc.untimed ??= new Map();
-        for (const [g, v] of Object.entries(disk.untimed) as [OpGroup, number | undefined][])
-          if (v !== undefined) acc.untimed.set(g, (acc.untimed.get(g) ?? 0) + v);
-      }
+      if (disk.untimed) acc.untimed = addCounts(acc.untimed, disk.untimed);
       if (disk.inflight) acc.inflight = worseInflight(acc.inflight, disk.inflight);
-      if (disk.causes) {
-        acc.causes ??= new Map();
-        for (const [cause, v] of Object.entries(disk.causes) as [SubmitCause, number | undefined][])
-          if (v !== undefined) acc.causes.set(cause, (acc.causes.get(cause) ?? 0) + v);
-      }
+      if (disk.causes) acc.causes = addCounts(acc.causes, disk.causes);
+      if (disk.wbt !== undefined) acc.wbt = (acc.wbt ?? 0) + disk.wbt;
+      if (disk.queue_changed) for (const s of disk.queue_changed) (acc.queueChanged ??= new Set()).add(s);
       if (disk.cg) {
         acc.cg ??= new Map();
         for (const g of disk.cg) addCgroup(acc.cg, g.g, g.n, bucketCount(this.schema), g.d);
@@ -294,10 +306,12 @@ export class FrameAccumulator {
       if (acc.dropped !== undefined) disk.dropped = acc.dropped;
       if (acc.missed !== undefined) disk.missed = acc.missed;
       if (acc.requeues !== undefined) disk.requeues = acc.requeues;
-      if (acc.untimed) disk.untimed = Object.fromEntries([...acc.untimed.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
+      if (acc.untimed) disk.untimed = sortedCounts(acc.untimed);
       if (acc.inflight) disk.inflight = acc.inflight;
       if (acc.cg) disk.cg = cgroupSeries(acc.cg);
-      if (acc.causes) disk.causes = Object.fromEntries([...acc.causes.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
+      if (acc.causes) disk.causes = sortedCounts(acc.causes);
+      if (acc.wbt !== undefined) disk.wbt = acc.wbt;
+      if (acc.queueChanged) disk.queue_changed = QUEUE_SETTINGS.filter((s) => acc.queueChanged?.has(s));
       disks.push(disk);
     }
     return { ts, step, disks, ...(this.psi ? { psi: this.psi } : {}) };

@@ -172,11 +172,42 @@ export interface DiskFrame {
    * first try) was turned away for want of a free tag (or a frozen queue) and it was resubmitted.
    */
   readonly causes?: Readonly<Partial<Record<SubmitCause, number>>>;
+  /**
+   * wbt's latency windows in this step in which writeback throttling held buffered writes below
+   * its default depth (its read latency target, queue/wbt_lat_usec, missed; wbt_timer): those
+   * writes waited for it before their request. A mark of the disk, not a count of I/Os; absent
+   * when none (added in 4).
+   */
+  readonly wbt?: number;
+  /**
+   * Queue settings whose value changed in this step (added in 4), as the agent saw them once a
+   * second: switching queue/scheduler or resizing queue/nr_requests freezes the queue while it
+   * applies (the udev rule behind a frozen-queue stall). Absent when none changed.
+   */
+  readonly queue_changed?: readonly QueueSetting[];
 }
 
 /** Why a bio waited before its request existed, where the kernel shows it (added in 4). */
 export type SubmitCause = 'frozen' | 'refused';
 export const SUBMIT_CAUSES: readonly SubmitCause[] = ['frozen', 'refused'];
+
+/** How each cause reads after "waiting" (row heads, tooltips, text output: one wording everywhere). */
+export const SUBMIT_CAUSE_WAIT: Readonly<Record<SubmitCause, string>> = {
+  frozen: 'on a frozen queue',
+  refused: 'for a tag',
+};
+
+/** How wbt's mark (DiskFrame.wbt) reads after "waiting": the wait named when no I/O's cause is. */
+export const WBT_WAIT = 'in writeback throttling (wbt)';
+
+/** The queue settings whose change freezes the queue, as files of /sys/block/<disk>/queue (DiskFrame.queue_changed; added in 4). */
+export const QUEUE_SETTINGS = ['scheduler', 'nr_requests'] as const;
+export type QueueSetting = (typeof QUEUE_SETTINGS)[number];
+
+/** "queue/scheduler and queue/nr_requests changed": a step's queue changes, one wording everywhere. */
+export function queueChangedText(changed: readonly QueueSetting[]): string {
+  return `${changed.map((s) => `queue/${s}`).join(' and ')} changed`;
+}
 
 /**
  * The host's I/O pressure over a step, from the kernel's PSI (/proc/pressure/io): microseconds of

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { MAX_BUCKET_COUNT, schemaProblem } from './buckets.js';
-import { CGROUPS_LISTED, INFLIGHT_LISTED } from './frame-model.js';
+import { CGROUPS_LISTED, INFLIGHT_LISTED, QUEUE_SETTINGS } from './frame-model.js';
 import { sparseProblemUpTo } from './histogram.js';
 import {
   CLASS_NAME_RE,
@@ -195,6 +195,14 @@ export const diskFrameSchema = z.strictObject({
     .optional(),
   /** Added in protocol 4: one key per SubmitCause (schema-match.ts fails when a cause is added to one side only). */
   causes: z.strictObject({ frozen: count.optional(), refused: count.optional() }).optional(),
+  /** Added in protocol 4. */
+  wbt: count.optional(),
+  /** Added in protocol 4: each QueueSetting at most once. */
+  queue_changed: z
+    .array(z.enum(QUEUE_SETTINGS))
+    .max(QUEUE_SETTINGS.length)
+    .refine((a) => new Set(a).size === a.length, 'each setting at most once')
+    .optional(),
 });
 
 export const frameSchema = z

@@ -292,6 +292,30 @@ test('protocol 4 fields merge exactly: w and t add bucket by bucket, wu and caus
   assert.deepEqual(empty.disks[0]?.cls[0], { c: 'Read', n: 2, d: [40, 2], q: [], w: [], t: [], wu: 2 });
 });
 
+test('protocol 4 disk marks merge exactly: wbt windows add, changed queue settings join in QUEUE_SETTINGS order, absent stays absent', () => {
+  const frame = (ts: number, marks: Pick<DiskFrame, 'wbt' | 'queue_changed'>): Frame => ({
+    ts,
+    step: 1,
+    disks: [{ dev: '7:0', cls: [], ...marks }],
+  });
+  const merged = mergeFrames(
+    [
+      frame(1795290000, { wbt: 3, queue_changed: ['nr_requests'] }),
+      frame(1795290001, {}),
+      frame(1795290002, { wbt: 2, queue_changed: ['scheduler', 'nr_requests'] }),
+    ],
+    1795290000,
+    3,
+  );
+  assert.equal(frameSchema.safeParse(merged).success, true);
+  assert.deepEqual(merged.disks[0], { dev: '7:0', cls: [], wbt: 5, queue_changed: ['scheduler', 'nr_requests'] });
+  assert.deepEqual(
+    mergeFrames([frame(1795290001, {})], 1795290000, 3).disks[0],
+    { dev: '7:0', cls: [] },
+    'no wbt or queue_changed made up',
+  );
+});
+
 test('in flight with waiting bios (protocol 4): a coarse step keeps its worst second whole, the oldest outstanding I/O', () => {
   const second = (ts: number, inflight: InflightState): Frame => ({ ts, step: 1, disks: [{ dev: '7:0', cls: [], inflight }] });
   const busy: InflightState = { n: 4, oldest_ns: 1e9, ios: [], waiting: 1, oldest_wait_ns: 1e6 };

@@ -27,6 +27,8 @@ const disk: DiskFrame = {
   dev: '7:0',
   cls: [read],
   causes: { frozen: 2 },
+  wbt: 4,
+  queue_changed: ['scheduler'],
   inflight: { n: 1, oldest_ns: 5e6, ios: [], waiting: 3, oldest_wait_ns: 2_500_000_000, frozen: true },
 };
 const sample: IoSample = {
@@ -106,6 +108,9 @@ test('malformed protocol 4 fields are refused, naming the field', () => {
     [withClass({ ...read, wu: 11 }), `${at}.cls.0.wu`, /must not be above n/],
     [withDisk({ ...disk, causes: { frozen: -1 } }), `${at}.causes.frozen`, />=0/],
     [withDisk({ ...disk, causes: { thawed: 1 } }), `${at}.causes`, /thawed|unrecognized/i],
+    [withDisk({ ...disk, wbt: 1.5 }), `${at}.wbt`, /int/i],
+    [withDisk({ ...disk, queue_changed: ['elevator'] }), `${at}.queue_changed.0`, /scheduler|nr_requests|invalid/i],
+    [withDisk({ ...disk, queue_changed: ['scheduler', 'scheduler'] }), `${at}.queue_changed`, /at most once/],
     [withDisk({ ...disk, inflight: { ...disk.inflight, waiting: -2 } }), `${at}.inflight.waiting`, />=0/],
     [
       withDisk({ ...disk, inflight: { n: 0, oldest_ns: 0, ios: [], oldest_wait_ns: 5 } }),

@@ -75,7 +75,8 @@ let orphansReaped = false;
  * Puts a loop device's queue back to the loop driver's defaults: no I/O scheduler (so
  * nr_requests is the driver's depth again). Done when a test device is made and when it is
  * closed. Loop devices outlive their backing files, so a test that set a scheduler (the
- * queue-time test sets mq-deadline and nr_requests 1024) would otherwise hand it to every later
+ * queue-time test sets mq-deadline and nr_requests 1024, the wbt test lowers wbt_lat_usec) would
+ * otherwise hand it to every later
  * user of that device: requests waiting in a scheduler are
  * allocated but not with the driver, which moved in-flight counts and plugging.
  */
@@ -90,6 +91,9 @@ export function resetLoopQueue(name: string): void {
     writeFileSync(`/sys/block/${name}/queue/nr_requests`, String(depth - 1));
     writeFileSync(`/sys/block/${name}/queue/nr_requests`, String(depth));
   }
+  // And writeback throttling's target (the wbt test lowers it): -1 is the kernel's default again.
+  const wbt = `/sys/block/${name}/queue/wbt_lat_usec`;
+  if (existsSync(wbt)) writeFileSync(wbt, '-1');
 }
 
 /** resetLoopQueue on teardown, where a device already gone is fine: what a test set leaves with it. */

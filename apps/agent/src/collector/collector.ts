@@ -4,9 +4,9 @@
  * kernel (decode/harvest.ts), drains the sampled I/O records (decode/sample-drain.ts), measures the
  * untimed I/Os against /proc/diskstats (decode/untimed.ts; 2 ms after each second closes, by
  * decode/untimed-tracker.ts), scans what is in flight (decode/inflight.ts), reads the host's I/O
- * pressure (host/pressure.ts), and emits one Frame per second, in order, no gaps. This file is
- * the per-second cycle itself: the harvest, the late entries, the sample ledger and the untimed
- * books advance together here, second by second.
+ * pressure and the disks' marks (decode/second-marks.ts), and emits one Frame per second, in
+ * order, no gaps. This file is the per-second cycle itself: the harvest, the late entries, the
+ * sample ledger and the untimed books advance together here, second by second.
  */
 import { enableStats, possibleCpus, type StatsHandle } from '@blkheat/bpf-loader';
 import { BUCKET_SCHEMA, type BucketSchema, type DiskInfo, type Frame, type InflightState } from '@blkheat/shared-types';
@@ -19,9 +19,9 @@ import { errorText } from './errors.js';
 import { buildFrame, type SlotEntry } from './decode/frame-builder.js';
 import { histTableOf, HistogramHarvester } from './decode/harvest.js';
 import { InflightScanner } from './decode/inflight.js';
+import { SecondMarkReader } from './decode/second-marks.js';
 import { KernelControls } from './decode/kernel-controls.js';
 import { kernelFactsOf } from './host/kernel-facts.js';
-import { PressureReader } from './host/pressure.js';
 import { readKernelAbi, type KernelAbi } from './abi/kernel-abi.js';
 import { parseDevString, zeroCounters } from './abi/layout.js';
 import { attachBioPrograms, checkLayout, defaultObjectPath, loadObject, objectPathFor, programRunStats, type Loaded } from './loader.js';
@@ -70,6 +70,7 @@ class BlockCollector implements Collector {
   private closed = false;
   private bioAttached = false;
   private inflight: InflightScanner | undefined;
+  private marks!: SecondMarkReader;
   private untimed!: UntimedMeter;
   private untimedTracker!: UntimedTracker;
   private readonly seenDevs = new Set<number>();
@@ -77,7 +78,6 @@ class BlockCollector implements Collector {
   private lateEntries: SlotEntry[] = [];
   private totals = { ios: 0, samplesDropped: 0, lastFrameLagS: null as number | null, lateIos: 0 };
   private knownDisks: readonly DiskInfo[] = [];
-  private readonly pressure = new PressureReader({ log: (line) => this.log(line), warn: (message) => this.warn(message) });
 
   constructor(private readonly options: CollectorOptions) {
     this.schema = options.schema ?? BUCKET_SCHEMA;
@@ -123,6 +123,8 @@ class BlockCollector implements Collector {
       diskCountSlots: this.abi.diskCountSlots,
     });
     checkLayout(object, this.abi, this.budget !== undefined);
+    const say = { log: (line: string) => this.log(line), warn: (message: string) => this.warn(message) };
+    this.marks = new SecondMarkReader(object, this.abi, this.loaded.wbtEvents, say);
     if (facts.hasInflightScan) this.inflight = new InflightScanner(object, this.abi);
     else this.log('kernel too old for the in-flight scan (no bpf_loop): I/Os in flight are not reported');
     if (facts.hidesInitContext) {
@@ -253,8 +255,8 @@ class BlockCollector implements Collector {
     } catch (err) {
       this.warn(`in-flight scan failed: ${errorText(err)}`);
     }
-    // Measured now too, so it goes with the newest second; read only when a second is emitted.
-    const psi = this.nextSlot < current ? this.pressure.read() : undefined;
+    // Measured now too, so they go with the newest second; read only when a second is emitted.
+    const marks = this.nextSlot < current ? this.marks.read(this.knownDisks) : undefined;
     let lastCount = this.lastIos;
     for (let slot = this.nextSlot; slot < current; slot++) {
       let entries = bySlot.get(slot) ?? [];
@@ -284,7 +286,7 @@ class BlockCollector implements Collector {
           {
             extraDropped: this.samples?.refusedIn(slot),
             untimed: this.untimedTracker.found(slot),
-            ...(newest ? { inflight, psi } : {}),
+            ...(newest ? { inflight, ...marks } : {}),
           },
         );
       } catch (err) {

@@ -44,6 +44,8 @@ export interface Loaded {
   readonly bioPrograms: string[];
   /** Request-based I/O is timed from its bio's submission (submit wait and total). */
   readonly submitPhase: boolean;
+  /** The wbt_events map is filled (wbt_timer is attached). */
+  readonly wbtEvents: boolean;
 }
 
 /** What loading needs to know of the collector being started. */
@@ -128,7 +130,8 @@ async function tryLoad(path: string, flavour: Flavour, facts: KernelFacts, req: 
     await object.load();
     const links = attachAll(object, request);
     req.log(`attached ${request.length} ${flavour} programs: ${request.join(', ')}`);
-    return { object, links, flavour, programs, bioPrograms: bio, submitPhase };
+    if (!facts.hasWbtTimer) req.log('this kernel has no wbt_timer tracepoint (no CONFIG_BLK_WBT): no writeback throttling mark');
+    return { object, links, flavour, programs, bioPrograms: bio, submitPhase, wbtEvents: facts.hasWbtTimer };
   } catch (err) {
     object.close();
     throw err;
@@ -245,10 +248,12 @@ export function selectPrograms(flavour: Flavour, facts: KernelFacts, submitPhase
   const rq = [`bh_rq_issue_${sfx}${q(facts.rqLayout)}`, `bh_rq_complete_${sfx}`, `bh_rq_requeue_${sfx}${q(facts.rqLayout)}`];
   const bioQueue = `bh_bio_queue_${sfx}${q(facts.bioQueueLayout)}`;
   const bioComplete = `bh_bio_complete_${sfx}`;
-  if (!submitPhase) return { request: rq, bio: [bioQueue, bioComplete] };
+  // wbt's windows (its mark, DiskFrame.wbt), where the kernel has wbt.
+  const wbt = facts.hasWbtTimer ? [`bh_wbt_timer_${sfx}`] : [];
+  if (!submitPhase) return { request: [...rq, ...wbt], bio: [bioQueue, bioComplete] };
   // block_bio_complete sees a REQ_NOWAIT bio turned away before its request (BLK_STS_AGAIN).
   const submit = ['getrq', 'split', 'backmerge', 'frontmerge'].map((hook) => `bh_bio_${hook}_${sfx}`);
-  return { request: [...rq, bioQueue, bioComplete, ...submit], bio: [] };
+  return { request: [...rq, bioQueue, bioComplete, ...submit, ...wbt], bio: [] };
 }
 
 /** EPERM, or an EACCES that is about privilege: a verifier rejection is EACCES too, and must not read as "run as root". */

@@ -12,6 +12,7 @@ import {
   type IoSample,
   type OpGroup,
   type SparseHist,
+  type QueueSetting,
   type SubmitCause,
 } from '@blkheat/shared-types';
 
@@ -38,8 +39,15 @@ export interface RecordLine {
      * its `waiting`, `oldest_wait_ns` and `frozen` (bios still waiting for a request).
      */
     inflight?: InflightState;
-    /** Added in 4: completed I/Os whose bio met a cause of submit wait, by cause (absent: none known). */
+    /**
+     * Added in 4: completed I/Os whose bio met a cause of submit wait, by cause (absent: none
+     * known): frozen, refused.
+     */
     causes?: Partial<Record<SubmitCause, number>>;
+    /** Added in 4: wbt's windows in the interval in which it held buffered writes back (absent: none). */
+    wbt?: number;
+    /** Added in 4: the queue settings (scheduler, nr_requests) whose value changed in the interval (absent: none). */
+    queue_changed?: QueueSetting[];
     /** Added in 3: by the cgroup the I/O was charged to (path), busiest first. */
     cgroups: { cgroup: string; count: number; device: BucketTriple[] }[];
     classes: {
@@ -91,6 +99,8 @@ export function recordLine(
       untimed: { ...d.untimed },
       ...(d.inflight ? { inflight: d.inflight } : {}),
       ...(d.causes ? { causes: { ...d.causes } } : {}),
+      ...(d.wbt ? { wbt: d.wbt } : {}),
+      ...(d.queue_changed ? { queue_changed: [...d.queue_changed] } : {}),
       cgroups: (d.cg ?? []).map((g) => ({ cgroup: g.g, count: g.n, device: triples(g.d, schema) })),
       classes: d.cls.map((c) => ({
         class: c.c,

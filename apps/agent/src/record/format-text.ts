@@ -10,6 +10,9 @@ import {
   denseHist,
   formatLatency,
   quantileSeconds,
+  queueChangedText,
+  SUBMIT_CAUSE_WAIT,
+  SUBMIT_CAUSES,
   type ClassSeries,
   type Frame,
   type SparseHist,
@@ -53,8 +56,9 @@ export function formatIntervalText(frame: Frame, names: ReadonlyMap<string, stri
         ? `${disk.inflight.waiting} waiting for a request, oldest ${formatLatency((disk.inflight.oldest_wait_ns ?? 0) / 1e9)}`
         : '',
       disk.inflight?.frozen ? 'queue frozen' : '',
-      disk.causes?.frozen ? `${disk.causes.frozen} met a frozen queue` : '',
-      disk.causes?.refused ? `${disk.causes.refused} refused a tag and resubmitted` : '',
+      ...SUBMIT_CAUSES.map((c) => (disk.causes?.[c] ? `${disk.causes[c]} waited ${SUBMIT_CAUSE_WAIT[c]}` : '')),
+      disk.wbt ? `wbt held writes back in ${disk.wbt} window${disk.wbt === 1 ? '' : 's'}` : '',
+      disk.queue_changed ? queueChangedText(disk.queue_changed) : '',
     ]
       .filter(Boolean)
       .join(', ');

@@ -118,6 +118,13 @@ export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition
   for (const d of totals.disks)
     for (const [cause, n] of Object.entries(d.causes ?? {}))
       out.sample('blkheat_submit_wait_causes_total', { disk: disks.get(d.dev)?.name ?? d.dev, dev: d.dev, cause }, n);
+  out.family(
+    'blkheat_wbt_limited_windows_total',
+    'counter',
+    'wbt latency windows in which writeback throttling held buffered writes below its default depth (reads over queue/wbt_lat_usec), per disk, since the agent started.',
+  );
+  for (const d of totals.disks)
+    if (d.wbt) out.sample('blkheat_wbt_limited_windows_total', { disk: disks.get(d.dev)?.name ?? d.dev, dev: d.dev }, d.wbt);
 
   const w = ctx.totals.window;
   out.single(

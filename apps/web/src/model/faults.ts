@@ -1,12 +1,13 @@
 /**
- * Failed I/Os, requeues and frozen-queue waits per heat map column: for one disk, per column of
- * `step` seconds, the failed I/Os by block status (`cls[].e`, protocol 2, over every class: a
+ * Failed I/Os, requeues and causes of submit wait per heat map column: for one disk, per column
+ * of `step` seconds, the failed I/Os by block status (`cls[].e`, protocol 2, over every class: a
  * failed passthrough command failed too), the requests sent back to the queue
- * (`DiskFrame.requeues`) and the completed I/Os whose bio found the queue frozen
- * (`DiskFrame.causes.frozen`, protocol 4). Frames of any step add up (merging is exact for all
- * three), so a coarse column holds the sum of its seconds.
+ * (`DiskFrame.requeues`), and (protocol 4) the completed I/Os whose bio found the queue frozen or
+ * was turned away for want of a tag (`causes`), wbt's windows that held writes back (`wbt`) and
+ * the queue settings that changed (`queue_changed`). Frames of any step add up (merging is exact
+ * for all of them), so a coarse column holds the sum of its seconds.
  */
-import type { DiskFrame, Frame } from '@blkheat/shared-types';
+import { QUEUE_SETTINGS, type DiskFrame, type Frame, type QueueSetting } from '@blkheat/shared-types';
 import { formatCount } from './format.js';
 
 export interface FaultColumn {
@@ -19,6 +20,12 @@ export interface FaultColumn {
   readonly requeues: number;
   /** Completed I/Os whose bio waited for a frozen queue (protocol 4). */
   readonly frozen: number;
+  /** Completed I/Os first turned away for want of a tag (protocol 4). */
+  readonly refused: number;
+  /** wbt's windows that held writes back (protocol 4). */
+  readonly wbt: number;
+  /** Queue settings that changed, in QUEUE_SETTINGS order (protocol 4). */
+  readonly queueChanged: readonly QueueSetting[];
 }
 
 interface Acc {
@@ -26,11 +33,19 @@ interface Acc {
   byStatus: Record<string, number>;
   requeues: number;
   frozen: number;
+  refused: number;
+  wbt: number;
+  queueChanged: readonly QueueSetting[];
 }
+
+const NO_FAULTS: Omit<Acc, 'byStatus'> = { failed: 0, requeues: 0, frozen: 0, refused: 0, wbt: 0, queueChanged: [] };
 
 function addDisk(a: Acc, d: DiskFrame): void {
   a.requeues += d.requeues ?? 0;
   a.frozen += d.causes?.frozen ?? 0;
+  a.refused += d.causes?.refused ?? 0;
+  a.wbt += d.wbt ?? 0;
+  if (d.queue_changed) a.queueChanged = QUEUE_SETTINGS.filter((s) => a.queueChanged.includes(s) || d.queue_changed?.includes(s));
   for (const c of d.cls) {
     if (!c.e) continue;
     for (const [status, n] of Object.entries(c.e)) {
@@ -40,7 +55,7 @@ function addDisk(a: Acc, d: DiskFrame): void {
   }
 }
 
-/** The columns in [col0, col1) of `dev` that had failed I/Os, requeues or frozen-queue waits, in column order. */
+/** The columns in [col0, col1) of `dev` that had failed I/Os, requeues or a cause of submit wait, in column order. */
 export function faultColumns(frames: readonly Frame[], dev: string, step: number, col0: number, col1: number): FaultColumn[] {
   const accs = new Map<number, Acc>();
   for (const f of frames) {
@@ -49,17 +64,18 @@ export function faultColumns(frames: readonly Frame[], dev: string, step: number
     const d = f.disks.find((x) => x.dev === dev);
     if (!d) continue;
     let a = accs.get(col);
-    if (!a) accs.set(col, (a = { failed: 0, byStatus: {}, requeues: 0, frozen: 0 }));
+    if (!a) accs.set(col, (a = { ...NO_FAULTS, byStatus: {} }));
     addDisk(a, d);
   }
   const out: FaultColumn[] = [];
-  for (const [col, a] of accs) if (a.failed > 0 || a.requeues > 0 || a.frozen > 0) out.push({ col, ...a });
+  for (const [col, a] of accs)
+    if (a.failed > 0 || a.requeues > 0 || a.frozen > 0 || a.refused > 0 || a.wbt > 0 || a.queueChanged.length > 0) out.push({ col, ...a });
   return out.sort((x, y) => x.col - y.col);
 }
 
-/** Failed I/Os, requeues and frozen-queue waits of one column (zeros when it had none). */
+/** Failed I/Os, requeues and causes of submit wait of one column (zeros when it had none). */
 export function faultsAt(frames: readonly Frame[], dev: string, step: number, col: number): FaultColumn {
-  return faultColumns(frames, dev, step, col, col + 1)[0] ?? { col, failed: 0, byStatus: {}, requeues: 0, frozen: 0 };
+  return faultColumns(frames, dev, step, col, col + 1)[0] ?? { col, ...NO_FAULTS, byStatus: {} };
 }
 
 /** "IOERR 2, TIMEOUT 1": statuses by count, then name. */

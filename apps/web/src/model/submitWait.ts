@@ -16,6 +16,8 @@ import {
   type Frame,
   phaseHist,
   quantileSeconds,
+  SUBMIT_CAUSE_WAIT,
+  WBT_WAIT,
   SUBMIT_CAUSES,
   type SubmitCause,
 } from '@blkheat/shared-types';
@@ -32,11 +34,14 @@ export const SUBMIT_DOMINATES = 0.5;
  */
 export const CAUSE_NAMED = 0.01;
 
-/** What the row head calls the wait, by cause; a wait with no cause named is "for a request". */
-const WAIT_TEXT: Readonly<Record<SubmitCause, string>> = {
-  refused: 'waiting for a tag',
-  frozen: 'waiting on a frozen queue',
-};
+/** One disk's waits over the range, while frames are added. */
+interface DiskWaits {
+  readonly total: Float64Array;
+  readonly submit: Float64Array;
+  readonly causes: Partial<Record<SubmitCause, number>>;
+  /** wbt's windows that held writes back (DiskFrame.wbt). */
+  wbt: number;
+}
 
 /** A disk whose total latency is mostly waiting for a request. */
 export interface SubmitWaitNote {
@@ -44,8 +49,12 @@ export interface SubmitWaitNote {
   readonly totalP99: number;
   /** p99 of the submit wait, seconds. */
   readonly submitP99: number;
-  /** The cause most of those I/Os met, where at least CAUSE_NAMED of them met one. */
-  readonly cause?: SubmitCause;
+  /**
+   * The cause most of those I/Os met, where at least CAUSE_NAMED of them met one; else 'wbt'
+   * where wbt held writes back on the disk in the range (DiskFrame.wbt: a mark of the disk, not
+   * of its I/Os).
+   */
+  readonly cause?: SubmitCause | 'wbt';
 }
 
 /**
@@ -57,6 +66,7 @@ export function submitWaitNote(
   submit: ArrayLike<number>,
   schema: BucketSchema,
   causes: Readonly<Partial<Record<SubmitCause, number>>> = {},
+  wbtWindows = 0,
 ): SubmitWaitNote | undefined {
   const totalP99 = quantileSeconds(total, 0.99, schema);
   const submitP99 = quantileSeconds(submit, 0.99, schema);
@@ -64,18 +74,19 @@ export function submitWaitNote(
   if (submitP99 < SUBMIT_DOMINATES * totalP99) return undefined;
   const ios = denseTotal(total);
   const named = SUBMIT_CAUSES.filter((c) => (causes[c] ?? 0) >= CAUSE_NAMED * ios).sort((a, b) => (causes[b] ?? 0) - (causes[a] ?? 0));
-  return { totalP99, submitP99, ...(named[0] ? { cause: named[0] } : {}) };
+  const cause = named[0] ?? (wbtWindows > 0 ? 'wbt' : undefined);
+  return { totalP99, submitP99, ...(cause ? { cause } : {}) };
 }
 
 /** "p99 412 ms, of which 390 ms waiting for a tag on loop3" (or "… waiting for a request …" with no cause named). */
 export function submitWaitText(note: SubmitWaitNote, diskName: string): string {
-  const wait = note.cause ? WAIT_TEXT[note.cause] : 'waiting for a request';
+  const wait = `waiting ${note.cause === 'wbt' ? WBT_WAIT : note.cause ? SUBMIT_CAUSE_WAIT[note.cause] : 'for a request'}`;
   return `p99 ${formatLatency(note.totalP99)}, of which ${formatLatency(note.submitP99)} ${wait} on ${diskName}`;
 }
 
 /** Running per-disk total and submit-wait histograms of frames in [from, to) over `devs` and `classes`, fed a slice at a time. */
 export class SubmitWaitTally {
-  private readonly disks = new Map<string, { total: Float64Array; submit: Float64Array; causes: Partial<Record<SubmitCause, number>> }>();
+  private readonly disks = new Map<string, DiskWaits>();
 
   constructor(
     private readonly opts: DiskRange & {
@@ -91,28 +102,30 @@ export class SubmitWaitTally {
     forEachDiskInRange(frames, start, end, this.opts, (disk) => {
       const kind = diskKind(disk.dev);
       if (kind === 'bio') return; // no submit wait: bio → completion is all there is
-      let acc: { total: Float64Array; submit: Float64Array; causes: Partial<Record<SubmitCause, number>> } | undefined;
+      let acc: DiskWaits | undefined;
       for (const series of disk.cls) {
         if (series.w === undefined && series.t === undefined) continue;
         if (classes && !classes.has(series.c)) continue;
         if (!acc) {
           acc = this.disks.get(disk.dev);
           const rows = bucketCount(this.schema);
-          if (!acc) this.disks.set(disk.dev, (acc = { total: new Float64Array(rows), submit: new Float64Array(rows), causes: {} }));
+          if (!acc) this.disks.set(disk.dev, (acc = { total: new Float64Array(rows), submit: new Float64Array(rows), causes: {}, wbt: 0 }));
         }
         addSparseInto(acc.total, phaseHist(series, 'total', kind));
         addSparseInto(acc.submit, phaseHist(series, 'submit', kind));
       }
       // Causes are per disk (not per class): counted once the disk has classes shown.
-      if (acc) for (const c of SUBMIT_CAUSES) acc.causes[c] = (acc.causes[c] ?? 0) + (disk.causes?.[c] ?? 0);
+      if (!acc) return;
+      for (const c of SUBMIT_CAUSES) acc.causes[c] = (acc.causes[c] ?? 0) + (disk.causes?.[c] ?? 0);
+      acc.wbt += disk.wbt ?? 0;
     });
   }
 
   /** Per disk where the submit wait dominates: the note. */
   result(): Map<string, SubmitWaitNote> {
     const out = new Map<string, SubmitWaitNote>();
-    for (const [dev, { total, submit, causes }] of this.disks) {
-      const note = submitWaitNote(total, submit, this.schema, causes);
+    for (const [dev, { total, submit, causes, wbt }] of this.disks) {
+      const note = submitWaitNote(total, submit, this.schema, causes, wbt);
       if (note) out.set(dev, note);
     }
     return out;

@@ -6,9 +6,11 @@
  *     mark grows with its age: a hang is not drawn as a quiet second (a stuck I/O completes no
  *     I/O, so the cells alone show nothing); bios stuck waiting for a request (protocol 4) the
  *     same way, labelled so;
- *   - failed I/Os, requeues and frozen-queue waits: a bar along the bottom of each column that
- *     had some (failures below, loud; requeues above them, quieter; I/Os that waited for a frozen
- *     queue, `causes.frozen`, above those, in the accent colour).
+ *   - failed I/Os, requeues and causes of submit wait: a bar along the bottom of each column that
+ *     had some (failures below, loud; requeues above them, quieter; above those, in the accent
+ *     colour, I/Os that waited for a frozen queue or a tag, `causes`, or wbt holding writes back,
+ *     `wbt`); a queue setting changed (`queue_changed`, a switch that froze the queue): an accent
+ *     tick up the column's left edge, above the bars.
  */
 import { apply } from '../model/coords.js';
 import type { FaultColumn } from '../model/faults.js';
@@ -28,6 +30,7 @@ export const STUCK_TRIANGLE_PX = 9;
 export const FAILED_BAR_PX = 5;
 export const REQUEUE_BAR_PX = 3;
 export const FROZEN_BAR_PX = 3;
+export const QUEUE_CHANGE_TICK_PX = 12;
 
 /** x range of column `col`, at least `min` px wide (centred), so a 1-second mark shows when zoomed out. */
 function columnX(rc: RenderContext, col: number, min: number): [number, number] {
@@ -90,9 +93,14 @@ function drawFaults(ctx: CanvasRenderingContext2D, rc: RenderContext, f: FaultCo
     ctx.fillStyle = theme.warn;
     ctx.fillRect(x0, h - FAILED_BAR_PX - 1 - REQUEUE_BAR_PX, x1 - x0, REQUEUE_BAR_PX);
   }
-  if (f.frozen > 0) {
+  const causesTop = h - FAILED_BAR_PX - 1 - REQUEUE_BAR_PX - 1 - FROZEN_BAR_PX;
+  if (f.frozen > 0 || f.refused > 0 || f.wbt > 0) {
     ctx.fillStyle = theme.accent;
-    ctx.fillRect(x0, h - FAILED_BAR_PX - 1 - REQUEUE_BAR_PX - 1 - FROZEN_BAR_PX, x1 - x0, FROZEN_BAR_PX);
+    ctx.fillRect(x0, causesTop, x1 - x0, FROZEN_BAR_PX);
+  }
+  if (f.queueChanged.length > 0) {
+    ctx.fillStyle = theme.accent;
+    ctx.fillRect(x0, causesTop - 1 - QUEUE_CHANGE_TICK_PX, 2, QUEUE_CHANGE_TICK_PX);
   }
 }
 

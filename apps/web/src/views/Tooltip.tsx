@@ -3,7 +3,7 @@
  * did not record, says so instead of showing zeros that would read as an idle disk.
  */
 import { Fragment } from 'react';
-import { cumulativeShare } from '@blkheat/shared-types';
+import { cumulativeShare, queueChangedText } from '@blkheat/shared-types';
 import { cgroupFilterApplies } from '../model/cgroups.js';
 import { formatClock, formatCount, formatShare } from '../model/format.js';
 import { columnRecording } from '../model/gaps.js';
@@ -116,6 +116,28 @@ export function Tooltip() {
                 <dd data-testid="tooltip-frozen" data-count={faults.frozen}>
                   {formatCount(faults.frozen)} I/O{faults.frozen === 1 ? '' : 's'} found the queue frozen
                 </dd>
+              </>
+            )}
+            {faults.refused > 0 && (
+              <>
+                <dt>tags</dt>
+                <dd data-testid="tooltip-refused" data-count={faults.refused}>
+                  {formatCount(faults.refused)} I/O{faults.refused === 1 ? ' was' : 's were'} turned away with every tag in use
+                </dd>
+              </>
+            )}
+            {faults.wbt > 0 && (
+              <>
+                <dt>wbt</dt>
+                <dd data-testid="tooltip-wbt" data-count={faults.wbt}>
+                  writeback throttling held writes back ({formatCount(faults.wbt)} window{faults.wbt === 1 ? '' : 's'})
+                </dd>
+              </>
+            )}
+            {faults.queueChanged.length > 0 && (
+              <>
+                <dt>queue</dt>
+                <dd data-testid="tooltip-queue-changed">{queueChangedText(faults.queueChanged)} (the switch freezes the queue)</dd>
               </>
             )}
             {hanging.length > 0 && (

@@ -11,7 +11,7 @@
  * read right: the decoders take every offset from here.
  */
 import { loadKernelBtf, openObject, type BpfObject, type KernelBtf, type StructLayout } from '@blkheat/bpf-loader';
-import { CLASS_FLAGS, OP_GROUPS, type ClassFlag } from '@blkheat/shared-types';
+import { CLASS_FLAGS, OP_GROUPS, SUBMIT_CAUSES, type ClassFlag } from '@blkheat/shared-types';
 import { CollectorError, errorText } from '../errors.js';
 
 /** How a decoder reads a field: an unsigned or signed integer of its width, or an array. */
@@ -47,6 +47,7 @@ export const REQUEST_BITS_FIELDS = [
   'cls_shift',
   'bio_in_flight',
   'sts_again',
+  'wbt_lat_exceeded',
 ] as const;
 
 const u64s = <const N extends string>(names: readonly N[]): Record<N, 'u64'> =>
@@ -59,7 +60,7 @@ export const COUNTER_FIELDS: readonly string[] = COUNTER_NAMES.map((name) => nam
 const RECORD_FIELDS = {
   bh_hist_key: { slot: 'u32', dev: 'u32', cls: 'u16', size_log2: 'u8', cgroup: 'u64' },
   bh_hist: {
-    ...u64s(['count', 'dropped', 'missed', 'requeues', 'bytes', 'submit_unknown', 'frozen', 'refused']),
+    ...u64s(['count', 'dropped', 'missed', 'requeues', 'bytes', 'submit_unknown', ...SUBMIT_CAUSES]),
     max_bucket_plus1: 'u32',
     errors: 'u64[]',
     device: 'u64[]',
@@ -85,6 +86,7 @@ const RECORD_FIELDS = {
   bh_disk_count: { dev: 'u32', used: 'u32', n: 'u64[]' },
   bh_disk_counts: { e: 'bytes' },
   bh_inflight_disk: { ...u64s(['count', 'oldest_start_ns', 'waiting', 'oldest_submit_ns']), frozen: 'u32' },
+  bh_wbt_events: u64s(['dev', 'windows', 'limited']),
   bh_inflight_kept: u64s(['start_ns', 'sector', 'issue_ns', 'pid_tgid', 'task']),
   bh_settings: { wall_offset_ns: 's64', fair_threshold: 'u32', fair_budget: 'u32', outlier_budget: 'u32' },
   bh_request_bits: Object.fromEntries(REQUEST_BITS_FIELDS.map((n) => [n, 'u32' as const])) as Record<

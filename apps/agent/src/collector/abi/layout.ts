@@ -8,7 +8,7 @@
  * from the object's own layout (KernelAbi.records), so a record whose fields moved in blkheat.h
  * is still read right; the fields read and their widths are kernel-abi.ts's RECORD_FIELDS.
  */
-import { OP_GROUPS, type OpGroup } from '@blkheat/shared-types';
+import { OP_GROUPS, SUBMIT_CAUSES, type OpGroup, type SubmitCause } from '@blkheat/shared-types';
 import { COUNTER_FIELDS, COUNTER_NAMES, type CounterName, type KernelAbi, type KernelRecords } from './kernel-abi.js';
 
 export interface HistKey {
@@ -43,10 +43,8 @@ export interface HistValue {
   readonly errors: Float64Array;
   /** I/Os of request-based disks whose bio's submission was not seen (in count, not in submit or total). */
   submitUnknown: number;
-  /** I/Os whose bio found its queue frozen when submitted. */
-  frozen: number;
-  /** I/Os first submitted REQ_NOWAIT and turned away before a request (then resubmitted). */
-  refused: number;
+  /** I/Os by the cause of submit wait their bio met (bh_hist's field of the same name). */
+  readonly causes: Record<SubmitCause, number>;
   readonly device: Float64Array;
   readonly queue: Float64Array;
   /** Submit wait: the bio's submission -> its request's allocation. */
@@ -67,8 +65,7 @@ export function emptyHistValue(abi: Pick<KernelAbi, 'nrBuckets' | 'nrStatus'>): 
     requeues: 0,
     bytes: 0,
     submitUnknown: 0,
-    frozen: 0,
-    refused: 0,
+    causes: { frozen: 0, refused: 0 },
     errors: new Float64Array(abi.nrStatus),
     device: new Float64Array(abi.nrBuckets),
     queue: new Float64Array(abi.nrBuckets),
@@ -101,8 +98,7 @@ export function addPerCpuHist(
     into.requeues += readU64(buf, base + at.requeues);
     into.bytes += readU64(buf, base + at.bytes);
     into.submitUnknown += readU64(buf, base + at.submit_unknown);
-    into.frozen += readU64(buf, base + at.frozen);
-    into.refused += readU64(buf, base + at.refused);
+    for (const cause of SUBMIT_CAUSES) into.causes[cause] += readU64(buf, base + at[cause]);
     for (let st = 1; st < nrStatus; st++) {
       const e = readU64(buf, base + at.errors + st * 8);
       if (e !== 0) into.errors[st] = (into.errors[st] as number) + e;
@@ -246,6 +242,11 @@ export function decodeInflightDisk(l: KernelRecords['bh_inflight_disk'], key: Bu
     oldestSubmitNs: value.readBigUInt64LE(l.at.oldest_submit_ns),
     frozen: value.readUInt32LE(l.at.frozen) !== 0,
   };
+}
+
+/** One line of wbt_events: a disk's wbt windows since load, and those in which wbt held writes back (dev 0: a free line). */
+export function decodeWbtEvents(l: KernelRecords['bh_wbt_events'], value: Buffer): { dev: number; windows: number; limited: number } {
+  return { dev: readU64(value, l.at.dev), windows: readU64(value, l.at.windows), limited: readU64(value, l.at.limited) };
 }
 
 /**

@@ -40,7 +40,7 @@ export interface RequestBitsKnobs {
 }
 
 export function requestBitsKnobs(
-  facts: Pick<KernelFacts, 'reqOps' | 'reqFlagBits' | 'rqfFlagBits' | 'bioTraceCompletionBit'>,
+  facts: Pick<KernelFacts, 'reqOps' | 'reqFlagBits' | 'rqfFlagBits' | 'bioTraceCompletionBit' | 'wbtLatExceeded'>,
   abi: Pick<KernelAbi, 'records' | 'classBits' | 'clsFlagTableBits' | 'noOp'>,
 ): RequestBitsKnobs {
   const tableBits = abi.clsFlagTableBits;
@@ -85,6 +85,8 @@ export function requestBitsKnobs(
     // Unnamed or past bit 15 (bi_flags is 16 bits): the in-flight scan trusts a waiting bio's slot alone.
     bio_in_flight: facts.bioTraceCompletionBit !== undefined && facts.bioTraceCompletionBit < 16 ? 2 ** facts.bioTraceCompletionBit : 0,
     sts_again: BLK_STS_AGAIN,
+    // wbt_timer's status for reads over target (an anonymous enum of blk-wbt.c); 0: only a scaled-down step marks wbt.
+    wbt_lat_exceeded: facts.wbtLatExceeded ?? 0,
   });
   return { reqBits, clsFlagTable };
 }

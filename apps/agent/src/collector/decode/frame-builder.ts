@@ -25,6 +25,9 @@ import {
   type InflightState,
   type IoPressure,
   type OpGroup,
+  type QueueSetting,
+  SUBMIT_CAUSES,
+  type SubmitCause,
 } from '@blkheat/shared-types';
 import type { ClassNamer } from './classes.js';
 import { statusName } from '../abi/block-status.js';
@@ -61,6 +64,10 @@ export interface FrameExtras {
   readonly inflight?: ReadonlyMap<number, InflightState> | undefined;
   /** The host's I/O pressure in the second (host/pressure.ts): the frame's `psi`. */
   readonly psi?: IoPressure | undefined;
+  /** wbt's windows that held writes back since the last frame, by disk dev_t (decode/wbt-events.ts). */
+  readonly wbt?: ReadonlyMap<number, number> | undefined;
+  /** Queue settings changed since the last frame, by disk dev_t (host/queue-settings.ts). */
+  readonly queueChanged?: ReadonlyMap<number, readonly QueueSetting[]> | undefined;
 }
 
 interface ClassAcc {
@@ -85,9 +92,10 @@ interface DiskAcc {
   /** Its classes carry the submit phase (a request-based disk, with the submit phase on). */
   readonly submitPhase: boolean;
   readonly classes: Map<string, ClassAcc>;
-  /** I/Os whose bio found the queue frozen, or was first turned away (DiskFrame.causes). */
-  frozen: number;
-  refused: number;
+  /** I/Os by the cause of submit wait their bio met (DiskFrame.causes). */
+  readonly causes: Record<SubmitCause, number>;
+  wbt: number;
+  queueChanged: readonly QueueSetting[] | undefined;
   dropped: number;
   missed: number;
   requeues: number;
@@ -126,8 +134,9 @@ export function buildFrame(
         name: shown.name,
         submitPhase: options.submitPhase === true && shown.kind === 'request',
         classes: new Map(),
-        frozen: 0,
-        refused: 0,
+        causes: { frozen: 0, refused: 0 },
+        wbt: 0,
+        queueChanged: undefined,
         dropped: 0,
         missed: 0,
         requeues: 0,
@@ -146,8 +155,7 @@ export function buildFrame(
     disk.dropped += e.value.dropped;
     disk.missed += e.value.missed;
     disk.requeues += e.value.requeues;
-    disk.frozen += e.value.frozen;
-    disk.refused += e.value.refused;
+    for (const cause of SUBMIT_CAUSES) disk.causes[cause] += e.value.causes[cause];
     if (e.value.count === 0 && sum(e.value.device) === 0) continue;
     const name = namer.name(e.cls);
     let cls = disk.classes.get(name);
@@ -190,6 +198,14 @@ export function buildFrame(
     const disk = diskFor(dev);
     if (disk) disk.untimed = found;
   }
+  for (const [dev, windows] of extras.wbt ?? []) {
+    const disk = diskFor(dev);
+    if (disk) disk.wbt += windows;
+  }
+  for (const [dev, changed] of extras.queueChanged ?? []) {
+    const disk = diskFor(dev);
+    if (disk) disk.queueChanged = changed;
+  }
   for (const [dev, state] of extras.inflight ?? []) {
     const disk = diskFor(dev);
     if (disk) disk.inflight = state;
@@ -214,13 +230,15 @@ export function buildFrame(
         sz: [...acc.sizes.entries()].sort(([a], [b]) => a - b).map(([s, v]) => ({ s, n: v.n, d: toSparse(v.d) })),
       }));
     const untimed = disk.untimed && Object.values(disk.untimed).some((v) => (v ?? 0) > 0) ? disk.untimed : undefined;
+    const causes = SUBMIT_CAUSES.filter((c) => disk.causes[c] > 0);
     if (
       cls.length === 0 &&
       disk.dropped === 0 &&
       disk.missed === 0 &&
       disk.requeues === 0 &&
-      disk.frozen === 0 &&
-      disk.refused === 0 &&
+      causes.length === 0 &&
+      disk.wbt === 0 &&
+      !disk.queueChanged &&
       !untimed &&
       !(disk.inflight && (disk.inflight.n > 0 || (disk.inflight.waiting ?? 0) > 0))
     )
@@ -234,9 +252,9 @@ export function buildFrame(
       ...(untimed ? { untimed } : {}),
       ...(disk.inflight ? { inflight: disk.inflight } : {}),
       ...(disk.cgroups.size > 0 ? { cg: cgroupSeries(disk.cgroups) } : {}),
-      ...(disk.frozen + disk.refused > 0
-        ? { causes: { ...(disk.frozen > 0 ? { frozen: disk.frozen } : {}), ...(disk.refused > 0 ? { refused: disk.refused } : {}) } }
-        : {}),
+      ...(causes.length > 0 ? { causes: Object.fromEntries(causes.map((c) => [c, disk.causes[c]])) } : {}),
+      ...(disk.wbt > 0 ? { wbt: disk.wbt } : {}),
+      ...(disk.queueChanged ? { queue_changed: disk.queueChanged } : {}),
     });
   }
   return { ts: slot, step: 1, disks: out, ...(extras.psi ? { psi: extras.psi } : {}) };

@@ -32,6 +32,10 @@ export interface KernelFacts {
    * block_split, block_bio_backmerge and block_bio_frontmerge (bpf/include/blkheat_handlers.bpf.h).
    */
   readonly hasSubmitHooks: boolean;
+  /** The wbt_timer tracepoint exists (CONFIG_BLK_WBT): wbt's mark (bpf/include/blkheat_wbt.bpf.h). */
+  readonly hasWbtTimer: boolean;
+  /** blk-wbt.c's LAT_EXCEEDED (wbt_timer's status when reads missed wbt's target); undefined if unnamed. */
+  readonly wbtLatExceeded: number | undefined;
   /** BIO_TRACE_COMPLETION's bit in bio->bi_flags (set from block_bio_queue to bio_endio); undefined if unnamed. */
   readonly bioTraceCompletionBit: number | undefined;
 }
@@ -82,6 +86,8 @@ export function readKernelFacts(btf: KernelBtf): KernelFacts {
       layoutOf(btf, 'btf_trace_block_bio_queue') === 'single' &&
       SUBMIT_TRACEPOINTS.every((tp) => btf.funcProtoParams(`btf_trace_${tp}`) && layoutOf(btf, `btf_trace_${tp}`) === 'single'),
     bioTraceCompletionBit: btf.enumeratorValue('BIO_TRACE_COMPLETION'),
+    hasWbtTimer: btf.funcProtoParams('btf_trace_wbt_timer')?.[1]?.includes('backing_dev_info') === true,
+    wbtLatExceeded: btf.enumeratorValue('LAT_EXCEEDED'),
   };
 }
 
