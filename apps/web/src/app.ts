@@ -149,6 +149,9 @@ export function startApp(): void {
             fleet: hello.fleet,
           },
         });
+        // A live view stands at the agent's now (not where the backfill has got to). A fleet view's
+        // newest second trails its scrapes: it stands where its frames are.
+        if (!hello.fleet) data.setAgentClock(hello.now, Date.now());
         data.setAgentDisks(hello.disks);
       },
       onFrames(frames) {

@@ -227,3 +227,110 @@ test('data layer: the source says whether its frames carry submit-wait timing; a
   assert.ok(dm.closeSnapshot());
   assert.equal(h.store.getState().submitTiming, true, 'back to live: its frames have it');
 });
+
+test('data layer: a fresh live page stands at the agent’s now from the first window on, asks for what is visible at once, and the backfill (oldest first) moves nothing visible', async () => {
+  // The agent has ten minutes of history; the page backfills them oldest first, in pages, for
+  // seconds on end. The live view must show the last minute before the backfill gets there,
+  // never the minute the backfill has reached labelled as live (issue 29).
+  const NOW = T0 + 600;
+  const asked: { msg: RangeRequestBody; answer(frames: Frame[]): void }[] = [];
+  const h = dataHarness({
+    disks: [LOOP0],
+    client: {
+      connected: true,
+      hello: undefined,
+      request: (msg: RangeRequestBody) =>
+        new Promise<RangeAnswer>((resolve) => {
+          asked.push({
+            msg,
+            answer: (frames) => resolve({ t: 'range', id: asked.length, from: msg.from, to: msg.to, step: msg.step ?? 1, frames }),
+          });
+        }),
+    } as AgentSource,
+  });
+  const dm = h.dm;
+  h.ui.setState({
+    agent: { version: 'test', protocol: 4, host: { hostname: 'h', kernel: 'k' }, tiers: [1, 10, 60], historyFrom: T0 },
+    view: liveView(NOW, 60),
+  });
+  dm.setLiveSchema(BUCKET_SCHEMA);
+  dm.setAgentClock(NOW, Date.now());
+  const visibleTo = (): number => h.store.getState().visible.to;
+  const shownFrom = (): number | undefined => h.window()?.frames[0]?.ts;
+  // The first backfill page: the oldest 100 seconds.
+  dm.onFrames(Array.from({ length: 100 }, (_, s) => io(T0 + s)));
+  dm.onCovered(T0, T0 + 100);
+  dm.refresh();
+  for (let i = 0; i < 5; i++) await tick();
+  assert.ok(visibleTo() >= NOW - 2, `the view stands at the agent's now (to ${visibleTo() - T0} s, now ${NOW - T0} s)`);
+  for (let i = 0; i < 50 && asked.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(asked.length, 1, 'the visible range is asked for at once, not left to the backfill');
+  const req = asked[0]!.msg;
+  assert.ok(
+    req.from <= visibleTo() - 60 && req.to >= visibleTo() - 1,
+    `the request covers the visible minute (${req.from - T0}..${req.to - T0})`,
+  );
+  const w0 = h.window();
+  assert.ok(!w0 || (shownFrom() ?? Infinity) >= visibleTo() - 120, 'no window of the old backfill seconds is published as live');
+  // More backfill arrives while the agent answers: still nothing old on screen.
+  dm.onFrames(Array.from({ length: 100 }, (_, s) => io(T0 + 100 + s)));
+  dm.onCovered(T0 + 100, T0 + 200);
+  for (let i = 0; i < 5; i++) await tick();
+  assert.ok(visibleTo() >= NOW - 2, 'the view did not move back to the backfill');
+  const history: Frame[] = [];
+  for (let ts = req.from; ts < req.to; ts++) history.push(io(ts, 3));
+  asked[0]!.answer(history);
+  for (let i = 0; i < 10; i++) await tick();
+  const w = h.window();
+  assert.ok(w, 'the visible window is on screen');
+  assert.ok(w.coveredTo >= visibleTo(), `covered to the view's end (${w.coveredTo - T0} vs ${visibleTo() - T0})`);
+  assert.equal(
+    h.store.getState().summary?.disks.get('7:0')?.n,
+    3 * (visibleTo() - h.store.getState().visible.from),
+    'the summary is of the visible minute, from history',
+  );
+  // The rest of the backfill, then live seconds: the window grows at the edge.
+  dm.onFrames(Array.from({ length: 400 }, (_, s) => io(T0 + 200 + s)));
+  dm.onCovered(T0 + 200, NOW);
+  dm.onFrames([io(NOW, 9)]);
+  dm.onCovered(NOW, NOW + 1);
+  for (let i = 0; i < 10; i++) await tick();
+  assert.equal(visibleTo(), NOW + 1, 'the newest live second is the edge');
+  assert.equal(asked.length, 1, 'no other request');
+});
+
+test('data layer: back after five minutes away, a following window short of the visible range asks for it at once instead of waiting for the backfill', async () => {
+  const asked: RangeRequestBody[] = [];
+  const h = dataHarness({
+    disks: [LOOP0],
+    client: {
+      connected: true,
+      hello: undefined,
+      request: (msg: RangeRequestBody) => {
+        asked.push(msg);
+        return new Promise<RangeAnswer>(() => undefined); // the agent thinks (the test looks at what was asked)
+      },
+    } as AgentSource,
+  });
+  const dm = h.dm;
+  h.ui.setState({
+    agent: { version: 'test', protocol: 4, host: { hostname: 'h', kernel: 'k' }, tiers: [1, 10, 60], historyFrom: T0 },
+    view: liveView(T0 + 60, 60),
+  });
+  dm.setLiveSchema(BUCKET_SCHEMA);
+  dm.setAgentClock(T0 + 60, Date.now());
+  dm.onFrames(Array.from({ length: 60 }, (_, s) => io(T0 + s)));
+  dm.onCovered(T0, T0 + 60);
+  dm.refresh();
+  for (let i = 0; i < 5; i++) await tick();
+  assert.equal(h.window()?.coveredTo, T0 + 60, 'the live minute is on screen, from the live buffer');
+  const before = asked.length;
+  // The connection comes back five minutes on: a new hello, and the backfill's first page.
+  dm.setAgentClock(T0 + 360, Date.now());
+  dm.onFrames(Array.from({ length: 30 }, (_, s) => io(T0 + 60 + s)));
+  dm.onCovered(T0 + 60, T0 + 90);
+  for (let i = 0; i < 50 && asked.length === before; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(asked.length, before + 1, 'the visible minute is asked for');
+  const req = asked.at(-1) as RangeRequestBody;
+  assert.ok(req.to >= T0 + 358 && req.from <= T0 + 299, `the request covers the minute before now (${req.from - T0}..${req.to - T0})`);
+});

@@ -93,6 +93,11 @@ export class DataLayer {
     return problem;
   }
 
+  /** The agent's clock (hello.now) and when its hello came (ms, this page's clock): where a live view stands (DataSource.edge). */
+  setAgentClock(now: number, atMs: number): void {
+    this.source.setAgentClock(now, atMs);
+  }
+
   setAgentDisks(disks: readonly DiskInfo[]): void {
     if (this.source.setAgentDisks(disks)) this.windows.refresh();
   }

@@ -69,6 +69,8 @@ export class DataSource {
   private agentList: readonly DiskInfo[] = [];
   /** Some frame of the source carried submit-wait timing (protocol 4): the total and submit phases can be shown. */
   private submitTiming = false;
+  /** The agent's clock at its last hello (`now`, unix seconds) and when that came (`atMs`, this page's clock). */
+  private agentClock: { readonly now: number; readonly atMs: number } | undefined;
 
   constructor(options: SourceOptions) {
     this.ui = options.ui;
@@ -89,13 +91,37 @@ export class DataSource {
     return this.agentList;
   }
 
-  /** End of the newest complete second (live) or the snapshot's end. */
+  /**
+   * End of the newest complete second (live) or the snapshot's end. Live, the newest second the
+   * frames reach, or the agent's clock where that is ahead (see clockEdge).
+   */
   edge(): number {
     if (this.snap) return this.snap.snapshot.range.to;
     const covered = this.log.coveredTo;
     const last = this.log.last;
-    const e = Math.max(covered ?? -Infinity, last ? last.ts + last.step : -Infinity);
+    const e = Math.max(covered ?? -Infinity, last ? last.ts + last.step : -Infinity, this.clockEdge());
     return Number.isFinite(e) ? e : Math.floor(Date.now() / 1000);
+  }
+
+  /**
+   * The agent's clock (hello.now) and when its hello came, on this page's clock: a live view
+   * stands at the agent's now from its first paint, not where the backfill has got to.
+   */
+  setAgentClock(now: number, atMs: number): void {
+    this.agentClock = { now, atMs };
+  }
+
+  /**
+   * The end of the newest second surely closed by the agent's clock: its hello's `now` (whole
+   * seconds, so at most the agent's time then) moved on by the time since on this page's clock.
+   * While the backfill still brings older seconds (oldest first, for seconds on end), the live
+   * edge is here, so an old window is never shown as live; in steady state the frames reach it
+   * (a second's frame comes just after it closes). -Infinity before a hello (and for a fleet
+   * view, which is not told of it: its newest second trails its scrapes).
+   */
+  private clockEdge(): number {
+    if (!this.agentClock) return -Infinity;
+    return Math.floor(this.agentClock.now + (Date.now() - this.agentClock.atMs) / 1000);
   }
 
   /** Oldest second the source can answer for. */

@@ -197,7 +197,11 @@ export class WindowLoader {
       sameSchema(cur.schema, this.source.schema()) &&
       cur.requestedStep === step &&
       cur.from <= Math.max(want.visible.from, floor) &&
-      (want.following ? cur.following : cur.to >= Math.min(want.visible.to, alignCeil(this.source.edge(), step)));
+      (want.following
+        ? // A following window still short of the visible range (the backfill brings the seconds
+          // before it, oldest first) is loaded afresh: what is visible is asked for at once.
+          cur.following && (cur.coveredTo >= want.visible.from || this.client?.connected !== true)
+        : cur.to >= Math.min(want.visible.to, alignCeil(this.source.edge(), step)));
     if (cur && !want.following && cur.following) {
       // Paused: stop growing, so the ring never expires what the user is looking at.
       cur.following = false;

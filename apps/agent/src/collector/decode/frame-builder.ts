@@ -190,26 +190,18 @@ export function buildFrame(
       if (v > 0) cls.e.set(statusName(status), (cls.e.get(statusName(status)) ?? 0) + v);
     });
   }
-  for (const [dev, n] of extras.extraDropped ?? []) {
-    const disk = diskFor(dev);
-    if (disk) disk.dropped += n;
-  }
-  for (const [dev, found] of extras.untimed ?? []) {
-    const disk = diskFor(dev);
-    if (disk) disk.untimed = found;
-  }
-  for (const [dev, windows] of extras.wbt ?? []) {
-    const disk = diskFor(dev);
-    if (disk) disk.wbt += windows;
-  }
-  for (const [dev, changed] of extras.queueChanged ?? []) {
-    const disk = diskFor(dev);
-    if (disk) disk.queueChanged = changed;
-  }
-  for (const [dev, state] of extras.inflight ?? []) {
-    const disk = diskFor(dev);
-    if (disk) disk.inflight = state;
-  }
+  /** Each value of a per-dev_t extra, given to its shown disk (if shown). */
+  const toDisks = <V>(byDev: ReadonlyMap<number, V> | undefined, put: (disk: DiskAcc, v: V) => void): void => {
+    for (const [dev, v] of byDev ?? []) {
+      const disk = diskFor(dev);
+      if (disk) put(disk, v);
+    }
+  };
+  toDisks(extras.extraDropped, (disk, n) => (disk.dropped += n));
+  toDisks(extras.untimed, (disk, found) => (disk.untimed = found));
+  toDisks(extras.wbt, (disk, windows) => (disk.wbt += windows));
+  toDisks(extras.queueChanged, (disk, changed) => (disk.queueChanged = changed));
+  toDisks(extras.inflight, (disk, state) => (disk.inflight = state));
   // The scan looked at every disk: one it found nothing in flight on says so (n 0), so that a
   // disk without `inflight` keeps meaning "not known" (a second closed without a scan).
   if (extras.inflight) for (const disk of disks.values()) disk.inflight ??= NOTHING_IN_FLIGHT;
