@@ -1,6 +1,7 @@
 // Stuck I/O on the real kernel: a loop device over a FUSE file whose daemon holds one read for
 // 20 s. dd issues that read; within 3 s of the hold the page shows it: the disk's row head turns
-// loud, the strip's oldest-in-flight age grows second by second, and the stuck I/O is listed with
+// loud (and, with the page scrolled to its bottom, the header's alert and the tab's title say it),
+// the strip's oldest-in-flight age grows second by second, and the stuck I/O is listed with
 // dd's pid and comm. The heat map marks it above the column where it started. After release the row
 // head quietens and the read lands in the ~20 s row of the heat map. A screenshot per step goes to
 // artifacts/dashboard/.
@@ -23,6 +24,12 @@ test('stuck I/O: loud row head within 3 s, growing age, pid/comm listed, then th
   const badge = page.locator(`[data-testid="stuck-${disk.name}"]`);
   assert.equal(await badge.count(), 0, 'no stuck badge before the hold');
 
+  // The page scrolled to its bottom (results far below the heat maps): the header's alert and the
+  // tab's title must still say it.
+  await page.evaluate('window.scrollTo(0, document.documentElement.scrollHeight)');
+  const alert = page.locator('[data-testid="page-alert"]');
+  assert.equal(await alert.count(), 0, 'no alert before the hold');
+
   disk.holdNextRead();
   const dd = spawn('dd', [`if=${disk.path}`, 'of=/dev/null', 'bs=4096', 'count=1', 'skip=100', 'iflag=direct'], { stdio: 'ignore' });
   const ddDone = new Promise<number | null>((resolve) => dd.once('exit', (code) => resolve(code)));
@@ -42,6 +49,21 @@ test('stuck I/O: loud row head within 3 s, growing age, pid/comm listed, then th
   const shownAfterMs = Date.now() - heldAt;
   t.diagnostic(`loud row head ${shownAfterMs} ms after the daemon began holding the read (threshold 1 s)`);
   assert.ok(shownAfterMs <= 3000, `the stuck read showed ${shownAfterMs} ms after the hold began (want <= 3000)`);
+  await waitFor(page, 'the header alert', async () => (await alert.getAttribute('data-kind')) === 'stuck', 5000);
+  const alertAfterMs = Date.now() - heldAt;
+  const title = await page.title();
+  const box = await alert.boundingBox();
+  const scrolled = Number(await page.evaluate('window.scrollY'));
+  t.diagnostic(
+    `header alert "${await alert.textContent()}" ${alertAfterMs} ms after the hold, at y ${box?.y} with the page scrolled ${scrolled} px; title "${title}"`,
+  );
+  assert.ok(alertAfterMs <= 3000, `the header alert showed ${alertAfterMs} ms after the hold began (want <= 3000)`);
+  assert.match(title, new RegExp(`^⚠ stuck \\d.* on ${disk.name} · blkheat`), 'the tab title leads with it');
+  assert.ok(
+    box && box.y >= 0 && box.y + box.height <= (page.viewportSize()?.height ?? 0),
+    `the alert is in the viewport: ${JSON.stringify(box)}`,
+  );
+  await page.evaluate('window.scrollTo(0, 0)');
   const first = await h.stuck(disk.dev);
   const ours = first.ios.find((io) => io.pid === dd.pid);
   assert.ok(ours, `dd (pid ${dd.pid}) is not among the stuck I/Os: ${JSON.stringify(first.ios)}`);

@@ -107,7 +107,9 @@ test('bad flag values: one clear message each, exit 2', async () => {
   const cases: [string[], RegExp][] = [
     [['--interval', '0'], /--interval: 0 is outside 1\.\.3600/],
     [['--interval', 'abc'], /--interval: expected a whole number, got "abc"/],
-    [['--count', '-1'], /--count/],
+    [['--count', '-1'], /--count: expected a whole number, got "-1"/],
+    [['-c', '-1'], /--count: expected a whole number, got "-1"/],
+    [['-c', '0'], /--count: must be at least 1, got 0/],
     [['--hooks', 'kprobe'], /--hooks must be auto, tp_btf or raw_tp/],
     [['--samples'], /--samples needs --json/],
     [['--bogus'], /Unknown option '--bogus'/],

@@ -103,6 +103,22 @@ test('text histograms fold to a readable height and label bounds', () => {
     90,
     'folding keeps every I/O',
   );
+  // Two classes over other ranges fold to powers of two from aligned buckets: each bound of the
+  // coarser table inside the finer one's range is one of its bounds, so the tables line up.
+  const narrow: number[] = [];
+  for (let b = 37; b < 70; b++) narrow.push(b, 2);
+  const a = foldedRows(wide, 24);
+  const b = foldedRows(narrow, 24);
+  const finer = new Set(b.map((r) => r.lowerUs));
+  const [bFrom, bTo] = [b[0]?.lowerUs ?? 0, b.at(-1)?.lowerUs ?? 0];
+  const inside = a.map((r) => r.lowerUs).filter((lo) => lo >= bFrom && lo <= bTo);
+  assert.ok(inside.length >= 4, 'the ranges overlap');
+  assert.deepEqual(
+    inside.filter((lo) => !finer.has(lo)),
+    [],
+    'bounds of the coarser table that the finer one lacks',
+  );
+  assert.ok(b.length <= 24 && b.reduce((n, r) => n + r.count, 0) === 66, 'the narrow one keeps every I/O');
   const text = formatIntervalText(frame(1795290000, 7), new Map([['7:0', 'loop0']]), 1, { queued: true });
   assert.match(text, /disk = loop0 \(7:0\) {2}\[6 not sampled\]/);
   assert.match(text, /Read {2}device latency {2}count 7 {2}p50 5\.\d+ ms {2}p99 5\.\d+ ms/);

@@ -1,6 +1,6 @@
 // The real `serve` refusing the data directories it must never take over, before it loads any
 // probe: a foreign tree, a symbolic link, an empty value, a path under /proc, and a relative
-// path resolved and printed.
+// path resolved and printed; and a --disk that is not here, before any data directory is made.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -86,4 +86,14 @@ test('serve resolves a relative --data-dir against the current directory and pri
   assert.match(r.stderr, new RegExp(`another blkheat agent \\(pid ${process.pid}\\) is using ${dataDir};`));
   assert.equal(statSync(join(dataDir, MARKER_FILE)).uid, NOBODY, 'the marker it wrote is nobody’s');
   assert.equal(readFileSync(join(dataDir, LOCK_FILE), 'utf8'), `${process.pid}\n`, 'the live lock is left alone');
+});
+
+test('serve --disk with a disk that is not here: exit 1 naming it and the disks that are, before any data directory is made', async (t) => {
+  const dataDir = join(tempDir(t), 'not-made');
+  const r = await serveUntilRefused(['--data-dir', dataDir, '--disk', 'no-such-disk']);
+  t.diagnostic(r.stderr.trim());
+  assert.equal(r.status, 1, `exit ${r.status} ${r.signal ?? ''}`);
+  assert.match(r.stderr, /disk 'no-such-disk' does not exist \(disks here: .+\)/);
+  assert.doesNotMatch(r.stdout, /listening on/);
+  assert.equal(existsSync(dataDir), false, 'the data directory was not made');
 });

@@ -2,14 +2,13 @@
  * `blkheat record`: per-interval latency histograms per disk and op class on stdout, as text
  * (like biolatency -D -F, at 4x finer buckets) or NDJSON.
  */
-import { parseArgs } from 'node:util';
 import { missingTracingPrivilege } from '@blkheat/bpf-loader';
 import { type BucketSchema, formatLatency } from '@blkheat/shared-types';
 import { createCollector, CollectorError, DEFAULT_SAMPLE_BUDGET, MAX_SAMPLE_BUDGET, type Collector } from '../collector/index.js';
 import { recordLine } from '../record/format-json.js';
 import { formatIntervalText } from '../record/format-text.js';
 import { IntervalGrouper, type Interval } from '../record/intervals.js';
-import { intArg, parseSchemaFlag, UsageError } from '../service/flags.js';
+import { intArg, parseCommandFlags, parseSchemaFlag, UsageError } from '../service/flags.js';
 
 export const summary = 'print per-interval latency histograms per disk and op class';
 
@@ -62,35 +61,23 @@ interface RecordArgs {
 }
 
 export function parseRecordArgs(argv: string[]): RecordArgs | 'help' {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        interval: { type: 'string', short: 'i' },
-        count: { type: 'string', short: 'c' },
-        disk: { type: 'string', short: 'd', multiple: true },
-        queued: { type: 'boolean', short: 'Q' },
-        json: { type: 'boolean', short: 'j' },
-        samples: { type: 'boolean', short: 's' },
-        'samples-budget': { type: 'string' },
-        partitions: { type: 'boolean' },
-        schema: { type: 'string' },
-        hooks: { type: 'string' },
-        'issue-timestamps': { type: 'string' },
-        'no-submit-wait': { type: 'boolean' },
-        btf: { type: 'string' },
-        verbose: { type: 'boolean', short: 'v' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    // parseArgs explains some errors over several lines; keep it one message.
-    throw new UsageError((err instanceof Error ? err.message : String(err)).split('\n').join(' '));
-  }
-  const v = parsed.values;
+  const v = parseCommandFlags('record', argv, {
+    interval: { type: 'string', short: 'i' },
+    count: { type: 'string', short: 'c' },
+    disk: { type: 'string', short: 'd', multiple: true },
+    queued: { type: 'boolean', short: 'Q' },
+    json: { type: 'boolean', short: 'j' },
+    samples: { type: 'boolean', short: 's' },
+    'samples-budget': { type: 'string' },
+    partitions: { type: 'boolean' },
+    schema: { type: 'string' },
+    hooks: { type: 'string' },
+    'issue-timestamps': { type: 'string' },
+    'no-submit-wait': { type: 'boolean' },
+    btf: { type: 'string' },
+    verbose: { type: 'boolean', short: 'v' },
+    help: { type: 'boolean', short: 'h' },
+  });
   if (v.help) return 'help';
   const hooks = v.hooks ?? 'auto';
   if (hooks !== 'auto' && hooks !== 'tp_btf' && hooks !== 'raw_tp')

@@ -3,7 +3,7 @@
  * Prints one line "blkheat serve: listening on <url>" on stdout once it serves (scripts and
  * tests wait for it); diagnostics go to stderr.
  */
-import { createCollector } from '../collector/index.js';
+import { checkDiskNames, createCollector } from '../collector/index.js';
 import { startAgent } from '../service/agent.js';
 import { helpText, parseServeArgs } from '../service/options.js';
 import { listeningLine, log, startServerCommand } from './server-command.js';
@@ -12,7 +12,12 @@ export { summary } from '../service/options.js';
 
 export async function run(argv: string[]): Promise<number> {
   const started = await startServerCommand(
-    { name: 'serve', parse: parseServeArgs, help: helpText, start: (options) => startAgent(options, { createCollector, log }) },
+    {
+      name: 'serve',
+      parse: parseServeArgs,
+      help: helpText,
+      start: (options) => startAgent(options, { createCollector, checkDisks: checkDiskNames, log }),
+    },
     argv,
   );
   if (typeof started === 'number') return started;

@@ -20,6 +20,7 @@ export {
   type CollectorStats,
 } from './types.js';
 export { DeviceRegistry } from './host/devices.js';
+export { checkDiskNames } from './host/disk-scope.js';
 export { ClassNamer } from './decode/classes.js';
 export { findIoHierarchy, type CgroupHierarchy } from './host/cgroups.js';
 export { kernelFactsOf } from './host/kernel-facts.js';

@@ -121,16 +121,22 @@ export interface HistRow {
   readonly count: number;
 }
 
-/** Rows from the first to the last non-empty bucket, adjacent buckets folded to at most maxRows. */
+/**
+ * Rows from the first to the last non-empty bucket, adjacent buckets folded to at most maxRows.
+ * A fold is a power of two and its rows start at bucket indexes that are multiples of it, so the
+ * rows of two histograms (classes, phases) share their bounds wherever their folds meet: the
+ * tables line up.
+ */
 export function foldedRows(sparse: SparseHist, maxRows: number, schema: BucketSchema = BUCKET_SCHEMA): HistRow[] {
   if (sparse.length === 0) return [];
   const first = sparse[0] as number;
   const last = sparse[sparse.length - 2] as number;
-  const fold = Math.max(1, Math.ceil((last - first + 1) / Math.max(1, maxRows)));
+  let fold = 1;
+  while (Math.floor(last / fold) - Math.floor(first / fold) + 1 > Math.max(1, maxRows)) fold *= 2;
   const counts = new Map<number, number>();
   for (let k = 0; k < sparse.length; k += 2) counts.set(sparse[k] as number, sparse[k + 1] as number);
   const rows: HistRow[] = [];
-  for (let lo = first; lo <= last; lo += fold) {
+  for (let lo = Math.floor(first / fold) * fold; lo <= last; lo += fold) {
     const hi = Math.min(last, lo + fold - 1);
     let count = 0;
     for (let b = lo; b <= hi; b++) count += counts.get(b) ?? 0;

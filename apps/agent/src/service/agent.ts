@@ -37,6 +37,8 @@ export const SAMPLES_WINDOW_S = 3600;
 
 export interface AgentDeps {
   readonly createCollector: (options: CollectorOptions) => Promise<Collector>;
+  /** Throws for a --disk name that names no disk here (collector's checkDiskNames); before the data directory is touched. */
+  readonly checkDisks?: (names: readonly string[]) => void;
   readonly log: (line: string) => void;
 }
 
@@ -62,6 +64,8 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
   const user = options.user === undefined ? undefined : resolveUser(options.user);
   const segmentSpans = segmentSpansFromEnv(process.env.BLKHEAT_SEGMENT_SPANS);
 
+  // A --disk that is not here fails now, before a data directory is made or taken for it.
+  if (options.disks.length > 0) deps.checkDisks?.(options.disks);
   // Before anything is written there: refuse a directory that is not blkheat's, or that the
   // user we become cannot write. Nothing that exists there changes owner, now or later.
   const dataDir = prepareDataDir(options.dataDir, user, options.adoptDataDir ?? false, log);

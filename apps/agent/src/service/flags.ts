@@ -47,16 +47,46 @@ export function fail(message: string): never {
  */
 export function parseCommandFlags<O extends FlagSpecs>(command: string, argv: readonly string[], options: O): ParsedFlags<O> {
   try {
-    return parseArgs({ args: [...argv], strict: true, allowPositionals: false, options }).values;
+    return parseArgs({ args: joinNegativeValues(argv, options), strict: true, allowPositionals: false, options }).values;
   } catch (e) {
     fail(e instanceof Error ? e.message.split('\n')[0] + ` (see 'blkheat ${command} --help')` : String(e));
   }
 }
 
-/** --name N: a whole number in min..max (at most 15 digits: every one is exact as a JS number). */
+/**
+ * argv with a value that starts with "-" and a digit joined to the flag before it when that flag
+ * takes a value ("-c -1" becomes "--count=-1"): parseArgs would take "-1" for a flag and call the
+ * line ambiguous, where the flag's own check says what is wrong with the value. No flag is a digit.
+ */
+function joinNegativeValues(argv: readonly string[], options: FlagSpecs): string[] {
+  const takesValue = new Map<string, string>();
+  for (const [name, spec] of Object.entries(options)) {
+    if (spec.type !== 'string') continue;
+    takesValue.set(`--${name}`, name);
+    if (spec.short) takesValue.set(`-${spec.short}`, name);
+  }
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const name = takesValue.get(argv[i] as string);
+    const next = argv[i + 1];
+    if (name !== undefined && next !== undefined && /^-\d/.test(next)) {
+      out.push(`--${name}=${next}`);
+      i++;
+    } else {
+      out.push(argv[i] as string);
+    }
+  }
+  return out;
+}
+
+/** Longest whole number intArg reads (15 digits: every one is exact as a JS number). */
+const MAX_INT_ARG = 999_999_999_999_999;
+
+/** --name N: a whole number in min..max (a max of MAX_INT_ARG or more reads as "no upper limit"). */
 export function intArg(name: string, text: string, min: number, max: number): number {
   if (!/^\d{1,15}$/.test(text)) fail(`--${name}: expected a whole number, got "${text}"`);
   const n = Number(text);
+  if (max >= MAX_INT_ARG && n < min) fail(`--${name}: must be at least ${min}, got ${n}`);
   if (n < min || n > max) fail(`--${name}: ${n} is outside ${min}..${max}`);
   return n;
 }

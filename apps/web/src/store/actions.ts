@@ -131,6 +131,11 @@ export function setTheme(theme: ThemeChoice): void {
   }
 }
 
+/** Opens or closes the `?` help (every key and gesture). */
+export function showHelp(open: boolean): void {
+  useUi.setState({ helpOpen: open });
+}
+
 export function setTool(tool: Tool): void {
   useUi.setState({ tool });
 }

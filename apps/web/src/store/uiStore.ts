@@ -75,6 +75,8 @@ export interface UiState {
   /** The disk ("MAJ:MIN") whose stuck I/Os are listed under its row head, if any. */
   stuckListOf: string | undefined;
   theme: ThemeChoice;
+  /** The `?` help (every key and gesture) is open. */
+  helpOpen: boolean;
   tool: Tool;
   sampleSort: { key: SampleSortKey; dir: 'asc' | 'desc' };
   /** Compare (A/B): the baseline and, if pinned, the comparison range; undefined = no comparison. */
@@ -110,6 +112,7 @@ export function createUiStore() {
     stuck: DEFAULT_STUCK_SECONDS,
     stuckListOf: undefined,
     theme: 'system',
+    helpOpen: false,
     tool: 'zoom',
     sampleSort: { key: 'd_ns', dir: 'desc' },
     compare: undefined,

@@ -2,7 +2,7 @@
 import { useEffect } from 'react';
 import type { DiskInfo } from '@blkheat/shared-types';
 import { scheduler } from '../render/scheduler.js';
-import { clearSelection, resetView } from '../store/actions.js';
+import { clearSelection, resetView, showHelp } from '../store/actions.js';
 import { useData } from '../store/pipelineStore.js';
 import { useUi } from '../store/uiStore.js';
 import { CgroupBreakdown } from './CgroupBreakdown.js';
@@ -13,6 +13,7 @@ import { DiskRow } from './DiskRow.js';
 import { DropZone } from './DropZone.js';
 import { FilterBar } from './FilterBar.js';
 import { Header } from './Header.js';
+import { KeyboardHelp } from './KeyboardHelp.js';
 import { HistoryFault } from './HistoryFault.js';
 import { Legend } from './Legend.js';
 import { Notices } from './Notices.js';
@@ -54,9 +55,15 @@ function useTheme(): void {
 function useGlobalKeys(): void {
   useEffect(() => {
     const onKey = (e: KeyboardEvent): void => {
-      if (e.key !== 'Escape' || e.defaultPrevented) return;
+      if ((e.key !== 'Escape' && e.key !== '?') || e.defaultPrevented) return;
       const t = e.target as HTMLElement | null;
       if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT')) return;
+      // The help open: Esc and ? close it (the dialog's own Esc closes it too), nothing else.
+      if (useUi.getState().helpOpen || e.key === '?') {
+        showHelp(!useUi.getState().helpOpen && e.key === '?');
+        e.preventDefault();
+        return;
+      }
       if (useData.getState().selection) clearSelection();
       else resetView();
     };
@@ -79,6 +86,7 @@ export function App() {
   return (
     <div className="app" data-testid="app">
       <Header />
+      <KeyboardHelp />
       <HistoryFault />
       <Toolbar />
       <FilterBar />

@@ -1,9 +1,10 @@
-/** Title bar: host and kernel, connection state, Live/Paused, snapshot banner, stuck I/O on disks not shown. */
+/** Title bar (it stays at the top): host and kernel, connection state, Live/Paused, snapshot banner, the loudest incident now (also the tab's title), stuck I/O on disks not shown. */
 import { useEffect } from 'react';
 import { formatCount, formatDateTime, formatSpan } from '../model/format.js';
 import { closeSnapshot, goLive, resetView, retryConnection } from '../store/actions.js';
 import { useData } from '../store/pipelineStore.js';
 import { useUi } from '../store/uiStore.js';
+import { pageAlert, pageTitle } from '../model/alert.js';
 import { stuckOf } from './incidents.js';
 
 const STATE_LABEL = { connecting: 'connecting…', live: 'connected', reconnecting: 'reconnecting…', offline: 'offline' } as const;
@@ -36,9 +37,12 @@ export function Header() {
   const fleetProblem = useUi((s) => s.agentStatus?.fleetProblem);
   const hostCount = new Set(useData((s) => s.disks).flatMap((d) => (d.host === undefined ? [] : [d.host]))).size;
   const hostname = host?.hostname;
+  const agentStatus = useUi((s) => s.agentStatus);
+  const alert = pageAlert(lastFrame, mode, threshold, (dev) => disks.find((x) => x.dev === dev)?.name ?? dev, agentStatus);
+  const title = pageTitle(alert, hostname, mode === 'snapshot');
   useEffect(() => {
-    document.title = hostname ? `blkheat · ${hostname}${mode === 'snapshot' ? ' (snapshot)' : ''}` : 'blkheat';
-  }, [hostname, mode]);
+    document.title = title;
+  }, [title]);
   return (
     <header className="app-header">
       <h1 className="brand">
@@ -105,6 +109,17 @@ export function Header() {
             <button type="button" className="primary" onClick={() => goLive()} data-testid="back-to-live" title="Back to live (Esc)">
               Back to live
             </button>
+          </span>
+        )}
+        {alert && (
+          <span
+            className={`tag ${alert.kind === 'history' ? 'tag-warn' : 'tag-stuck'}`}
+            role="alert"
+            data-testid="page-alert"
+            data-kind={alert.kind}
+            title="The loudest incident now, seen wherever the page is scrolled (also in the tab's title)"
+          >
+            ⚠ {alert.text}
           </span>
         )}
         {hiddenStuck.length > 0 && (

@@ -14,6 +14,7 @@ import {
   setPercentiles,
   setStuckThreshold,
   setTheme,
+  showHelp,
   setTool,
 } from '../store/actions.js';
 import { setBaselineFromView } from '../store/compareActions.js';
@@ -207,6 +208,9 @@ export function Toolbar() {
       </button>
       <button type="button" onClick={() => void exportPng()} data-testid="export-png" title="Save the heat maps as an image">
         Export PNG
+      </button>
+      <button type="button" onClick={() => showHelp(true)} data-testid="help" title="Keys and gestures (?)" aria-label="keys and gestures">
+        ?
       </button>
       <Segmented
         label="theme"

@@ -1,7 +1,7 @@
 /**
  * Pointer, wheel and keyboard gestures on a heat map, as a plain controller bound to one
  * element (no React state per mouse move: hover goes to its own small store, views redraw
- * through the scheduler).
+ * through the scheduler). The page's `?` help lists them from gestures.ts: change both.
  *
  *   drag                zoom to the dragged time range (a band across every disk)
  *   Alt-drag / Select   box in time × latency → the sampled I/Os inside it

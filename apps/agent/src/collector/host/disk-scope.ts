@@ -4,7 +4,7 @@
  */
 import type { BpfObject } from '@blkheat/bpf-loader';
 import type { DiskInfo } from '@blkheat/shared-types';
-import type { DeviceRegistry } from './devices.js';
+import { DeviceRegistry } from './devices.js';
 import { CollectorError } from '../errors.js';
 import { parseDevString, u32 } from '../abi/layout.js';
 
@@ -65,4 +65,12 @@ export class DiskScope {
       for (const d of devs) filter.update(u32(d), Buffer.from([1]));
     }
   }
+}
+
+/**
+ * Throws the CollectorError DiskScope.of would for a name of `names` that names no disk here:
+ * `serve --disk` checks its disks before it makes or takes a data directory for them.
+ */
+export function checkDiskNames(names: readonly string[], sysfs?: string): void {
+  DiskScope.of(new DeviceRegistry(sysfs), names, false);
 }
