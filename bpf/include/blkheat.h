@@ -199,13 +199,14 @@ struct bh_rq_slot {
 };
 
 /* Per-bio state of request-based disks, direct-mapped by bio pointer (map bio_slots): when the bio
- * was submitted and when it got a request. Written at block_bio_queue on the submitting CPU, read
- * at block_getrq (the same task) and at the request's completion; the in-flight scan finds the bios
- * still waiting for a request here. Two slots share a cache line. */
+ * was submitted and whether it has a request yet. Written at block_bio_queue on the submitting CPU,
+ * marked at block_getrq (the same task, no clock read: the request's start_time_ns says when) and
+ * read at the request's completion; the in-flight scan finds the bios still waiting for a request
+ * here. Two slots share a cache line. */
 struct bh_bio_slot {
 	__u64 key;        /* struct bio (ptr_id); 0 = free */
 	__u64 submit_ns;  /* our clock at block_bio_queue (a split-off bio: its parent's) */
-	__u64 request_ns; /* our clock at block_getrq; BH_BIO_MERGED once merged into a request; 0 = waiting */
+	__u64 request;    /* enum bh_bio_state; 0 = waiting for a request */
 	__u32 dev;        /* the bio's bi_bdev->bd_dev (its partition, like a request's) */
 	__u32 flags;      /* enum bh_bio_flags */
 };
@@ -239,8 +240,11 @@ struct bh_refusal {
 };
 /* A resubmission is looked for only this long after the latest refusal. */
 #define BH_REFUSAL_WINDOW_NS 1000000000ull
-/* bh_bio_slot.request_ns of a bio merged into a request that already existed (no wait of its own). */
-enum bh_bio_state { BH_BIO_MERGED = 1 };
+/* bh_bio_slot.request: what became of a bio submitted (0: it is waiting for a request). */
+enum bh_bio_state {
+	BH_BIO_MERGED = 1,    /* merged into a request that already existed (no wait of its own) */
+	BH_BIO_ALLOCATED = 2, /* it has its request (block_getrq), whose start_time_ns is when */
+};
 
 /* One I/O found in flight by bh_inflight, oldest first. */
 #define BH_INFLIGHT_MAX 256

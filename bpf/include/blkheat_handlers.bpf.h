@@ -183,7 +183,7 @@ static __always_inline void H(on_rq_complete)(struct request *rq, int error, uns
 	struct bio *bio = READ(rq, bio);
 	io.cgroup = H(bio_cgroup)(bio);
 	if (submit_phase && !op_is_passthrough(cmd & op_mask())) {
-		__u64 allocated = submit_times(&io, ptr_id(cs, bio));
+		__u64 allocated = submit_times(&io, ptr_id(cs, bio), start);
 		if (allocated)
 			start = allocated;
 	}
@@ -237,7 +237,7 @@ static __always_inline void H(note_refusal)(struct bio *bio)
 {
 	__u64 id = ptr_id(cpu_scratch(), bio);
 	struct bh_bio_slot *sl = bio_slot_of(id);
-	if (!sl || sl->key != id || sl->request_ns)
+	if (!sl || sl->key != id || sl->request)
 		return;
 	__u64 submit = sl->submit_ns;
 	__u32 dev = sl->dev, flags = sl->flags;
@@ -335,9 +335,8 @@ static __always_inline void H(on_bio_getrq)(struct bio *bio)
 {
 	__u64 id = ptr_id(cpu_scratch(), bio);
 	struct bh_bio_slot *sl = bio_slot_of(id);
-	if (!sl || sl->key != id || sl->request_ns)
-		return;
-	sl->request_ns = bpf_ktime_get_ns();
+	if (sl && sl->key == id && !sl->request)
+		sl->request = BH_BIO_ALLOCATED;
 }
 
 /* block_bio_backmerge / frontmerge: the bio joined a request that already existed; it waits for
@@ -348,7 +347,7 @@ static __always_inline void H(on_bio_merge)(struct bio *bio)
 	__u64 id = ptr_id(cpu_scratch(), bio);
 	struct bh_bio_slot *sl = bio_slot_of(id);
 	if (sl && sl->key == id)
-		sl->request_ns = BH_BIO_MERGED;
+		sl->request = BH_BIO_MERGED;
 }
 
 /* block_split: `split`, a new bio for the front of its parent, goes on to get a request without

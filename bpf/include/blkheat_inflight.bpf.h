@@ -152,7 +152,7 @@ static __noinline int scan_waiter(struct bh_bio_slot *sl, struct scan_ctx *cx)
 {
 	__u64 key = sl->key, submit = sl->submit_ns;
 	__u32 dev = sl->dev;
-	if (!key || !submit || submit > cx->now || sl->request_ns)
+	if (!key || !submit || submit > cx->now || sl->request)
 		return 0;
 	struct bio *bio = (struct bio *)key;
 	if (req_bits.bio_in_flight) {
@@ -184,7 +184,7 @@ static long scan_bio_slots(__u32 batch, struct scan_ctx *cx)
 		struct bh_bio_slot *sl = bpf_map_lookup_elem(&bio_slots, &idx);
 		if (!sl)
 			return 1;
-		if (sl->key && !sl->request_ns)
+		if (sl->key && !sl->request)
 			scan_waiter(sl, cx);
 	}
 	return 0;

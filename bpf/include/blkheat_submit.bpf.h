@@ -28,23 +28,27 @@ static __always_inline void fill_bio_slot(struct bh_bio_slot *sl, __u64 id, __u6
 {
 	sl->key = id;
 	sl->submit_ns = submit_ns;
-	sl->request_ns = 0;
+	sl->request = 0;
 	sl->dev = dev;
 	sl->flags = flags;
 }
 
-/* The submit wait and total of a request whose first bio is `bio_id`, from the bio's slot, and the
- * request's allocation (our clock; 0 when not known): known
- * when the slot is that bio's and holds its request's allocation after its submission. Not known
- * (left -1, counted as submit_unknown) for a bio merged in front of its request, one submitted
- * before blkheat attached, or one whose slot another bio took while it was in flight. */
-static __always_inline __u64 submit_times(struct bh_io *io, __u64 bio_id)
+/* The submit wait and total of a request whose first bio is `bio_id`, from the bio's slot and the
+ * request's start_time_ns (`kernel_start`, the kernel's clock at its allocation: CLOCK_MONOTONIC,
+ * like ours); returns the allocation (0 when not known). Inside a plug the kernel's clock is the
+ * plug's, cached at its first request: older than this bio when the bio did not wait (a wait
+ * schedules, which drops the cached clock), and the allocation is then the submission itself.
+ * Not known (left -1, counted as submit_unknown) for a bio merged in front of its request, one
+ * submitted before blkheat attached, one whose slot another bio took while it was in flight, or a
+ * request with no start_time_ns (a queue with iostats off and no scheduler). */
+static __always_inline __u64 submit_times(struct bh_io *io, __u64 bio_id, __u64 kernel_start)
 {
 	struct bh_bio_slot *sl = bio_slot_of(bio_id);
-	if (!bio_id || !sl || sl->key != bio_id)
+	if (!bio_id || !sl || sl->key != bio_id || sl->request != BH_BIO_ALLOCATED)
 		return 0;
-	__u64 submit = sl->submit_ns, got = sl->request_ns;
-	if (!submit || got < submit || io->now < got)
+	__u64 submit = sl->submit_ns;
+	__u64 got = kernel_start > submit ? kernel_start : submit;
+	if (!submit || !kernel_start || io->now < got)
 		return 0;
 	io->submit_ns = got - submit;
 	io->total_ns = io->now - submit;
