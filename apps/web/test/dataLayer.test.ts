@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { BUCKET_SCHEMA, FINE_BUCKET_SCHEMA, type Frame, type RangeAnswer, type RangeRequest } from '@blkheat/shared-types';
 import type { AgentSource } from '../src/pipeline/source.ts';
 import { liveView } from '../src/model/view.ts';
-import { dataHarness, LOOP0, SDA, snapshotOf } from './fixtures/dataLayer.ts';
+import { answeringAgent, dataHarness, LOOP0, SDA, snapshotOf } from './fixtures/dataLayer.ts';
 
 const T0 = 1_700_000_000;
 
@@ -111,21 +111,8 @@ test('data layer: following, a history fetch slower than a live second still lan
   // view out to an hour needs a fetch at a coarser step. Each live second moves the edge while
   // the fetch is out: it must not be dropped and asked again, or an agent slower than a second
   // to answer never gets the hour on screen.
-  const asked: { msg: RangeRequestBody; answer(frames: Frame[]): void }[] = [];
-  const h = dataHarness({
-    disks: [LOOP0],
-    client: {
-      connected: true,
-      hello: undefined,
-      request: (msg: RangeRequestBody) =>
-        new Promise<RangeAnswer>((resolve) => {
-          asked.push({
-            msg,
-            answer: (frames) => resolve({ t: 'range', id: asked.length, from: msg.from, to: msg.to, step: msg.step ?? 1, frames }),
-          });
-        }),
-    } as AgentSource,
-  });
+  const { client, asked } = answeringAgent();
+  const h = dataHarness({ disks: [LOOP0], client });
   const dm = h.dm;
   const start = T0 - 7200;
   h.ui.setState({
@@ -233,21 +220,8 @@ test('data layer: a fresh live page stands at the agent’s now from the first w
   // seconds on end. The live view must show the last minute before the backfill gets there,
   // never the minute the backfill has reached labelled as live (issue 29).
   const NOW = T0 + 600;
-  const asked: { msg: RangeRequestBody; answer(frames: Frame[]): void }[] = [];
-  const h = dataHarness({
-    disks: [LOOP0],
-    client: {
-      connected: true,
-      hello: undefined,
-      request: (msg: RangeRequestBody) =>
-        new Promise<RangeAnswer>((resolve) => {
-          asked.push({
-            msg,
-            answer: (frames) => resolve({ t: 'range', id: asked.length, from: msg.from, to: msg.to, step: msg.step ?? 1, frames }),
-          });
-        }),
-    } as AgentSource,
-  });
+  const { client, asked } = answeringAgent();
+  const h = dataHarness({ disks: [LOOP0], client });
   const dm = h.dm;
   h.ui.setState({
     agent: { version: 'test', protocol: 4, host: { hostname: 'h', kernel: 'k' }, tiers: [1, 10, 60], historyFrom: T0 },
