@@ -14,6 +14,7 @@ import { cgroupFilterApplies } from '../model/cgroups.js';
 import { allInLowestBucket, type QuantileValue } from '../model/percentiles.js';
 import { PHASE_WORDS, phaseMissingOnBio } from '../model/phase.js';
 import { submitWaitText } from '../model/submitWait.js';
+import { EXPLAIN } from '../model/explain.js';
 import { paintRamp } from '../render/ramp.js';
 import { scheduler } from '../render/scheduler.js';
 import { useData } from '../store/pipelineStore.js';
@@ -204,11 +205,23 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
               ? `${formatCount(ds.n)} I/Os · ${rate}`
               : 'no I/O'}
           {p99 ? ` · p99 ${formatLatency(p99.seconds)}` : ''}
-          {ds && ds.dropped > 0 ? ` · ${formatCount(ds.dropped)} not sampled` : ''}
-          {ds && ds.missed > 0 ? ` · ${formatCount(ds.missed)} start unseen (${formatShare(ds.missed / Math.max(1, ds.n))})` : ''}
-          {ds && ds.untimed > 0 ? ` · ${formatCount(ds.untimed)} untimed` : ''}
+          {ds && ds.dropped > 0 && (
+            <span data-testid={`disk-unsampled-${disk.name}`} title={EXPLAIN.notSampled}>
+              {` · ${formatCount(ds.dropped)} without a sample record`}
+            </span>
+          )}
+          {ds && ds.missed > 0 && (
+            <span
+              title={EXPLAIN.startUnseen}
+            >{` · ${formatCount(ds.missed)} start unseen (${formatShare(ds.missed / Math.max(1, ds.n))})`}</span>
+          )}
+          {ds && ds.untimed > 0 && (
+            <span data-testid={`disk-untimed-${disk.name}`} title={EXPLAIN.untimed}>
+              {` · ${formatCount(ds.untimed)} untimed`}
+            </span>
+          )}
           {ds && ds.failed > 0 ? ` · ${formatCount(ds.failed)} failed` : ''}
-          {ds && ds.passthrough > 0 ? ` · ${formatCount(ds.passthrough)} passthrough` : ''}
+          {ds && ds.passthrough > 0 && <span title={EXPLAIN.passthrough}>{` · ${formatCount(ds.passthrough)} passthrough`}</span>}
         </span>
         {straight && (
           <span

@@ -5,6 +5,7 @@ import { closeSnapshot, goLive, resetView, retryConnection } from '../store/acti
 import { useData } from '../store/pipelineStore.js';
 import { useUi } from '../store/uiStore.js';
 import { pageAlert, pageTitle } from '../model/alert.js';
+import { EXPLAIN } from '../model/explain.js';
 import { stuckOf } from './incidents.js';
 
 const STATE_LABEL = { connecting: 'connecting…', live: 'connected', reconnecting: 'reconnecting…', offline: 'offline' } as const;
@@ -144,9 +145,9 @@ export function Header() {
           <span
             className="muted counters"
             data-testid="dropped"
-            title="I/Os in the visible range with no sample record (not sampled or over the per-second budget), and I/Os whose start the probes did not see"
+            title={`${EXPLAIN.notSampled}${missed > 0 ? ` Start unseen: ${EXPLAIN.startUnseen}` : ''}`}
           >
-            {formatCount(dropped)} not sampled{missed > 0 ? ` · ${formatCount(missed)} start unseen` : ''}
+            {formatCount(dropped)} without a sample record{missed > 0 ? ` · ${formatCount(missed)} start unseen` : ''}
           </span>
         )}
       </div>
