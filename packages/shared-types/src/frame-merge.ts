@@ -18,7 +18,7 @@ import {
   type InflightState,
   type IoPressure,
   type OpGroup,
-  QUEUE_SETTINGS,
+  joinQueueSettings,
   type QueueSetting,
   type SubmitCause,
 } from './frame-model.js';
@@ -98,7 +98,7 @@ interface DiskAcc {
   cg: Map<string, CgroupAcc> | undefined;
   causes: Map<SubmitCause, number> | undefined;
   wbt: number | undefined;
-  queueChanged: Set<QueueSetting> | undefined;
+  queueChanged: QueueSetting[] | undefined;
 }
 
 /** Adds a frame's counts by key (untimed, causes, queue changes) into `into`, made on first use. */
@@ -232,7 +232,7 @@ export class FrameAccumulator {
       if (disk.inflight) acc.inflight = worseInflight(acc.inflight, disk.inflight);
       if (disk.causes) acc.causes = addCounts(acc.causes, disk.causes);
       if (disk.wbt !== undefined) acc.wbt = (acc.wbt ?? 0) + disk.wbt;
-      if (disk.queue_changed) for (const s of disk.queue_changed) (acc.queueChanged ??= new Set()).add(s);
+      if (disk.queue_changed) acc.queueChanged = joinQueueSettings(acc.queueChanged, disk.queue_changed);
       if (disk.cg) {
         acc.cg ??= new Map();
         for (const g of disk.cg) addCgroup(acc.cg, g.g, g.n, bucketCount(this.schema), g.d);
@@ -311,7 +311,7 @@ export class FrameAccumulator {
       if (acc.cg) disk.cg = cgroupSeries(acc.cg);
       if (acc.causes) disk.causes = sortedCounts(acc.causes);
       if (acc.wbt !== undefined) disk.wbt = acc.wbt;
-      if (acc.queueChanged) disk.queue_changed = QUEUE_SETTINGS.filter((s) => acc.queueChanged?.has(s));
+      if (acc.queueChanged) disk.queue_changed = acc.queueChanged;
       disks.push(disk);
     }
     return { ts, step, disks, ...(this.psi ? { psi: this.psi } : {}) };

@@ -204,6 +204,16 @@ export const WBT_WAIT = 'in writeback throttling (wbt)';
 export const QUEUE_SETTINGS = ['scheduler', 'nr_requests'] as const;
 export type QueueSetting = (typeof QUEUE_SETTINGS)[number];
 
+/** The settings changed in any of `lists`, each once, in QUEUE_SETTINGS order (how steps' `queue_changed` join). */
+export function joinQueueSettings(...lists: readonly (readonly QueueSetting[] | undefined)[]): QueueSetting[] {
+  return QUEUE_SETTINGS.filter((s) => lists.some((l) => l?.includes(s)));
+}
+
+/** "wbt held writes back in 6 windows": wbt's mark (DiskFrame.wbt), one wording everywhere; `count` formats the number. */
+export function wbtWindowsText(windows: number, count: (n: number) => string = String): string {
+  return `wbt held writes back in ${count(windows)} window${windows === 1 ? '' : 's'}`;
+}
+
 /** "queue/scheduler and queue/nr_requests changed": a step's queue changes, one wording everywhere. */
 export function queueChangedText(changed: readonly QueueSetting[]): string {
   return `${changed.map((s) => `queue/${s}`).join(' and ')} changed`;

@@ -13,6 +13,7 @@ import {
   queueChangedText,
   SUBMIT_CAUSE_WAIT,
   SUBMIT_CAUSES,
+  wbtWindowsText,
   type ClassSeries,
   type Frame,
   type SparseHist,
@@ -57,7 +58,7 @@ export function formatIntervalText(frame: Frame, names: ReadonlyMap<string, stri
         : '',
       disk.inflight?.frozen ? 'queue frozen' : '',
       ...SUBMIT_CAUSES.map((c) => (disk.causes?.[c] ? `${disk.causes[c]} waited ${SUBMIT_CAUSE_WAIT[c]}` : '')),
-      disk.wbt ? `wbt held writes back in ${disk.wbt} window${disk.wbt === 1 ? '' : 's'}` : '',
+      disk.wbt ? wbtWindowsText(disk.wbt) : '',
       disk.queue_changed ? queueChangedText(disk.queue_changed) : '',
     ]
       .filter(Boolean)

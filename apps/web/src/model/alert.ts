@@ -6,6 +6,7 @@
  * a history fault. Nothing for a snapshot (it is not now).
  */
 import type { AgentStatus, Frame } from '@blkheat/shared-types';
+import { faultsAt } from './faults.js';
 import { formatCount } from './format.js';
 import { formatLatency } from './latency.js';
 import { stuckNow } from './stuck.js';
@@ -30,8 +31,7 @@ export function pageAlert(
     const s = stuckNow(disk, thresholdS);
     const ageS = s ? Math.max(s.oldestS, s.waiting?.oldestS ?? 0) : 0;
     if (s && (!worst || ageS > worst.ageS)) worst = { ageS, dev: disk.dev };
-    let n = 0;
-    for (const c of disk.cls) for (const v of Object.values(c.e ?? {})) n += v;
+    const n = lastFrame ? faultsAt([lastFrame], disk.dev, lastFrame.step, Math.floor(lastFrame.ts / lastFrame.step)).failed : 0;
     if (n > 0 && (!failed || n > failed.n)) failed = { n, dev: disk.dev };
   }
   if (worst) return { kind: 'stuck', text: `stuck ${formatLatency(worst.ageS)} on ${diskName(worst.dev)}` };

@@ -7,7 +7,7 @@
  * the queue settings that changed (`queue_changed`). Frames of any step add up (merging is exact
  * for all of them), so a coarse column holds the sum of its seconds.
  */
-import { QUEUE_SETTINGS, type DiskFrame, type Frame, type QueueSetting } from '@blkheat/shared-types';
+import { type DiskFrame, type Frame, joinQueueSettings, type QueueSetting } from '@blkheat/shared-types';
 import { formatCount } from './format.js';
 
 export interface FaultColumn {
@@ -45,7 +45,7 @@ function addDisk(a: Acc, d: DiskFrame): void {
   a.frozen += d.causes?.frozen ?? 0;
   a.refused += d.causes?.refused ?? 0;
   a.wbt += d.wbt ?? 0;
-  if (d.queue_changed) a.queueChanged = QUEUE_SETTINGS.filter((s) => a.queueChanged.includes(s) || d.queue_changed?.includes(s));
+  if (d.queue_changed) a.queueChanged = joinQueueSettings(a.queueChanged, d.queue_changed);
   for (const c of d.cls) {
     if (!c.e) continue;
     for (const [status, n] of Object.entries(c.e)) {

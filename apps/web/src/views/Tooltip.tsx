@@ -3,7 +3,7 @@
  * did not record, says so instead of showing zeros that would read as an idle disk.
  */
 import { Fragment } from 'react';
-import { cumulativeShare, queueChangedText } from '@blkheat/shared-types';
+import { cumulativeShare, queueChangedText, wbtWindowsText } from '@blkheat/shared-types';
 import { cgroupFilterApplies } from '../model/cgroups.js';
 import { formatClock, formatCount, formatShare } from '../model/format.js';
 import { columnRecording } from '../model/gaps.js';
@@ -130,7 +130,7 @@ export function Tooltip() {
               <>
                 <dt>wbt</dt>
                 <dd data-testid="tooltip-wbt" data-count={faults.wbt}>
-                  writeback throttling held writes back ({formatCount(faults.wbt)} window{faults.wbt === 1 ? '' : 's'})
+                  {wbtWindowsText(faults.wbt, formatCount)}
                 </dd>
               </>
             )}

@@ -56,6 +56,11 @@ export interface HistValue {
 /** The latency arrays of a histogram value, as bh_hist names them. */
 export const HIST_PHASES = ['device', 'queue', 'submit', 'total'] as const;
 
+/** No I/O by any cause of submit wait (HistValue.causes, and the frame builder's per-disk sums). */
+export function noCauses(): Record<SubmitCause, number> {
+  return Object.fromEntries(SUBMIT_CAUSES.map((c) => [c, 0])) as Record<SubmitCause, number>;
+}
+
 /** A zero value with the object's dense buckets and status counts per array. */
 export function emptyHistValue(abi: Pick<KernelAbi, 'nrBuckets' | 'nrStatus'>): HistValue {
   return {
@@ -65,7 +70,7 @@ export function emptyHistValue(abi: Pick<KernelAbi, 'nrBuckets' | 'nrStatus'>): 
     requeues: 0,
     bytes: 0,
     submitUnknown: 0,
-    causes: { frozen: 0, refused: 0 },
+    causes: noCauses(),
     errors: new Float64Array(abi.nrStatus),
     device: new Float64Array(abi.nrBuckets),
     queue: new Float64Array(abi.nrBuckets),

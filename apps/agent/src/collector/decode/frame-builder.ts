@@ -32,7 +32,7 @@ import {
 import type { ClassNamer } from './classes.js';
 import { statusName } from '../abi/block-status.js';
 import type { DeviceRegistry } from '../host/devices.js';
-import type { HistValue } from '../abi/layout.js';
+import { noCauses, type HistValue } from '../abi/layout.js';
 
 export interface SlotEntry {
   readonly dev: number;
@@ -134,7 +134,7 @@ export function buildFrame(
         name: shown.name,
         submitPhase: options.submitPhase === true && shown.kind === 'request',
         classes: new Map(),
-        causes: { frozen: 0, refused: 0 },
+        causes: noCauses(),
         wbt: 0,
         queueChanged: undefined,
         dropped: 0,
