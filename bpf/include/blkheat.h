@@ -218,10 +218,10 @@ enum bh_bio_flags {
 /* Per disk, what writeback throttling (wbt) did, counted since load (map wbt_events, one entry per
  * disk, claimed at its first event and never freed; the agent takes differences). wbt_timer closes
  * each of wbt's latency windows, while the disk has I/O. */
-#define BH_WBT_DISKS 64
+#define BH_WBT_BITS 6
+#define BH_WBT_DISKS (1 << BH_WBT_BITS)
 struct bh_wbt_events {
 	__u64 dev;     /* the disk (bdi->owner->devt); 0 = free (64 bits: claimed by a 64-bit compare-and-swap) */
-	__u64 windows; /* windows closed */
 	__u64 limited; /* windows in which wbt held writes below its default depth: reads over queue/wbt_lat_usec
 			* (LAT_EXCEEDED, it scales down) or already scaled down (scale_step > 0) */
 };

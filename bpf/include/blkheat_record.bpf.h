@@ -84,10 +84,17 @@ static __always_inline void bump_counter(__u32 offset)
 		*(__u64 *)((char *)c + offset) += 1;
 }
 
+/* The index of `key` in a table of 2^`bits` entries: Fibonacci hashing (the golden ratio's 64-bit
+ * multiplier, the top `bits` bits), the one hash of every direct-mapped or probed table here. */
+static __always_inline __u32 hash_index(__u64 key, __u32 bits)
+{
+	return (__u32)((key * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+}
+
 /* The per-request slot of request `id` (ptr_id) of disk `dev` (only read when shared_slot_dev is set). */
 static __always_inline struct bh_rq_slot *rq_slot_of(__u64 id, __u32 dev)
 {
-	__u32 idx = (__u32)((id * 0x9E3779B97F4A7C15ULL) >> (64 - BH_RQ_BITS));
+	__u32 idx = hash_index(id, BH_RQ_BITS);
 	if (shared_slot_dev && dev == shared_slot_dev)
 		idx = 0;
 	return bpf_map_lookup_elem(&rq_slots, &idx);
@@ -162,7 +169,7 @@ static __always_inline struct bh_hist *hist_for(struct bh_hist_key *key)
 {
 	__u32 base = bpf_get_smp_processor_id() << BH_HIST_CPU_BITS;
 	__u64 mix = (((__u64)key->dev << 32) | key->slot) ^ (((__u64)key->size_log2 << 16 | key->cls) << 40) ^ key->cgroup;
-	__u32 home = (__u32)((mix * 0x9E3779B97F4A7C15ULL) >> (64 - BH_HIST_CPU_BITS));
+	__u32 home = hash_index(mix, BH_HIST_CPU_BITS);
 	for (__u32 i = 0; i < BH_HIST_PROBES; i++) {
 		__u32 idx = base | ((home + i) & (BH_HIST_PER_CPU - 1));
 		__u64 *claim = bpf_map_lookup_elem(&hist_claims, &idx);

@@ -11,14 +11,14 @@
 /* The per-bio slot of bio `id` (ptr_id). */
 static __always_inline struct bh_bio_slot *bio_slot_of(__u64 id)
 {
-	__u32 idx = (__u32)((id * 0x9E3779B97F4A7C15ULL) >> (64 - BH_BIO_BITS));
+	__u32 idx = hash_index(id, BH_BIO_BITS);
 	return bpf_map_lookup_elem(&bio_slots, &idx);
 }
 
 /* The refusals entry of an I/O of disk `dev` at `sector`. */
 static __always_inline struct bh_refusal *refusal_of(__u32 dev, __u64 sector)
 {
-	__u32 idx = (__u32)(((sector ^ ((__u64)dev << 40)) * 0x9E3779B97F4A7C15ULL) >> (64 - BH_REFUSAL_BITS));
+	__u32 idx = hash_index(sector ^ ((__u64)dev << 40), BH_REFUSAL_BITS);
 	return bpf_map_lookup_elem(&refusals, &idx);
 }
 

@@ -27,7 +27,7 @@ static __always_inline void note_wbt_window(__u64 dev, __u32 status, int step)
 {
 	if (!dev)
 		return;
-	__u32 first = (__u32)((dev * 0x9E3779B97F4A7C15ULL) >> 58); /* BH_WBT_DISKS = 64 */
+	__u32 first = hash_index(dev, BH_WBT_BITS);
 	bool limited = step > 0 || (req_bits.wbt_lat_exceeded && status == req_bits.wbt_lat_exceeded);
 	for (__u32 i = 0; i < 8; i++) {
 		__u32 idx = (first + i) & (BH_WBT_DISKS - 1);
@@ -36,7 +36,6 @@ static __always_inline void note_wbt_window(__u64 dev, __u32 status, int step)
 			return;
 		if (e->dev != dev && !(e->dev == 0 && __sync_val_compare_and_swap(&e->dev, 0, dev) == 0))
 			continue;
-		__sync_fetch_and_add(&e->windows, 1);
 		if (limited)
 			__sync_fetch_and_add(&e->limited, 1);
 		return;

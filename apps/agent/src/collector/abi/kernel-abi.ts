@@ -86,7 +86,7 @@ const RECORD_FIELDS = {
   bh_disk_count: { dev: 'u32', used: 'u32', n: 'u64[]' },
   bh_disk_counts: { e: 'bytes' },
   bh_inflight_disk: { ...u64s(['count', 'oldest_start_ns', 'waiting', 'oldest_submit_ns']), frozen: 'u32' },
-  bh_wbt_events: u64s(['dev', 'windows', 'limited']),
+  bh_wbt_events: u64s(['dev', 'limited']),
   bh_inflight_kept: u64s(['start_ns', 'sector', 'issue_ns', 'pid_tgid', 'task']),
   bh_settings: { wall_offset_ns: 's64', fair_threshold: 'u32', fair_budget: 'u32', outlier_budget: 'u32' },
   bh_request_bits: Object.fromEntries(REQUEST_BITS_FIELDS.map((n) => [n, 'u32' as const])) as Record<

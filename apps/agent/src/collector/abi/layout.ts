@@ -249,9 +249,9 @@ export function decodeInflightDisk(l: KernelRecords['bh_inflight_disk'], key: Bu
   };
 }
 
-/** One line of wbt_events: a disk's wbt windows since load, and those in which wbt held writes back (dev 0: a free line). */
-export function decodeWbtEvents(l: KernelRecords['bh_wbt_events'], value: Buffer): { dev: number; windows: number; limited: number } {
-  return { dev: readU64(value, l.at.dev), windows: readU64(value, l.at.windows), limited: readU64(value, l.at.limited) };
+/** One line of wbt_events: a disk's wbt windows since load in which wbt held writes back (dev 0: a free line). */
+export function decodeWbtEvents(l: KernelRecords['bh_wbt_events'], value: Buffer): { dev: number; limited: number } {
+  return { dev: readU64(value, l.at.dev), limited: readU64(value, l.at.limited) };
 }
 
 /**
