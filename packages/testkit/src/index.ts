@@ -18,3 +18,4 @@ export * from './health-probe.js';
 export * from './clock.js';
 export * from './browser.js';
 export * from './hook.js';
+export * from './paint-states.js';
