@@ -5,11 +5,10 @@
 //  - Freeze: a read held in the device while the scheduler is switched: the switch freezes the
 //    queue, and the next reads wait for it, seen waiting (and ageing) while the queue is frozen;
 //    and the scheduler switched every 0.3 s under load, each second of it marked.
-//  - Pressure: reads held by blk-throttle, before any block tracepoint, show in the kernel's I/O
-//    pressure (/proc/pressure/io), not in the total.
+// Reads held by blk-throttle, before any block tracepoint: collector-pressure.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import {
@@ -21,40 +20,11 @@ import {
   upperBoundSeconds,
   type InflightState,
 } from '@blkheat/shared-types';
-import {
-  createDelayedLoopDevice,
-  createLoopDevice,
-  directRead,
-  fuseUnavailable,
-  runCommand,
-  runFio,
-  sleep,
-  startFio,
-  waitFor,
-} from '@blkheat/testkit';
-import { findIoHierarchy } from '../src/collector/host/cgroups.js';
-import { classTotals, record, type ClassTotal } from './lib/collect.js';
+import { createDelayedLoopDevice, directRead, fuseUnavailable, runCommand, runFio, sleep, startFio, waitFor } from '@blkheat/testkit';
+import { bucketText, classTotals, ms, readTotals, record } from './lib/collect.js';
 
 const fuseMissing = fuseUnavailable();
 const skip = fuseMissing ? `SKIPPED LOUDLY: ${fuseMissing}` : false;
-
-/** The reads of a disk over [from, to): every read class summed. */
-function readTotals(totals: Map<string, ClassTotal>): ClassTotal {
-  const sum = (pick: (c: ClassTotal) => Float64Array): Float64Array => {
-    const out = new Float64Array(pick([...totals.values()][0] as ClassTotal).length);
-    for (const [cls, c] of totals) if (classOp(cls) === 'Read') pick(c).forEach((v, i) => (out[i] = (out[i] as number) + v));
-    return out;
-  };
-  const reads = [...totals].filter(([cls]) => classOp(cls) === 'Read').map(([, c]) => c);
-  return {
-    n: reads.reduce((n, c) => n + c.n, 0),
-    wu: reads.reduce((n, c) => n + c.wu, 0),
-    d: sum((c) => c.d),
-    q: sum((c) => c.q),
-    w: sum((c) => c.w),
-    t: sum((c) => c.t),
-  };
-}
 
 /** Mean of a dense histogram, each bucket at its geometric middle (within 10 % of any latency in it). */
 function meanSeconds(dense: Float64Array): number {
@@ -69,9 +39,6 @@ function meanSeconds(dense: Float64Array): number {
   });
   return n > 0 ? s / n : NaN;
 }
-
-const ms = (s: number): string => `${(s * 1e3).toFixed(1)} ms`;
-const bucketText = (k: number): string => `(${ms(lowerBoundSeconds(k))}, ${ms(upperBoundSeconds(k))}]`;
 
 test(
   'tags: with nr_requests 4 under 32 reads in flight, the total agrees with fio’s clat within a bucket and the submit wait is the difference',
@@ -339,49 +306,5 @@ test(
     assert.ok(heldSeconds.length >= 3, `writes waited over 10 ms for their request in ${heldSeconds.length} seconds, want 3 or more`);
     const unmarked = heldSeconds.filter((s) => s.wbt === 0).map((s) => s.ts);
     assert.deepEqual(unmarked, [], 'seconds in which writes were held without wbt’s mark');
-  },
-);
-
-const ioHierarchy = findIoHierarchy(readFileSync('/proc/self/mountinfo', 'utf8'));
-
-test(
-  'pressure: reads held by blk-throttle at a tenth of their rate raise the I/O pressure, which the submit wait cannot see',
-  { timeout: 90_000, skip: ioHierarchy ? false : 'SKIPPED LOUDLY: no cgroup hierarchy with the io controller: blk-throttle cannot be set' },
-  async (t) => {
-    const h = ioHierarchy as NonNullable<typeof ioHierarchy>;
-    const loop = createLoopDevice({ sizeMiB: 64, t });
-    const dir = join(h.mountPoint, `blkheat-psi-${process.pid}`);
-    mkdirSync(dir);
-    t.after(() => rmdirSync(dir));
-    const LIMIT = 50;
-    // blk-throttle holds the bios in blk_throtl_bio(), before block_bio_queue.
-    if (h.version === 1) writeFileSync(join(dir, 'blkio.throttle.read_iops_device'), `${loop.dev} ${LIMIT}`);
-    else writeFileSync(join(dir, 'io.max'), `${loop.dev} riops=${LIMIT}`);
-    const rec = await record(t, { disks: [loop.name] });
-    const quietFrom = Math.floor(Date.now() / 1000) + 1;
-    await sleep(3000);
-    const from = Math.floor(Date.now() / 1000) + 1;
-    const fio = await runFio({ filename: loop.path, rw: 'randread', numjobs: 2, runtimeS: 6, rateIops: 5 * LIMIT, cgroupDir: dir });
-    const to = Math.floor(Date.now() / 1000) - 1;
-    await rec.waitForSecond(to + 1);
-    const share = (a: number, b: number): number[] =>
-      rec.frames.filter((f) => f.ts >= a && f.ts < b).map((f) => (f.psi?.some_us ?? NaN) / (f.step * 1e6));
-    const quiet = share(quietFrom, from - 1);
-    const busy = share(from + 1, to);
-    const reads = readTotals(classTotals(rec.frames, loop.dev, from, to + 1));
-    const clat = fio.readClat;
-    assert.ok(clat, 'fio reported no read latency');
-    const totalP99 = quantileBucket(reads.t, 0.99) ?? -1;
-    const pct = (xs: number[]): string => xs.map((x) => `${(x * 100).toFixed(0)}%`).join(' ');
-    t.diagnostic(
-      `I/O pressure "some" per second: before ${pct(quiet)}, throttled ${pct(busy)}; fio: ${fio.iops.toFixed(0)} IOPS (limit ${LIMIT}), ` +
-        `clat mean ${ms(clat.mean / 1e9)}, p50 ${ms(clat.p50 / 1e9)}; blkheat total p99 ${bucketText(totalP99)}`,
-    );
-    assert.ok(busy.length >= 3 && busy.every((x) => x >= 0.5), `the pressure did not rise while the reads were throttled: ${pct(busy)}`);
-    assert.ok(Math.max(...busy) > 2 * Math.max(0.05, ...quiet), `no rise over the quiet seconds (${pct(quiet)})`);
-    // What blk-throttle held is before block_bio_queue: not in the total, which stays the disk's.
-    // blk-throttle lets a few through at once each slice and holds the rest: the mean tells.
-    assert.ok(clat.mean >= 10e6, `fio's reads were not held (clat mean ${ms(clat.mean / 1e9)})`);
-    assert.ok(upperBoundSeconds(totalP99) < 0.005, `total p99 ${bucketText(totalP99)}: the throttle's wait is not before block_bio_queue`);
   },
 );

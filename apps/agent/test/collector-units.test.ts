@@ -231,15 +231,15 @@ test('frames roll partitions up into their disk unless asked, and keep counts ex
   assert.equal(rolled.disks[1]?.dropped, 4 + 2 + 1);
   // Sizes: the 4 KiB and 1 MiB reads of 254:0 (partition rolled up) stay apart, with their latencies.
   assert.deepEqual(rolled.disks[1]?.cls[0]?.sz, [
-    { s: 12, n: 5, d: [40, 5] },
-    { s: 20, n: 3, d: [41, 3] },
+    { s: 12, n: 5, d: [40, 5], q: [0, 5] },
+    { s: 20, n: 3, d: [41, 3], q: [0, 3] },
   ]);
   // Cgroups: across classes and partitions of the disk, busiest first, with their latencies.
   assert.deepEqual(rolled.disks[1]?.cg, [
-    { g: '/a', n: 7, d: [40, 5, 50, 2] },
-    { g: '/b', n: 3, d: [41, 3] },
+    { g: '/a', n: 7, d: [40, 5, 50, 2], q: [0, 7] },
+    { g: '/b', n: 3, d: [41, 3], q: [0, 3] },
   ]);
-  assert.deepEqual(rolled.disks[0]?.cg, [{ g: '/', n: 2, d: [45, 1, bucketCount() - 1, 1] }]);
+  assert.deepEqual(rolled.disks[0]?.cg, [{ g: '/', n: 2, d: [45, 1, bucketCount() - 1, 1], q: [0, 2] }]);
   const split = buildFrame(1795290000, entries, reg, namer, { partitions: true });
   assert.deepEqual(
     split.disks.map((d) => d.dev),
@@ -271,6 +271,48 @@ test('frames roll partitions up into their disk unless asked, and keep counts ex
     { partitions: false, schema: FINE_BUCKET_SCHEMA },
   );
   assert.deepEqual(fineFrame.disks[0]?.cls[0]?.d, [180, 4, bucketCount(FINE_BUCKET_SCHEMA) - 1, 1]);
+});
+
+test('sizes and cgroups carry every phase their class does: each summed over them is the class’s (protocol 4)', (t) => {
+  const reg = new DeviceRegistry(fakeSysfs(t));
+  const namer = new ClassNamer(REQ_OPS, ABI.classBits);
+  const value = (count: number, wait: number, unknown: number): ReturnType<typeof emptyHistValue> => {
+    const v = emptyHistValue(ABI);
+    v.count = count;
+    v.device[40] = count;
+    v.queue[2] = count;
+    v.submit[wait] = count - unknown;
+    v.total[wait + 1] = count - unknown;
+    v.submitUnknown = unknown;
+    return v;
+  };
+  const entries = [
+    { dev: (254 << 20) | 0, cls: 0, size: 12, cgroup: '/a', value: value(5, 30, 0) },
+    { dev: (254 << 20) | 1, cls: 0, size: 20, cgroup: '/a', value: value(3, 60, 1) },
+    { dev: (254 << 20) | 0, cls: 0, size: 12, cgroup: '/b', value: value(2, 61, 0) },
+  ];
+  const disk = buildFrame(1795290000, entries, reg, namer, { partitions: false, submitPhase: true }).disks[0];
+  const read = disk?.cls[0];
+  assert.ok(read?.t && read.w, 'a request-based disk’s class carries the submit phase');
+  assert.deepEqual(read.sz, [
+    { s: 12, n: 7, d: [40, 7], q: [2, 7], w: [30, 5, 61, 2], t: [31, 5, 62, 2] },
+    { s: 20, n: 3, d: [40, 3], q: [2, 3], w: [60, 2], t: [61, 2], wu: 1 },
+  ]);
+  assert.deepEqual(disk?.cg, [
+    { g: '/a', n: 8, d: [40, 8], q: [2, 8], w: [30, 5, 60, 2], t: [31, 5, 61, 2], wu: 1 },
+    { g: '/b', n: 2, d: [40, 2], q: [2, 2], w: [61, 2], t: [62, 2] },
+  ]);
+  for (const key of ['d', 'q', 'w', 't'] as const) {
+    const sum = (hs: readonly (readonly number[] | undefined)[]): number => hs.reduce((n, h) => n + sparseTotal(h ?? []), 0);
+    assert.equal(sum(read.sz?.map((z) => z[key]) ?? []), sparseTotal(read[key] ?? []), `sizes, ${key}`);
+    assert.equal(sum(disk?.cg?.map((g) => g[key]) ?? []), sparseTotal(read[key] ?? []), `cgroups, ${key}`);
+  }
+  // A bio-based disk (zram0) has no submit phase: its sizes and cgroups carry none either.
+  const bio = buildFrame(1795290000, [{ dev: 253 << 20, cls: 0, size: 12, cgroup: '/', value: value(2, 30, 0) }], reg, namer, {
+    partitions: false,
+    submitPhase: true,
+  }).disks[0];
+  assert.deepEqual([bio?.cls[0]?.t, bio?.cls[0]?.sz?.[0]?.t, bio?.cg?.[0]?.w], [undefined, undefined, undefined]);
 });
 
 test('sample budget: a quarter reserved for the slowest, the rest paced by the expected rate', () => {

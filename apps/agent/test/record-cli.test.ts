@@ -10,6 +10,13 @@ import { createLoopDevice, runDd, sleep } from '@blkheat/testkit';
 
 const count = z.number().int().min(0);
 const bucketTriple = z.tuple([z.number().min(0), z.number().positive().nullable(), z.number().int().positive()]);
+const phases = {
+  device: z.array(bucketTriple),
+  queue: z.array(bucketTriple).optional(),
+  submit: z.array(bucketTriple).optional(),
+  total: z.array(bucketTriple).optional(),
+  submit_unknown: count.optional(),
+};
 const recordLineSchema = z.strictObject({
   v: z.literal(4),
   ts: z.number().int(),
@@ -46,7 +53,8 @@ const recordLineSchema = z.strictObject({
       causes: z.strictObject({ frozen: count.optional(), refused: count.optional() }).optional(),
       wbt: count.optional(),
       queue_changed: z.array(z.enum(['scheduler', 'nr_requests'])).optional(),
-      cgroups: z.array(z.strictObject({ cgroup: z.string().min(1), count, device: z.array(bucketTriple) })),
+      // A cgroup's and a size's phases (added in 4) as a class's, each optional but `device`.
+      cgroups: z.array(z.strictObject({ cgroup: z.string().min(1), count, ...phases })),
       classes: z.array(
         z.strictObject({
           class: z.string(),
@@ -54,7 +62,7 @@ const recordLineSchema = z.strictObject({
           errors: z.record(z.string(), count).optional(),
           passthrough: z.literal(true).optional(),
           bytes: count,
-          sizes: z.array(z.strictObject({ max_bytes: count, count, device: z.array(bucketTriple) })).optional(),
+          sizes: z.array(z.strictObject({ max_bytes: count, count, ...phases })).optional(),
           device: z.array(bucketTriple),
           queue: z.array(bucketTriple),
           submit: z.array(bucketTriple).optional(),
@@ -65,6 +73,7 @@ const recordLineSchema = z.strictObject({
     }),
   ),
   psi: z.strictObject({ some_us: count, full_us: count }).optional(),
+  cg_psi: z.array(z.strictObject({ g: z.string().min(1), some_us: count, full_us: count })).optional(),
   samples: z.array(z.record(z.string(), z.unknown())).optional(),
 });
 

@@ -211,6 +211,12 @@ export function startApp(): void {
         useUi.setState({ kind });
       }
     }
+    // The first frame whose `cg` splits every phase: a cgroup filter on a phase besides device
+    // latency now applies (model/cgroups.ts), so the heat maps are built again with it.
+    if (changed('cgroupPhases')) {
+      const ui = useUi.getState();
+      if (ui.cgroup !== undefined && ui.kind !== 'device') data.refresh();
+    }
   });
 
   // A paused view whose data the agent has not got yet: the first hello sets historyFrom.

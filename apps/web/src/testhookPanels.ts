@@ -13,7 +13,7 @@ import { canvasPixel, inViewport, pixelInBox, pixelOf } from './testhookPage.js'
 import { COMPARE_DIFFERENCE_DRAWN, COMPARE_OVERLAY_DRAWN, compareViewKey } from './views/compareCharts.js';
 import { placed } from './views/geometry.js';
 import { OFFSET_SCATTER_DRAWN, OFFSET_SCATTER_VIEW } from './views/OffsetScatterPanel.js';
-import { PRESSURE_DRAWN, PRESSURE_VIEW } from './views/PressureStrip.js';
+import { CGROUP_PRESSURE_VIEW, PRESSURE_DRAWN, PRESSURE_VIEW } from './views/PressureStrip.js';
 import { SIZE_LATENCY_DRAWN, SIZE_LATENCY_VIEW, sizeCellCentre } from './views/SizeLatencyPanel.js';
 import { THROUGHPUT_DRAWN } from './views/throughputStrip.js';
 import { diskViews } from './views/useDiskDrawing.js';
@@ -72,6 +72,8 @@ export function panelReads(): Pick<
         by: c.by,
         ...(c.by === 'latency' ? { uLo: c.uLo, uHi: c.uHi } : { classColours: Object.fromEntries(c.colours) }),
         truncated: offset?.truncated ?? false,
+        pick: offset?.pick ?? 'spread',
+        ...(offset?.matched !== undefined ? { matched: offset.matched } : {}),
         samples: [...rows],
       };
     },
@@ -96,8 +98,8 @@ export function panelReads(): Pick<
     throughputPixelAt(dev, x, y) {
       return canvasPixel('throughput', dev, x, y);
     },
-    pressure() {
-      const p = scheduler.drawn(PRESSURE_VIEW, PRESSURE_DRAWN)?.value;
+    pressure(cgroup) {
+      const p = scheduler.drawn(cgroup ? CGROUP_PRESSURE_VIEW : PRESSURE_VIEW, PRESSURE_DRAWN)?.value;
       if (!p) return undefined;
       const list = (a: Float64Array): (number | null)[] => Array.from(a, (v) => (Number.isNaN(v) ? null : v));
       const s = p.series;

@@ -54,7 +54,11 @@ export function storeReads({
         for (const r of d.rows) {
           const percentiles: Record<string, { baseline: number | null; comparison: number | null; delta: number | null }> = {};
           for (const p of r.deltas)
-            percentiles[p.label] = { baseline: p.baseline ?? null, comparison: p.comparison ?? null, delta: p.delta ?? null };
+            percentiles[p.label] = {
+              baseline: p.baseline?.seconds ?? null,
+              comparison: p.comparison?.seconds ?? null,
+              delta: p.delta ?? null,
+            };
           rows[r.c === ALL_CLASSES ? 'all' : r.c] = {
             baseline: [...r.baseline.hist],
             comparison: [...r.comparison.hist],

@@ -3,6 +3,7 @@
  * counts, histogram, percentiles, cgroups and size × latency cells, and counts per class.
  */
 import { useData } from './store/pipelineStore.js';
+import { shownQuantiles } from './store/shownWindow.js';
 import type { BlkheatHook } from './testhookApi.js';
 
 export function summaryReads(): Pick<BlkheatHook, 'counts' | 'histogram' | 'percentiles' | 'classCounts' | 'cgroups' | 'sizeLatency'> {
@@ -30,9 +31,9 @@ export function summaryReads(): Pick<BlkheatHook, 'counts' | 'histogram' | 'perc
       return h ? [...h.hist] : [];
     },
     percentiles(dev) {
-      const h = useData.getState().summary?.perDisk.get(dev);
+      // As the page shows them: bounds, or exact from sampled I/Os (store/shownWindow.ts).
       const out: Record<string, number> = {};
-      if (h) for (const q of h.quantiles) out[q.label] = q.seconds;
+      for (const q of shownQuantiles(useData.getState(), dev)) out[q.label] = q.seconds;
       return out;
     },
     classCounts() {

@@ -25,6 +25,7 @@ import {
 import { divergingColour } from '../src/model/colour.ts';
 import { formatShareDelta } from '../src/model/format.ts';
 import { formatLatency } from '../src/model/latency.ts';
+import { formatQuantile } from '../src/model/percentiles.ts';
 import { compareInSnapshot, exportSnapshotText, snapshotTextWithCompare, snapshotWithCompare } from '../src/model/snapshot.ts';
 import { snapshotOf } from './fixtures/dataLayer.ts';
 
@@ -117,19 +118,21 @@ test('percentileDeltas: p50/p90/p99/p99.9 of both ranges and comparison − base
     deltas.map((d) => d.label),
     ['p50', 'p90', 'p99', 'p99.9'],
   );
-  // Rank 50 of 100 I/Os in one bucket: half-way through it on the log scale.
-  const mid = (bucket: number, frac: number): number => {
-    const lo = lowerBoundSeconds(bucket, S);
-    return lo * (upperBoundSeconds(bucket, S) / lo) ** frac;
-  };
+  // A histogram knows the bucket of the I/O at a rank, not where in it: every percentile is shown
+  // as its bucket's top ("≤"), and the delta is the difference of the two tops.
+  const top = (bucket: number): number => upperBoundSeconds(bucket, S);
   const p50 = deltas[0];
   assert.ok(p50 && p50.baseline !== undefined && p50.comparison !== undefined && p50.delta !== undefined);
-  assert.ok(Math.abs(p50.baseline - mid(B2, 0.5)) < 1e-15);
-  assert.ok(Math.abs(p50.comparison - mid(B8, 0.5)) < 1e-15);
-  assert.ok(Math.abs(p50.delta - (mid(B8, 0.5) - mid(B2, 0.5))) < 1e-15);
+  assert.deepEqual([p50.baseline.kind, p50.baseline.bucket, p50.baseline.seconds], ['bound', B2, top(B2)]);
+  assert.deepEqual([p50.comparison.kind, p50.comparison.bucket, p50.comparison.seconds], ['bound', B8, top(B8)]);
+  assert.equal(formatQuantile(p50.baseline), `≤ ${formatLatency(top(B2))}`);
+  assert.equal(formatQuantile(p50.comparison), `≤ ${formatLatency(top(B8))}`);
+  assert.equal(p50.delta, top(B8) - top(B2));
   assert.ok(Math.abs(p50.delta - 6e-3) < upperBoundSeconds(B8, S) - lowerBoundSeconds(B8, S), 'within one bucket of 6 ms');
   const p99 = deltas[2];
-  assert.ok(p99?.delta !== undefined && Math.abs(p99.delta - (mid(B8, 0.99) - mid(B2, 0.99))) < 1e-15);
+  assert.ok(p99?.comparison !== undefined && p99.delta !== undefined);
+  assert.equal(p99.comparison.seconds, top(B8), 'p99 of one bucket: its top too');
+  assert.equal(p99.delta, top(B8) - top(B2));
   const none = percentileDeltas(a, hist({}), S)[0];
   assert.equal(none?.comparison, undefined);
   assert.equal(none?.delta, undefined, 'no delta against a range without I/O');

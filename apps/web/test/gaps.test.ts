@@ -154,7 +154,7 @@ test('data layer: an outage in the stream draws as no data, idle seconds do not;
   const sum = dm.freshSummary();
   assert.ok(sum);
   assert.equal(sum.unrecorded, 8);
-  assert.equal(sum.covered, 32, 'rates divide by the 32 recorded seconds, not the 60 s view');
+  assert.equal(sum.windowSeconds, 32, 'rates divide by the 40 s the source can speak for less the 8 s outage, not the 60 s view');
   assert.equal(sum.disks.get('7:0')?.n, 30 * 40);
   // Each disk's colours scale to its own visible cells; shared, to the busiest.
   assert.equal(h.scaleFor('7:0')?.max, 50);
@@ -201,7 +201,7 @@ test('data layer: a snapshot (idle steps left out) shows no gaps; its rate is ov
   assert.ok(m);
   assert.deepEqual(unrecordedRuns(m, T0, T0 + 30, h.known()), []);
   const sum = h.dm.freshSummary();
-  assert.equal(sum?.covered, 30);
+  assert.equal(sum?.windowSeconds, 30, 'over the whole range, idle steps (left out of the file) too');
   assert.equal(sum?.unrecorded, 0);
 });
 

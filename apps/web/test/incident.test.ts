@@ -49,7 +49,7 @@ function loop0Classes(from: number, to: number): { reads: number; writes: number
 }
 
 test('cgroup breakdown: counts, shares and device latency per cgroup are the frames’ sums', () => {
-  const b = cgroupBreakdown(frames, { from: T0 + 10, to: T0 + 100 }, BUCKET_SCHEMA);
+  const b = cgroupBreakdown(frames, { from: T0 + 10, to: T0 + 100, kind: 'device' }, BUCKET_SCHEMA);
   const want = loop0Classes(T0 + 10, T0 + 100);
   const loop = b.get(LOOP0);
   assert.ok(loop);
@@ -78,9 +78,9 @@ test('cgroup breakdown: counts, shares and device latency per cgroup are the fra
 });
 
 test('cgroup breakdown: the same over frames merged into 10 s steps, and summed in slices', () => {
-  const whole = cgroupBreakdown(frames, { from: T0, to: T0 + 120 }, BUCKET_SCHEMA);
-  const coarse = cgroupBreakdown(coarsenFrames(frames, 10), { from: T0, to: T0 + 120 }, BUCKET_SCHEMA);
-  const sliced = new CgroupTally({ from: T0, to: T0 + 120 }, BUCKET_SCHEMA);
+  const whole = cgroupBreakdown(frames, { from: T0, to: T0 + 120, kind: 'device' }, BUCKET_SCHEMA);
+  const coarse = cgroupBreakdown(coarsenFrames(frames, 10), { from: T0, to: T0 + 120, kind: 'device' }, BUCKET_SCHEMA);
+  const sliced = new CgroupTally({ from: T0, to: T0 + 120, kind: 'device' }, BUCKET_SCHEMA);
   for (let i = 0; i < frames.length; i += 7) sliced.add(frames, i, Math.min(frames.length, i + 7));
   const strip = (m: ReturnType<typeof cgroupBreakdown>) =>
     [...m.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([dev, b]) => [dev, b.rows.map((r) => [r.g, r.n, [...r.hist]])] as const);
@@ -116,8 +116,9 @@ test('heat matrix under a cgroup filter counts that cgroup’s device latency, p
   });
   assert.equal(none.maxCell(), 0, 'no cg in the data: nothing is drawn as that cgroup’s');
   assert.equal(none.recordedSeconds(T0 + 5), 1, 'the seconds are still recorded (not "no data")');
-  assert.equal(cgroupFilterApplies('device'), true);
-  assert.equal(cgroupFilterApplies('queue'), false, 'cg carries no queue latency');
+  assert.equal(cgroupFilterApplies('device', []), true);
+  assert.equal(cgroupFilterApplies('queue', []), false, 'cg before protocol 4 carries no queue latency');
+  assert.equal(cgroupFilterApplies('queue', ['queue']), true, 'from protocol 4 cg carries every phase (cgroup-phases.test.ts)');
 });
 
 test('size classes: the smallest s with bytes <= 2^s', () => {
@@ -129,7 +130,7 @@ test('size classes: the smallest s with bytes <= 2^s', () => {
 
 test('size × latency: cells and columns are the frames’ sums, contiguous from smallest to largest, class filter applied', () => {
   const want = loop0Classes(T0, T0 + 120);
-  const m = sizeLatency(frames, { from: T0, to: T0 + 120 }, BUCKET_SCHEMA).get(LOOP0);
+  const m = sizeLatency(frames, { from: T0, to: T0 + 120, kind: 'device' }, BUCKET_SCHEMA).get(LOOP0);
   assert.ok(m);
   assert.deepEqual(m.sizes, [12, 13, 14, 15, 16, 17, 18, 19, 20]);
   assert.deepEqual(m.counts, [want.reads, 0, 0, 0, 0, 0, 0, 0, want.writes]);
@@ -142,16 +143,16 @@ test('size × latency: cells and columns are the frames’ sums, contiguous from
   assert.deepEqual(bucketWindowOf(m.hists, [fast + 2, slow - 2]), [fast, slow + 1], 'a window is widened to hold every cell');
   assert.deepEqual(bucketWindowOf(m.hists, [fast - 8, slow + 8]), [fast - 8, slow + 8]);
   assert.equal(bucketWindowOf([new Float64Array(4)]), undefined);
-  const writes = sizeLatency(frames, { from: T0, to: T0 + 120, classes: new Set(['Write']) }, BUCKET_SCHEMA).get(LOOP0);
+  const writes = sizeLatency(frames, { from: T0, to: T0 + 120, kind: 'device', classes: new Set(['Write']) }, BUCKET_SCHEMA).get(LOOP0);
   assert.deepEqual(writes?.sizes, [LARGE_S]);
   assert.deepEqual(writes?.counts, [want.writes]);
-  const coarse = sizeLatency(coarsenFrames(frames, 40), { from: T0, to: T0 + 120 }, BUCKET_SCHEMA).get(LOOP0);
+  const coarse = sizeLatency(coarsenFrames(frames, 40), { from: T0, to: T0 + 120, kind: 'device' }, BUCKET_SCHEMA).get(LOOP0);
   assert.deepEqual(coarse?.counts, m.counts, 'merged frames: the same');
   assert.deepEqual(
     coarse?.hists.map((h) => [...h]),
     m.hists.map((h) => [...h]),
   );
-  assert.equal(sizeLatency(frames, { from: T0, to: T0 + 120 }, BUCKET_SCHEMA).get(VDA)?.framesWithSz, 0, 'vda has no sz');
+  assert.equal(sizeLatency(frames, { from: T0, to: T0 + 120, kind: 'device' }, BUCKET_SCHEMA).get(VDA)?.framesWithSz, 0, 'vda has no sz');
 });
 
 test('samples: kept by cgroup path and by size class, locally and as the agent answer is filtered', () => {

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUCKET_SCHEMA, type IoSample, lowerBoundSeconds, upperBoundSeconds } from '@blkheat/shared-types';
 import { PALETTE_SIZE } from '../src/model/colour.ts';
+import { readSample } from './fixtures/samples.ts';
 import { apply, compose, invert, timeToCss, type Viewport } from '../src/model/coords.ts';
 import {
   boxFromCss,
@@ -21,22 +22,6 @@ import {
 const close = (a: number, b: number, eps = 1e-9): void => assert.ok(Math.abs(a - b) <= eps * Math.max(1, Math.abs(b)), `${a} ≉ ${b}`);
 
 const vp: OffsetViewport = { from: 1_700_000_000, to: 1_700_000_060, sectorLo: 0, sectorHi: 32_000_000, width: 900, height: 220, dpr: 2 };
-
-function sample(tsS: number, sector: number | null, dNs = 1_000_000): IoSample {
-  return {
-    ts_us: Math.round(tsS * 1e6),
-    dev: '7:0',
-    c: 'Read',
-    sector,
-    bytes: 4096,
-    q_ns: null,
-    d_ns: dNs,
-    pid: 1,
-    comm: 'fio',
-    cgroup: 1,
-    outlier: false,
-  };
-}
 
 test('time and sector → css invert; x is the heat maps’ timeToCss for the same range and width', () => {
   const heatViewport: Viewport = { from: vp.from, to: vp.to, uLo: 0, uHi: 10, width: vp.width, height: 100, dpr: 2 };
@@ -58,7 +43,7 @@ test('a sample’s pixel, inverted as a one-pixel box, holds the sample; flushes
     [vp.from + 59.99, 31_999_992],
     [vp.from + 30, 16_000_000],
   ] as const) {
-    const s = sample(t, sector);
+    const s = readSample(t, sector);
     const p = samplePixel(s, vp);
     assert.ok(p, `${t} ${sector}`);
     // Expected independently: the fraction of the range and of the sector window.
@@ -67,14 +52,14 @@ test('a sample’s pixel, inverted as a one-pixel box, holds the sample; flushes
     const box = boxFromCss(vp, p.x, p.y, p.x + 1, p.y + 1);
     assert.ok(inBox(s, box), `${JSON.stringify(box)} misses ${t} ${sector}`);
   }
-  assert.equal(samplePixel(sample(vp.from + 1, null), vp), undefined);
-  assert.equal(samplePixel(sample(vp.to + 1, 8), vp), undefined);
-  assert.equal(samplePixel(sample(vp.from - 1, 8), vp), undefined);
+  assert.equal(samplePixel(readSample(vp.from + 1, null), vp), undefined);
+  assert.equal(samplePixel(readSample(vp.to + 1, 8), vp), undefined);
+  assert.equal(samplePixel(readSample(vp.from - 1, 8), vp), undefined);
 });
 
 test('a brushed box holds exactly the samples whose pixels lie inside its pixel rows and columns', () => {
   const rows: IoSample[] = [];
-  for (let i = 0; i < 2000; i++) rows.push(sample(vp.from + ((i * 0.0371) % 60), ((i * 7919) % 4_000_000) * 8));
+  for (let i = 0; i < 2000; i++) rows.push(readSample(vp.from + ((i * 0.0371) % 60), ((i * 7919) % 4_000_000) * 8));
   const [x0, y0, x1, y1] = [200, 40, 450, 160];
   const box = boxFromCss(vp, x1, y1, x0, y0);
   const byBox = rows.filter((s) => inBox(s, box));
@@ -106,7 +91,7 @@ test('latency colour: the heat maps’ latency window spans the palette, log-spa
 });
 
 test('sector extent holds every I/O on round byte offsets; ticks are labelled in bytes', () => {
-  const rows = [sample(vp.from, 2048), sample(vp.from, 7_000_000), sample(vp.from, null)];
+  const rows = [readSample(vp.from, 2048), readSample(vp.from, 7_000_000), readSample(vp.from, null)];
   const [lo, hi] = sectorExtent(rows);
   assert.ok(lo <= 2048 && hi >= 7_000_000 + 4096 / SECTOR_BYTES, `${lo}..${hi}`);
   assert.deepEqual(sectorExtent([]), [0, 1]);

@@ -101,3 +101,21 @@ test('the strip scale: the largest visible share of some, at least the floor, at
   assert.equal(pressureBarHeight(NaN, 0.42, h), 0);
   assert.equal(pressureBarHeight(0.0001, 0.42, h), 1, 'any stall shows, one pixel at least');
 });
+
+test('a cgroup’s series reads its entry of cg_psi: no data where the frame has none for it, the host’s untouched', () => {
+  const frames: Frame[] = [
+    { ...psiFrame(T0, 100_000), cg_psi: [{ g: '/backup', some_us: 900_000, full_us: 800_000 }] },
+    { ...psiFrame(T0 + 1, 100_000), cg_psi: [{ g: '/db', some_us: 5, full_us: 0 }] },
+    psiFrame(T0 + 2, 100_000),
+  ];
+  assert.equal(hasPressure(frames, '/backup'), true);
+  assert.equal(hasPressure(frames, '/web'), false);
+  const s = pressureSeries(frames, 1, T0, T0 + 3, '/backup');
+  assert.deepEqual(list(s.some), [0.9, null, null]);
+  assert.deepEqual(list(s.full), [0.8, null, null]);
+  assert.deepEqual(list(pressureSeries(frames, 1, T0, T0 + 3).some), [0.1, 0.1, 0.1], 'the host’s');
+  // A merged 10 s frame: the cgroup's stall over the frame's 10 s, as the host's is; from the 1 s
+  // frames of a coarse column, over the seconds that had it.
+  assert.deepEqual(list(pressureSeries(coarsenFrames(frames, 10), 10, T0 / 10, T0 / 10 + 1, '/backup').some), [0.09]);
+  assert.deepEqual(list(pressureSeries(frames, 10, T0 / 10, T0 / 10 + 1, '/backup').some), [0.9]);
+});

@@ -74,7 +74,7 @@ test('summarize: in slices or at once, the same summary; brute force agrees', ()
     sliced.perDisk.get('7:0')?.total,
     sliced.perDisk.get('7:0')?.hist.reduce((s, v) => s + v, 0),
   );
-  assert.equal(sliced.covered, 600, 'seconds of the range inside the snapshot');
+  assert.equal(sliced.windowSeconds, 600, 'rates are over the seconds of the range inside the snapshot');
 });
 
 test('BreakdownTally: every class of every frame is named for the filter, in range or not', () => {

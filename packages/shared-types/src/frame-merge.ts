@@ -10,19 +10,22 @@
 import { type BucketSchema, BUCKET_SCHEMA, bucketCount } from './buckets.js';
 import {
   CGROUP_OTHER,
+  CGROUP_PSI_LISTED,
+  type CgroupPressure,
   CGROUPS_LISTED,
   type CgroupSeries,
   type ClassSeries,
   type DiskFrame,
   type Frame,
   type InflightState,
+  type PhaseSeries,
   type IoPressure,
   type OpGroup,
   joinQueueSettings,
   type QueueSetting,
   type SubmitCause,
 } from './frame-model.js';
-import { addSparseInto, toSparse, type SparseHist } from './histogram.js';
+import { addPhaseAcc, addPhases, newPhaseAcc, type PhaseAcc, phasesOf } from './phase-acc.js';
 
 /** Which disks ("MAJ:MIN") and classes to keep; an absent list keeps everything. */
 export interface FrameFilter {
@@ -39,7 +42,7 @@ export function isPassThroughFilter(filter: FrameFilter): boolean {
  * The frame restricted to the filter's disks and classes. A disk left with no class is
  * dropped; the frame itself is always returned (an empty `disks` still says "this step was
  * recorded and had nothing of interest"). Per-disk `dropped`/`missed`/`untimed`/`cg`/`causes` are
- * kept as they are: they are not attributed to classes; so is the host's `psi` (no disk's).
+ * kept as they are: they are not attributed to classes; so are the host's `psi` and the cgroups' `cg_psi` (no disk's).
  */
 export function filterFrame(frame: Frame, filter: FrameFilter): Frame {
   if (isPassThroughFilter(filter)) return frame;
@@ -55,7 +58,13 @@ export function filterFrame(frame: Frame, filter: FrameFilter): Frame {
     const cls = disk.cls.filter((c) => classes.has(c.c));
     if (cls.length > 0) out.push({ ...disk, cls });
   }
-  return { ts: frame.ts, step: frame.step, disks: out, ...(frame.psi ? { psi: frame.psi } : {}) };
+  return {
+    ts: frame.ts,
+    step: frame.step,
+    disks: out,
+    ...(frame.psi ? { psi: frame.psi } : {}),
+    ...(frame.cg_psi ? { cg_psi: frame.cg_psi } : {}),
+  };
 }
 
 /** True when no disk had any I/O in the frame. */
@@ -74,18 +83,13 @@ export function compareDev(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** A class's phases (PhaseAcc: submit wait and total present once an added frame's class had them), and the rest of it. */
 interface ClassAcc {
-  n: number;
-  d: Float64Array;
-  q: Float64Array;
+  readonly phases: PhaseAcc;
   e: Map<string, number> | undefined;
   pt: boolean;
-  sz: Map<number, { n: number; d: Float64Array }> | undefined;
+  sz: Map<number, PhaseAcc> | undefined;
   b: number | undefined;
-  /** Submit wait and total (added in 4): present once an added frame's class had them. */
-  w: Float64Array | undefined;
-  t: Float64Array | undefined;
-  wu: number | undefined;
 }
 
 interface DiskAcc {
@@ -95,7 +99,7 @@ interface DiskAcc {
   requeues: number | undefined;
   untimed: Map<OpGroup, number> | undefined;
   inflight: InflightState | undefined;
-  cg: Map<string, CgroupAcc> | undefined;
+  cg: Map<string, PhaseAcc> | undefined;
   causes: Map<SubmitCause, number> | undefined;
   wbt: number | undefined;
   queueChanged: QueueSetting[] | undefined;
@@ -113,38 +117,27 @@ function sortedCounts<K extends string>(counts: Map<K, number>): Partial<Record<
   return Object.fromEntries([...counts.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) as Partial<Record<K, number>>;
 }
 
-/** One cgroup's count and dense device latency, while frames are summed. */
-export interface CgroupAcc {
-  n: number;
-  readonly d: Float64Array;
-}
-
-/** Adds `n` I/Os and a device histogram (dense or sparse) to cgroup `g` of `into`. */
-export function addCgroup(into: Map<string, CgroupAcc>, g: string, n: number, buckets: number, d: Float64Array | SparseHist): void {
+/** Adds `n` I/Os with phases `h` to cgroup `g` of `into` (sums over `buckets` buckets). */
+export function addCgroup(into: Map<string, PhaseAcc>, g: string, n: number, buckets: number, h: PhaseSeries): void {
   let acc = into.get(g);
-  if (!acc) into.set(g, (acc = { n: 0, d: new Float64Array(buckets) }));
-  acc.n += n;
-  if (d instanceof Float64Array) for (let b = 0; b < d.length && b < buckets; b++) acc.d[b] = (acc.d[b] as number) + (d[b] as number);
-  else addSparseInto(acc.d, d);
+  if (!acc) into.set(g, (acc = newPhaseAcc(buckets)));
+  addPhases(acc, n, h);
 }
 
 /**
  * The cgroup series of a disk: the CGROUPS_LISTED busiest by count (ties by name), the rest summed
  * into CGROUP_OTHER, so Σ n is kept exactly however many cgroups there were.
  */
-export function cgroupSeries(accs: ReadonlyMap<string, CgroupAcc>): CgroupSeries[] {
+export function cgroupSeries(accs: ReadonlyMap<string, PhaseAcc>): CgroupSeries[] {
   const sorted = [...accs.entries()].filter(([, v]) => v.n > 0).sort(([ga, a], [gb, b]) => b.n - a.n || (ga < gb ? -1 : ga > gb ? 1 : 0));
   const listed = sorted.slice(0, CGROUPS_LISTED - 1);
   const rest = sorted.slice(CGROUPS_LISTED - 1);
-  if (rest.length === 1) listed.push(rest[0] as [string, CgroupAcc]);
-  const out: CgroupSeries[] = listed.map(([g, v]) => ({ g, n: v.n, d: toSparse(v.d) }));
+  if (rest.length === 1) listed.push(rest[0] as [string, PhaseAcc]);
+  const out: CgroupSeries[] = listed.map(([g, v]) => ({ g, n: v.n, ...phasesOf(v) }));
   if (rest.length > 1) {
-    const other = { n: 0, d: new Float64Array((rest[0] as [string, CgroupAcc])[1].d.length) };
-    for (const [, v] of rest) {
-      other.n += v.n;
-      for (let b = 0; b < v.d.length; b++) other.d[b] = (other.d[b] as number) + (v.d[b] as number);
-    }
-    out.push({ g: CGROUP_OTHER, n: other.n, d: toSparse(other.d) });
+    const other = newPhaseAcc((rest[0] as [string, PhaseAcc])[1].d.length);
+    for (const [, v] of rest) addPhaseAcc(other, v);
+    out.push({ g: CGROUP_OTHER, n: other.n, ...phasesOf(other) });
   }
   return out;
 }
@@ -186,7 +179,7 @@ export function conservedCount(disk: DiskFrame): number {
 /**
  * Sums frames into one, exactly: counts and histograms add (`w`, `t`, `wu` and `causes`, added
  * in 4, as `q`, `b` and `untimed` do: present in the sum when any added frame had them; the
- * host's `psi`, added in 4, too: the stall of the seconds that had it). Dense
+ * host's `psi` and each cgroup's `cg_psi`, added in 4, too: the stall of the seconds that had it). Dense
  * accumulation (one Float64Array per class and latency kind) keeps adding N frames
  * O(N × buckets used) rather than O(N²) sparse merges.
  */
@@ -194,6 +187,7 @@ export class FrameAccumulator {
   private readonly disks = new Map<string, DiskAcc>();
   private frames = 0;
   private psi: IoPressure | undefined;
+  private readonly cgPsi = new Map<string, IoPressure>();
 
   constructor(private readonly schema: BucketSchema = BUCKET_SCHEMA) {}
 
@@ -204,10 +198,8 @@ export class FrameAccumulator {
 
   add(frame: Frame): void {
     this.frames++;
-    if (frame.psi) {
-      const p = this.psi;
-      this.psi = { some_us: (p?.some_us ?? 0) + frame.psi.some_us, full_us: (p?.full_us ?? 0) + frame.psi.full_us };
-    }
+    if (frame.psi) this.psi = addPressure(this.psi, frame.psi);
+    for (const p of frame.cg_psi ?? []) this.cgPsi.set(p.g, addPressure(this.cgPsi.get(p.g), p));
     for (const disk of frame.disks) {
       let acc = this.disks.get(disk.dev);
       if (!acc) {
@@ -235,40 +227,24 @@ export class FrameAccumulator {
       if (disk.queue_changed) acc.queueChanged = joinQueueSettings(acc.queueChanged, disk.queue_changed);
       if (disk.cg) {
         acc.cg ??= new Map();
-        for (const g of disk.cg) addCgroup(acc.cg, g.g, g.n, bucketCount(this.schema), g.d);
+        for (const g of disk.cg) addCgroup(acc.cg, g.g, g.n, bucketCount(this.schema), g);
       }
       for (const cls of disk.cls) {
         let c = acc.classes.get(cls.c);
         if (!c) {
-          c = {
-            n: 0,
-            d: new Float64Array(bucketCount(this.schema)),
-            q: new Float64Array(bucketCount(this.schema)),
-            e: undefined,
-            pt: false,
-            sz: undefined,
-            b: undefined,
-            w: undefined,
-            t: undefined,
-            wu: undefined,
-          };
+          c = { phases: newPhaseAcc(bucketCount(this.schema)), e: undefined, pt: false, sz: undefined, b: undefined };
+          c.phases.q = new Float64Array(bucketCount(this.schema));
           acc.classes.set(cls.c, c);
         }
-        c.n += cls.n;
-        addSparseInto(c.d, cls.d);
-        addSparseInto(c.q, cls.q);
+        addPhases(c.phases, cls.n, cls);
         if (cls.pt) c.pt = true;
         if (cls.b !== undefined) c.b = (c.b ?? 0) + cls.b;
-        if (cls.w) addSparseInto((c.w ??= new Float64Array(bucketCount(this.schema))), cls.w);
-        if (cls.t) addSparseInto((c.t ??= new Float64Array(bucketCount(this.schema))), cls.t);
-        if (cls.wu !== undefined) c.wu = (c.wu ?? 0) + cls.wu;
         if (cls.sz) {
           c.sz ??= new Map();
           for (const z of cls.sz) {
             let acc = c.sz.get(z.s);
-            if (!acc) c.sz.set(z.s, (acc = { n: 0, d: new Float64Array(bucketCount(this.schema)) }));
-            acc.n += z.n;
-            addSparseInto(acc.d, z.d);
+            if (!acc) c.sz.set(z.s, (acc = newPhaseAcc(bucketCount(this.schema))));
+            addPhases(acc, z.n, z);
           }
         }
         if (cls.e) {
@@ -288,18 +264,19 @@ export class FrameAccumulator {
       const names = [...acc.classes.keys()].sort();
       const cls: ClassSeries[] = names.map((c) => {
         const v = acc.classes.get(c) as ClassAcc;
+        const { d, q = [], w, t, wu } = phasesOf(v.phases);
         return {
           c,
-          n: v.n,
-          d: toSparse(v.d),
-          q: toSparse(v.q),
+          n: v.phases.n,
+          d,
+          q,
           ...(v.e ? { e: Object.fromEntries([...v.e.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) } : {}),
           ...(v.pt ? { pt: true as const } : {}),
           ...(v.b !== undefined ? { b: v.b } : {}),
-          ...(v.sz ? { sz: [...v.sz.entries()].sort(([a], [b]) => a - b).map(([s, z]) => ({ s, n: z.n, d: toSparse(z.d) })) } : {}),
-          ...(v.w ? { w: toSparse(v.w) } : {}),
-          ...(v.t ? { t: toSparse(v.t) } : {}),
-          ...(v.wu !== undefined ? { wu: v.wu } : {}),
+          ...(v.sz ? { sz: [...v.sz.entries()].sort(([a], [b]) => a - b).map(([s, z]) => ({ s, n: z.n, ...phasesOf(z) })) } : {}),
+          ...(w ? { w } : {}),
+          ...(t ? { t } : {}),
+          ...(wu !== undefined ? { wu } : {}),
         };
       });
       const disk: { -readonly [K in keyof DiskFrame]: DiskFrame[K] } = { dev, cls };
@@ -314,14 +291,34 @@ export class FrameAccumulator {
       if (acc.queueChanged) disk.queue_changed = acc.queueChanged;
       disks.push(disk);
     }
-    return { ts, step, disks, ...(this.psi ? { psi: this.psi } : {}) };
+    return {
+      ts,
+      step,
+      disks,
+      ...(this.psi ? { psi: this.psi } : {}),
+      ...(this.cgPsi.size > 0 ? { cg_psi: mostStalled(this.cgPsi) } : {}),
+    };
   }
 
   reset(): void {
     this.disks.clear();
     this.frames = 0;
     this.psi = undefined;
+    this.cgPsi.clear();
   }
+}
+
+/** a + b, stall by stall (a absent: b). */
+function addPressure(a: IoPressure | undefined, b: IoPressure): IoPressure {
+  return { some_us: (a?.some_us ?? 0) + b.some_us, full_us: (a?.full_us ?? 0) + b.full_us };
+}
+
+/** Cgroups' pressure as a frame carries it: the CGROUP_PSI_LISTED most stalled (`some`, then `full`, then path). */
+export function mostStalled(byPath: ReadonlyMap<string, IoPressure>): CgroupPressure[] {
+  return [...byPath.entries()]
+    .map(([g, p]) => ({ g, some_us: p.some_us, full_us: p.full_us }))
+    .sort((a, b) => b.some_us - a.some_us || b.full_us - a.full_us || (a.g < b.g ? -1 : a.g > b.g ? 1 : 0))
+    .slice(0, CGROUP_PSI_LISTED);
 }
 
 /** Sums frames into one frame for [ts, ts + step). The inputs' own ts/step are not checked. */

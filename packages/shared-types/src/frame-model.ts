@@ -24,8 +24,28 @@ export interface DiskInfo {
   readonly link?: string;
 }
 
+/**
+ * A series' latency by phase: what phaseHist() reads. Op classes carry every phase (`q` since 1,
+ * `w`, `t`, `wu` since 4); sizes and cgroups carry `d` since they were added, and `q`, `w`, `t`,
+ * `wu` since protocol 4 (snapshot 4, record JSON 4), so that size × latency and the cgroup
+ * filter follow the phase on screen. Sums as for the class: Σ of a phase over sizes (or
+ * cgroups of counted classes) = that phase over the classes.
+ */
+export interface PhaseSeries {
+  /** Device latency (issue -> complete; bio-based: queue -> complete). */
+  readonly d: SparseHist;
+  /** Queue latency (request start -> issue). */
+  readonly q?: SparseHist;
+  /** Submit wait (request-based disks): ClassSeries.w. */
+  readonly w?: SparseHist;
+  /** Total (request-based disks): ClassSeries.t. */
+  readonly t?: SparseHist;
+  /** I/Os whose bio's submission was not seen: in neither `w` nor `t`. */
+  readonly wu?: number;
+}
+
 /** One op class of one disk over one step. */
-export interface ClassSeries {
+export interface ClassSeries extends PhaseSeries {
   /** Class name, e.g. "Read", "Sync-Write", "Metadata-Read", "Flush". */
   readonly c: string;
   /** Completed I/Os (the count that matches /proc/diskstats). */
@@ -74,11 +94,10 @@ export interface ClassSeries {
   readonly wu?: number;
 }
 
-/** One size class of a class series. */
-export interface SizeSeries {
+/** One size class of a class series: its count and phases (device latency; the others added in 4). */
+export interface SizeSeries extends PhaseSeries {
   readonly s: number;
   readonly n: number;
-  readonly d: SparseHist;
 }
 
 /** The diskstats op groups, for untimed I/Os. */
@@ -124,8 +143,8 @@ export interface InflightState {
   readonly frozen?: true;
 }
 
-/** Block I/O charged to one cgroup on one disk over one step. Added in 3. */
-export interface CgroupSeries {
+/** Block I/O charged to one cgroup on one disk over one step, with its phases (`d`; the others added in 4). Added in 3. */
+export interface CgroupSeries extends PhaseSeries {
   /**
    * The cgroup's path in the hierarchy that holds the io controller (cgroup v1 "blkio" or cgroup2
    * "io"), "/" for its root; CGROUP_NONE for I/O charged to no cgroup (requests without a bio,
@@ -135,8 +154,6 @@ export interface CgroupSeries {
   readonly g: string;
   /** Completed I/Os of classes /proc/diskstats counts (not `pt`): Σ n over cgroups = Σ n of those classes. */
   readonly n: number;
-  /** Their device latency. */
-  readonly d: SparseHist;
 }
 
 /** Cgroup names that are not paths. */
@@ -231,6 +248,21 @@ export interface IoPressure {
   readonly full_us: number;
 }
 
+/**
+ * One cgroup's I/O pressure over a step (added in protocol 4, snapshot 4, record JSON 4): its
+ * cgroup2 `io.pressure`, µs of the step during which some task of the cgroup (`some_us`) or every
+ * non-idle one (`full_us`) was stalled on I/O, each at most the step. `g` is the path as in
+ * DiskFrame.cg: the agent reads the cgroups block I/O was charged to lately. Where the io
+ * controller is on cgroup v1 (blkio), the cgroup2 directory of the same path (systemd's hybrid
+ * layout keeps the two trees alike); where that has none, nothing. docs/accounting.md says more.
+ */
+export interface CgroupPressure extends IoPressure {
+  readonly g: string;
+}
+
+/** Most cgroups whose pressure a frame carries (the most stalled first). */
+export const CGROUP_PSI_LISTED = 64;
+
 /** All disks over one step starting at `ts`. */
 export interface Frame {
   /** Unix seconds of the step's start (wall-clock aligned to `step`). */
@@ -244,6 +276,12 @@ export interface Frame {
    * view). A coarse step's is the sum over its seconds that had it.
    */
   readonly psi?: IoPressure;
+  /**
+   * I/O pressure of the cgroups I/O was charged to lately (added in 4; at most CGROUP_PSI_LISTED,
+   * the most stalled first, each path once). Absent: none known. A coarse step's sums each
+   * cgroup's over its seconds that had it.
+   */
+  readonly cg_psi?: readonly CgroupPressure[];
 }
 
 /** A sampled I/O record. */
@@ -284,19 +322,38 @@ export type LatencyKind = 'total' | 'submit' | 'queue' | 'device';
 export const LATENCY_KINDS: readonly LatencyKind[] = ['total', 'submit', 'queue', 'device'];
 
 /**
- * The histogram of one phase of a class series, for a disk of `kind`: the one rule for it. A
- * bio-based disk's total and device time are both `d` (bio -> completion), it has no queue or
- * submit phase; data from before protocol 4 has no total or submit phase (empty).
+ * The histogram of one phase of a class, size or cgroup series, for a disk of `kind`: the one
+ * rule for it. A bio-based disk's total and device time are both `d` (bio -> completion), it has
+ * no queue or submit phase; data from before protocol 4 has no total or submit phase, and its
+ * sizes and cgroups no queue phase (empty: phaseCarried() tells that from "none waited").
  */
-export function phaseHist(cls: ClassSeries, phase: LatencyKind, kind: DiskInfo['kind']): SparseHist {
+export function phaseHist(cls: PhaseSeries, phase: LatencyKind, kind: DiskInfo['kind']): SparseHist {
   switch (phase) {
     case 'device':
       return cls.d;
     case 'queue':
-      return cls.q;
+      return cls.q ?? [];
     case 'submit':
       return kind === 'bio' ? [] : (cls.w ?? []);
     case 'total':
       return kind === 'bio' ? cls.d : (cls.t ?? []);
+  }
+}
+
+/**
+ * True when the series carries `phase` for a disk of `kind` (phaseHist() of it is its data, not
+ * an absence): device always; queue where `q` came (every class; sizes and cgroups since 4);
+ * submit and total where `w`/`t` came, and a bio-based disk's total (its `d`).
+ */
+export function phaseCarried(series: PhaseSeries, phase: LatencyKind, kind: DiskInfo['kind']): boolean {
+  switch (phase) {
+    case 'device':
+      return true;
+    case 'queue':
+      return series.q !== undefined;
+    case 'submit':
+      return kind === 'request' && series.w !== undefined;
+    case 'total':
+      return kind === 'bio' || series.t !== undefined;
   }
 }

@@ -8,6 +8,7 @@
  */
 import type { BucketSchema } from './buckets.js';
 import type { DiskInfo, Frame, IoSample, LatencyKind } from './frame-model.js';
+import type { SamplePick } from './sample-spread.js';
 
 export const PROTOCOL_VERSION = 4;
 
@@ -120,6 +121,13 @@ export interface SamplesAnswer {
   readonly samples: readonly IoSample[];
   /** More samples matched than were sent (limit reached). */
   readonly truncated: boolean;
+  /**
+   * The request's `pick`, said back (added in 4, with it): an answer without it is the oldest
+   * matches (an agent that does not know `pick`).
+   */
+  readonly pick?: SamplePick;
+  /** With `pick: 'spread'` (added in 4): how many samples matched in all. */
+  readonly matched?: number;
 }
 
 export interface DisksMessage {
@@ -194,6 +202,12 @@ export interface SamplesRequest {
   readonly disks?: readonly string[];
   readonly classes?: readonly string[];
   readonly limit?: number;
+  /**
+   * Added in 4: which matches an answer carries when more than `limit` match: 'first' (the
+   * default) the oldest; 'spread' some of the slowest and the rest spread evenly over [from, to)
+   * (sample-spread.ts says exactly which). An agent before it refuses the field.
+   */
+  readonly pick?: SamplePick;
 }
 
 export type ClientMessage = SubscribeRequest | RangeRequest | SamplesRequest;

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { MAX_BUCKET_COUNT, schemaProblem } from './buckets.js';
-import { CGROUPS_LISTED, INFLIGHT_LISTED, QUEUE_SETTINGS } from './frame-model.js';
+import { CGROUP_PSI_LISTED, CGROUPS_LISTED, INFLIGHT_LISTED, QUEUE_SETTINGS } from './frame-model.js';
 import { sparseProblemUpTo } from './histogram.js';
 import {
   CLASS_NAME_RE,
@@ -83,6 +83,8 @@ export const samplesRequestSchema = z
     disks: devListSchema.optional(),
     classes: classListSchema.optional(),
     limit: z.number().int().min(1).max(MAX_SAMPLES_PER_ANSWER).optional(),
+    /** Added in protocol 4 (sample-spread.ts): the oldest matches, or the slowest and the rest spread over the range. */
+    pick: z.enum(['first', 'spread']).optional(),
   })
   .refine(spanOk, spanMessage)
   .refine((v) => v.minNs === undefined || v.maxNs === undefined || v.maxNs >= v.minNs, {
@@ -134,6 +136,21 @@ const cgroupPathSchema = z.string().min(1).max(MAX_CGROUP_PATH_LENGTH);
 /** Block status names (blk_status_t without the BLK_STS_ prefix), or "STATUS<n>" for ones this build does not know. */
 const statusNameSchema = z.string().regex(/^[A-Z][A-Z0-9_]{0,31}$/, 'a block status name like IOERR');
 
+/**
+ * The phases of a size class or cgroup series (PhaseSeries): device latency `d`, and from
+ * protocol 4 queue, submit-wait and total latency and `wu` (I/Os of `n` in neither `w` nor `t`).
+ */
+const phaseFields = {
+  d: sparseHistSchema,
+  q: sparseHistSchema.optional(),
+  w: sparseHistSchema.optional(),
+  t: sparseHistSchema.optional(),
+  wu: count.optional(),
+};
+/** `wu` counts I/Os of `n`: never more (a class's, a size's or a cgroup's). */
+const wuWithinN = (c: { n: number; wu?: number | undefined }): boolean => c.wu === undefined || c.wu <= c.n;
+const wuWithinNIssue = { message: 'must not be above n', path: ['wu'] };
+
 export const classSeriesSchema = z
   .strictObject({
     c: classNameSchema,
@@ -144,7 +161,7 @@ export const classSeriesSchema = z
     pt: z.literal(true).optional(),
     b: count.optional(),
     sz: z
-      .array(z.strictObject({ s: z.number().int().min(0).max(32), n: count, d: sparseHistSchema }))
+      .array(z.strictObject({ s: z.number().int().min(0).max(32), n: count, ...phaseFields }).refine(wuWithinN, wuWithinNIssue))
       .max(33)
       .optional(),
     /** Added in protocol 4: submit wait, total, and the I/Os of `n` whose submission was not seen (at most `n`). */
@@ -152,7 +169,7 @@ export const classSeriesSchema = z
     t: sparseHistSchema.optional(),
     wu: count.optional(),
   })
-  .refine((c) => c.wu === undefined || c.wu <= c.n, { message: 'must not be above n', path: ['wu'] });
+  .refine(wuWithinN, wuWithinNIssue);
 
 const inflightIoSchema = z.strictObject({
   c: classNameSchema,
@@ -190,7 +207,7 @@ export const diskFrameSchema = z.strictObject({
     .optional(),
   inflight: inflightStateSchema.optional(),
   cg: z
-    .array(z.strictObject({ g: cgroupPathSchema, n: count, d: sparseHistSchema }))
+    .array(z.strictObject({ g: cgroupPathSchema, n: count, ...phaseFields }).refine(wuWithinN, wuWithinNIssue))
     .max(CGROUPS_LISTED)
     .optional(),
   /** Added in protocol 4: one key per SubmitCause (schema-match.ts fails when a cause is added to one side only). */
@@ -212,12 +229,25 @@ export const frameSchema = z
     disks: z.array(diskFrameSchema).max(SNAPSHOT_LIMITS.disks),
     /** Added in protocol 4: the host's I/O pressure, each at most the step (maxStallMicros). */
     psi: z.strictObject({ some_us: count, full_us: count }).optional(),
+    /** Added in protocol 4: cgroups' I/O pressure, each path once, each at most the step. */
+    cg_psi: z
+      .array(z.strictObject({ g: cgroupPathSchema, some_us: count, full_us: count }))
+      .max(CGROUP_PSI_LISTED)
+      .optional(),
   })
   .superRefine((f, ctx) => {
-    if (!f.psi) return;
-    for (const key of ['some_us', 'full_us'] as const)
-      if (f.psi[key] > maxStallMicros(f.step))
-        ctx.addIssue({ code: 'custom', message: `must not be above the step (${maxStallMicros(f.step)} µs)`, path: ['psi', key] });
+    const most = maxStallMicros(f.step);
+    for (const key of ['some_us', 'full_us'] as const) {
+      if (f.psi && f.psi[key] > most)
+        ctx.addIssue({ code: 'custom', message: `must not be above the step (${most} µs)`, path: ['psi', key] });
+      for (const [i, p] of (f.cg_psi ?? []).entries())
+        if (p[key] > most) ctx.addIssue({ code: 'custom', message: `must not be above the step (${most} µs)`, path: ['cg_psi', i, key] });
+    }
+    const paths = new Set<string>();
+    for (const [i, p] of (f.cg_psi ?? []).entries()) {
+      if (paths.has(p.g)) ctx.addIssue({ code: 'custom', message: `"${p.g}" is listed twice`, path: ['cg_psi', i, 'g'] });
+      paths.add(p.g);
+    }
   });
 
 export const diskInfoSchema = z.strictObject({

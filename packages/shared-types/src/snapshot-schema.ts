@@ -4,9 +4,8 @@
  */
 import { z } from 'zod';
 import { type BucketSchema, overflowIndex, schemaProblem } from './buckets.js';
-import type { Frame } from './frame-model.js';
+import type { Frame, PhaseSeries } from './frame-model.js';
 import { listText } from './format.js';
-import type { SparseHist } from './histogram.js';
 import { DAY_SECONDS, MAX_HOST_FIELD_LENGTH, MAX_NOTE_LENGTH, MAX_SPAN_SECONDS, SNAPSHOT_LIMITS } from './limits.js';
 import { protoKeyError, protoKeyPath } from './proto-keys.js';
 import {
@@ -23,6 +22,19 @@ import {
 } from './schemas.js';
 import { MAX_SNAPSHOT_BYTES, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSIONS_READ, type Snapshot } from './snapshot.js';
 
+/** The first phase histogram of a series (PhaseSeries) with a bucket index past `top`, with its path under `prefix`. */
+function phaseBucketProblem(
+  series: PhaseSeries,
+  top: number,
+  ...prefix: (string | number)[]
+): { path: (string | number)[]; index: number } | undefined {
+  for (const key of ['d', 'q', 'w', 't'] as const) {
+    const index = series[key]?.at(-2) ?? -1;
+    if (index > top) return { path: [...prefix, key], index };
+  }
+  return undefined;
+}
+
 /**
  * The first histogram of `frames` with a bucket index past the overflow bucket of `schema`
  * (sparse indexes increase, so only the last of each is looked at), with its path.
@@ -32,21 +44,16 @@ export function frameBucketProblem(
   schema: BucketSchema,
 ): { path: (string | number)[]; index: number } | undefined {
   const top = overflowIndex(schema);
-  const last = (h: SparseHist): number => h.at(-2) ?? -1;
   for (const [f, frame] of frames.entries()) {
     for (const [d, disk] of frame.disks.entries()) {
       const at = (...rest: (string | number)[]): (string | number)[] => ['frames', f, 'disks', d, ...rest];
       for (const [c, cls] of disk.cls.entries()) {
-        if (last(cls.d) > top) return { path: at('cls', c, 'd'), index: last(cls.d) };
-        if (last(cls.q) > top) return { path: at('cls', c, 'q'), index: last(cls.q) };
-        if (cls.w && last(cls.w) > top) return { path: at('cls', c, 'w'), index: last(cls.w) };
-        if (cls.t && last(cls.t) > top) return { path: at('cls', c, 't'), index: last(cls.t) };
-        for (const [s, size] of (cls.sz ?? []).entries()) {
-          if (last(size.d) > top) return { path: at('cls', c, 'sz', s, 'd'), index: last(size.d) };
-        }
+        const bad = phaseBucketProblem(cls, top) ?? (cls.sz ?? []).map((size, s) => phaseBucketProblem(size, top, 'sz', s)).find(Boolean);
+        if (bad) return { path: at('cls', c, ...bad.path), index: bad.index };
       }
       for (const [g, cg] of (disk.cg ?? []).entries()) {
-        if (last(cg.d) > top) return { path: at('cg', g, 'd'), index: last(cg.d) };
+        const bad = phaseBucketProblem(cg, top, 'cg', g);
+        if (bad) return { path: at(...bad.path), index: bad.index };
       }
     }
   }

@@ -7,6 +7,7 @@
  */
 
 import type { IoSample, LatencyKind } from './frame-model.js';
+import type { SamplePick } from './sample-spread.js';
 
 export interface HookRange {
   readonly from: number;
@@ -84,7 +85,10 @@ export interface BlkheatHook {
   counts(): Readonly<Record<string, HookDiskCounts>>;
   /** Dense latency histogram of one disk over the summary range. */
   histogram(dev: string): number[];
-  /** p50/p90/p99/p99.9 of one disk over the summary range, seconds. */
+  /**
+   * p50/p90/p99/p99.9 of one disk over the summary range as the page shows them, seconds: the top
+   * of the rank's bucket, or the exact latency where sampled I/Os give it.
+   */
   percentiles(dev: string): Readonly<Record<string, number>>;
   /** Per class over the summary range and shown disks: completed I/Os. */
   classCounts(): Readonly<Record<string, number>>;
@@ -131,6 +135,10 @@ export interface BlkheatHook {
         readonly uHi?: number;
         readonly classColours?: Readonly<Record<string, string>>;
         readonly truncated: boolean;
+        /** How the samples were chosen when truncated: spread over the range, or the oldest (an agent that cannot spread). */
+        readonly pick: SamplePick;
+        /** How many matched in all, when the answer said. */
+        readonly matched?: number;
         readonly samples: readonly IoSample[];
       }
     | undefined;
@@ -181,8 +189,9 @@ export interface BlkheatHook {
    * What the host's I/O pressure strip drew last (undefined: it is not on the page, as for data
    * without `psi`): per column from `from` (`step` s each) the share of the time some task, and
    * every non-idle task, was stalled on I/O (null: no data), and the strip's scale (its top share).
+   * With `cgroup` true: the filtered cgroup's strip (its io.pressure, protocol 4 `cg_psi`).
    */
-  pressure():
+  pressure(cgroup?: boolean):
     | {
         readonly from: number;
         readonly step: number;

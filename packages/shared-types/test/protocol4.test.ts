@@ -1,5 +1,6 @@
 // Protocol 4 / snapshot 4: the submit wait and total phases. Every new field is accepted as
 // written, refused when malformed (naming it), and files of earlier versions still open.
+import { snapshotOf } from './fixtures.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -45,18 +46,11 @@ const sample: IoSample = {
   cgroup: 1,
   outlier: true,
 };
-const v4: Snapshot = {
-  format: SNAPSHOT_FORMAT,
-  version: SNAPSHOT_VERSION,
-  createdAt: '2026-11-27T12:00:00.000Z',
-  agent: '0.5.0',
-  host: { hostname: 'h', kernel: '6.18.0', instance: 'h' },
-  schema: BUCKET_SCHEMA,
-  range: { from: T0, to: T0 + 1, step: 1 },
-  disks: [{ dev: '7:0', name: 'loop0', kind: 'request', present: true }],
-  frames: [{ ts: T0, step: 1, disks: [disk] }],
-  samples: [sample, { ...sample, ts_us: sample.ts_us + 1, w_ns: null }, { ...sample, ts_us: sample.ts_us + 2, w_ns: undefined }],
-};
+const v4: Snapshot = snapshotOf(T0, disk, [
+  sample,
+  { ...sample, ts_us: sample.ts_us + 1, w_ns: null },
+  { ...sample, ts_us: sample.ts_us + 2, w_ns: undefined },
+]);
 
 test('versions: protocol 4, snapshot 4, and every earlier snapshot version still read', () => {
   assert.equal(PROTOCOL_VERSION, 4);

@@ -58,8 +58,11 @@ export interface FioJob {
   /** Rate limit in IOPS per job. */
   readonly rateIops?: number;
   readonly readonly?: boolean;
-  /** Run fio inside this cgroup (a directory of a mounted cgroup hierarchy, v1 or v2). */
-  readonly cgroupDir?: string;
+  /**
+   * Run fio inside this cgroup (a directory of a mounted cgroup hierarchy, v1 or v2), or these
+   * (one per hierarchy: e.g. the blkio one and its cgroup2 mirror).
+   */
+  readonly cgroupDir?: string | readonly string[];
   readonly extra?: readonly string[];
 }
 
@@ -105,7 +108,11 @@ export function fioArgs(job: FioJob): string[] {
 /** The command that runs fio for a job: fio itself, or a shell that joins the job's cgroup first. */
 function fioCommand(job: FioJob): [string, string[]] {
   if (job.cgroupDir === undefined) return ['fio', fioArgs(job)];
-  return ['sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec fio "$@"', job.cgroupDir, ...fioArgs(job)]];
+  const dirs = typeof job.cgroupDir === 'string' ? [job.cgroupDir] : [...job.cgroupDir];
+  if (dirs.length === 0 || dirs.length > 9) throw new Error(`fio: 1 to 9 cgroup directories, not ${dirs.length}`);
+  // The directories are the shell's $0.. (never parsed as code); fio's arguments follow them.
+  const enter = dirs.map((_, i) => `echo $$ > "\${${i}}/cgroup.procs"`).join(' && ');
+  return ['sh', ['-c', `${enter} && shift ${dirs.length - 1} && exec fio "$@"`, ...dirs, ...fioArgs(job)]];
 }
 
 /** Runs a fio job to the end and returns what it did. */

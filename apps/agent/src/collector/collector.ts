@@ -124,7 +124,7 @@ class BlockCollector implements Collector {
     });
     checkLayout(object, this.abi, this.budget !== undefined);
     const say = { log: (line: string) => this.log(line), warn: (message: string) => this.warn(message) };
-    this.marks = new SecondMarkReader(object, this.abi, this.loaded.wbtEvents, say);
+    this.marks = new SecondMarkReader(object, this.abi, this.loaded.wbtEvents, this.cgroups.source, say);
     if (facts.hasInflightScan) this.inflight = new InflightScanner(object, this.abi);
     else this.log('kernel too old for the in-flight scan (no bpf_loop): I/Os in flight are not reported');
     if (facts.hidesInitContext) {
@@ -256,7 +256,7 @@ class BlockCollector implements Collector {
       this.warn(`in-flight scan failed: ${errorText(err)}`);
     }
     // Measured now too, so they go with the newest second; read only when a second is emitted.
-    const marks = this.nextSlot < current ? this.marks.read(this.knownDisks) : undefined;
+    const marks = this.nextSlot < current ? this.marks.read(this.knownDisks, bySlot) : undefined;
     let lastCount = this.lastIos;
     for (let slot = this.nextSlot; slot < current; slot++) {
       let entries = bySlot.get(slot) ?? [];

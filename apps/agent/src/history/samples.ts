@@ -5,7 +5,15 @@
  * Samples older than the window, or beyond the capacity, are overwritten oldest first.
  * Samples are kept in memory only: after a restart drill-down starts afresh (frames persist).
  */
-import { samplePhaseNs, type IoSample, type LatencyKind, type SamplePhases } from '@blkheat/shared-types';
+import {
+  samplePhaseNs,
+  type IoSample,
+  type LatencyKind,
+  type SamplePhases,
+  type SamplePick,
+  spreadHash,
+  SpreadPicker,
+} from '@blkheat/shared-types';
 
 export interface SampleQuery {
   /** Completion time range [from, to) in unix seconds. */
@@ -24,6 +32,8 @@ export interface SampleQuery {
    * they were added). So a long answer can be read a page at a time without holding it whole.
    */
   readonly after?: number | undefined;
+  /** More matches than `limit`: the oldest ('first', the default), or spread over [from, to) (SpreadPicker; `after` is not read). */
+  readonly pick?: SamplePick | undefined;
 }
 
 export interface SampleAnswer {
@@ -33,6 +43,8 @@ export interface SampleAnswer {
   readonly truncated: boolean;
   /** Where a query with `after` resumes after this answer. */
   readonly next: number;
+  /** With pick 'spread': the number of samples that matched. */
+  readonly matched?: number;
 }
 
 export interface SampleStoreOptions {
@@ -144,6 +156,52 @@ export class SampleStore {
 
   query(q: SampleQuery): SampleAnswer {
     this.expire();
+    const match = this.matcher(q);
+    // The oldest sample held is number total - size.
+    const first = this.total - this.size;
+    if (q.pick === 'spread') return this.spread(q, match, first);
+    const out: IoSample[] = [];
+    let truncated = false;
+    let k = q.after === undefined ? 0 : Math.max(0, q.after - first);
+    for (; k < this.size; k++) {
+      const i = (this.head + k) % this.capacity;
+      if (match(i) === null) continue;
+      if (out.length >= q.limit) {
+        truncated = true;
+        break;
+      }
+      out.push(this.sampleAt(i));
+    }
+    return { samples: out, truncated, next: first + k };
+  }
+
+  /** Two scans of the ring (count, then pick): memory bounded by the limit, not by the matches. */
+  private spread(q: SampleQuery, match: (i: number) => number | null, first: number): SampleAnswer {
+    const picker = new SpreadPicker(q.from * 1e6, q.to * 1e6, q.limit);
+    for (let k = 0; k < this.size; k++) {
+      const i = (this.head + k) % this.capacity;
+      const v = match(i);
+      if (v !== null) picker.count(this.tsUs[i] as number, v, k);
+    }
+    picker.plan();
+    for (let k = 0; k < this.size; k++) {
+      const i = (this.head + k) % this.capacity;
+      if (match(i) === null) continue;
+      const sector = this.sector[i] as number;
+      const ts = this.tsUs[i] as number;
+      picker.offer(ts, spreadHash(ts, Number.isNaN(sector) ? null : sector, this.dNs[i] as number), k);
+    }
+    const r = picker.result();
+    return {
+      samples: r.at.map((k) => this.sampleAt((this.head + k) % this.capacity)),
+      truncated: r.truncated,
+      next: first + this.size,
+      matched: r.matched,
+    };
+  }
+
+  /** The query's test of ring slot i: the sample's latency of the query's phase when it matches, else null. */
+  private matcher(q: SampleQuery): (i: number) => number | null {
     const fromUs = q.from * 1e6;
     const toUs = q.to * 1e6;
     const minNs = q.minNs ?? 0;
@@ -153,28 +211,18 @@ export class SampleStore {
     const phases: Phases = { w_ns: undefined, q_ns: null, d_ns: 0 };
     const devSet = q.disks ? idSet(q.disks, this.devs) : undefined;
     const clsSet = q.classes ? idSet(q.classes, this.classes) : undefined;
-    const out: IoSample[] = [];
-    let truncated = false;
-    // The oldest sample held is number total - size.
-    const first = this.total - this.size;
-    let k = q.after === undefined ? 0 : Math.max(0, q.after - first);
-    for (; k < this.size; k++) {
-      const i = (this.head + k) % this.capacity;
+    // Cheapest tests first: a spread query runs this twice over every sample held.
+    return (i) => {
       const ts = this.tsUs[i] as number;
-      if (ts < fromUs || ts >= toUs) continue;
+      if (ts < fromUs || ts >= toUs) return null;
+      if (devSet && !devSet.has(this.dev[i] as number)) return null;
+      if (clsSet && !clsSet.has(this.cls[i] as number)) return null;
       this.phasesAt(i, phases);
       const v = samplePhaseNs(phases, phase);
       // A phase the sample does not tell (null) is never matched.
-      if (v === null || v < minNs || v > maxNs) continue;
-      if (devSet && !devSet.has(this.dev[i] as number)) continue;
-      if (clsSet && !clsSet.has(this.cls[i] as number)) continue;
-      if (out.length >= q.limit) {
-        truncated = true;
-        break;
-      }
-      out.push(this.sampleAt(i));
-    }
-    return { samples: out, truncated, next: first + k };
+      if (v === null || v < minNs || v > maxNs) return null;
+      return v;
+    };
   }
 
   private addOne(s: IoSample): void {

@@ -6,11 +6,13 @@ import {
   boundsMicros,
   BUCKET_SCHEMA,
   type BucketSchema,
+  type CgroupPressure,
   type Frame,
   type InflightState,
   type IoPressure,
   type IoSample,
   type OpGroup,
+  type PhaseSeries,
   type SparseHist,
   type QueueSetting,
   type SubmitCause,
@@ -20,6 +22,22 @@ export const RECORD_JSON_VERSION = 4;
 
 /** [lower_us, upper_us, count]; upper_us is null for the overflow bucket (no upper bound). */
 export type BucketTriple = [number, number | null, number];
+
+/**
+ * A series' latency phases as record JSON carries them (PhaseSeries): `device` always; `queue`,
+ * and for request-based disks `submit`, `total`, `submit_unknown`, for classes since 1 and 4,
+ * for sizes and cgroups since 4.
+ */
+export interface RecordPhases {
+  device: BucketTriple[];
+  queue?: BucketTriple[];
+  /** Request-based disks: submit wait (bio submitted -> request allocated). */
+  submit?: BucketTriple[];
+  /** Request-based disks: total (bio submitted -> completed); a bio-based disk's is `device`. */
+  total?: BucketTriple[];
+  /** With `submit`: I/Os of `count` whose submission was not seen (in neither histogram). */
+  submit_unknown?: number;
+}
 
 export interface RecordLine {
   v: number;
@@ -48,9 +66,9 @@ export interface RecordLine {
     wbt?: number;
     /** Added in 4: the queue settings (scheduler, nr_requests) whose value changed in the interval (absent: none). */
     queue_changed?: QueueSetting[];
-    /** Added in 3: by the cgroup the I/O was charged to (path), busiest first. */
-    cgroups: { cgroup: string; count: number; device: BucketTriple[] }[];
-    classes: {
+    /** Added in 3: by the cgroup the I/O was charged to (path), busiest first; its phases besides `device` added in 4. */
+    cgroups: ({ cgroup: string; count: number } & RecordPhases)[];
+    classes: ({
       class: string;
       count: number;
       /** Added in 3: bytes moved by the `count` I/Os. */
@@ -59,17 +77,10 @@ export interface RecordLine {
       errors?: Record<string, number>;
       /** Added in 2: true for I/O /proc/diskstats does not count (passthrough). */
       passthrough?: true;
-      /** Added in 2: by I/O size, `max_bytes` = 2^s (0: no data), with the device latency of each. */
-      sizes?: { max_bytes: number; count: number; device: BucketTriple[] }[];
-      device: BucketTriple[];
-      queue: BucketTriple[];
-      /** Added in 4, request-based disks: submit wait (bio submitted -> request allocated). */
-      submit?: BucketTriple[];
-      /** Added in 4, request-based disks: total (bio submitted -> completed); a bio-based disk's is `device`. */
-      total?: BucketTriple[];
-      /** Added in 4, with `submit`: I/Os of `count` whose submission was not seen (in neither histogram). */
-      submit_unknown?: number;
-    }[];
+      /** Added in 2: by I/O size, `max_bytes` = 2^s (0: no data), with the device latency of each; its other phases added in 4. */
+      sizes?: ({ max_bytes: number; count: number } & RecordPhases)[];
+      /** `submit`, `total` and `submit_unknown` added in 4. */
+    } & RecordPhases & { queue: BucketTriple[] })[];
   }[];
   dropped: number;
   /**
@@ -77,6 +88,11 @@ export interface RecordLine {
    * and every non-idle task, was stalled on I/O (absent: not known, e.g. a kernel without PSI).
    */
   psi?: IoPressure;
+  /**
+   * Added in 4: the I/O pressure of the cgroups I/O was charged to lately, the most stalled first
+   * (their cgroup2 io.pressure; absent: none known).
+   */
+  cg_psi?: CgroupPressure[];
   samples?: IoSample[];
 }
 
@@ -101,26 +117,35 @@ export function recordLine(
       ...(d.causes ? { causes: { ...d.causes } } : {}),
       ...(d.wbt ? { wbt: d.wbt } : {}),
       ...(d.queue_changed ? { queue_changed: [...d.queue_changed] } : {}),
-      cgroups: (d.cg ?? []).map((g) => ({ cgroup: g.g, count: g.n, device: triples(g.d, schema) })),
+      cgroups: (d.cg ?? []).map((g) => ({ cgroup: g.g, count: g.n, ...recordPhases(g, schema) })),
       classes: d.cls.map((c) => ({
         class: c.c,
         count: c.n,
         ...(c.b !== undefined ? { bytes: c.b } : {}),
         ...(c.e ? { errors: { ...c.e } } : {}),
         ...(c.pt ? { passthrough: true as const } : {}),
-        ...(c.sz ? { sizes: c.sz.map((z) => ({ max_bytes: z.s === 0 ? 0 : 2 ** z.s, count: z.n, device: triples(z.d, schema) })) } : {}),
-        device: triples(c.d, schema),
+        ...(c.sz ? { sizes: c.sz.map((z) => ({ max_bytes: z.s === 0 ? 0 : 2 ** z.s, count: z.n, ...recordPhases(z, schema) })) } : {}),
+        ...recordPhases(c, schema),
         queue: triples(c.q, schema),
-        ...(c.w ? { submit: triples(c.w, schema) } : {}),
-        ...(c.t ? { total: triples(c.t, schema) } : {}),
-        ...(c.wu !== undefined ? { submit_unknown: c.wu } : {}),
       })),
     };
   });
   const line: RecordLine = { v: RECORD_JSON_VERSION, ts: frame.ts, interval_s: intervalS, disks, dropped };
   if (frame.psi) line.psi = { some_us: frame.psi.some_us, full_us: frame.psi.full_us };
+  if (frame.cg_psi) line.cg_psi = frame.cg_psi.map((p) => ({ g: p.g, some_us: p.some_us, full_us: p.full_us }));
   if (samples) line.samples = [...samples];
   return line;
+}
+
+/** A series' phases as record JSON carries them: each one the series has. */
+function recordPhases(p: PhaseSeries, schema: BucketSchema): RecordPhases {
+  return {
+    device: triples(p.d, schema),
+    ...(p.q ? { queue: triples(p.q, schema) } : {}),
+    ...(p.w ? { submit: triples(p.w, schema) } : {}),
+    ...(p.t ? { total: triples(p.t, schema) } : {}),
+    ...(p.wu !== undefined ? { submit_unknown: p.wu } : {}),
+  };
 }
 
 /** [lower µs, upper µs (null: overflow), count] of each bucket, by the data's schema. */

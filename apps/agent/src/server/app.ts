@@ -23,6 +23,7 @@ import {
   type QueryResult,
 } from './http-query.js';
 import { HOST_MISSING_MESSAGE, hostAllowed, hostMissing, presentedToken, setSecurityHeaders, type AccessPolicy } from './security.js';
+import { samplesAnswerFields } from './session-messages.js';
 import { snapshotOfAnswer } from './snapshot.js';
 import { notBuiltPage, safeStaticPath, sendStatic, type StaticSite } from './static.js';
 
@@ -166,7 +167,7 @@ export function createApp(options: AppOptions): express.Express {
     if (!sendQueryError(res, q)) return;
     const v = q.value;
     const r = ctx.samples.query({ ...v, limit: v.limit ?? DEFAULT_SAMPLES_LIMIT });
-    res.json({ samples: r.samples, truncated: r.truncated });
+    res.json(samplesAnswerFields(v, r));
   });
 
   app.get('/api/v1/snapshot', (req: Request, res: Response) => {

@@ -43,6 +43,7 @@ const SAMPLES_PARAMS: Readonly<Record<string, ParamSpec>> = {
   maxNs: { kind: 'int' },
   ...FILTER_PARAMS,
   limit: { kind: 'int' },
+  pick: { kind: 'string' },
 };
 
 /** The snapshot takes a range's parameters but step (it picks the step as a range does). */

@@ -2,7 +2,16 @@
  * The text of the messages a session sends and the keys it files them under: serialized once
  * per filter for every client with that filter.
  */
-import { filterFrame, type Frame, type FrameFilter, MAX_REQUEST_ID_LENGTH, type RequestId } from '@blkheat/shared-types';
+import {
+  filterFrame,
+  type Frame,
+  type FrameFilter,
+  MAX_REQUEST_ID_LENGTH,
+  type RequestId,
+  type SamplesAnswer,
+  type SamplesRequest,
+} from '@blkheat/shared-types';
+import type { SampleAnswer } from '../history/samples.js';
 
 /** A stable key for a filter, so clients with equal filters share one serialized frame. */
 export function filterKeyOf(filter: FrameFilter): string {
@@ -27,4 +36,17 @@ export function requestIdOf(text: string): RequestId | undefined {
 /** Serialize a live frame for one filter. */
 export function frameMessage(frame: Frame, filter: FrameFilter): Buffer {
   return Buffer.from(`{"t":"frame","frame":${JSON.stringify(filterFrame(frame, filter))}}`, 'utf8');
+}
+
+/**
+ * A samples answer's fields (WebSocket, without `t` and `id`, and REST): `pick` said back when the
+ * request named one, so a client tells a spread answer from an agent that only knows the oldest.
+ */
+export function samplesAnswerFields(req: Pick<SamplesRequest, 'pick'>, a: SampleAnswer): Omit<SamplesAnswer, 't' | 'id'> {
+  return {
+    samples: a.samples,
+    truncated: a.truncated,
+    ...(req.pick !== undefined ? { pick: req.pick } : {}),
+    ...(a.matched !== undefined ? { matched: a.matched } : {}),
+  };
 }

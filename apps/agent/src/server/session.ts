@@ -31,7 +31,7 @@ import {
 import { agentStatus, type AgentContext } from './context.js';
 import { answerCutter, backfillCutter, parseAll, rangeAnswerFields } from '../history/range-read.js';
 import type { ReadScheduler } from './read-scheduler.js';
-import { filterKeyOf, frameMessage, requestIdOf } from './session-messages.js';
+import { filterKeyOf, frameMessage, requestIdOf, samplesAnswerFields } from './session-messages.js';
 import {
   ANSWER_MAX_BYTES,
   BACKFILL_PAGE_BYTES,
@@ -321,7 +321,7 @@ export class ClientSession {
   private samples(msg: SamplesRequest): void {
     if (this.refuseWhileBehind(msg.id)) return;
     const res = this.host.ctx.samples.query({ ...msg, limit: msg.limit ?? DEFAULT_SAMPLES_LIMIT });
-    this.sendJson({ t: 'samples', id: msg.id, samples: res.samples, truncated: res.truncated });
+    this.sendJson({ t: 'samples', id: msg.id, ...samplesAnswerFields(msg, res) });
   }
 
   /** A client that is not reading gets a short refusal instead of a large answer. */

@@ -4,12 +4,15 @@
  */
 import {
   addSparseInto,
+  classOp,
   conservedCount,
   denseHist,
   type DiskFrame,
   type Frame,
   type IoSample,
+  lowerBoundSeconds,
   type SparseHist,
+  upperBoundSeconds,
 } from '@blkheat/shared-types';
 import { completionWitness as kitCompletionWitness, sleep, type CleanupContext, type CompletionWitness } from '@blkheat/testkit';
 import { createCollector, type Collector, type CollectorOptions } from '../../src/collector/index.js';
@@ -135,6 +138,29 @@ export function classTotals(frames: readonly Frame[], dev: string, from = 0, to 
   }
   return out;
 }
+
+/** The reads of a disk over [from, to): every read class summed. */
+export function readTotals(totals: Map<string, ClassTotal>): ClassTotal {
+  const sum = (pick: (c: ClassTotal) => Float64Array): Float64Array => {
+    const out = new Float64Array(pick([...totals.values()][0] as ClassTotal).length);
+    for (const [cls, c] of totals) if (classOp(cls) === 'Read') pick(c).forEach((v, i) => (out[i] = (out[i] as number) + v));
+    return out;
+  };
+  const reads = [...totals].filter(([cls]) => classOp(cls) === 'Read').map(([, c]) => c);
+  return {
+    n: reads.reduce((n, c) => n + c.n, 0),
+    wu: reads.reduce((n, c) => n + c.wu, 0),
+    d: sum((c) => c.d),
+    q: sum((c) => c.q),
+    w: sum((c) => c.w),
+    t: sum((c) => c.t),
+  };
+}
+
+/** Seconds as milliseconds, one decimal: "12.3 ms". */
+export const ms = (s: number): string => `${(s * 1e3).toFixed(1)} ms`;
+/** A latency bucket as its bounds: "(10.0 ms, 11.9 ms]". */
+export const bucketText = (k: number): string => `(${ms(lowerBoundSeconds(k))}, ${ms(upperBoundSeconds(k))}]`;
 
 // Quiet boundaries and per-group counts live in testkit (bench/soak uses them too).
 export { groupCountsByDisk, quietBoundary, type QuietBoundary } from '@blkheat/testkit';

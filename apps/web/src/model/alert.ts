@@ -9,7 +9,7 @@ import type { AgentStatus, Frame } from '@blkheat/shared-types';
 import { faultsAt } from './faults.js';
 import { formatCount } from './format.js';
 import { formatLatency } from './latency.js';
-import { stuckNow } from './stuck.js';
+import { stuckAgeS, stuckNow } from './stuck.js';
 
 export interface PageAlert {
   readonly kind: 'stuck' | 'errors' | 'history';
@@ -29,7 +29,7 @@ export function pageAlert(
   let failed: { n: number; dev: string } | undefined;
   for (const disk of lastFrame?.disks ?? []) {
     const s = stuckNow(disk, thresholdS);
-    const ageS = s ? Math.max(s.oldestS, s.waiting?.oldestS ?? 0) : 0;
+    const ageS = s ? stuckAgeS(s) : 0;
     if (s && (!worst || ageS > worst.ageS)) worst = { ageS, dev: disk.dev };
     const n = lastFrame ? faultsAt([lastFrame], disk.dev, lastFrame.step, Math.floor(lastFrame.ts / lastFrame.step)).failed : 0;
     if (n > 0 && (!failed || n > failed.n)) failed = { n, dev: disk.dev };

@@ -1,8 +1,9 @@
 /**
- * Summaries of a time range: per op class (count, share, latency distribution) and per disk
- * (completed I/Os, records dropped, starts missed). Counts come from the frames themselves,
- * not from heat map matrices, because matrices are already class-filtered and a breakdown must
- * show every class so the user can pick one.
+ * Summaries of a time range: per op class (count, share, latency distribution), over the chosen
+ * disks together or per disk (issue 29: mixed, loop0's 15 ms reads hid under a fast disk's p50),
+ * and per disk (completed I/Os, records dropped, starts missed, the busiest step's rate). Counts
+ * come from the frames themselves, not from heat map matrices, because matrices are already
+ * class-filtered and a breakdown must show every class so the user can pick one.
  */
 import {
   type BucketSchema,
@@ -25,7 +26,7 @@ export interface ClassSummary {
   /** Of n: failed I/Os (Σ `e`, protocol 2), and by block status. */
   readonly failed: number;
   readonly errors: Readonly<Record<string, number>>;
-  /** Share of all completed I/Os in the range over the chosen disks (0..1). */
+  /** Share of all completed I/Os in the range over the chosen disks (per disk: of that disk's) (0..1). */
   readonly share: number;
   /** Latency histogram of the chosen phase (dense). */
   readonly hist: Float64Array;
@@ -51,15 +52,38 @@ export interface DiskSummary {
 }
 
 /**
+ * A disk's busiest step in a range: its I/Os per second (n as /proc/diskstats counts, over the
+ * step) and the step, in seconds: the peak beside a rate over the whole range. Apart from
+ * DiskSummary, whose sums are the same at any step; a peak depends on the step it is read at.
+ */
+export interface DiskPeak {
+  readonly rate: number;
+  readonly step: number;
+}
+
+/** One class's running totals on one disk. */
+interface ClassAcc {
+  count: number;
+  failed: number;
+  errors: Record<string, number>;
+  hist: Float64Array;
+}
+
+/**
  * Running totals behind the breakdowns, fed frames a slice at a time: a range of a big snapshot
  * can be summed across several short tasks (pipeline/visibleSummary.ts yields between slices) and give
  * what one call over all the frames gives. One pass per frame serves all three results.
  */
 export class BreakdownTally {
-  /** Per class over the chosen disks: completed and failed I/Os, failures by status, the latency histogram. */
-  private readonly byClass = new Map<string, { count: number; failed: number; errors: Record<string, number>; hist: Float64Array }>();
-  private classTotal = 0;
+  /**
+   * Per chosen disk, per class: completed and failed I/Os, failures by status, the latency
+   * histogram. The table over every chosen disk sums them when read (classes()).
+   */
+  private readonly byDiskClass = new Map<string, Map<string, ClassAcc>>();
+  /** classes() as last worked out (dropped by add()): with one disk, its table is the same list. */
+  private together: ClassSummary[] | undefined;
   private readonly disk = new Map<string, DiskAcc>();
+  private readonly peak = new Map<string, DiskPeak>();
   private readonly seen = new Set<string>();
 
   constructor(
@@ -80,18 +104,21 @@ export class BreakdownTally {
   add(frames: readonly Frame[], start = 0, end = frames.length): void {
     const { from, to, devs, kind } = this.opts;
     const diskKind = this.opts.diskKind ?? ALL_REQUEST;
+    this.together = undefined;
     for (let i = start; i < end; i++) {
       const f = frames[i] as Frame;
       const inside = f.ts >= from && f.ts < to;
       for (const d of f.disks) {
         for (const c of d.cls) this.seen.add(c.c);
         if (!inside) continue;
-        this.addDisk(d);
+        this.addDisk(d, f.step);
         if (!devs || devs.has(d.dev)) {
           const dk = diskKind(d.dev);
+          let classes = this.byDiskClass.get(d.dev);
+          if (!classes) this.byDiskClass.set(d.dev, (classes = new Map()));
           for (const series of d.cls) {
-            let a = this.byClass.get(series.c);
-            if (!a) this.byClass.set(series.c, (a = { count: 0, failed: 0, errors: {}, hist: new Float64Array(bucketCount(this.schema)) }));
+            let a = classes.get(series.c);
+            if (!a) classes.set(series.c, (a = { count: 0, failed: 0, errors: {}, hist: new Float64Array(bucketCount(this.schema)) }));
             a.count += series.n;
             if (series.e) {
               for (const [status, k] of Object.entries(series.e)) {
@@ -99,7 +126,6 @@ export class BreakdownTally {
                 a.errors[status] = (a.errors[status] ?? 0) + k;
               }
             }
-            this.classTotal += series.n;
             addSparseInto(a.hist, phaseHist(series, kind, dk));
           }
         }
@@ -107,12 +133,15 @@ export class BreakdownTally {
     }
   }
 
-  private addDisk(disk: DiskFrame): void {
+  private addDisk(disk: DiskFrame, step: number): void {
     let a = this.disk.get(disk.dev);
     if (!a) this.disk.set(disk.dev, (a = { n: 0, untimed: 0, failed: 0, passthrough: 0, timed: 0, dropped: 0, missed: 0, byClass: {} }));
     a.dropped += disk.dropped ?? 0;
     a.missed += disk.missed ?? 0;
-    a.n += conservedCount(disk);
+    const n = conservedCount(disk);
+    a.n += n;
+    const peak = this.peak.get(disk.dev);
+    if (step > 0 && n / step > (peak?.rate ?? 0)) this.peak.set(disk.dev, { rate: n / step, step });
     a.untimed += untimedCount(disk);
     for (const cls of disk.cls) {
       if (cls.pt) a.passthrough += cls.n;
@@ -122,30 +151,33 @@ export class BreakdownTally {
     }
   }
 
-  /**
-   * Per-class summary, sorted by count. Percentiles are worked out when first read: the table
-   * lists the busiest classes only (model/rowCap.ts), and a snapshot's frames may name many
-   * thousands between them (4,096 each): 122,880 classes' percentiles held the page 300 ms.
-   */
+  /** Per-class summary over every chosen disk, sorted by count. */
   classes(): ClassSummary[] {
-    const out: ClassSummary[] = [];
-    const total = this.classTotal;
-    const schema = this.schema;
-    for (const [name, a] of this.byClass) {
-      let quantiles: QuantileValue[] | undefined;
-      out.push({
-        c: name,
-        n: a.count,
-        failed: a.failed,
-        errors: a.errors,
-        share: total > 0 ? a.count / total : 0,
-        hist: a.hist,
-        get quantiles() {
-          return (quantiles ??= quantilesOf(a.hist, schema));
-        },
-      });
-    }
-    out.sort((x, y) => y.n - x.n || (x.c < y.c ? -1 : x.c > y.c ? 1 : 0));
+    return (this.together ??= this.classesTogether());
+  }
+
+  private classesTogether(): ClassSummary[] {
+    const disks = [...this.byDiskClass.values()];
+    if (disks.length <= 1) return classSummaries(disks[0] ?? new Map<string, ClassAcc>(), this.schema);
+    const parts = new Map<string, ClassAcc[]>();
+    for (const classes of disks)
+      for (const [name, a] of classes) {
+        let list = parts.get(name);
+        if (!list) parts.set(name, (list = []));
+        list.push(a);
+      }
+    // Summed per class; a class seen on one disk only keeps that disk's totals (no copy).
+    const merged = new Map<string, ClassAcc>();
+    for (const [name, list] of parts) merged.set(name, list.length === 1 ? (list[0] as ClassAcc) : sumClasses(list));
+    return classSummaries(merged, this.schema);
+  }
+
+  /** Per chosen disk: its classes, each with its share of the disk's I/Os, sorted by count. */
+  classesByDisk(): Map<string, ClassSummary[]> {
+    const out = new Map<string, ClassSummary[]>();
+    // One disk: the table over the disks is its own (a snapshot may name 4,096 classes: not twice).
+    if (this.byDiskClass.size === 1) for (const dev of this.byDiskClass.keys()) out.set(dev, this.classes());
+    else for (const [dev, classes] of this.byDiskClass) out.set(dev, classSummaries(classes, this.schema));
     return out;
   }
 
@@ -156,10 +188,56 @@ export class BreakdownTally {
     return out;
   }
 
+  /** Per disk with I/O: its busiest step. */
+  peaks(): Map<string, DiskPeak> {
+    return new Map(this.peak);
+  }
+
   /** Every class name seen, sorted. */
   allClasses(): string[] {
     return [...this.seen].sort();
   }
+}
+
+/** The totals of one class over several disks. */
+function sumClasses(list: readonly ClassAcc[]): ClassAcc {
+  const first = list[0] as ClassAcc;
+  const sum: ClassAcc = { count: 0, failed: 0, errors: {}, hist: new Float64Array(first.hist.length) };
+  for (const a of list) {
+    sum.count += a.count;
+    sum.failed += a.failed;
+    for (const [status, k] of Object.entries(a.errors)) sum.errors[status] = (sum.errors[status] ?? 0) + k;
+    for (let i = 0; i < sum.hist.length; i++) sum.hist[i] = (sum.hist[i] as number) + (a.hist[i] as number);
+  }
+  return sum;
+}
+
+/**
+ * Class summaries of running totals, each with its share of their I/Os, sorted by count.
+ * Percentiles are worked out when first read: the table lists the busiest classes only
+ * (model/rowCap.ts), and a snapshot's frames may name many thousands between them (4,096 each):
+ * 122,880 classes' percentiles held the page 300 ms.
+ */
+function classSummaries(classes: ReadonlyMap<string, ClassAcc>, schema: BucketSchema): ClassSummary[] {
+  let total = 0;
+  for (const a of classes.values()) total += a.count;
+  const out: ClassSummary[] = [];
+  for (const [name, a] of classes) {
+    let quantiles: QuantileValue[] | undefined;
+    out.push({
+      c: name,
+      n: a.count,
+      failed: a.failed,
+      errors: a.errors,
+      share: total > 0 ? a.count / total : 0,
+      hist: a.hist,
+      get quantiles() {
+        return (quantiles ??= quantilesOf(a.hist, schema));
+      },
+    });
+  }
+  out.sort((x, y) => y.n - x.n || (x.c < y.c ? -1 : x.c > y.c ? 1 : 0));
+  return out;
 }
 
 type DiskAcc = { -readonly [K in Exclude<keyof DiskSummary, 'dev' | 'byClass'>]: number } & { byClass: Record<string, number> };

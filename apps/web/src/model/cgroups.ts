@@ -1,10 +1,11 @@
 /**
- * Per-cgroup breakdown of a range (DiskFrame.cg, protocol 3): count, share and device latency
- * per cgroup path of each disk, and the cgroup filter's rules. The agent splits only the count
- * and the device latency by cgroup: op classes, the other latency phases (queue, submit wait,
- * total), sizes and bytes are not split,
- * so a cgroup filter cannot apply to them (the views say so instead of showing them as if
- * filtered).
+ * Per-cgroup breakdown of a range (DiskFrame.cg, protocol 3): count, share and latency of the
+ * phase on screen per cgroup path of each disk, and the cgroup filter's rules. The agent splits
+ * the count and every latency phase by cgroup (device latency since protocol 3, queue, submit
+ * wait and total since 4); op classes, sizes and bytes are not split, so a cgroup filter cannot
+ * apply to them, nor to a phase older data does not split (the views say so instead of showing
+ * them as if filtered). Where some frame of a range has no other phase by cgroup, its table is
+ * of device latency (never a mix of phases), and `kind` says which phase it is.
  */
 import {
   addCgroup,
@@ -12,12 +13,16 @@ import {
   bucketCount,
   CGROUP_NONE,
   CGROUP_OTHER,
-  type CgroupAcc,
   type Frame,
+  LATENCY_KINDS,
   type LatencyKind,
   MAX_CGROUP_PATH_LENGTH,
+  type PhaseAcc,
+  phaseCarried,
+  phaseHist,
 } from '@blkheat/shared-types';
-import { type DiskRange, forEachDiskInRange } from './diskFrames.js';
+import { forEachDiskInRange, type PhasedRange } from './diskFrames.js';
+import { ALL_REQUEST } from './phase.js';
 import { quantilesOf, type QuantileValue } from './percentiles.js';
 
 export interface CgroupSummary {
@@ -26,7 +31,7 @@ export interface CgroupSummary {
   readonly n: number;
   /** Share of the disk's I/Os split by cgroup in the range (0..1). */
   readonly share: number;
-  /** Device latency (dense). */
+  /** Latency of the tally's phase (dense). */
   readonly hist: Float64Array;
   readonly quantiles: QuantileValue[];
 }
@@ -37,6 +42,8 @@ export interface CgroupBreakdown {
   readonly rows: readonly CgroupSummary[];
   /** Frames of the range that carried `cg` for this disk (0: the data has no per-cgroup split). */
   readonly framesWithCg: number;
+  /** The phase of the rows' latency: the tally's, or device latency where some frame's `cg` lacked it (data before protocol 4). */
+  readonly kind: LatencyKind;
   /** Frames of the range with I/O on this disk. */
   readonly framesWithIo: number;
 }
@@ -59,9 +66,30 @@ export function cgroupProblem(g: string): string | undefined {
   return undefined;
 }
 
-/** The cgroup filter as the heat maps apply it: device latency only (`cg` has no queue, submit or total latency). */
-export function cgroupFilterApplies(kind: LatencyKind): boolean {
-  return kind === 'device';
+/**
+ * The cgroup filter as the heat maps apply it: to device latency always, to another phase where
+ * the data splits it by cgroup (`cgroupPhases`: its `cg` carries it, protocol 4).
+ */
+export function cgroupFilterApplies(kind: LatencyKind, cgroupPhases: readonly LatencyKind[]): boolean {
+  return kind === 'device' || cgroupPhases.includes(kind);
+}
+
+/** The cgroup filter in force: the chosen cgroup where it applies to the phase on screen, else none. */
+export function cgroupInForce(cgroup: string | undefined, kind: LatencyKind, cgroupPhases: readonly LatencyKind[]): string | undefined {
+  return cgroupFilterApplies(kind, cgroupPhases) ? cgroup : undefined;
+}
+
+/** The phases besides device latency a frame's `cg` carries (protocol 4: `q`, `w`, `t`), in LATENCY_KINDS order. */
+export function cgroupPhasesOf(frame: Frame): LatencyKind[] {
+  const has = { queue: false, submit: false, total: false };
+  for (const d of frame.disks) {
+    for (const g of d.cg ?? []) {
+      has.queue ||= g.q !== undefined;
+      has.submit ||= g.w !== undefined;
+      has.total ||= g.t !== undefined;
+    }
+  }
+  return LATENCY_KINDS.filter((k): k is 'queue' | 'submit' | 'total' => k !== 'device' && has[k]);
 }
 
 /**
@@ -69,48 +97,63 @@ export function cgroupFilterApplies(kind: LatencyKind): boolean {
  * (model/summary.ts). Coarse (merged) frames sum the same: `cg` adds per path.
  */
 export class CgroupTally {
-  /** Per disk: its totals by cgroup path, and how many frames split its I/O by cgroup, and had any. */
-  private readonly disks = new Map<string, { byPath: Map<string, CgroupAcc>; framesWithCg: number; framesWithIo: number }>();
+  /**
+   * Per disk: its totals by cgroup path in the tally's phase and in device time (the fallback),
+   * how many frames split its I/O by cgroup, how many of those by the phase too, and how many had any.
+   */
+  private readonly disks = new Map<
+    string,
+    { phase: Map<string, PhaseAcc>; device: Map<string, PhaseAcc>; framesWithCg: number; framesWithPhase: number; framesWithIo: number }
+  >();
 
   constructor(
-    private readonly opts: DiskRange,
+    private readonly opts: PhasedRange,
     private readonly schema: BucketSchema,
   ) {}
 
   add(frames: readonly Frame[], start = 0, end = frames.length): void {
     const buckets = bucketCount(this.schema);
+    const { kind } = this.opts;
+    const diskKind = this.opts.diskKind ?? ALL_REQUEST;
     forEachDiskInRange(frames, start, end, this.opts, (disk) => {
       let acc = this.disks.get(disk.dev);
-      if (!acc) this.disks.set(disk.dev, (acc = { byPath: new Map(), framesWithCg: 0, framesWithIo: 0 }));
+      if (!acc) {
+        acc = { phase: new Map(), device: new Map(), framesWithCg: 0, framesWithPhase: 0, framesWithIo: 0 };
+        this.disks.set(disk.dev, acc);
+      }
       if (disk.cls.length > 0) acc.framesWithIo++;
       if (!disk.cg) return;
       acc.framesWithCg++;
-      for (const { g: path, n: count, d: deviceLatency } of disk.cg) addCgroup(acc.byPath, path, count, buckets, deviceLatency);
+      const dk = diskKind(disk.dev);
+      if (disk.cg.every((g) => phaseCarried(g, kind, dk))) acc.framesWithPhase++;
+      for (const g of disk.cg) {
+        addCgroup(acc.phase, g.g, g.n, buckets, { d: phaseHist(g, kind, dk) });
+        addCgroup(acc.device, g.g, g.n, buckets, { d: g.d });
+      }
     });
   }
 
   /** Per disk: its cgroups, busiest first (ties by path). */
   result(): Map<string, CgroupBreakdown> {
     const out = new Map<string, CgroupBreakdown>();
-    for (const [dev, { byPath, framesWithCg, framesWithIo }] of this.disks) {
+    for (const [dev, acc] of this.disks) {
+      const { framesWithCg, framesWithIo } = acc;
+      const kind = acc.framesWithPhase === framesWithCg ? this.opts.kind : 'device';
+      const byPath = kind === 'device' ? acc.device : acc.phase;
       let total = 0;
       for (const v of byPath.values()) total += v.n;
       const rows: CgroupSummary[] = [...byPath.entries()]
         .filter(([, v]) => v.n > 0)
         .map(([path, v]) => ({ g: path, n: v.n, share: total > 0 ? v.n / total : 0, hist: v.d, quantiles: quantilesOf(v.d, this.schema) }))
         .sort((x, y) => y.n - x.n || (x.g < y.g ? -1 : x.g > y.g ? 1 : 0));
-      out.set(dev, { rows, framesWithCg, framesWithIo });
+      out.set(dev, { rows, framesWithCg, framesWithIo, kind });
     }
     return out;
   }
 }
 
 /** Per-disk cgroup breakdown of frames in [from, to) (all at once). */
-export function cgroupBreakdown(
-  frames: readonly Frame[],
-  opts: { from: number; to: number; devs?: ReadonlySet<string> | undefined },
-  schema: BucketSchema,
-): Map<string, CgroupBreakdown> {
+export function cgroupBreakdown(frames: readonly Frame[], opts: PhasedRange, schema: BucketSchema): Map<string, CgroupBreakdown> {
   const t = new CgroupTally(opts, schema);
   t.add(frames);
   return t.result();

@@ -9,7 +9,7 @@
 import { addSparseInto, type BucketSchema, bucketCount, type Frame, type LatencyKind, phaseHist } from '@blkheat/shared-types';
 import { ALL_REQUEST, type DiskKindOf } from './phase.js';
 import { alignCeil, alignFloor } from './resolution.js';
-import { MARK_QUANTILES, quantilesOf } from './percentiles.js';
+import { MARK_QUANTILES, quantilesOf, type QuantileValue } from './percentiles.js';
 
 /** [from, to) in unix seconds. */
 export interface TimeRange {
@@ -119,13 +119,18 @@ export function shareDifference(baseline: RangeHistogram, comparison: RangeHisto
   return out;
 }
 
-/** A percentile in both ranges: seconds (undefined: no I/O in that range) and comparison − baseline. */
+/** A percentile in both ranges (undefined: no I/O in that range) and comparison − baseline. */
 export interface PercentileDelta {
   readonly label: string;
   readonly q: number;
-  readonly baseline: number | undefined;
-  readonly comparison: number | undefined;
-  /** Seconds, signed (slower comparison > 0); undefined unless both ranges have I/O. */
+  /** Bounds, as every percentile from a histogram (percentiles.ts: "≤ the bucket's top"). */
+  readonly baseline: QuantileValue | undefined;
+  readonly comparison: QuantileValue | undefined;
+  /**
+   * Seconds, signed (slower comparison > 0): the difference of the two bucket tops shown, so the
+   * change itself is known to within a bucket of it; 0 when both are in one bucket. Undefined
+   * unless both ranges have I/O, and when either is above the last bucket (nothing bounds it).
+   */
   readonly delta: number | undefined;
 }
 
@@ -134,9 +139,10 @@ export function percentileDeltas(baseline: RangeHistogram, comparison: RangeHist
   const a = quantilesOf(baseline.hist, schema);
   const b = quantilesOf(comparison.hist, schema);
   return MARK_QUANTILES.map(({ q, label }) => {
-    const x = a.find((v) => v.label === label)?.seconds;
-    const y = b.find((v) => v.label === label)?.seconds;
-    return { label, q, baseline: x, comparison: y, delta: x !== undefined && y !== undefined ? y - x : undefined };
+    const x = a.find((v) => v.label === label);
+    const y = b.find((v) => v.label === label);
+    const bounded = x?.kind === 'bound' && y?.kind === 'bound';
+    return { label, q, baseline: x, comparison: y, delta: bounded ? y.seconds - x.seconds : undefined };
   });
 }
 

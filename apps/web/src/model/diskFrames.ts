@@ -2,10 +2,19 @@
  * How the model reads disk frames, in one place: which disk frames a per-disk tally of a range
  * reads (model/cgroups.ts, model/sizeLatency.ts), one range and disk test so the tallies the
  * panels show agree on which seconds and disks they sum; and the cgroup latency a matrix takes
- * from a disk frame, named in words here (the wire's `cg`). A class series' latency of a phase is
+ * from a disk frame, named in words here (the wire's `cg`: device latency since protocol 3, every
+ * phase since 4). A class series' latency of a phase is
  * shared-types' phaseHist() (the one rule for it, model/phase.ts says what each phase is).
  */
-import type { DiskFrame, Frame, SparseHist } from '@blkheat/shared-types';
+import {
+  type DiskFrame,
+  type DiskInfo,
+  type Frame,
+  type LatencyKind,
+  phaseCarried,
+  phaseHist,
+  type SparseHist,
+} from '@blkheat/shared-types';
 
 /** Frames starting in [from, to); only the disks in `devs` (undefined: every disk). */
 export interface DiskRange {
@@ -30,7 +39,19 @@ export function forEachDiskInRange(
   }
 }
 
-/** A disk's device latency charged to the cgroup `path` in one frame (undefined: none, or no per-cgroup split in the data). */
-export function cgroupLatency(disk: DiskFrame, path: string): SparseHist | undefined {
-  return disk.cg?.find((series) => series.g === path)?.d;
+/**
+ * A disk's latency of `phase` charged to the cgroup `path` in one frame (undefined: none, or the
+ * data splits no such latency by cgroup: no `cg`, or a `cg` from before protocol 4 for a phase
+ * but device latency).
+ */
+export function cgroupLatency(disk: DiskFrame, path: string, phase: LatencyKind, kind: DiskInfo['kind']): SparseHist | undefined {
+  const series = disk.cg?.find((g) => g.g === path);
+  return series && phaseCarried(series, phase, kind) ? phaseHist(series, phase, kind) : undefined;
+}
+
+/** A disk range whose tallies read one latency phase (phaseHist()). */
+export interface PhasedRange extends DiskRange {
+  readonly kind: LatencyKind;
+  /** Each disk's kind, for phaseHist() (default: every disk request-based). */
+  readonly diskKind?: ((dev: string) => DiskInfo['kind']) | undefined;
 }

@@ -86,7 +86,11 @@ export function unrecordedSeconds(m: HeatMatrix, c0: number, c1: number, known: 
   return missing;
 }
 
-/** Seconds of columns [c0, c1) some frame covered: what a rate ("N/s") divides by. */
+/**
+ * Seconds of columns [c0, c1) some frame covered. Not what the page's rates divide by: they are
+ * over every second of the range the agent recorded, idle ones without a frame too
+ * (Summary.windowSeconds: the range less unrecordedSeconds).
+ */
 export function recordedSecondsIn(m: HeatMatrix, c0: number, c1: number): number {
   const a = Math.max(c0, m.start);
   const b = Math.min(c1, m.end);

@@ -28,9 +28,9 @@ export interface MatrixFilter {
   /** Classes to count; undefined = all. */
   readonly classes?: ReadonlySet<string> | undefined;
   /**
-   * Count only the device latency charged to this cgroup (DiskFrame.cg) instead of the
-   * classes'; `cg` is split neither by class nor into queue latency, so `classes` is not
-   * applied and `kind` must be 'device' (model/cgroups.ts: cgroupFilterApplies).
+   * Count only the latency of `kind` charged to this cgroup (DiskFrame.cg) instead of the
+   * classes'; `cg` is not split by class, so `classes` is not applied, and before protocol 4 it
+   * carries device latency only (model/cgroups.ts: cgroupFilterApplies).
    */
   readonly cgroup?: string | undefined;
 }
@@ -189,7 +189,7 @@ export class HeatMatrix {
     if (!this.markRecorded(col, frame.step)) return false;
     if (!disk) return true;
     if (filter.cgroup !== undefined) {
-      const latency = cgroupLatency(disk, filter.cgroup);
+      const latency = cgroupLatency(disk, filter.cgroup, filter.kind, filter.diskKind ?? 'request');
       if (latency) this.addSparse(col, latency);
       return true;
     }

@@ -4,12 +4,21 @@
  * spaces as in coords.ts: time (unix seconds) and sector map into css pixels by affine maps,
  * so a point, a brushed box and an axis tick agree to the pixel and invert exactly.
  */
-import { type BucketSchema, type IoSample, type LatencyKind, samplePhaseNs } from '@blkheat/shared-types';
+import {
+  type BucketSchema,
+  bucketOfNs,
+  type IoSample,
+  type LatencyKind,
+  lowerBoundSeconds,
+  overflowIndex,
+  samplePhaseNs,
+  upperBoundSeconds,
+} from '@blkheat/shared-types';
 import { schemeTableau10, ticks } from 'd3';
 import { type Affine, apply, invert, mapInterval, type TimeBox, timeToCss } from './coords.js';
 import { formatBytes } from './format.js';
 import { PALETTE_SIZE } from './colour.js';
-import { secondsToU } from './latency.js';
+import { formatLatency, secondsToU } from './latency.js';
 
 /** The kernel's sector: 512 bytes whatever the disk's block size. */
 export const SECTOR_BYTES = 512;
@@ -123,9 +132,58 @@ export function sampleLatencyNs(s: IoSample, kind: LatencyKind): number | null {
 }
 
 /**
- * Palette index (1..PALETTE_SIZE-1, the heat map's palette) of a latency inside the heat
- * maps' latency window [uLo, uHi): the fastest bucket shown is the palette's first colour, the
- * slowest its last, log-spaced like the heat maps' latency axis.
+ * The scatter's colour scale, fitted to the points drawn (those with a sector, completed in
+ * [from, to)): from the bucket of the fastest to the bucket of the slowest by the phase on
+ * screen, so its top is the upper edge of the slowest point's bucket (schema buckets, as the
+ * heat maps'), never the heat maps' window, which may reach far above every point.
+ */
+export interface ScatterLatencyScale {
+  /** Dense buckets of the fastest and the slowest point drawn. */
+  readonly bucketLo: number;
+  readonly bucketHi: number;
+  /** The window [uLo, uHi) latencyPaletteIndex takes: the two buckets and those between. */
+  readonly uLo: number;
+  readonly uHi: number;
+  /** The slowest point's latency (ns). */
+  readonly maxNs: number;
+}
+
+export function scatterLatencyScale(
+  rows: readonly IoSample[],
+  kind: LatencyKind,
+  schema: BucketSchema,
+  from: number,
+  to: number,
+): ScatterLatencyScale | undefined {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const s of rows) {
+    const t = sampleTime(s);
+    if (s.sector === null || t < from || t >= to) continue;
+    const ns = samplePhaseNs(s, kind);
+    if (ns === null) continue;
+    lo = Math.min(lo, ns);
+    hi = Math.max(hi, ns);
+  }
+  if (!(lo <= hi)) return undefined;
+  const bucketLo = bucketOfNs(lo, schema);
+  const bucketHi = bucketOfNs(hi, schema);
+  return { bucketLo, bucketHi, uLo: bucketLo, uHi: bucketHi + 1, maxNs: hi };
+}
+
+/** The ends of a fitted scale as the legend says them: "250 µs" … "500 ms" (overflow: "> 64.0 s"). */
+export function scaleLabels(scale: ScatterLatencyScale, schema: BucketSchema): [string, string] {
+  const top =
+    scale.bucketHi >= overflowIndex(schema)
+      ? `> ${formatLatency(lowerBoundSeconds(scale.bucketHi, schema))}`
+      : formatLatency(upperBoundSeconds(scale.bucketHi, schema));
+  return [formatLatency(lowerBoundSeconds(scale.bucketLo, schema)), top];
+}
+
+/**
+ * Palette index (1..PALETTE_SIZE-1, the heat map's palette) of a latency inside a latency
+ * window [uLo, uHi) (the scatter's fitted scale): the fastest bucket shown is the palette's first
+ * colour, the slowest its last, log-spaced like the heat maps' latency axis.
  */
 export function latencyPaletteIndex(ns: number, uLo: number, uHi: number, schema: BucketSchema): number {
   const u = secondsToU(ns / 1e9, schema);

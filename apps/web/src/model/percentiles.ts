@@ -1,11 +1,19 @@
 /**
- * Percentiles from histograms. Ranks and in-bucket interpolation come from shared-types
- * (`quantileSeconds`), so the dashboard, the agent's /metrics and the CLI agree on what "p99"
- * means; this module only adds caching per heat map column and the bucket-space position.
+ * Percentiles from histograms, and how they are written. Ranks come from shared-types
+ * (`quantileBucket`: the bucket of the ceil(q·N)-th fastest I/O), the same the agent's /metrics and
+ * the CLI use; this module adds what a histogram can honestly say about them, the one way views
+ * write them (formatQuantile), caching per heat map column, and the bucket-space position.
+ *
+ * The rule (issue 29: a single 32.2 s read was shown as "p99 38.1 s", the top of its bucket, with
+ * nothing saying so): a histogram knows the bucket of the I/O at a rank, not its latency, so a
+ * percentile is shown as a bound, "≤ 38.1 s" (its bucket's upper edge; "> 64 s" in the overflow
+ * bucket, which has none). Where sampled I/Os give the latency of the I/O at the rank itself
+ * (model/sampledRanks.ts), the exact value is shown, without "≤". Interpolating inside a bucket is
+ * kept for drawing lines only (columnQuantilesU), never written as a number.
  */
-import { type BucketSchema, overflowIndex, quantileBucket, quantileSeconds } from '@blkheat/shared-types';
+import { type BucketSchema, lowerBoundSeconds, overflowIndex, quantileBucket, upperBoundSeconds } from '@blkheat/shared-types';
 import type { HeatMatrix } from './heatmatrix.js';
-import { secondsToU } from './latency.js';
+import { formatLatency, secondsToU } from './latency.js';
 
 /** The percentile lines drawn over heat maps. */
 export const LINE_QUANTILES = Object.freeze([
@@ -22,31 +30,81 @@ export const MARK_QUANTILES = Object.freeze([
   { q: 0.999, label: 'p99.9' },
 ] as const);
 
+/** p99 alone (a row head, the worst-disk line, the submit-wait note). */
+export const P99 = Object.freeze([{ q: 0.99, label: 'p99' }] as const);
+
+/**
+ * What `seconds` of a QuantileValue is: 'bound', the percentile is at most it (its bucket's upper
+ * edge); 'above', it is above it (the overflow bucket's lower edge: nothing bounds it); 'exact',
+ * it is the latency of the I/O at the rank, read from sampled I/Os.
+ */
+export type QuantileKind = 'bound' | 'above' | 'exact';
+
 export interface QuantileValue {
   readonly q: number;
   readonly label: string;
-  /** Interpolated latency in seconds. */
+  /** Seconds, read as `kind` says: the one number shown for this percentile (formatQuantile). */
   readonly seconds: number;
+  readonly kind: QuantileKind;
   /** Dense bucket holding the rank. */
   readonly bucket: number;
-  /** Position on the bucket axis. */
+  /** The rank: the I/O that is this percentile is the rank-th fastest (1-based) of `total`. */
+  readonly rank: number;
+  /** Position on the bucket axis of `seconds` (a histogram's mark sits where its number says). */
   readonly u: number;
 }
 
-/** The requested quantiles of a dense histogram of `schema`; empty when it has no counts. */
+/** The requested quantiles of a dense histogram of `schema`, as bounds; empty when it has no counts. */
 export function quantilesOf(
   dense: ArrayLike<number>,
   schema: BucketSchema,
   qs: readonly { q: number; label: string }[] = MARK_QUANTILES,
 ): QuantileValue[] {
+  let total = 0;
+  for (let i = 0; i < dense.length; i++) total += dense[i] as number;
   const out: QuantileValue[] = [];
   for (const { q, label } of qs) {
-    const seconds = quantileSeconds(dense, q, schema);
     const bucket = quantileBucket(dense, q);
-    if (seconds === undefined || bucket === undefined) return [];
-    out.push({ q, label, seconds, bucket, u: secondsToU(seconds, schema) });
+    if (bucket === undefined || !(total > 0)) return [];
+    const rank = Math.max(1, Math.ceil(Math.min(1, Math.max(0, q)) * total));
+    out.push(bucketQuantile(q, label, bucket, rank, schema));
   }
   return out;
+}
+
+/** A percentile known only by its bucket: the bucket's upper edge as a bound ("above" its lower edge in overflow). */
+export function bucketQuantile(q: number, label: string, bucket: number, rank: number, schema: BucketSchema): QuantileValue {
+  const above = bucket >= overflowIndex(schema);
+  const seconds = above ? lowerBoundSeconds(bucket, schema) : upperBoundSeconds(bucket, schema);
+  return { q, label, seconds, kind: above ? 'above' : 'bound', bucket, rank, u: above ? bucket : bucket + 1 };
+}
+
+/** The same percentile, its I/O's latency known exactly (a sampled I/O at its rank). */
+export function exactQuantile(v: QuantileValue, seconds: number, schema: BucketSchema): QuantileValue {
+  return { ...v, seconds, kind: 'exact', u: Math.min(v.bucket + 1, Math.max(v.bucket, secondsToU(seconds, schema))) };
+}
+
+/**
+ * A percentile as every view writes it (row heads, histograms, tables, compare, notes, the PNG):
+ * "≤ 38.1 s" for a bound, "> 64.0 s" above the last bucket, "32.2 s" when exact; "–" for none.
+ */
+export function formatQuantile(v: Pick<QuantileValue, 'seconds' | 'kind'> | undefined): string {
+  if (!v) return '–';
+  const text = formatLatency(v.seconds);
+  return v.kind === 'exact' ? text : `${v.kind === 'bound' ? '≤' : '>'} ${text}`;
+}
+
+/** The rule in a few words, where a long explanation does not fit (the PNG's subtitle). */
+export const PERCENTILES_NOTE = 'percentiles: ≤ bucket top, exact where sampled';
+
+/** "p99 ≤ 38.1 s": a percentile with its label. */
+export function labelledQuantile(v: QuantileValue): string {
+  return `${v.label} ${formatQuantile(v)}`;
+}
+
+/** "p50 ≤ 47.7 µs · p90 ≤ …": several, as one line. */
+export function quantilesText(qs: readonly QuantileValue[]): string {
+  return qs.map(labelledQuantile).join(' · ');
 }
 
 /**

@@ -7,8 +7,11 @@
  * column of a 10 s frame is some_us / (10 × 1e6), and a column still filling from 1 s live frames
  * is its stall over the seconds that came. NaN means no data (no frame of the column has `psi`:
  * an agent before protocol 4, a kernel without PSI, the agent's first second, not recorded).
+ *
+ * The same for one cgroup (protocol 4 `Frame.cg_psi`: its cgroup2 io.pressure, every disk's
+ * stall of its tasks): a series asked for a cgroup reads that cgroup's entry of each frame.
  */
-import type { Frame } from '@blkheat/shared-types';
+import type { Frame, IoPressure } from '@blkheat/shared-types';
 import { formatShare } from './format.js';
 
 export interface PressureSeries {
@@ -30,30 +33,41 @@ export interface PressureShare {
 /** Where the numbers come from, as the tooltip says it. */
 export const PRESSURE_SOURCE = 'host, /proc/pressure/io';
 
+/** Where a cgroup's numbers come from, as the tooltip and the strip say it. */
+export function cgroupPressureSource(cgroup: string): string {
+  return `cgroup ${cgroup}, its io.pressure`;
+}
+
+/** A frame's pressure: the host's, or `cgroup`'s (undefined: the frame has none). */
+function pressureOf(f: Frame, cgroup: string | undefined): IoPressure | undefined {
+  return cgroup === undefined ? f.psi : f.cg_psi?.find((p) => p.g === cgroup);
+}
+
 /**
  * The least top of the strip's scale: a host that is barely ever stalled (a few hundredths of a
  * percent) must not fill the strip as if it were stalled all the time.
  */
 export const PRESSURE_SCALE_FLOOR = 0.05;
 
-/** Whether any frame carries the host's pressure (newest first: live data answers at once). */
-export function hasPressure(frames: readonly Frame[]): boolean {
-  for (let i = frames.length - 1; i >= 0; i--) if ((frames[i] as Frame).psi) return true;
+/** Whether any frame carries the host's pressure, or `cgroup`'s (newest first: live data answers at once). */
+export function hasPressure(frames: readonly Frame[], cgroup?: string): boolean {
+  for (let i = frames.length - 1; i >= 0; i--) if (pressureOf(frames[i] as Frame, cgroup)) return true;
   return false;
 }
 
-/** The series of columns [col0, col1) from `frames` (any order; frames without `psi` add nothing). */
-export function pressureSeries(frames: readonly Frame[], step: number, col0: number, col1: number): PressureSeries {
+/** The series of columns [col0, col1) from `frames`, the host's or `cgroup`'s (any order; frames without it add nothing). */
+export function pressureSeries(frames: readonly Frame[], step: number, col0: number, col1: number, cgroup?: string): PressureSeries {
   const len = Math.max(0, col1 - col0);
   const someUs = new Float64Array(len);
   const fullUs = new Float64Array(len);
   const seconds = new Float64Array(len);
   for (const f of frames) {
-    if (!f.psi) continue;
+    const p = pressureOf(f, cgroup);
+    if (!p) continue;
     const i = Math.floor(f.ts / step) - col0;
     if (i < 0 || i >= len) continue;
-    someUs[i] = (someUs[i] as number) + f.psi.some_us;
-    fullUs[i] = (fullUs[i] as number) + f.psi.full_us;
+    someUs[i] = (someUs[i] as number) + p.some_us;
+    fullUs[i] = (fullUs[i] as number) + p.full_us;
     seconds[i] = (seconds[i] as number) + f.step;
   }
   const some = new Float64Array(len).fill(NaN);

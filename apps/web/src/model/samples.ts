@@ -2,7 +2,15 @@
  * Drill-down: a cell or a box of the heat map (time × latency buckets) as a samples query,
  * the same query answered locally for an imported snapshot, and the table's sort order.
  */
-import { type BucketSchema, type IoSample, type LatencyKind, samplePhaseNs } from '@blkheat/shared-types';
+import {
+  type BucketSchema,
+  type IoSample,
+  type LatencyKind,
+  pickSpread,
+  samplePhaseNs,
+  type SamplePick,
+  spreadHash,
+} from '@blkheat/shared-types';
 import { bucketRangeNs } from './latency.js';
 import { sizeClassOf } from './sizeLatency.js';
 
@@ -41,6 +49,8 @@ export interface SamplesQuery {
   readonly maxNs: number;
   readonly disks: readonly string[];
   readonly classes?: readonly string[];
+  /** Which matches when more than the limit match (the request's `pick`; absent: the oldest). */
+  readonly pick?: SamplePick;
   /** Not in the agent's samples request: applied to its answer (localFilter). */
   readonly cgroup?: string;
   readonly sizeClass?: number;
@@ -85,7 +95,20 @@ export function sampleMatches(s: IoSample, q: SamplesQuery): boolean {
   return v !== null && v >= q.minNs && v <= q.maxNs;
 }
 
-export function matchSamples(all: readonly IoSample[], q: SamplesQuery, limit = Infinity): { samples: IoSample[]; truncated: boolean } {
+/** At most `limit` of the samples matching `q`, as the agent picks them (q.pick); `matched` with a spread pick. */
+export function matchSamples(
+  all: readonly IoSample[],
+  q: SamplesQuery,
+  limit = Infinity,
+): { samples: IoSample[]; truncated: boolean; matched?: number } {
+  if (q.pick === 'spread' && Number.isFinite(limit)) {
+    const r = spreadSamples(
+      all.filter((s) => sampleMatches(s, q)),
+      q,
+      limit,
+    );
+    return { samples: r.items, truncated: r.truncated, matched: r.matched };
+  }
   const out: IoSample[] = [];
   for (const s of all) {
     if (!sampleMatches(s, q)) continue;
@@ -93,6 +116,20 @@ export function matchSamples(all: readonly IoSample[], q: SamplesQuery, limit = 
     out.push(s);
   }
   return { samples: out, truncated: false };
+}
+
+/** The agent's spread pick (sample-spread.ts) of samples that all match `q`: at most `limit`, in their order. */
+export function spreadSamples(
+  rows: readonly IoSample[],
+  q: Pick<SamplesQuery, 'from' | 'to' | 'kind'>,
+  limit: number,
+): { items: IoSample[]; matched: number; truncated: boolean } {
+  return pickSpread(rows, q.from * 1e6, q.to * 1e6, limit, {
+    tsUs: (s) => s.ts_us,
+    // Every row matched q, so its phase is known (0 never happens; it keeps the types honest).
+    latencyNs: (s) => samplePhaseNs(s, q.kind) ?? 0,
+    hash: (s) => spreadHash(s.ts_us, s.sector, s.d_ns),
+  });
 }
 
 export type SampleSortKey = 'ts_us' | 'dev' | 'c' | 'sector' | 'bytes' | 'w_ns' | 'q_ns' | 'd_ns' | 'pid' | 'comm' | 'cg';

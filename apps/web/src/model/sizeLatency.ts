@@ -1,12 +1,23 @@
 /**
  * Size × latency of a range (ClassSeries.sz, protocol 2): per disk, for each log2 size class
- * s (the smallest s with bytes <= 2^s), the count and the device latency histogram of its
- * I/Os. The size heat map draws it (columns: size classes, rows: latency buckets) and the size
- * histogram its column sums. Class filters apply (sz is per class); there is no per-cgroup and
- * no queue-latency split of sizes.
+ * s (the smallest s with bytes <= 2^s), the count and the latency histogram of the phase on
+ * screen of its I/Os. The size heat map draws it (columns: size classes, rows: latency buckets)
+ * and the size histogram its column sums. Class filters apply (sz is per class); there is no
+ * per-cgroup split of sizes. Sizes carry device latency since protocol 2 and every phase since
+ * 4: where some frame of the range has no other phase by size, the whole tally is of device
+ * latency (never a mix of phases), and `kind` says which phase it is.
  */
-import { addSparseInto, type BucketSchema, bucketCount, type Frame } from '@blkheat/shared-types';
-import { type DiskRange, forEachDiskInRange } from './diskFrames.js';
+import {
+  addSparseInto,
+  type BucketSchema,
+  bucketCount,
+  type Frame,
+  type LatencyKind,
+  phaseCarried,
+  phaseHist,
+} from '@blkheat/shared-types';
+import { forEachDiskInRange, type PhasedRange } from './diskFrames.js';
+import { ALL_REQUEST } from './phase.js';
 
 /** The size class of an I/O of `bytes` bytes: the smallest s with bytes <= 2^s (0 for 0 or 1 byte). */
 export function sizeClassOf(bytes: number): number {
@@ -24,13 +35,22 @@ export function sizeClassBytes(s: number): number {
 export interface SizeLatency {
   /** Size classes from the smallest to the largest with I/O, every one between included (an axis, not a list): the columns. */
   readonly sizes: readonly number[];
-  /** Per column (same order as `sizes`): the count and the dense device latency histogram. */
+  /** Per column (same order as `sizes`): the count and the dense latency histogram of the tally's phase. */
   readonly counts: readonly number[];
   readonly hists: readonly Float64Array[];
   /** Busiest cell (size class × latency bucket). */
   readonly maxCell: number;
   /** Frames of the range whose classes carried `sz` (0: the data has no size split). */
   readonly framesWithSz: number;
+  /** The phase the histograms are of: the tally's, or device latency where some frame's sizes lacked it (data before protocol 4). */
+  readonly kind: LatencyKind;
+}
+
+/** One size class while a range is summed: its count, and its latency in the tally's phase and in device time (the fallback). */
+interface SizeCell {
+  count: number;
+  readonly phase: Float64Array;
+  readonly device: Float64Array;
 }
 
 /** Count of the cell (size class s, latency bucket b); 0 outside. */
@@ -41,11 +61,11 @@ export function sizeCell(m: SizeLatency, s: number, bucket: number): number {
 
 /** Running per-disk size × latency of frames in [from, to) over `devs` and `classes`, fed a slice at a time. */
 export class SizeTally {
-  /** Per disk: count and dense device latency by size class, and how many frames split its classes by size. */
-  private readonly disks = new Map<string, { bySize: Map<number, { count: number; hist: Float64Array }>; framesWithSz: number }>();
+  /** Per disk: its size classes, how many frames split its classes by size, and how many of those by the phase too. */
+  private readonly disks = new Map<string, { bySize: Map<number, SizeCell>; framesWithSz: number; framesWithPhase: number }>();
 
   constructor(
-    private readonly opts: DiskRange & {
+    private readonly opts: PhasedRange & {
       /** Classes counted; undefined = every class. */
       readonly classes?: ReadonlySet<string> | undefined;
     },
@@ -53,37 +73,48 @@ export class SizeTally {
   ) {}
 
   add(frames: readonly Frame[], start = 0, end = frames.length): void {
-    const { classes } = this.opts;
+    const { classes, kind } = this.opts;
+    const diskKind = this.opts.diskKind ?? ALL_REQUEST;
+    const buckets = bucketCount(this.schema);
     forEachDiskInRange(frames, start, end, this.opts, (disk) => {
       let acc = this.disks.get(disk.dev);
-      if (!acc) this.disks.set(disk.dev, (acc = { bySize: new Map(), framesWithSz: 0 }));
+      if (!acc) this.disks.set(disk.dev, (acc = { bySize: new Map(), framesWithSz: 0, framesWithPhase: 0 }));
+      const dk = diskKind(disk.dev);
       let any = false;
+      let carried = true;
       for (const series of disk.cls) {
         if (!series.sz) continue;
         any = true;
+        if (!series.sz.every((z) => phaseCarried(z, kind, dk))) carried = false;
         if (classes && !classes.has(series.c)) continue;
-        for (const { s: sizeClass, n: count, d: deviceLatency } of series.sz) {
-          let cell = acc.bySize.get(sizeClass);
-          if (!cell) acc.bySize.set(sizeClass, (cell = { count: 0, hist: new Float64Array(bucketCount(this.schema)) }));
-          cell.count += count;
-          addSparseInto(cell.hist, deviceLatency);
+        for (const z of series.sz) {
+          let cell = acc.bySize.get(z.s);
+          if (!cell) acc.bySize.set(z.s, (cell = { count: 0, phase: new Float64Array(buckets), device: new Float64Array(buckets) }));
+          cell.count += z.n;
+          addSparseInto(cell.phase, phaseHist(z, kind, dk));
+          addSparseInto(cell.device, z.d);
         }
       }
       if (any) acc.framesWithSz++;
+      if (any && carried) acc.framesWithPhase++;
     });
   }
 
   result(): Map<string, SizeLatency> {
     const out = new Map<string, SizeLatency>();
-    for (const [dev, { bySize, framesWithSz }] of this.disks) {
+    for (const [dev, { bySize, framesWithSz, framesWithPhase }] of this.disks) {
+      const kind = framesWithPhase === framesWithSz ? this.opts.kind : 'device';
       const present = [...bySize.keys()].filter((s) => (bySize.get(s)?.count ?? 0) > 0);
       const sizes: number[] = [];
       if (present.length > 0) for (let s = Math.min(...present); s <= Math.max(...present); s++) sizes.push(s);
       const rows = bucketCount(this.schema);
-      const hists = sizes.map((s) => bySize.get(s)?.hist ?? new Float64Array(rows));
+      const hists = sizes.map((s) => {
+        const cell = bySize.get(s);
+        return (kind === 'device' ? cell?.device : cell?.phase) ?? new Float64Array(rows);
+      });
       let maxCell = 0;
       for (const h of hists) for (let b = 0; b < h.length; b++) maxCell = Math.max(maxCell, h[b] as number);
-      out.set(dev, { sizes, counts: sizes.map((s) => bySize.get(s)?.count ?? 0), hists, maxCell, framesWithSz });
+      out.set(dev, { sizes, counts: sizes.map((s) => bySize.get(s)?.count ?? 0), hists, maxCell, framesWithSz, kind });
     }
     return out;
   }
@@ -92,7 +123,7 @@ export class SizeTally {
 /** Per-disk size × latency of frames in [from, to) (all at once). */
 export function sizeLatency(
   frames: readonly Frame[],
-  opts: { from: number; to: number; devs?: ReadonlySet<string> | undefined; classes?: ReadonlySet<string> | undefined },
+  opts: PhasedRange & { classes?: ReadonlySet<string> | undefined },
   schema: BucketSchema,
 ): Map<string, SizeLatency> {
   const t = new SizeTally(opts, schema);

@@ -105,6 +105,11 @@ export function stuckNow(disk: DiskFrame | undefined, thresholdS: number): Stuck
   return { count, atLeast: allListedStuck && inf.n > count, oldestS: inf.oldest_ns / 1e9, ios, waiting, frozen };
 }
 
+/** How long the application has waited on a stuck disk: its oldest stuck request or waiting bio, seconds. */
+export function stuckAgeS(s: StuckState): number {
+  return Math.max(s.oldestS, s.waiting?.oldestS ?? 0);
+}
+
 /**
  * "stuck: 2 I/Os, oldest 12.3 s"; with waiting bios "stuck: 28 bios waiting for a request, oldest
  * 10.0 s (queue frozen)" (the ages formatted by `formatAge`: the page's latency format).

@@ -1,11 +1,12 @@
 /**
  * Time outside the device: when the wait for a request (submit wait, protocol 4: a frozen queue,
  * QoS throttling, no free tag) is most of what the application sees, the row head says so
- * ("p99 412 ms, of which 390 ms waiting for a request on loop3"), whatever phase is on screen:
+ * ("p99 ≤ 420 ms, of which ≤ 420 ms waiting for a request on loop3"), whatever phase is on screen:
  * device latency alone would call such a disk fast.
  *
  * The rule: over the range shown, per disk, the p99 of the submit wait is at least half the p99
- * of the total latency (the two histograms hold the same I/Os: those whose submission was seen).
+ * of the total latency (the two histograms hold the same I/Os: those whose submission was seen),
+ * both read as the page shows them: the top of the bucket holding the rank (percentiles.ts).
  * Summed per disk over the classes shown (the class filter applies; `cg` has no submit wait).
  */
 import {
@@ -15,14 +16,13 @@ import {
   denseTotal,
   type Frame,
   phaseHist,
-  quantileSeconds,
   SUBMIT_CAUSE_WAIT,
   WBT_WAIT,
   SUBMIT_CAUSES,
   type SubmitCause,
 } from '@blkheat/shared-types';
 import { type DiskRange, forEachDiskInRange } from './diskFrames.js';
-import { formatLatency } from './latency.js';
+import { formatQuantile, P99, quantilesOf, type QuantileValue } from './percentiles.js';
 import type { DiskKindOf } from './phase.js';
 
 /** Submit wait p99 at least this share of the total p99: time outside the device dominates. */
@@ -45,10 +45,10 @@ interface DiskWaits {
 
 /** A disk whose total latency is mostly waiting for a request. */
 export interface SubmitWaitNote {
-  /** p99 of the total latency, seconds. */
-  readonly totalP99: number;
-  /** p99 of the submit wait, seconds. */
-  readonly submitP99: number;
+  /** p99 of the total latency (a bound, as every percentile from a histogram). */
+  readonly totalP99: QuantileValue;
+  /** p99 of the submit wait. */
+  readonly submitP99: QuantileValue;
   /**
    * The cause most of those I/Os met, where at least CAUSE_NAMED of them met one; else 'wbt'
    * where wbt held writes back on the disk in the range (DiskFrame.wbt: a mark of the disk, not
@@ -68,20 +68,20 @@ export function submitWaitNote(
   causes: Readonly<Partial<Record<SubmitCause, number>>> = {},
   wbtWindows = 0,
 ): SubmitWaitNote | undefined {
-  const totalP99 = quantileSeconds(total, 0.99, schema);
-  const submitP99 = quantileSeconds(submit, 0.99, schema);
-  if (totalP99 === undefined || submitP99 === undefined || !(totalP99 > 0)) return undefined;
-  if (submitP99 < SUBMIT_DOMINATES * totalP99) return undefined;
+  const [totalP99] = quantilesOf(total, schema, P99);
+  const [submitP99] = quantilesOf(submit, schema, P99);
+  if (totalP99 === undefined || submitP99 === undefined || !(totalP99.seconds > 0)) return undefined;
+  if (submitP99.seconds < SUBMIT_DOMINATES * totalP99.seconds) return undefined;
   const ios = denseTotal(total);
   const named = SUBMIT_CAUSES.filter((c) => (causes[c] ?? 0) >= CAUSE_NAMED * ios).sort((a, b) => (causes[b] ?? 0) - (causes[a] ?? 0));
   const cause = named[0] ?? (wbtWindows > 0 ? 'wbt' : undefined);
   return { totalP99, submitP99, ...(cause ? { cause } : {}) };
 }
 
-/** "p99 412 ms, of which 390 ms waiting for a tag on loop3" (or "… waiting for a request …" with no cause named). */
+/** "p99 ≤ 420 ms, of which ≤ 353 ms waiting for a tag on loop3" (or "… waiting for a request …" with no cause named). */
 export function submitWaitText(note: SubmitWaitNote, diskName: string): string {
   const wait = `waiting ${note.cause === 'wbt' ? WBT_WAIT : note.cause ? SUBMIT_CAUSE_WAIT[note.cause] : 'for a request'}`;
-  return `p99 ${formatLatency(note.totalP99)}, of which ${formatLatency(note.submitP99)} ${wait} on ${diskName}`;
+  return `p99 ${formatQuantile(note.totalP99)}, of which ${formatQuantile(note.submitP99)} ${wait} on ${diskName}`;
 }
 
 /** Running per-disk total and submit-wait histograms of frames in [from, to) over `devs` and `classes`, fed a slice at a time. */

@@ -1,15 +1,15 @@
 /**
  * The summary of a visible range: per-disk histograms (from the heat map matrices), class and
- * disk breakdowns (from the frames), and the seconds covered. Computed by one generator that
+ * disk breakdowns (from the frames), and the seconds its rates are over. Computed by one generator that
  * yields after each slice of about SUMMARY_SLICE disk-frames, so its caller (pipeline/visibleSummary.ts)
  * can run it to the end at once (a small range, an export) or one slice per task (a whole imported
  * snapshot: tens of thousands of disk-frames would otherwise hold the main thread for
  * hundreds of ms in one task).
  */
 import type { BucketSchema, Frame, LatencyKind } from '@blkheat/shared-types';
-import { BreakdownTally, type ClassSummary, type DiskSummary } from './breakdown.js';
+import { BreakdownTally, type ClassSummary, type DiskPeak, type DiskSummary } from './breakdown.js';
 import { type CgroupBreakdown, CgroupTally } from './cgroups.js';
-import { type Known, recordedSecondsIn, unrecordedSeconds } from './gaps.js';
+import { type Known, unrecordedSeconds } from './gaps.js';
 import type { HeatMatrix } from './heatmatrix.js';
 import { quantilesOf, type QuantileValue } from './percentiles.js';
 import { ALL_REQUEST, type DiskKindOf } from './phase.js';
@@ -46,7 +46,11 @@ export interface Summary {
   readonly perDisk: ReadonlyMap<string, DiskHistogram>;
   readonly maxShare: number;
   readonly classes: readonly ClassSummary[];
+  /** The same per shown disk (each class's share of that disk's I/Os). */
+  readonly classesByDisk: ReadonlyMap<string, readonly ClassSummary[]>;
   readonly disks: ReadonlyMap<string, DiskSummary>;
+  /** Per disk with I/O: its busiest step (the peak beside the rate over windowSeconds). */
+  readonly peaks: ReadonlyMap<string, DiskPeak>;
   /** Every class present in the window, for the filter. */
   readonly allClasses: readonly string[];
   /** Per shown disk: its cgroups (device latency; every class: `cg` is not split by class). */
@@ -59,11 +63,13 @@ export interface Summary {
    */
   readonly submitWait: ReadonlyMap<string, SubmitWaitNote>;
   /**
-   * Seconds of the range with data: recorded by the agent (live), or inside the snapshot's
-   * range. Rates divide by this, not by the span (which includes the future, seconds before
-   * the agent started, and outages).
+   * The seconds of the range a rate ("N/s") is over: the whole range the source can speak for
+   * (not the future past the live edge, not before the agent's oldest second or outside a
+   * snapshot's range), less the seconds the agent is known not to have recorded (it was down).
+   * Idle seconds count, with or without a frame: a rate over seconds with data only read a 2.5 s
+   * burst in a 10 s view as its own rate (issue 29).
    */
-  readonly covered: number;
+  readonly windowSeconds: number;
   /** Seconds of the range the agent did not record (it was down): drawn as "no data". */
   readonly unrecorded: number;
 }
@@ -88,6 +94,11 @@ export interface SummaryInput {
   readonly schema: BucketSchema;
   /** A snapshot's range (its seconds are covered), or undefined when live. */
   readonly snapshotRange: { readonly from: number; readonly to: number } | undefined;
+  /**
+   * Live: the seconds the source can speak for, from the agent's oldest second (undefined: not
+   * known) to the live edge. Ignored for a snapshot (its range is).
+   */
+  readonly reach?: { readonly from: number | undefined; readonly to: number } | undefined;
   readonly known: Known;
 }
 
@@ -109,8 +120,8 @@ export function* summarize(input: SummaryInput, slice = SUMMARY_SLICE): Generato
   const { from, to, step, frames } = input;
   const diskKind = input.diskKind ?? ALL_REQUEST;
   const tally = new BreakdownTally({ from, to, devs: input.devs, kind: input.kind, diskKind }, input.schema);
-  const cgroups = new CgroupTally({ from, to, devs: input.devs }, input.schema);
-  const sizes = new SizeTally({ from, to, devs: input.devs, classes: input.classes }, input.schema);
+  const cgroups = new CgroupTally({ from, to, devs: input.devs, kind: input.kind, diskKind }, input.schema);
+  const sizes = new SizeTally({ from, to, devs: input.devs, classes: input.classes, kind: input.kind, diskKind }, input.schema);
   const waits = new SubmitWaitTally({ from, to, devs: input.devs, classes: input.classes, diskKind }, input.schema);
   let i = 0;
   while (i < frames.length) {
@@ -139,15 +150,9 @@ export function* summarize(input: SummaryInput, slice = SUMMARY_SLICE): Generato
     perDisk.set(dev, { hist, total, quantiles: quantilesOf(hist, input.schema) });
   }
   const any = input.matrices.values().next().value;
-  const snap = input.snapshotRange;
-  const covered = snap
-    ? Math.max(0, Math.min(to, snap.to) - Math.max(from, snap.from))
-    : any
-      ? recordedSecondsIn(any, from / step, to / step)
-      : 0;
   const unrecorded = any ? unrecordedSeconds(any, from / step, to / step, input.known) : 0;
   return {
-    covered,
+    windowSeconds: windowSeconds(input, any),
     unrecorded,
     from,
     to,
@@ -155,12 +160,26 @@ export function* summarize(input: SummaryInput, slice = SUMMARY_SLICE): Generato
     perDisk,
     maxShare,
     classes: tally.classes(),
+    classesByDisk: tally.classesByDisk(),
     disks: tally.disks(),
+    peaks: tally.peaks(),
     allClasses: tally.allClasses(),
     cgroups: cgroups.result(),
     sizes: sizes.result(),
     submitWait: waits.result(),
   };
+}
+
+/** Summary.windowSeconds of an input (`m`: any of its matrices, for the seconds not recorded). */
+function windowSeconds(input: SummaryInput, m: HeatMatrix | undefined): number {
+  const { from, to, step } = input;
+  const reach = input.snapshotRange ?? { from: input.reach?.from ?? -Infinity, to: input.reach?.to ?? Infinity };
+  const lo = Math.max(from, reach.from ?? -Infinity);
+  const hi = Math.min(to, reach.to);
+  if (!(hi > lo)) return 0;
+  // Whole columns inside the reach: a partial column at either end is not claimed as not recorded.
+  const missing = m ? unrecordedSeconds(m, Math.ceil(lo / step), Math.floor(hi / step), input.known) : 0;
+  return Math.max(0, hi - lo - missing);
 }
 
 /** Runs `summarize` to the end at once. */

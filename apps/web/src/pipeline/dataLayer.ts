@@ -8,6 +8,7 @@
  *                       taken from the live log, fetched (fetchRange.ts), or sliced
  *   heatMaps.ts         the window's matrices, percentile tracks, latency window, colour scales
  *   visibleSummary.ts   histograms, percentiles and breakdowns of the visible range
+ *   rankSamples.ts      sampled I/Os at those percentiles' ranks (exact values where they are all in hand)
  *   offsetSamples.ts    the offset scatter's samples of the panel disk in the visible range
  *   selectedSamples.ts  the selected cells and their sampled I/Os
  *   comparison.ts       compare (A/B): the baseline and comparison ranges' distributions
@@ -29,6 +30,7 @@ import { Busy } from './busy.js';
 import { Comparison } from './comparison.js';
 import { HeatMaps } from './heatMaps.js';
 import { OffsetSamples, type OffsetRequest } from './offsetSamples.js';
+import { RankSamples } from './rankSamples.js';
 import { SelectedSamples } from './selectedSamples.js';
 import { type AgentSource, DataSource, type LiveLog } from './source.js';
 import { VisibleSummary } from './visibleSummary.js';
@@ -56,13 +58,20 @@ export class DataLayer {
   private readonly samples: SelectedSamples;
   private readonly comparison: Comparison;
   private readonly offsets: OffsetSamples;
+  private readonly ranks: RankSamples;
 
   constructor(o: DataLayerOptions) {
     const { ui, store, client } = o;
     const busy = this.busy;
     this.source = new DataSource({ ui, store, onUnknownDisk: o.onUnknownDisk });
     this.heatMaps = new HeatMaps({ ui, store, source: this.source });
-    this.summary = new VisibleSummary({ ui, store, source: this.source, onSettled: () => this.windows.refitScales() });
+    this.summary = new VisibleSummary({
+      ui,
+      store,
+      source: this.source,
+      onSettled: () => this.windows.refitScales(),
+      onPublished: (summary) => void this.ranks.update(summary),
+    });
     this.windows = new WindowLoader({
       ui,
       store,
@@ -76,6 +85,7 @@ export class DataLayer {
     this.samples = new SelectedSamples({ store, client, busy, source: this.source });
     this.comparison = new Comparison({ ui, store, client, busy, source: this.source });
     this.offsets = new OffsetSamples({ store, client, busy, source: this.source });
+    this.ranks = new RankSamples({ ui, store, client, busy, source: this.source });
   }
 
   // ---------------------------------------------------------------- from the agent client
@@ -159,6 +169,7 @@ export class DataLayer {
     this.summary.reset();
     this.samples.clear();
     this.offsets.reset();
+    this.ranks.reset();
     this.windows.refresh();
     this.comparison.reset();
   }

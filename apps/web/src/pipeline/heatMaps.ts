@@ -8,7 +8,7 @@
  * pipeline store (store/pipelineStore.ts).
  */
 import { bucketCount, bucketOfSeconds, compareDev, type Frame } from '@blkheat/shared-types';
-import { cgroupFilterApplies } from '../model/cgroups.js';
+import { cgroupInForce } from '../model/cgroups.js';
 import { colourDomain, CountScale } from '../model/colour.js';
 import type { HeatMatrix, MatrixFilter } from '../model/heatmatrix.js';
 import { PercentileTrack } from '../model/percentiles.js';
@@ -52,10 +52,10 @@ export class HeatMaps {
     this.store.setState((s) => ({ dataVersion: s.dataVersion + 1 }));
   }
 
-  /** The cgroup filter in force on the heat maps: none but for device latency, the only phase `cg` splits. */
+  /** The cgroup filter in force on the heat maps: for every phase the data splits by cgroup (device latency only before protocol 4). */
   private cgroup(): string | undefined {
     const ui = this.ui.getState();
-    return cgroupFilterApplies(ui.kind) ? ui.cgroup : undefined;
+    return cgroupInForce(ui.cgroup, ui.kind, this.store.getState().cgroupPhases);
   }
 
   /** Each disk's heat map filter (its disk kind decides what a phase reads: phaseHist()), the kinds looked up once. */

@@ -5,46 +5,86 @@
  * A part of the data pipeline (dataLayer.ts composes it): it publishes into its own slice of the
  * pipeline store (store/pipelineStore.ts).
  */
-import { type IoSample, MAX_SAMPLES_PER_ANSWER } from '@blkheat/shared-types';
-import { type CellSelection, localFilter, matchSamples, type SamplesQuery, selectionQuery } from '../model/samples.js';
+import { type HelloMessage, type IoSample, MAX_SAMPLES_PER_ANSWER, type SamplePick, type SamplesAnswer } from '@blkheat/shared-types';
+import { type CellSelection, localFilter, matchSamples, type SamplesQuery, selectionQuery, spreadSamples } from '../model/samples.js';
 import { NO_SAMPLES, type SamplesSlice, type SliceStore } from '../store/pipelineStore.js';
 import type { Busy } from './busy.js';
 import type { AgentSource, DataSource } from './source.js';
 
 const SAMPLE_LIMIT = 2000;
 
+/** The protocol that added the samples request's `pick`: older agents refuse the field. */
+const PICK_PROTOCOL = 4;
+/** Connections (by their hello) whose agent refused `pick` (a protocol 4 agent built before it): not asked again. */
+const refusedPick = new WeakSet<HelloMessage>();
+
+/** What fetchSamples found: `pick` is how the rows were chosen when more matched ('first': the oldest). */
+export interface FetchedSamples {
+  readonly rows: IoSample[];
+  readonly truncated: boolean;
+  readonly pick: SamplePick;
+  /** How many matched in all, when known. */
+  readonly matched?: number | undefined;
+}
+
 /**
  * The sampled I/Os a query asks for, at most `limit` (truncated: more matched): matched in an
  * imported snapshot's samples, else asked of the agent, the cgroup and size class (which the
- * request cannot name) kept from its answer here.
+ * request cannot name) kept from its answer here. A spread query (query.pick) is spread by the
+ * agent when it can; an agent that cannot answers with the oldest, and `pick` says so.
  */
 export async function fetchSamples(
   source: DataSource,
   client: AgentSource | undefined,
   query: SamplesQuery,
   limit: number,
-): Promise<{ rows: IoSample[]; truncated: boolean }> {
+): Promise<FetchedSamples> {
   const snapshot = source.snapshot;
   if (snapshot) {
     const r = matchSamples(snapshot.samples, query, limit);
-    return { rows: r.samples, truncated: r.truncated };
+    return { rows: r.samples, truncated: r.truncated, pick: query.pick ?? 'first', matched: r.matched };
   }
   if (!client?.connected) throw new Error('not connected to the agent');
   const keep = localFilter(query);
-  const answer = await client.request({
-    t: 'samples',
-    from: query.from,
-    to: query.to,
-    kind: query.kind,
-    minNs: query.minNs,
-    maxNs: Math.min(query.maxNs, Number.MAX_SAFE_INTEGER),
-    disks: [...query.disks],
-    ...(query.classes ? { classes: [...query.classes] } : {}),
-    // Filtered here afterwards: ask for as many as an answer may carry.
-    limit: keep ? MAX_SAMPLES_PER_ANSWER : Math.min(limit, MAX_SAMPLES_PER_ANSWER),
-  });
+  const hello = client.hello;
+  const ask = (pick: SamplePick | undefined): Promise<SamplesAnswer> =>
+    client.request({
+      t: 'samples',
+      from: query.from,
+      to: query.to,
+      kind: query.kind,
+      minNs: query.minNs,
+      maxNs: Math.min(query.maxNs, Number.MAX_SAFE_INTEGER),
+      disks: [...query.disks],
+      ...(query.classes ? { classes: [...query.classes] } : {}),
+      // Filtered here afterwards: ask for as many as an answer may carry.
+      limit: keep ? MAX_SAMPLES_PER_ANSWER : Math.min(limit, MAX_SAMPLES_PER_ANSWER),
+      ...(pick ? { pick } : {}),
+    });
+  const pick = query.pick === 'spread' && hello && hello.protocol >= PICK_PROTOCOL && !refusedPick.has(hello) ? query.pick : undefined;
+  let answer: SamplesAnswer;
+  try {
+    answer = await ask(pick);
+  } catch (e) {
+    // An agent that does not know the field names it in its refusal: ask for the oldest instead.
+    if (!pick || !hello || !(e instanceof Error) || !/\bpick\b/.test(e.message)) throw e;
+    refusedPick.add(hello);
+    answer = await ask(undefined);
+  }
+  const spread = answer.pick === 'spread';
   const rows = keep ? answer.samples.filter(keep) : [...answer.samples];
-  return { rows: rows.slice(0, limit), truncated: answer.truncated || rows.length > limit };
+  if (spread && rows.length > limit) {
+    // Narrowed here (cgroup, size class) and still too many: thinned as the agent spreads.
+    const r = spreadSamples(rows, query, limit);
+    return { rows: r.items, truncated: true, pick: 'spread' };
+  }
+  return {
+    rows: rows.slice(0, limit),
+    truncated: answer.truncated || rows.length > limit,
+    pick: spread ? 'spread' : 'first',
+    // The agent's count is of what it matched: with a local filter it says nothing of what this one keeps.
+    matched: spread && !keep ? answer.matched : spread && !answer.truncated ? rows.length : undefined,
+  };
 }
 
 /** What a part that asks for samples (this one, the offset scatter's) is given: its slice, and what fetchSamples reads. */

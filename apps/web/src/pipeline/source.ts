@@ -12,11 +12,14 @@ import {
   compareDev,
   type DiskInfo,
   type Frame,
+  LATENCY_KINDS,
+  type LatencyKind,
   MAX_SPAN_SECONDS,
   sameSchema,
   schemaProblem,
   type Snapshot,
 } from '@blkheat/shared-types';
+import { cgroupPhasesOf } from '../model/cgroups.js';
 import { frameHasSubmitTiming } from '../model/phase.js';
 import { liveView, type ViewLimits, type ViewState } from '../model/view.js';
 import type { AgentClient } from '../net/client.js';
@@ -69,6 +72,8 @@ export class DataSource {
   private agentList: readonly DiskInfo[] = [];
   /** Some frame of the source carried submit-wait timing (protocol 4): the total and submit phases can be shown. */
   private submitTiming = false;
+  /** The phases besides device latency some frame of the source split by cgroup (protocol 4): the cgroup filter applies to them. */
+  private cgroupPhases: readonly LatencyKind[] = [];
   /** The agent's clock at its last hello (`now`, unix seconds) and when that came (`atMs`, this page's clock). */
   private agentClock: { readonly now: number; readonly atMs: number } | undefined;
 
@@ -170,6 +175,7 @@ export class DataSource {
     let changed = false;
     for (const f of frames) {
       if (!this.submitTiming && frameHasSubmitTiming(f)) this.submitTiming = true;
+      if (this.cgroupPhases.length < 3) this.cgroupPhases = joinPhases(this.cgroupPhases, cgroupPhasesOf(f));
       for (const d of f.disks) {
         // I/O in flight is I/O: a disk whose only I/O hangs (it completes nothing) must be shown,
         // and so is one whose bios wait for a request (a frozen queue has nothing in flight).
@@ -186,15 +192,19 @@ export class DataSource {
     return changed;
   }
 
-  /** The source's submit-wait timing as the pipeline store says it (phases follow it: app.ts). */
+  /** The source's submit-wait timing and cgroup phases as the pipeline store says them (phases follow them: app.ts). */
   private publishSubmitTiming(): void {
-    if (this.store.getState().submitTiming !== this.submitTiming) this.store.setState({ submitTiming: this.submitTiming });
+    const { submitTiming, cgroupPhases } = this.store.getState();
+    if (submitTiming !== this.submitTiming || cgroupPhases !== this.cgroupPhases) {
+      this.store.setState({ submitTiming: this.submitTiming, cgroupPhases: this.cgroupPhases });
+    }
   }
 
   /** The data on screen changed source: what is known of its timing starts again. */
   private forgetActive(): void {
     this.active.clear();
     this.submitTiming = false;
+    this.cgroupPhases = [];
   }
 
   private publishSchema(): void {
@@ -279,4 +289,10 @@ export class DataSource {
     this.publishSchema();
     return true;
   }
+}
+
+/** The phases of `a` and `b`, in LATENCY_KINDS order; `a` itself when `b` adds none (the store is set only on a change). */
+function joinPhases(a: readonly LatencyKind[], b: readonly LatencyKind[]): readonly LatencyKind[] {
+  if (b.every((k) => a.includes(k))) return a;
+  return LATENCY_KINDS.filter((k) => a.includes(k) || b.includes(k));
 }

@@ -30,6 +30,8 @@ export interface VisibleSummaryOptions {
   readonly source: DataSource;
   /** Called when a run ends, before its summary is published (the colour scales refit to the visible cells). */
   readonly onSettled?: (() => void) | undefined;
+  /** Called with each summary published (the samples at its percentiles' ranks are asked for). */
+  readonly onPublished?: ((summary: Summary | undefined) => void) | undefined;
 }
 
 export class VisibleSummary {
@@ -37,6 +39,7 @@ export class VisibleSummary {
   private readonly store: SliceStore<SummarySlice>;
   private readonly source: DataSource;
   private readonly onSettled: (() => void) | undefined;
+  private readonly onPublished: ((summary: Summary | undefined) => void) | undefined;
   /** The summary of the data as it is (undefined once the data changed). */
   private cache: Summary | undefined;
   /** The last summary of this source, shown while a big one is computed. */
@@ -53,6 +56,7 @@ export class VisibleSummary {
     this.store = options.store;
     this.source = options.source;
     this.onSettled = options.onSettled;
+    this.onPublished = options.onPublished;
   }
 
   /** A run is waiting out its delay or under way. */
@@ -105,7 +109,9 @@ export class VisibleSummary {
 
   private publish(extra: Partial<SummarySlice> = {}): void {
     const summary = this.current();
-    if (summary !== this.store.getState().summary || Object.keys(extra).length > 0) this.store.setState({ summary, ...extra });
+    const changed = summary !== this.store.getState().summary;
+    if (changed || Object.keys(extra).length > 0) this.store.setState({ summary, ...extra });
+    if (changed) this.onPublished?.(summary);
   }
 
   /** Publishes once the task's changes are in (a backfill appends several batches in one task). */
@@ -193,6 +199,7 @@ export class VisibleSummary {
       classes: this.ui.getState().classes.length > 0 ? new Set(this.ui.getState().classes) : undefined,
       schema: cur.schema,
       snapshotRange: this.source.snapshot?.range,
+      reach: { from: this.source.lowest(), to: this.source.edge() },
       known: windowKnown(cur, this.ui.getState().agent?.historyFrom),
     };
   }

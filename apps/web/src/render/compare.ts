@@ -25,7 +25,7 @@ export const COMPARE_AXIS_H = 15;
 export interface CompareOverlayData {
   readonly baseline: RangeHistogram;
   readonly comparison: RangeHistogram;
-  /** p50 of each range in seconds (undefined: no I/O). */
+  /** p50 of each range in seconds, as the table shows it (its bucket's top; undefined: no I/O). */
   readonly baselineP50: number | undefined;
   readonly comparisonP50: number | undefined;
   /** Top of the share axis (shared by the disk's rows). */

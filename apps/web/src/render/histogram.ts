@@ -2,11 +2,11 @@
  * A latency histogram drawn sideways next to its heat map: buckets on the same vertical axis
  * (so a band in the heat map lines up with its bar), bar length = share of the disk's I/Os in
  * the range on an x scale shared by every disk (so shapes compare across disks), with
- * percentile marks across the bars.
+ * percentile marks across the bars, each where its label's number is (model/percentiles.ts: the
+ * top of the rank's bucket, or a sampled I/O's exact latency).
  */
 import { apply, bucketToCss, mapInterval, type Viewport } from '../model/coords.js';
-import type { QuantileValue } from '../model/percentiles.js';
-import { formatLatency } from '../model/latency.js';
+import { labelledQuantile, type QuantileValue } from '../model/percentiles.js';
 import { prepareCanvas, type RenderTheme } from './contract.js';
 
 export interface HistogramData {
@@ -78,7 +78,7 @@ export function drawHistogram(ctx: CanvasRenderingContext2D, vp: Viewport, data:
   if (overflow > 0) for (const l of labels) l.ly -= overflow;
   ctx.textAlign = 'right';
   for (const l of labels) {
-    const text = `${l.q.label} ${formatLatency(l.q.seconds)}`;
+    const text = labelledQuantile(l.q);
     const tw = ctx.measureText(text).width;
     ctx.fillStyle = theme.background;
     ctx.globalAlpha = 0.85;

@@ -6,7 +6,8 @@
  * shared time cursor. Columns with no data get a faint band, never a zero-height bar.
  * Bios waiting for a request (protocol 4) stack, paler, on the in-flight bar (the lane is scaled
  * to both), their oldest age stands, paler, behind the oldest in-flight age, and a column whose
- * queue was frozen gets a tick along the top of the in-flight lane.
+ * queue was frozen gets a tick along the top of the in-flight lane. Each lane's label (its scale's
+ * top) sits on a plate of the background, above the bars.
  */
 import { apply } from '../model/coords.js';
 import {
@@ -124,9 +125,18 @@ export function paintThroughput(
       ctx.fillStyle = theme.grid;
       ctx.fillRect(0, top, w, 1);
     }
-    ctx.fillStyle = theme.muted;
     const label = waits ? (key === 'queue' ? 'in flight + waiting' : 'oldest in flight / waiting') : THROUGHPUT_LABELS[key];
-    ctx.fillText(`${label} ≤ ${formatThroughput(key, max)}`, 4, top + pad);
+    const text = `${label} ≤ ${formatThroughput(key, max)}`;
+    // On a plate of the background, above the bars: in a steady view they reach the lane's top,
+    // and a label drawn straight over them could not be read (issue 29).
+    const m = ctx.measureText(text);
+    const textH = Math.min(lane, (m.fontBoundingBoxAscent || 8) + (m.fontBoundingBoxDescent || 3));
+    ctx.fillStyle = theme.background;
+    ctx.globalAlpha = 0.85;
+    ctx.fillRect(2, top + pad, m.width + 4, textH);
+    ctx.globalAlpha = 1;
+    ctx.fillStyle = theme.muted;
+    ctx.fillText(text, 4, top + pad);
   });
   if (marks.cursor !== undefined) drawTimeCursor(ctx, rc, marks.cursor, theme.foreground);
   return scales;

@@ -16,8 +16,10 @@ import {
   type HostInfo,
   type IoSample,
   type LatencyKind,
+  type SamplePick,
 } from '@blkheat/shared-types';
 import type { CellSelection } from '../model/samples.js';
+import type { SummaryRankSamples } from '../model/sampledRanks.js';
 import type { Summary } from '../model/summary.js';
 import type { CompareChoice, CompareDisk, TimeRange } from '../model/compare.js';
 import { DEFAULT_SPAN } from '../model/urlstate.js';
@@ -60,6 +62,11 @@ export interface SourceSlice {
    * submit phases can be shown (model/phase.ts; app.ts resolves the phase on screen from it).
    */
   submitTiming: boolean;
+  /**
+   * The phases besides device latency some frame of the source splits by cgroup (protocol 4: its
+   * `cg` carries `q`, `w`, `t`): the cgroup filter applies to them too (model/cgroups.ts).
+   */
+  cgroupPhases: readonly LatencyKind[];
 }
 
 /** The window loader (pipeline/windowLoader.ts). */
@@ -88,6 +95,14 @@ export interface SummarySlice {
   summaryVersion: number;
 }
 
+/**
+ * Sampled I/Os at the visible range's percentile ranks (pipeline/rankSamples.ts): what makes a
+ * percentile exact (model/sampledRanks.ts). For the summary they were asked for only.
+ */
+export interface RankSamplesSlice {
+  rankSamples: SummaryRankSamples | undefined;
+}
+
 /** The cells the user selected and their sampled I/Os (pipeline/selectedSamples.ts). */
 export interface SamplesSlice {
   selection: CellSelection | undefined;
@@ -100,6 +115,10 @@ export interface OffsetSamplesState extends SamplesState {
   readonly from: number;
   readonly to: number;
   readonly kind: LatencyKind;
+  /** How the rows were chosen when more matched (`truncated`): spread over the range, or the oldest (an agent before `pick`). */
+  readonly pick: SamplePick;
+  /** How many matched in all, when known (a spread answer says). */
+  readonly matched?: number | undefined;
 }
 
 export interface OffsetSamplesSlice {
@@ -134,7 +153,14 @@ export interface CompareSlice {
   compare: CompareState | undefined;
 }
 
-export type DataState = SourceSlice & WindowSlice & HeatMapSlice & SummarySlice & SamplesSlice & OffsetSamplesSlice & CompareSlice;
+export type DataState = SourceSlice &
+  WindowSlice &
+  HeatMapSlice &
+  SummarySlice &
+  RankSamplesSlice &
+  SamplesSlice &
+  OffsetSamplesSlice &
+  CompareSlice;
 
 /** What one part of the pipeline may do with the pipeline store: read all of it, write its own slice. */
 export interface SliceStore<Slice> {
@@ -155,6 +181,7 @@ export function createDataStore() {
     lastFrameTs: undefined,
     lastFrame: undefined,
     submitTiming: false,
+    cgroupPhases: [],
     window: undefined,
     visible: liveView(Math.floor(Date.now() / 1000), DEFAULT_SPAN),
     shownDevs: [],
@@ -162,6 +189,7 @@ export function createDataStore() {
     dataVersion: 0,
     summary: undefined,
     summaryVersion: 0,
+    rankSamples: undefined,
     selection: undefined,
     samples: NO_SAMPLES,
     offset: undefined,

@@ -7,7 +7,6 @@ import { useData } from '../store/pipelineStore.js';
 import { useUi } from '../store/uiStore.js';
 import { CgroupBreakdown } from './CgroupBreakdown.js';
 import { ClassBreakdown } from './ClassBreakdown.js';
-import { ComparePanel } from './ComparePanel.js';
 import { DiskPicker } from './DiskPicker.js';
 import { DiskRow } from './DiskRow.js';
 import { DropZone } from './DropZone.js';
@@ -19,6 +18,7 @@ import { Legend } from './Legend.js';
 import { Notices } from './Notices.js';
 import { OffsetScatterPanel } from './OffsetScatterPanel.js';
 import { PressureStrip } from './PressureStrip.js';
+import { ResultsDock, useDocked } from './ResultsDock.js';
 import { SamplesTable } from './SamplesTable.js';
 import { SizeLatencyPanel } from './SizeLatencyPanel.js';
 import { onSystemThemeChange, resetRenderTheme, resolvedTheme } from './theme.js';
@@ -80,11 +80,14 @@ export function App() {
   const connection = useUi((s) => s.connection);
   const mode = useData((s) => s.mode);
   const latencyRows = useData((s) => s.latencyRows);
+  // A selection's sampled I/Os and a comparison open in the dock (ResultsDock), not down among the panels.
+  const docked = useDocked();
+  const selected = useData((s) => s.selection !== undefined);
   const byDev = new Map(disks.map((d) => [d.dev, d]));
   const rows: DiskInfo[] = shown.map((dev) => byDev.get(dev) ?? { dev, name: dev, kind: 'request', present: true });
   const h = rowHeight(rows.length, latencyRows);
   return (
-    <div className="app" data-testid="app">
+    <div className={docked ? 'app app-docked' : 'app'} data-testid="app">
       <Header />
       <KeyboardHelp />
       <HistoryFault />
@@ -109,15 +112,15 @@ export function App() {
           )}
           <Legend />
         </section>
-        <ComparePanel />
         <OffsetScatterPanel />
         <div className="panels">
           <ClassBreakdown />
           <CgroupBreakdown />
           <SizeLatencyPanel />
-          <SamplesTable />
+          {!selected && <SamplesTable />}
         </div>
       </main>
+      <ResultsDock />
       <Tooltip />
       <DropZone />
       <Notices />

@@ -1,6 +1,6 @@
 /**
- * Cgroups of one disk over the visible range (DiskFrame.cg): count, share, device latency
- * percentiles and distribution per cgroup path. Clicking a cgroup filters every view to it
+ * Cgroups of one disk over the visible range (DiskFrame.cg): count, share, percentiles and
+ * distribution of the phase on screen (device latency in data before protocol 4) per cgroup path. Clicking a cgroup filters every view to it
  * (clicking it again, or "every cgroup", removes the filter).
  */
 import { CGROUP_NONE, CGROUP_OTHER } from '@blkheat/shared-types';
@@ -58,8 +58,8 @@ export function CgroupBreakdown() {
   const [limit, more] = useRowLimit();
   // A snapshot's frames may each name 64 other cgroups: the busiest are listed, the rest on request.
   const capped = capRows(rows, limit, (c) => c.g === cgroup);
-  // Sparklines over the heat maps' latency window, widened to every cgroup's device latency
-  // (the window may be queue latency's, or narrowed to the filtered cgroup).
+  // Sparklines over the heat maps' latency window, widened to every cgroup's latency (the window
+  // may be another phase's where this data has device latency only, or narrowed to the filtered cgroup).
   const [uLo, uHi] = bucketWindowOf(
     rows.map((r) => r.hist),
     cur ? [cur.yLo, cur.yHi] : undefined,
@@ -69,8 +69,8 @@ export function CgroupBreakdown() {
       <header className="panel-head">
         <h2 id="cgroups-title">Cgroups</h2>
         <PanelDiskSelect testId="cgroup-disk" />
-        <span className="muted">visible range · device latency (the only latency split by cgroup)</span>
-        {kind !== 'device' && (
+        <span className="muted">visible range · {PHASE_WORDS[b?.kind ?? kind]}</span>
+        {b && b.kind !== kind && (
           <span className="tag tag-warn" data-testid="cgroup-device-only">
             device time: this panel has no per-cgroup {PHASE_WORDS[kind]} data
           </span>

@@ -7,7 +7,9 @@
 import { useEffect, useMemo, useRef } from 'react';
 import { ALL_CLASSES, type CompareDisk, type CompareRow } from '../model/compare.js';
 import { formatCount, formatDateTime, formatShareDelta, formatSince, formatSpan } from '../model/format.js';
+import { EXPLAIN } from '../model/explain.js';
 import { formatLatency } from '../model/latency.js';
+import { formatQuantile } from '../model/percentiles.js';
 import { PHASE_WORDS } from '../model/phase.js';
 import { paintDivergingRamp } from '../render/ramp.js';
 import { scheduler } from '../render/scheduler.js';
@@ -85,10 +87,17 @@ function Row({ dev, name, row }: { dev: string; name: string; row: CompareRow })
           {row.deltas.map((d) => (
             <tr key={d.label} data-testid={`compare-delta-${id}-${d.label}`} data-delta={d.delta}>
               <th scope="row">{d.label}</th>
-              <td className="num">{formatLatency(d.baseline)}</td>
+              <td className="num" title={EXPLAIN.percentile}>
+                {formatQuantile(d.baseline)}
+              </td>
               <td aria-hidden="true">→</td>
-              <td className="num">{formatLatency(d.comparison)}</td>
-              <td className={`num delta ${d.delta === undefined ? '' : d.delta > 0 ? 'slower' : d.delta < 0 ? 'faster' : ''}`}>
+              <td className="num" title={EXPLAIN.percentile}>
+                {formatQuantile(d.comparison)}
+              </td>
+              <td
+                className={`num delta ${d.delta === undefined ? '' : d.delta > 0 ? 'slower' : d.delta < 0 ? 'faster' : ''}`}
+                title="The difference of the two bucket tops: the change itself is within a bucket of it (±0: the same bucket)"
+              >
                 {formatLatency(d.delta, { signed: true })}
               </td>
             </tr>

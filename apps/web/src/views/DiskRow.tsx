@@ -8,17 +8,16 @@
 import { useEffect, useMemo, useRef } from 'react';
 import type { DiskInfo } from '@blkheat/shared-types';
 import type { CountScale } from '../model/colour.js';
-import { formatCount, formatRate, formatShare } from '../model/format.js';
-import { formatLatency } from '../model/latency.js';
-import { cgroupFilterApplies } from '../model/cgroups.js';
-import { allInLowestBucket, type QuantileValue } from '../model/percentiles.js';
+import { formatCount, formatRate, formatShare, formatSpan } from '../model/format.js';
+import { cgroupInForce } from '../model/cgroups.js';
+import { allInLowestBucket, formatQuantile, labelledQuantile, quantilesText } from '../model/percentiles.js';
 import { PHASE_WORDS, phaseMissingOnBio } from '../model/phase.js';
 import { submitWaitText } from '../model/submitWait.js';
 import { EXPLAIN } from '../model/explain.js';
 import { paintRamp } from '../render/ramp.js';
 import { scheduler } from '../render/scheduler.js';
 import { useData } from '../store/pipelineStore.js';
-import { windowScale } from '../store/shownWindow.js';
+import { shownQuantiles, windowScale } from '../store/shownWindow.js';
 import { useUi } from '../store/uiStore.js';
 import { stuckOf } from './incidents.js';
 import { StuckBadge, StuckList } from './StuckIo.js';
@@ -62,11 +61,6 @@ function DiskScale({ name, scale, shared }: { name: string; scale: CountScale | 
   );
 }
 
-/** The histogram's percentiles as text ("p50 47.1 µs · p90 …"), coloured like its marks. */
-function quantileText(qs: readonly QuantileValue[]): string {
-  return qs.map((q) => `${q.label} ${formatLatency(q.seconds)}`).join(' · ');
-}
-
 export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
   const dev = disk.dev;
   const heatRef = useRef<HTMLCanvasElement>(null);
@@ -102,10 +96,13 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
   useDiskDrawing(dev, elements);
   useData((s) => s.summaryVersion); // the head line shows the scales refitted when a summary run ends
   const summary = useData((s) => s.summary);
+  const rankSamples = useData((s) => s.rankSamples);
+  const schema = useData((s) => s.schema);
   const win = useData((s) => s.window);
   const kind = useUi((s) => s.kind);
   const norm = useUi((s) => s.norm);
-  const cgroup = useUi((s) => (cgroupFilterApplies(s.kind) ? s.cgroup : undefined));
+  const cgroupPhases = useData((s) => s.cgroupPhases);
+  const cgroup = useUi((s) => cgroupInForce(s.cgroup, s.kind, cgroupPhases));
   const mode = useData((s) => s.mode);
   const lastFrame = useData((s) => s.lastFrame);
   const threshold = useUi((s) => s.stuck);
@@ -116,19 +113,22 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
 
   const d = summary?.perDisk.get(dev);
   const ds = summary?.disks.get(dev);
-  // A rate over the seconds with data: not the future, not before the agent started, not outages.
+  // A rate over the whole visible range the agent recorded (idle seconds too; not the future, not
+  // before the agent started, not outages), saying over how long, and the busiest step's beside it.
   // Written as the throughput strip writes IOPS (3 significant digits: a quiet disk's 0.4/s is not "0/s").
-  const covered = summary?.covered ?? 0;
-  const rate = ds && covered > 0 ? `${formatRate(ds.n / covered)}/s` : '–/s';
+  const over = summary?.windowSeconds ?? 0;
+  const perSecond = (n: number): string => (over > 0 ? `${formatRate(n / over)}/s over ${formatSpan(over)}` : '–/s');
+  const busiest = summary?.peaks.get(dev);
+  const peak = busiest ? ` · peak ${formatRate(busiest.rate)}/s${busiest.step !== 1 ? ` (${formatSpan(busiest.step)} steps)` : ''}` : '';
   // Under a cgroup filter the count is the cgroup's (its heat map's total), the disk's beside it.
   const cgCount = cgroup !== undefined ? (d?.total ?? 0) : undefined;
-  const cgRate = cgCount !== undefined && covered > 0 ? `${formatRate(cgCount / covered)}/s` : '–/s';
   const cgs = summary?.cgroups.get(dev);
   const noCgData = cgroup !== undefined && cgs !== undefined && cgs.framesWithIo > 0 && cgs.framesWithCg === 0;
-  const p99 = d?.quantiles.find((q) => q.label === 'p99');
+  // Bounds from the histogram, exact where sampled I/Os give the latency at the rank.
+  const quantiles = shownQuantiles({ summary, rankSamples, schema }, dev);
+  const p99 = quantiles.find((q) => q.label === 'p99');
   // Whatever the phase on screen: the application waited mostly for a request, not for the device.
   const waitNote = summary?.submitWait.get(dev);
-  const quantiles = d?.quantiles ?? [];
   // Queue latency all ≤ 1 µs: dispatched straight from the plug (start and issue share a clock).
   const straight = kind === 'queue' && disk.kind !== 'bio' && d !== undefined && allInLowestBucket(d.hist);
   return (
@@ -186,8 +186,8 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
           <span
             className="tag tag-warn"
             data-testid={`submit-wait-${disk.name}`}
-            data-total-p99={waitNote.totalP99}
-            data-submit-p99={waitNote.submitP99}
+            data-total-p99={waitNote.totalP99.seconds}
+            data-submit-p99={waitNote.submitP99.seconds}
             title="Over the visible range, the p99 of the wait for a request (bio submission → request allocation: a frozen queue, QoS throttling, no free tag) is at least half the p99 of the total latency the application sees: the time is spent before the device. Submit wait (toolbar) shows it."
           >
             {submitWaitText(waitNote, disk.name)}
@@ -198,13 +198,18 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
             no per-cgroup data in this range (older agent): not drawn under the cgroup filter
           </span>
         )}
-        <span className="disk-stats" data-testid={`disk-stats-${disk.name}`} title={`rate over the ${formatCount(covered)} s with data`}>
+        <span
+          className="disk-stats"
+          data-testid={`disk-stats-${disk.name}`}
+          data-window-seconds={over}
+          title={`${EXPLAIN.rate} ${EXPLAIN.percentile}`}
+        >
           {cgCount !== undefined
-            ? `${formatCount(cgCount)} I/Os of the cgroup · ${cgRate} (disk: ${ds ? formatCount(ds.n) : 0})`
+            ? `${formatCount(cgCount)} I/Os of the cgroup · ${perSecond(cgCount)} (disk: ${ds ? formatCount(ds.n) : 0})`
             : ds
-              ? `${formatCount(ds.n)} I/Os · ${rate}`
+              ? `${formatCount(ds.n)} I/Os · ${perSecond(ds.n)}${peak}`
               : 'no I/O'}
-          {p99 ? ` · p99 ${formatLatency(p99.seconds)}` : ''}
+          {p99 ? ` · ${labelledQuantile(p99)}` : ''}
           {ds && ds.dropped > 0 && (
             <span data-testid={`disk-unsampled-${disk.name}`} title={EXPLAIN.notSampled}>
               {` · ${formatCount(ds.dropped)} without a sample record`}
@@ -233,10 +238,10 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
           </span>
         )}
         <DiskScale name={disk.name} scale={windowScale(win, dev, norm)} shared={norm === 'shared'} />
-        <span className="disk-quantiles" data-testid={`disk-quantiles-${disk.name}`}>
+        <span className="disk-quantiles" data-testid={`disk-quantiles-${disk.name}`} title={EXPLAIN.percentile}>
           {quantiles.map((q) => (
-            <span key={q.label} className={`q q-${q.label.replace('.', '')}`}>
-              {q.label} {formatLatency(q.seconds)}
+            <span key={q.label} className={`q q-${q.label.replace('.', '')}`} data-kind={q.kind} data-seconds={q.seconds}>
+              {q.label} {formatQuantile(q)}
             </span>
           ))}
         </span>
@@ -264,7 +269,7 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
           className="hist"
           data-testid={`histogram-${disk.name}`}
           aria-label={`${PHASE_WORDS[kind]} histogram of ${disk.name} for the visible range: ${
-            d && d.total > 0 ? `${formatCount(d.total)} I/Os; ${quantileText(quantiles)}` : 'no I/O'
+            d && d.total > 0 ? `${formatCount(d.total)} I/Os; ${quantilesText(quantiles)}` : 'no I/O'
           }`}
           role="img"
         />

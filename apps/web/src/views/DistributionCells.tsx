@@ -4,9 +4,9 @@
  * distribution as a sparkline. One place, so the two tables read alike.
  */
 import type { ReactNode } from 'react';
-import type { QuantileValue } from '../model/percentiles.js';
+import { formatQuantile, type QuantileValue } from '../model/percentiles.js';
 import { formatShare } from '../model/format.js';
-import { formatLatency } from '../model/latency.js';
+import { EXPLAIN } from '../model/explain.js';
 import { Spark } from './Spark.js';
 
 export interface DistributionRow {
@@ -16,10 +16,7 @@ export interface DistributionRow {
 }
 
 export function DistributionCells({ row, uLo, uHi }: { row: DistributionRow; uLo: number; uHi: number }) {
-  const q = (label: string): string => {
-    const v = row.quantiles.find((x) => x.label === label);
-    return v ? formatLatency(v.seconds) : '–';
-  };
+  const q = (label: string): string => formatQuantile(row.quantiles.find((x) => x.label === label));
   return (
     <>
       <td className="share">
@@ -40,10 +37,10 @@ function DistributionHeads() {
   return (
     <>
       <th scope="col">share</th>
-      <th scope="col" className="num">
+      <th scope="col" className="num" title={EXPLAIN.percentile}>
         p50
       </th>
-      <th scope="col" className="num">
+      <th scope="col" className="num" title={EXPLAIN.percentile}>
         p99
       </th>
       <th scope="col">distribution</th>

@@ -1,18 +1,21 @@
 /**
  * The cgroup filter while it is on: which cgroup, a button that removes it, and in plain words
- * what it cannot filter (the data has no per-cgroup split of op classes, of any latency phase but
- * device latency, of sizes or bytes), so nothing unfiltered passes for filtered.
+ * what it cannot filter (the data has no per-cgroup split of op classes, of sizes or bytes, and
+ * data before protocol 4 none of any latency phase but device latency), so nothing unfiltered
+ * passes for filtered.
  */
 import { cgroupFilterApplies } from '../model/cgroups.js';
 import { PHASE_WORDS } from '../model/phase.js';
 import { clearCgroup, setKind } from '../store/actions.js';
+import { useData } from '../store/pipelineStore.js';
 import { useUi } from '../store/uiStore.js';
 
 export function FilterBar() {
   const cgroup = useUi((s) => s.cgroup);
   const kind = useUi((s) => s.kind);
+  const cgroupPhases = useData((s) => s.cgroupPhases);
   if (cgroup === undefined) return null;
-  const applies = cgroupFilterApplies(kind);
+  const applies = cgroupFilterApplies(kind, cgroupPhases);
   const phase = PHASE_WORDS[kind];
   const Phase = phase.charAt(0).toUpperCase() + phase.slice(1);
   return (
@@ -31,12 +34,13 @@ export function FilterBar() {
       </span>
       {applies ? (
         <span className="muted" data-testid="filter-scope">
-          Heat maps, histograms, percentiles, each disk’s I/O count and sampled I/Os show this cgroup only, in device time (the latency
-          split by cgroup). Not split by cgroup, so shown for every cgroup: op classes, size × latency, throughput.
+          Heat maps, histograms, percentiles, each disk’s I/O count and sampled I/Os show this cgroup only, in {phase}. Not split by cgroup,
+          so shown for every cgroup: op classes, size × latency, throughput.
         </span>
       ) : (
         <span className="filter-warn" data-testid="filter-not-applied">
-          {Phase} is not split by cgroup: the heat maps show every cgroup’s {phase}, not this cgroup’s.{' '}
+          {Phase} is not split by cgroup in this data (agents before protocol 4 split device latency only): the heat maps show every
+          cgroup’s {phase}, not this cgroup’s.{' '}
           <button type="button" className="link" onClick={() => setKind('device')}>
             show device latency
           </button>

@@ -1,4 +1,4 @@
-/** Title bar (it stays at the top): host and kernel, connection state, Live/Paused, snapshot banner, the loudest incident now (also the tab's title), stuck I/O on disks not shown. */
+/** Title bar (it stays at the top): host and kernel, connection state, Live/Paused, snapshot banner, the loudest incident now (also the tab's title), the disks ranked worst first, stuck I/O on disks not shown. */
 import { useEffect } from 'react';
 import { formatCount, formatDateTime, formatSpan } from '../model/format.js';
 import { closeSnapshot, goLive, resetView, retryConnection } from '../store/actions.js';
@@ -7,6 +7,7 @@ import { useUi } from '../store/uiStore.js';
 import { pageAlert, pageTitle } from '../model/alert.js';
 import { EXPLAIN } from '../model/explain.js';
 import { stuckOf } from './incidents.js';
+import { WorstDisks } from './WorstDisks.js';
 
 const STATE_LABEL = { connecting: 'connecting…', live: 'connected', reconnecting: 'reconnecting…', offline: 'offline' } as const;
 
@@ -123,6 +124,7 @@ export function Header() {
             ⚠ {alert.text}
           </span>
         )}
+        <WorstDisks />
         {hiddenStuck.length > 0 && (
           <span
             className="tag tag-stuck"

@@ -1,7 +1,10 @@
 /**
  * Offset vs time: the panel disk's sampled I/Os in the visible range, x = completion time on
  * the heat maps' time axis (same range, same width), y = first sector (linear, byte offsets on
- * the axis), coloured by latency (the heat map palette over its latency window) or by class.
+ * the axis), coloured by latency (the heat map palette over the latencies of the points drawn,
+ * scatterLatencyScale) or by class. More sampled I/Os than the bound: the agent spreads the
+ * points over the range (the slowest always in); an agent that cannot sends the oldest, which
+ * the panel says, shading the time it did not load.
  * Dragging a box selects the points inside it: the samples table lists exactly them. Each draw
  * records what it drew (viewport, samples, colouring) in the scheduler's registry (the test hook
  * reads it).
@@ -19,6 +22,8 @@ import {
   SECTOR_BYTES,
   sampleClasses,
   sampleTime,
+  scaleLabels,
+  scatterLatencyScale,
   sectorExtent,
 } from '../model/offsetScatter.js';
 import { renderOffsetAxis, renderTimeAxis } from '../render/axes.js';
@@ -66,18 +71,23 @@ function useOffsetSamples(dev: string | undefined): OffsetSamplesState | undefin
   return offset && offset.dev === dev ? offset : undefined;
 }
 
-function LatencyKey({ uLo, uHi }: { uLo: number; uHi: number }) {
+/** The latency ramp and its ends: the fitted scale's bucket edges (`title`: the slowest point's own latency). */
+function LatencyKey({ labels, maxNs }: { labels: readonly [string, string]; maxNs: number | undefined }) {
   const ref = useRef<HTMLCanvasElement>(null);
   const theme = useUi((s) => resolvedTheme(s.theme));
-  const schema = useData((s) => s.window?.schema ?? s.schema);
   useEffect(() => {
     if (ref.current) paintRamp(ref.current, paletteFor(theme), RAMP_W, RAMP_H, window.devicePixelRatio || 1);
   }, [theme]);
   return (
-    <span className="offset-key" data-testid="offset-legend" data-by="latency">
-      <span>{formatLatency(uToSeconds(uLo, schema))}</span>
+    <span
+      className="offset-key"
+      data-testid="offset-legend"
+      data-by="latency"
+      title={maxNs !== undefined ? `colours span the points drawn; the slowest took ${formatLatency(maxNs / 1e9)}` : undefined}
+    >
+      <span data-testid="offset-legend-lo">{labels[0]}</span>
       <canvas ref={ref} aria-hidden="true" />
-      <span>{formatLatency(uToSeconds(uHi, schema))}</span>
+      <span data-testid="offset-legend-hi">{labels[1]}</span>
     </span>
   );
 }
@@ -102,18 +112,29 @@ export function OffsetScatterPanel() {
   const width = useUi((s) => s.plotWidth);
   const cur = useData((s) => s.window);
   const schema = useData((s) => s.window?.schema ?? s.schema);
+  const visible = useData((s) => s.visible);
+  const kind = useUi((s) => s.kind);
   const rows = useMemo(() => offset?.rows ?? [], [offset]);
   const colours = useMemo(() => classColours(sampleClasses(rows)), [rows]);
   const [lo, hi] = useMemo(() => sectorExtent(rows), [rows]);
-  const uLo = cur?.yLo ?? 0;
-  const uHi = cur?.yHi ?? 1;
+  const scale = useMemo(
+    () => scatterLatencyScale(rows, kind, schema, visible.from, visible.to),
+    [rows, kind, schema, visible.from, visible.to],
+  );
+  // Nothing drawn with a latency: the ramp reads as the heat maps' window (no point takes a colour from it).
+  const uLo = scale?.uLo ?? cur?.yLo ?? 0;
+  const uHi = scale?.uHi ?? cur?.yHi ?? 1;
+  const labels: [string, string] = scale
+    ? scaleLabels(scale, schema)
+    : [formatLatency(uToSeconds(uLo, schema)), formatLatency(uToSeconds(uHi, schema))];
   const canvas = useRef<HTMLCanvasElement>(null);
   const yAxis = useRef<SVGGElement>(null);
   const xAxis = useRef<SVGGElement>(null);
   const brush = useRef<{ x0: number; y0: number; box: OffsetBox } | undefined>(undefined);
-  const truncated = offset?.truncated ?? false;
-  const lastTime = rows.length > 0 ? Math.max(...rows.map(sampleTime)) : undefined;
-  const latest = useRef({ dev, rows, lo, hi, by, colours, uLo, uHi, schema, width, truncated, lastTime });
+  // Only the oldest came (an agent that cannot spread): the time after the last one was not loaded.
+  const oldestOnly = (offset?.truncated ?? false) && offset?.pick === 'first';
+  const lastTime = rows.length > 0 ? rows.reduce((m, s) => Math.max(m, sampleTime(s)), -Infinity) : undefined;
+  const latest = useRef({ dev, rows, lo, hi, by, colours, uLo, uHi, schema, width, oldestOnly, lastTime });
 
   const viewport = (): OffsetViewport => {
     const v = useData.getState().visible;
@@ -140,7 +161,7 @@ export function OffsetScatterPanel() {
       paintOffsetScatter(el, vp, l.rows, colouring, {
         box,
         brush: brush.current?.box,
-        unloadedFrom: l.truncated ? l.lastTime : undefined,
+        unloadedFrom: l.oldestOnly ? l.lastTime : undefined,
         colour: rt.selection,
         muted: rt.muted,
         gap: rt.gap,
@@ -163,9 +184,9 @@ export function OffsetScatterPanel() {
     };
   }, []);
   useEffect(() => {
-    latest.current = { dev, rows, lo, hi, by, colours, uLo, uHi, schema, width, truncated, lastTime };
+    latest.current = { dev, rows, lo, hi, by, colours, uLo, uHi, schema, width, oldestOnly, lastTime };
     scheduler.invalidate(OFFSET_SCATTER_VIEW);
-  }, [dev, rows, lo, hi, by, colours, uLo, uHi, schema, width, truncated, lastTime]);
+  }, [dev, rows, lo, hi, by, colours, uLo, uHi, schema, width, oldestOnly, lastTime]);
 
   const [hint, setHint] = useState<string | undefined>(undefined);
   const local = (e: PointerEvent): { x: number; y: number } => {
@@ -215,6 +236,8 @@ export function OffsetScatterPanel() {
   };
 
   const shown = rows.filter((s) => s.sector !== null).length;
+  const spread = offset?.truncated === true && offset.pick === 'spread';
+  const matched = offset?.matched;
   return (
     <section className="panel offset-scatter" aria-labelledby="offset-title" data-testid="offset-scatter">
       <header className="panel-head">
@@ -223,13 +246,20 @@ export function OffsetScatterPanel() {
         <span className="muted" data-testid="offset-count">
           {offset === undefined || (offset.status === 'loading' && rows.length === 0)
             ? 'loading sampled I/Os…'
-            : `${formatCount(shown)} sampled I/O${shown === 1 ? '' : 's'} · visible range`}
+            : spread
+              ? `${formatCount(shown)} drawn of ${matched !== undefined ? `${formatCount(matched)} sampled I/Os` : 'more sampled I/Os'} · visible range`
+              : `${formatCount(shown)} sampled I/O${shown === 1 ? '' : 's'} · visible range`}
         </span>
-        {offset?.truncated && (
+        {spread && (
+          <span className="tag tag-info" data-testid="offset-spread">
+            spread evenly over the range, the slowest always in; zoom in to see all
+          </span>
+        )}
+        {oldestOnly && (
           <span className="tag tag-warn" data-testid="offset-truncated">
-            truncated: the agent returned the first {formatCount(rows.length)}
-            {lastTime !== undefined ? ` (to ${formatClock(Math.floor(lastTime))}; later ones shaded, not loaded)` : ''}, more exist; zoom in
-            to see all
+            oldest {formatCount(rows.length)} shown
+            {lastTime !== undefined ? ` (to ${formatClock(Math.floor(lastTime))}; later ones shaded, not loaded)` : ''}: this agent cannot
+            spread them over the range; zoom in to see all
           </span>
         )}
         <span className="offset-colour" role="radiogroup" aria-label="colour points by">
@@ -247,7 +277,7 @@ export function OffsetScatterPanel() {
             </button>
           ))}
         </span>
-        {by === 'latency' ? <LatencyKey uLo={uLo} uHi={uHi} /> : <ClassKey colours={colours} />}
+        {by === 'latency' ? <LatencyKey labels={labels} maxNs={scale?.maxNs} /> : <ClassKey colours={colours} />}
       </header>
       {offset?.status === 'error' && (
         <p className="error" role="alert">

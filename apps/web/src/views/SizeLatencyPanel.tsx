@@ -175,7 +175,7 @@ function SizeGrid({ view }: { view: SizeLatencyView }) {
       bucketLo: cell.bucket,
       bucketHi: cell.bucket,
       schema,
-      kind: 'device',
+      kind: view.grid.kind,
       classes: ui.classes,
       cgroup: ui.cgroup,
       sizeClass: cell.s,
@@ -203,7 +203,7 @@ function SizeGrid({ view }: { view: SizeLatencyView }) {
             style={{ width, height }}
             data-testid="size-heatmap"
             role="img"
-            aria-label={`I/O size × device latency: size classes left to right (≤ ${formatBytes(sizeClassBytes(view.grid.sizes[0] ?? 0))} … ≤ ${formatBytes(
+            aria-label={`I/O size × ${PHASE_WORDS[view.grid.kind]}: size classes left to right (≤ ${formatBytes(sizeClassBytes(view.grid.sizes[0] ?? 0))} … ≤ ${formatBytes(
               sizeClassBytes(view.grid.sizes[cols - 1] ?? 0),
             )}), latency bottom to top. Click a cell for its sampled I/Os.`}
             onClick={onClick}
@@ -258,8 +258,10 @@ export function SizeLatencyPanel() {
       <header className="panel-head">
         <h2 id="size-title">Size × latency</h2>
         <PanelDiskSelect testId="size-disk" />
-        <span className="muted">visible range · device latency · {classes.length > 0 ? classes.join(', ') : 'all classes'}</span>
-        {kind !== 'device' && (
+        <span className="muted">
+          visible range · {PHASE_WORDS[grid?.kind ?? kind]} · {classes.length > 0 ? classes.join(', ') : 'all classes'}
+        </span>
+        {grid && grid.kind !== kind && (
           <span className="tag tag-warn" data-testid="size-device-only">
             device time: this panel has no per-size {PHASE_WORDS[kind]} data
           </span>

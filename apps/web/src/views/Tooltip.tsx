@@ -4,13 +4,13 @@
  */
 import { Fragment } from 'react';
 import { cumulativeShare, queueChangedText, wbtWindowsText } from '@blkheat/shared-types';
-import { cgroupFilterApplies } from '../model/cgroups.js';
+import { cgroupInForce } from '../model/cgroups.js';
 import { formatClock, formatCount, formatShare } from '../model/format.js';
 import { columnRecording } from '../model/gaps.js';
 import { bucketBoundsSeconds, formatLatency } from '../model/latency.js';
 import { faultsAt, statusText } from '../model/faults.js';
 import { PHASE_WORDS } from '../model/phase.js';
-import { PRESSURE_SOURCE, pressureAt, pressureSeries, pressureText } from '../model/pressure.js';
+import { cgroupPressureSource, PRESSURE_SOURCE, pressureAt, pressureSeries, pressureText } from '../model/pressure.js';
 import { formatThroughput, THROUGHPUT_KEYS, THROUGHPUT_LABELS, throughputAt, throughputSeries, waitingAt } from '../model/throughput.js';
 import { useData } from '../store/pipelineStore.js';
 import { windowKnown } from '../store/shownWindow.js';
@@ -22,7 +22,9 @@ export function Tooltip() {
   useData((s) => s.dataVersion);
   const disks = useData((s) => s.disks);
   const kind = useUi((s) => s.kind);
-  const cgroup = useUi((s) => (cgroupFilterApplies(s.kind) ? s.cgroup : undefined));
+  const cgroupPhases = useData((s) => s.cgroupPhases);
+  const cgroup = useUi((s) => cgroupInForce(s.cgroup, s.kind, cgroupPhases));
+  const filtered = useUi((s) => s.cgroup);
   const historyFrom = useUi((s) => s.agent?.historyFrom);
   const cur = useData((s) => s.window);
   if (h.dev === undefined || h.col === undefined || h.bucket === undefined || h.drag || !cur) return null;
@@ -49,6 +51,8 @@ export function Tooltip() {
   const hanging = (incidentMarks(h.dev)?.stuck ?? []).filter((x) => x.start < from + cur.step && x.end > from);
   // The host's I/O pressure in this column (protocol 4): for every disk alike.
   const pressure = pressureAt(pressureSeries(cur.frames, cur.step, col, col + 1), col);
+  // The filtered cgroup's (its io.pressure), whichever phase is drawn.
+  const cgPressure = filtered !== undefined ? pressureAt(pressureSeries(cur.frames, cur.step, col, col + 1, filtered), col) : undefined;
   return (
     <div className="tooltip" role="tooltip" data-testid="tooltip" data-recorded={String(recorded)} style={{ left, top }}>
       <div className="tooltip-title">
@@ -98,6 +102,14 @@ export function Tooltip() {
                 <dt>I/O pressure</dt>
                 <dd data-testid="tooltip-pressure" data-some={pressure.some} data-full={pressure.full}>
                   {pressureText(pressure)} ({PRESSURE_SOURCE})
+                </dd>
+              </>
+            )}
+            {cgPressure && filtered !== undefined && (
+              <>
+                <dt>cgroup pressure</dt>
+                <dd data-testid="tooltip-cgroup-pressure" data-some={cgPressure.some} data-full={cgPressure.full}>
+                  {pressureText(cgPressure)} ({cgroupPressureSource(filtered)})
                 </dd>
               </>
             )}

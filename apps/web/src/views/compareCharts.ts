@@ -67,8 +67,8 @@ export function useCompareCharts(
         {
           baseline: row.baseline,
           comparison: row.comparison,
-          baselineP50: p50?.baseline,
-          comparisonP50: p50?.comparison,
+          baselineP50: p50?.baseline?.seconds,
+          comparisonP50: p50?.comparison?.seconds,
           maxShare: disk.maxShare,
           schema,
         },

@@ -1,12 +1,13 @@
 /** Export the visible heat maps as a PNG file. */
-import { cgroupFilterApplies } from '../model/cgroups.js';
+import { cgroupInForce } from '../model/cgroups.js';
 import { formatDateTime, formatSpan } from '../model/format.js';
+import { PERCENTILES_NOTE } from '../model/percentiles.js';
 import { PHASE_WORDS } from '../model/phase.js';
 import { snapshotFileName } from '../model/snapshot.js';
 import { composePng } from '../render/png.js';
 import { download, exportSummary } from '../store/actions.js';
 import { useData } from '../store/pipelineStore.js';
-import { windowKnown, windowScale } from '../store/shownWindow.js';
+import { shownQuantiles, windowKnown, windowScale } from '../store/shownWindow.js';
 import { notify } from '../store/notices.js';
 import { incidentMarks } from './incidents.js';
 import { useUi } from '../store/uiStore.js';
@@ -27,10 +28,10 @@ export async function exportPng(): Promise<void> {
   const canvas = composePng({
     title: `blkheat · ${host?.hostname ?? 'unknown host'}${d.mode === 'snapshot' ? ` · snapshot ${d.snapshot?.name ?? ''}` : ''}`,
     subtitle: `${formatDateTime(sum.from)} + ${formatSpan(sum.to - sum.from)} · ${PHASE_WORDS[ui.kind]} · ${cur.step} s columns · ${
-      ui.cgroup !== undefined && cgroupFilterApplies(ui.kind)
+      cgroupInForce(ui.cgroup, ui.kind, d.cgroupPhases) !== undefined
         ? `cgroup ${ui.cgroup}`
         : `${ui.classes.length > 0 ? ui.classes.join(', ') : 'all classes'}${ui.cgroup !== undefined ? ` · every cgroup (${PHASE_WORDS[ui.kind]} is not split by cgroup)` : ''}`
-    } · ${host?.kernel ?? ''}`,
+    } · ${PERCENTILES_NOTE} · ${host?.kernel ?? ''}`,
     from: d.visible.from,
     to: d.visible.to,
     uLo: cur.yLo,
@@ -45,7 +46,12 @@ export async function exportPng(): Promise<void> {
           title: `${names.get(dev) ?? dev} (${dev})`,
           matrix: m,
           track: cur.tracks.get(dev),
-          histogram: { hist: h?.hist ?? [], total: h?.total ?? 0, quantiles: h?.quantiles ?? [], maxShare: sum.maxShare },
+          histogram: {
+            hist: h?.hist ?? [],
+            total: h?.total ?? 0,
+            quantiles: shownQuantiles({ summary: sum, rankSamples: d.rankSamples, schema: cur.schema }, dev),
+            maxShare: sum.maxShare,
+          },
           scale: windowScale(cur, dev, ui.norm) ?? cur.scale,
           incidents: incidentMarks(dev),
         },

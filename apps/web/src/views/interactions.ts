@@ -13,7 +13,7 @@
  *   keys (focused)      ←/→ ↑/↓ move the cell cursor, Shift+←/→ pan, +/− zoom, Enter selects
  */
 import { bucketCount } from '@blkheat/shared-types';
-import { cgroupFilterApplies } from '../model/cgroups.js';
+import { cgroupInForce } from '../model/cgroups.js';
 import { alignCeil, alignFloor } from '../model/resolution.js';
 import type { ViewState } from '../model/view.js';
 import { panFrom, panSeconds, resetView, selectCells, zoomBy, zoomTo } from '../store/actions.js';
@@ -44,7 +44,7 @@ function selectOneCell(dev: string, col: number, step: number, bucket: number): 
     schema,
     kind: ui.kind,
     classes: ui.classes,
-    cgroup: cgroupFilterApplies(ui.kind) ? ui.cgroup : undefined,
+    cgroup: cgroupInForce(ui.cgroup, ui.kind, d.cgroupPhases),
   });
 }
 
@@ -147,7 +147,7 @@ export function bindHeatmapGestures(el: HTMLElement, dev: string, geometry: Heat
       schema: cur.schema,
       kind: ui.kind,
       classes: ui.classes,
-      cgroup: cgroupFilterApplies(ui.kind) ? ui.cgroup : undefined,
+      cgroup: cgroupInForce(ui.cgroup, ui.kind, useData.getState().cgroupPhases),
     });
   };
 

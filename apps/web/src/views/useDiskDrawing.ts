@@ -16,7 +16,7 @@ import type { IncidentMarks } from '../render/incidents.js';
 import { drawOverlay, type OverlayMarks } from '../render/overlay.js';
 import { type DrawFn, type Drawn, DrawnKind, scheduler } from '../render/scheduler.js';
 import { useData } from '../store/pipelineStore.js';
-import { windowKnown, windowScale } from '../store/shownWindow.js';
+import { shownQuantiles, windowKnown, windowScale } from '../store/shownWindow.js';
 import { useHover, useUi } from '../store/uiStore.js';
 import { heatGeometry } from './geometry.js';
 import { incidentMarks } from './incidents.js';
@@ -147,7 +147,7 @@ export function useDiskDrawing(dev: string, el: DiskElements): void {
         {
           hist: hd?.hist ?? [],
           total: hd?.total ?? 0,
-          quantiles: hd?.quantiles ?? [],
+          quantiles: shownQuantiles(d, dev),
           maxShare: s.maxShare,
           highlight: hv.dev === dev && hv.bucket !== undefined ? hv.bucket : undefined,
         },
@@ -183,7 +183,8 @@ export function useDiskDrawing(dev: string, el: DiskElements): void {
         if (s.colour !== p.colour || s.norm !== p.norm) scheduler.invalidate(keys.heat);
       }),
       useData.subscribe((s, p) => {
-        if (s.summaryVersion !== p.summaryVersion || s.summary !== p.summary) scheduler.invalidate(keys.hist);
+        if (s.summaryVersion !== p.summaryVersion || s.summary !== p.summary || s.rankSamples !== p.rankSamples)
+          scheduler.invalidate(keys.hist);
         if (s.selection !== p.selection || s.compare !== p.compare) scheduler.invalidate(keys.overlay);
       }),
     ];

@@ -9,8 +9,8 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { bucketOfSeconds } from '@blkheat/shared-types';
-import { hook, type Hooked, idle, importSnapshot, launchFor, screenshot, waitFrame, waitLive } from '@blkheat/testkit';
-import { jsonFile, type Page, skipWithoutDashboard } from '../fixtures/browser.ts';
+import { hook, type Hooked, idle, importSnapshot, screenshot, waitFrame, waitLive } from '@blkheat/testkit';
+import { jsonFile, openSummed, type Page, skipWithoutDashboard } from '../fixtures/browser.ts';
 import { type FakeAgent, startFakeAgent } from '../fixtures/fakeAgent.ts';
 import { BACKUP, cgroupSums, classSums, LOOP0, PG, pgWrites, SLOW_S, FAST_S, VDA, withIncident, ZRAM0 } from '../fixtures/incident.ts';
 import { defaultDisks, syntheticSource, type SyntheticSource } from '../fixtures/synthetic.ts';
@@ -24,20 +24,6 @@ async function start(t: TestContext): Promise<{ agent: FakeAgent; source: Synthe
   const agent = await startFakeAgent({ source });
   t.after(() => agent.close());
   return { agent, source, started };
-}
-
-/** A page at `url`, once it has summed its visible range. */
-async function open(t: TestContext, url: string): Promise<Page> {
-  const { page } = await launchFor(t, { colorScheme: 'light' });
-  await page.goto(url);
-  // Connected first: until then a linked past range shows a placeholder window, dropped (and
-  // fetched) when the agent comes; read before that, the state is the placeholder's.
-  await waitLive(page, 20_000);
-  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().summaryRange !== undefined, undefined, {
-    timeout: 20_000,
-  });
-  await idle(page);
-  return page;
 }
 
 const state = (page: Page) => hook(page).state();
@@ -77,7 +63,7 @@ test(
     const { agent, source, started } = await start(t);
     const from = started - 400;
     const to = started - 280;
-    const page = await open(t, `${agent.url}?from=${from}&to=${to}`);
+    const page = await openSummed(t, `${agent.url}?from=${from}&to=${to}`);
     const st = await state(page);
     assert.equal(st.step, 1);
     assert.deepEqual(st.summaryRange, { from, to });
@@ -174,7 +160,7 @@ test(
 
     // Zoomed out (a coarse step: the agent merges `cg` per path): the table still sums exactly.
     const wideFrom = started - 3300;
-    const page2 = await open(t, `${agent.url}?from=${wideFrom}&to=${started - 100}&cgroup=${encodeURIComponent(PG)}`);
+    const page2 = await openSummed(t, `${agent.url}?from=${wideFrom}&to=${started - 100}&cgroup=${encodeURIComponent(PG)}`);
     const st2 = await state(page2);
     assert.ok((st2.step ?? 0) > 1, `coarse step ${st2.step}`);
     assert.equal(st2.cgroup, PG, 'the filter comes from the link');
@@ -193,7 +179,7 @@ test('cgroups: queue latency and a bad link say what they cannot filter; a snaps
   const to = started - 280;
 
   // Queue latency has no cgroup split: the page says so and shows every cgroup's queue latency.
-  const q = await open(t, `${agent.url}?from=${from}&to=${to}&lat=queue&cgroup=${encodeURIComponent(BACKUP)}`);
+  const q = await openSummed(t, `${agent.url}?from=${from}&to=${to}&lat=queue&cgroup=${encodeURIComponent(BACKUP)}`);
   assert.equal((await state(q)).cgroup, BACKUP);
   assert.equal(await q.locator('[data-testid=filter-bar]').getAttribute('data-applied'), 'false');
   assert.match((await q.locator('[data-testid=filter-not-applied]').textContent()) ?? '', /Queue latency is not split by cgroup/);
@@ -213,7 +199,7 @@ test('cgroups: queue latency and a bad link say what they cannot filter; a snaps
   assert.equal((await hook(q).counts())[LOOP0]?.histogram, all.get(PG) ?? 0, 'the clicked cgroup’s device latency only');
 
   // A cgroup that is not a path is refused, and the link's other settings stay.
-  const bad = await open(t, `${agent.url}?from=${from}&to=${to}&cgroup=relative%2Fpath`);
+  const bad = await openSummed(t, `${agent.url}?from=${from}&to=${to}&cgroup=relative%2Fpath`);
   assert.equal((await state(bad)).cgroup, undefined);
   const notices = await hook(bad).notices();
   assert.ok(
@@ -239,7 +225,7 @@ test(
   async (t) => {
     if (skipWithoutDashboard(t)) return;
     const { agent, source, started } = await start(t);
-    const page = await open(t, agent.url);
+    const page = await openSummed(t, agent.url);
     await waitLive(page);
     await page.locator(`[data-testid=cgroup-row][data-cgroup="${BACKUP}"] [data-testid=cgroup-button]`).click();
     await idle(page);

@@ -16,13 +16,14 @@ import {
   bucketOfSeconds,
   coarsenFrames,
   lowerBoundSeconds,
-  quantileSeconds,
+  quantileBucket,
   type Snapshot,
   upperBoundSeconds,
 } from '@blkheat/shared-types';
 import { hook, type Hooked, idle, importSnapshot, screenshot, unexpectedErrors, waitLive } from '@blkheat/testkit';
 import { jsonFile, openFakeAgent, type Page, skipWithoutDashboard, tempDir } from '../fixtures/browser.ts';
 import { defaultDisks, type SynthDisk, syntheticSource, type SyntheticSource } from '../fixtures/synthetic.ts';
+import { formatLatency } from '../../src/model/latency.ts';
 
 const LOOP0 = '7:0';
 const VDA = '253:0';
@@ -202,7 +203,8 @@ test(
     assert.equal(Number(await page.locator('[data-testid=compare-comparison-range]').getAttribute('data-to')), cmp.to);
     assertCounts(source, c, 'live');
 
-    // The p50 delta as shown: within one bucket of +6 ms, and the source's own p50s apart.
+    // The p50s as shown: bounds, the tops of the source's p50 buckets ("≤"); the delta, within one
+    // bucket of +6 ms, those tops apart.
     const shown = (await page.locator('[data-testid=compare-delta-loop0-all-p50] td.delta').textContent()) ?? '';
     const m = /^\+(\d+(?:\.\d+)?) ms$/.exec(shown);
     assert.ok(m, `p50 delta shown as "+x ms": ${shown}`);
@@ -210,8 +212,11 @@ test(
     const b8 = bucketOfSeconds(8e-3, source.schema);
     const bucketWidth = upperBoundSeconds(b8, source.schema) - lowerBoundSeconds(b8, source.schema);
     assert.ok(Math.abs(delta - 6e-3) <= bucketWidth, `p50 delta ${shown} within one bucket (${bucketWidth * 1e3} ms) of 6 ms`);
-    const p50 = (r: Range): number => quantileSeconds(sourceHist(source, LOOP0, r), 0.5, source.schema) as number;
-    assert.ok(Math.abs(delta - (p50(cmp) - p50(base))) <= 0.005e-3, `shown ${shown} = the source's p50s apart (3 digits)`);
+    const p50Top = (r: Range): number => upperBoundSeconds(quantileBucket(sourceHist(source, LOOP0, r), 0.5) as number, source.schema);
+    assert.ok(Math.abs(delta - (p50Top(cmp) - p50Top(base))) <= 0.005e-3, `shown ${shown} = the source's p50 bucket tops apart (3 digits)`);
+    const p50Cells = page.locator('[data-testid=compare-delta-loop0-all-p50] td.num');
+    assert.equal(await p50Cells.nth(0).textContent(), `≤ ${formatLatency(p50Top(base))}`, 'the baseline p50: its bucket top');
+    assert.equal(await p50Cells.nth(1).textContent(), `≤ ${formatLatency(p50Top(cmp))}`, 'the comparison p50: its bucket top');
 
     // Pixels: the baseline filled, the comparison a line (form, not only colour); the difference
     // blue (less) where the 2 ms band was, red (more) where the 8 ms band is.

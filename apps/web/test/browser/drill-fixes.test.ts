@@ -3,17 +3,19 @@
 // spike is bright next to a disk doing thousands of I/Os (each disk on its own colour scale,
 // with a switch back to a shared one); an agent outage is drawn as "no data", not as idle
 // seconds; cellCenter answers viewport coordinates after the page scrolled; the snapshot
-// notice goes with the snapshot; the rate divides by the seconds with data; the histogram's
-// percentiles are text; the Queue view explains queue latency that is all ≤ 1 µs.
+// notice goes with the snapshot; the rate is over the seconds of the range the agent recorded,
+// and says over how long; the histogram's percentiles are text, as bounds ("≤ the bucket's top")
+// or exact; the Queue view explains queue latency that is all ≤ 1 µs.
 // Screenshots in artifacts/web-fixes/. Needs apps/web/dist and chromium.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bucketOfSeconds } from '@blkheat/shared-types';
+import { bucketOfSeconds, upperBoundSeconds } from '@blkheat/shared-types';
 import { artifactsDir, hook, type Hooked, idle, importSnapshot, screenshot, unexpectedErrors, waitLive } from '@blkheat/testkit';
 import { openFakeAgent, skipWithoutDashboard } from '../fixtures/browser.ts';
 import { drillScenario } from '../fixtures/drillScenario.ts';
+import { formatQuantile } from '../../src/model/percentiles.ts';
 
 test(
   'drill fixes: bright spike, outage drawn as no data, viewport cellCenter, notices, rate, percentiles, queue hint',
@@ -98,7 +100,7 @@ test(
     await page.locator('[data-testid=tooltip][data-recorded=true]').waitFor({ state: 'visible', timeout: 5000 });
     await page.mouse.move(2, 2);
 
-    // 3. The rate divides by the seconds with data (not the outage, not the view span).
+    // 3. The rate divides by the seconds of the range the agent recorded (not the outage), and says so.
     const { text, counts, range } = await page.evaluate((name) => {
       const hk = (globalThis as unknown as Hooked).__blkheat;
       const el = (
@@ -109,19 +111,33 @@ test(
     assert.ok(range);
     const n = counts[quiet.dev]?.completed ?? 0;
     // Written as the strip writes IOPS (formatRate: 3 significant digits; ~40/s here, no k suffix).
-    const rate = Number(/· ([\d.]+)\/s/.exec(text)?.[1]);
+    const rated = /· ([\d.]+)\/s over (\d+) s · peak ([\d.]+)\/s/.exec(text);
+    assert.ok(rated, `a rate over the range and a peak in "${text}"`);
+    const rate = Number(rated[1]);
     const secondsWithData = range.to - range.from - want.filter((x) => x >= range.from && x < range.to).length;
     t.diagnostic(`${quiet.name}: "${text}"; ${n} I/Os over ${secondsWithData} s with data`);
+    assert.equal(Number(rated[2]), secondsWithData, 'the rate says what it is over');
     assert.ok(Math.abs(rate - n / secondsWithData) <= 1, `rate ${rate}/s, expected ${(n / secondsWithData).toFixed(1)}/s`);
+    assert.ok(Number(rated[3]) >= rate, `the peak ${rated[3]}/s is at least the mean ${rate}/s`);
 
-    // 4. The histogram's percentiles as text and in its label, equal to the hook's.
+    // 4. The histogram's percentiles as text and in its label: the hook's values, each a bound
+    // ("≤", the top of its bucket) or exact (a sampled I/O's latency), as its mark says.
     const pct = await h.percentiles(quiet.dev);
-    const qtext = await page.locator(`[data-testid="disk-quantiles-${quiet.name}"]`).innerText();
     const label = (await page.locator(`[data-testid="histogram-${quiet.name}"]`).getAttribute('aria-label')) ?? '';
     for (const q of ['p50', 'p90', 'p99', 'p99.9']) {
-      assert.ok(pct[q] !== undefined, q);
-      assert.match(qtext, new RegExp(`${q.replace('.', '\\.')} [\\d.]+ (ns|µs|ms|s)`), `${q} in "${qtext}"`);
-      assert.match(label, new RegExp(`${q.replace('.', '\\.')} [\\d.]+ (ns|µs|ms|s)`), `${q} in the histogram's label "${label}"`);
+      const v = pct[q];
+      assert.ok(v !== undefined, q);
+      const mark = page.locator(`[data-testid="disk-quantiles-${quiet.name}"] .q-${q.replace('.', '')}`);
+      const kind = await mark.getAttribute('data-kind');
+      assert.ok(kind === 'bound' || kind === 'exact', `${q}: ${kind}`);
+      // A bound is the top of the bucket just below it (0.1 % below is well inside: buckets are 19 % wide),
+      // to the last bits of a double (the page's 2 ** x and node's may differ in the last place).
+      const edge = upperBoundSeconds(bucketOfSeconds(v * 0.999));
+      if (kind === 'bound') assert.ok(Math.abs(v - edge) <= 1e-12 * edge, `${q} ${v} s is a bucket's top (${edge} s)`);
+      const want = `${q} ${formatQuantile({ seconds: v, kind })}`;
+      assert.match(want, kind === 'bound' ? /^p[\d.]+ ≤ [\d.]+ (ns|µs|ms|s)$/ : /^p[\d.]+ [\d.]+ (ns|µs|ms|s)$/);
+      assert.equal(await mark.innerText(), want);
+      assert.ok(label.includes(want), `"${want}" in the histogram's label "${label}"`);
     }
 
     // 5. cellCenter after the page scrolled away: viewport coordinates a click can use.

@@ -4,7 +4,8 @@
 // (computed here from the range and the sector window) in the heat map palette's colour of its
 // latency; a brushed box lists exactly the fixture samples inside it in the samples table; an
 // imported snapshot of the same range shows and selects the same; a range with more samples
-// than the bound says "truncated". Needs apps/web/dist and chromium.
+// than the bound, from an agent that cannot spread them (offset-spread.test.ts: one that can),
+// says "oldest N shown". Needs apps/web/dist and chromium.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BucketSchema, IoSample } from '@blkheat/shared-types';
@@ -208,13 +209,13 @@ test(
 );
 
 test(
-  'offset vs time zoomed out (coarse steps): more samples than the bound are marked truncated, the first ones drawn where they belong',
+  'offset vs time zoomed out (coarse steps), an agent that cannot spread samples: the oldest ones, drawn where they belong, said to be the oldest',
   { timeout: 90_000 },
   async (t) => {
     if (skipWithoutDashboard(t)) return;
     const started = Math.floor(Date.now() / 1000);
     const source = syntheticSource({ disks: defaultDisks(started - 400), samplesPerClass: 40 });
-    const { agent, page } = await openFakeAgent(t, { source });
+    const { agent, page } = await openFakeAgent(t, { source, samplePick: 'ignores' });
     // 27 minutes: the heat maps merge seconds into coarser steps; samples stay per I/O.
     const from = started - 1800;
     const to = started - 180;
@@ -226,9 +227,14 @@ test(
     const want = expected(source, d.dev, from, to);
     assert.ok(want.length > LIMIT, `${want.length} samples`);
     assert.equal(d.truncated, true);
+    assert.equal(d.pick, 'first');
     assert.deepEqual(d.samples.map(key), want.slice(0, LIMIT).map(key));
     const text = (await page.locator('[data-testid=offset-truncated]').textContent()) ?? '';
-    assert.match(text, /truncated: the agent returned the first 2,000 \(to \d\d:\d\d:\d\d; later ones shaded, not loaded\), more exist/);
+    assert.match(
+      text,
+      /^oldest 2,000 shown \(to \d\d:\d\d:\d\d; later ones shaded, not loaded\): this agent cannot spread them over the range/,
+    );
+    assert.equal(await page.locator('[data-testid=offset-spread]').count(), 0);
     await checkPoints(page, d, want, source.schema, 'zoomed');
     await page.locator('[data-testid=offset-scatter]').scrollIntoViewIfNeeded();
     await screenshot(page, 'offset-scatter-zoomed', 'web-browser');

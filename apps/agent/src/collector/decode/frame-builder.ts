@@ -17,13 +17,19 @@ import {
   type BucketSchema,
   cgroupSeries,
   compareDev,
-  type CgroupAcc,
+  addPhases,
+  newPhaseAcc,
+  type PhaseAcc,
+  phasesOf,
+  type PhaseSeries,
   toSparse,
   type ClassSeries,
   type DiskFrame,
   type Frame,
   type InflightState,
   type IoPressure,
+  type CgroupPressure,
+  mostStalled,
   type OpGroup,
   type QueueSetting,
   SUBMIT_CAUSES,
@@ -64,6 +70,8 @@ export interface FrameExtras {
   readonly inflight?: ReadonlyMap<number, InflightState> | undefined;
   /** The host's I/O pressure in the second (host/pressure.ts): the frame's `psi`. */
   readonly psi?: IoPressure | undefined;
+  /** Cgroups' I/O pressure in the second (host/cgroup-pressure.ts): the frame's `cg_psi`. */
+  readonly cgPsi?: readonly CgroupPressure[] | undefined;
   /** wbt's windows that held writes back since the last frame, by disk dev_t (decode/wbt-events.ts). */
   readonly wbt?: ReadonlyMap<number, number> | undefined;
   /** Queue settings changed since the last frame, by disk dev_t (host/queue-settings.ts). */
@@ -80,8 +88,8 @@ interface ClassAcc {
   wu: number;
   readonly e: Map<string, number>;
   readonly pt: boolean;
-  /** Per size class: count and device latency (the size x latency joint). */
-  readonly sizes: Map<number, { n: number; readonly d: Float64Array }>;
+  /** Per size class: count and phases (the size x latency joint). */
+  readonly sizes: Map<number, PhaseAcc>;
   /** Bytes of the counted I/Os. */
   bytes: number;
 }
@@ -101,8 +109,8 @@ interface DiskAcc {
   requeues: number;
   untimed: Readonly<Partial<Record<OpGroup, number>>> | undefined;
   inflight: InflightState | undefined;
-  /** By cgroup: I/Os of classes diskstats counts, and their device latency. */
-  readonly cgroups: Map<string, CgroupAcc>;
+  /** By cgroup: I/Os of classes diskstats counts, and their phases. */
+  readonly cgroups: Map<string, PhaseAcc>;
 }
 
 const NOTHING_IN_FLIGHT: InflightState = { n: 0, oldest_ns: 0, ios: [] };
@@ -181,11 +189,23 @@ export function buildFrame(
     foldInto(cls.w, e.value.submit);
     foldInto(cls.t, e.value.total);
     cls.wu += e.value.submitUnknown;
+    // The entry's phases once, for its size class and its cgroup (PhaseSeries: sizes and cgroups
+    // carry what the class carries, so size x latency and the cgroup filter follow the phase).
+    const phases: PhaseSeries = {
+      d: toSparse(folded(e.value.device)),
+      q: toSparse(folded(e.value.queue)),
+      ...(disk.submitPhase
+        ? {
+            w: toSparse(folded(e.value.submit)),
+            t: toSparse(folded(e.value.total)),
+            ...(e.value.submitUnknown > 0 ? { wu: e.value.submitUnknown } : {}),
+          }
+        : {}),
+    };
     let size = cls.sizes.get(e.size);
-    if (!size) cls.sizes.set(e.size, (size = { n: 0, d: new Float64Array(buckets) }));
-    size.n += e.value.count;
-    foldInto(size.d, e.value.device);
-    if (!cls.pt && e.value.count > 0) addCgroup(disk.cgroups, e.cgroup, e.value.count, buckets, folded(e.value.device));
+    if (!size) cls.sizes.set(e.size, (size = newPhaseAcc(buckets)));
+    addPhases(size, e.value.count, phases);
+    if (!cls.pt && e.value.count > 0) addCgroup(disk.cgroups, e.cgroup, e.value.count, buckets, phases);
     e.value.errors.forEach((v, status) => {
       if (v > 0) cls.e.set(statusName(status), (cls.e.get(statusName(status)) ?? 0) + v);
     });
@@ -219,7 +239,7 @@ export function buildFrame(
         ...(acc.e.size > 0 ? { e: Object.fromEntries([...acc.e.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) } : {}),
         ...(acc.pt ? { pt: true as const } : {}),
         b: acc.bytes,
-        sz: [...acc.sizes.entries()].sort(([a], [b]) => a - b).map(([s, v]) => ({ s, n: v.n, d: toSparse(v.d) })),
+        sz: [...acc.sizes.entries()].sort(([a], [b]) => a - b).map(([s, v]) => ({ s, n: v.n, ...phasesOf(v) })),
       }));
     const untimed = disk.untimed && Object.values(disk.untimed).some((v) => (v ?? 0) > 0) ? disk.untimed : undefined;
     const causes = SUBMIT_CAUSES.filter((c) => disk.causes[c] > 0);
@@ -249,7 +269,8 @@ export function buildFrame(
       ...(disk.queueChanged ? { queue_changed: disk.queueChanged } : {}),
     });
   }
-  return { ts: slot, step: 1, disks: out, ...(extras.psi ? { psi: extras.psi } : {}) };
+  const cgPsi = extras.cgPsi && extras.cgPsi.length > 0 ? mostStalled(new Map(extras.cgPsi.map((p) => [p.g, p]))) : undefined;
+  return { ts: slot, step: 1, disks: out, ...(extras.psi ? { psi: extras.psi } : {}), ...(cgPsi ? { cg_psi: cgPsi } : {}) };
 }
 
 /** Kernel arrays are longer than the schema's bucket count; anything past its overflow bucket belongs in it. */

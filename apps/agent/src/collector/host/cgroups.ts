@@ -45,6 +45,25 @@ export function findIoHierarchy(mountinfo: string): CgroupHierarchy | undefined 
   return v2;
 }
 
+/** This process's mountinfo, or '' without procfs (then every cgroup is shown by its id, and no cgroup's pressure is read). */
+export function readMountinfo(): string {
+  try {
+    return readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** The first cgroup2 mount in a mountinfo text (undefined: none), whichever controllers it holds. */
+export function findCgroup2Mount(mountinfo: string): CgroupHierarchy | undefined {
+  return findIoHierarchy(
+    mountinfo
+      .split('\n')
+      .filter((line) => line.split(' - ')[1]?.startsWith('cgroup2 '))
+      .join('\n'),
+  );
+}
+
 /** mountinfo escapes space, tab, newline and backslash as \\ooo. */
 function unescapeMountField(s: string): string {
   return s.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)));
@@ -61,13 +80,7 @@ export class CgroupNamer {
 
   /** The namer for this machine's io hierarchy (from /proc/self/mountinfo). */
   static forThisMachine(): CgroupNamer {
-    let mountinfo = '';
-    try {
-      mountinfo = readFileSync('/proc/self/mountinfo', 'utf8');
-    } catch {
-      // No procfs: every cgroup is shown by its id.
-    }
-    return new CgroupNamer(findIoHierarchy(mountinfo));
+    return new CgroupNamer(findIoHierarchy(readMountinfo()));
   }
 
   get source(): CgroupHierarchy | undefined {
