@@ -118,16 +118,20 @@ export function recordLine(
       ...(d.wbt ? { wbt: d.wbt } : {}),
       ...(d.queue_changed ? { queue_changed: [...d.queue_changed] } : {}),
       cgroups: (d.cg ?? []).map((g) => ({ cgroup: g.g, count: g.n, ...recordPhases(g, schema) })),
-      classes: d.cls.map((c) => ({
-        class: c.c,
-        count: c.n,
-        ...(c.b !== undefined ? { bytes: c.b } : {}),
-        ...(c.e ? { errors: { ...c.e } } : {}),
-        ...(c.pt ? { passthrough: true as const } : {}),
-        ...(c.sz ? { sizes: c.sz.map((z) => ({ max_bytes: z.s === 0 ? 0 : 2 ** z.s, count: z.n, ...recordPhases(z, schema) })) } : {}),
-        ...recordPhases(c, schema),
-        queue: triples(c.q, schema),
-      })),
+      classes: d.cls.map((c) => {
+        const phases = recordPhases(c, schema);
+        return {
+          class: c.c,
+          count: c.n,
+          ...(c.b !== undefined ? { bytes: c.b } : {}),
+          ...(c.e ? { errors: { ...c.e } } : {}),
+          ...(c.pt ? { passthrough: true as const } : {}),
+          ...(c.sz ? { sizes: c.sz.map((z) => ({ max_bytes: z.s === 0 ? 0 : 2 ** z.s, count: z.n, ...recordPhases(z, schema) })) } : {}),
+          ...phases,
+          // Every class carries `q` (since 1): recordPhases gave it.
+          queue: phases.queue ?? [],
+        };
+      }),
     };
   });
   const line: RecordLine = { v: RECORD_JSON_VERSION, ts: frame.ts, interval_s: intervalS, disks, dropped };

@@ -128,7 +128,8 @@ export class CgroupTally {
       if (disk.cg.every((g) => phaseCarried(g, kind, dk))) acc.framesWithPhase++;
       for (const g of disk.cg) {
         addCgroup(acc.phase, g.g, g.n, buckets, { d: phaseHist(g, kind, dk) });
-        addCgroup(acc.device, g.g, g.n, buckets, { d: g.d });
+        // The fallback, for a range of older data; device latency is the phase itself otherwise.
+        if (kind !== 'device') addCgroup(acc.device, g.g, g.n, buckets, { d: g.d });
       }
     });
   }
@@ -139,7 +140,7 @@ export class CgroupTally {
     for (const [dev, acc] of this.disks) {
       const { framesWithCg, framesWithIo } = acc;
       const kind = acc.framesWithPhase === framesWithCg ? this.opts.kind : 'device';
-      const byPath = kind === 'device' ? acc.device : acc.phase;
+      const byPath = kind === this.opts.kind ? acc.phase : acc.device;
       let total = 0;
       for (const v of byPath.values()) total += v.n;
       const rows: CgroupSummary[] = [...byPath.entries()]

@@ -92,7 +92,8 @@ export class SizeTally {
           if (!cell) acc.bySize.set(z.s, (cell = { count: 0, phase: new Float64Array(buckets), device: new Float64Array(buckets) }));
           cell.count += z.n;
           addSparseInto(cell.phase, phaseHist(z, kind, dk));
-          addSparseInto(cell.device, z.d);
+          // The fallback, for a range of older data; device latency is the phase itself otherwise.
+          if (kind !== 'device') addSparseInto(cell.device, z.d);
         }
       }
       if (any) acc.framesWithSz++;
@@ -110,7 +111,7 @@ export class SizeTally {
       const rows = bucketCount(this.schema);
       const hists = sizes.map((s) => {
         const cell = bySize.get(s);
-        return (kind === 'device' ? cell?.device : cell?.phase) ?? new Float64Array(rows);
+        return (kind === this.opts.kind ? cell?.phase : cell?.device) ?? new Float64Array(rows);
       });
       let maxCell = 0;
       for (const h of hists) for (let b = 0; b < h.length; b++) maxCell = Math.max(maxCell, h[b] as number);
