@@ -81,7 +81,8 @@ test('pick over REST: spread and first are taken, anything else is a 400 naming 
   const twice = parseSamplesQuery(params(`from=${NOW - 60}&to=${NOW}&pick=spread&pick=first`), []);
   assert.equal(!twice.ok && twice.message, 'pick: given more than once');
 
-  const answer = { samples: [], truncated: true, next: 7, matched: 12 };
-  assert.deepEqual(samplesAnswerFields({ pick: 'spread' }, answer), { samples: [], truncated: true, pick: 'spread', matched: 12 });
-  assert.deepEqual(samplesAnswerFields({}, { samples: [], truncated: false, next: 0 }), { samples: [], truncated: false });
+  const kept = { step: 10, since: NOW - 7200, budget: 2000 };
+  const answer = { samples: [], truncated: true, next: 7, matched: 12, kept };
+  assert.deepEqual(samplesAnswerFields({ pick: 'spread' }, answer), { samples: [], truncated: true, pick: 'spread', matched: 12, kept });
+  assert.deepEqual(samplesAnswerFields({}, { samples: [], truncated: false, next: 0, kept }), { samples: [], truncated: false, kept });
 });

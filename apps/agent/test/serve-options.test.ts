@@ -59,6 +59,8 @@ test('every flag is parsed', () => {
       '7d',
       '--max-history-size',
       '2G',
+      '--max-sample-size',
+      '64M',
       '--data-dir',
       dir,
       '--user',
@@ -76,6 +78,7 @@ test('every flag is parsed', () => {
     assert.deepEqual(o.allowOrigins, ['https://grafana.example.org', 'http://h:8080']);
     assert.equal(o.historySeconds, 7 * 86400);
     assert.equal(o.maxHistoryBytes, 2 * 1024 ** 3);
+    assert.equal(o.maxSampleBytes, 64 * 1024 ** 2);
     assert.equal(o.user, '65534:65534');
     assert.deepEqual(o.disks, ['vda', '7:3']);
     assert.equal(o.samplesBudget, 0);
@@ -102,6 +105,8 @@ test('bad values are refused with a message naming the flag', () => {
   refused(['--history', '40d'], /--history: 40d is outside/);
   refused(['--max-history-size', 'lots'], /--max-history-size/);
   refused(['--max-history-size', '1M'], /at least 16M/);
+  refused(['--max-sample-size', 'all'], /--max-sample-size: "all" is not a size/);
+  refused(['--max-sample-size', '1K'], /--max-sample-size: at least 16M/);
   refused(['--user', 'a b'], /--user/);
   refused(['--user', 'daemon'], /needs root/, notRoot);
   refused(['--disk', '../sda'], /--disk/);

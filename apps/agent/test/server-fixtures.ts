@@ -114,6 +114,7 @@ export async function startTestAgent(
     allowOrigins: [],
     historySeconds: DEFAULTS.historySeconds,
     maxHistoryBytes: DEFAULTS.maxHistoryBytes,
+    maxSampleBytes: DEFAULTS.maxSampleBytes,
     dataDir,
     user: undefined,
     disks: [],

@@ -4,13 +4,14 @@
  *
  * Version 1 (added in blkheat 0.1.0). Version 4: the submit wait and total phases (ClassSeries
  * `w`, `t`, `wu`; DiskFrame `causes`; InflightState `waiting`, `oldest_wait_ns`, `frozen`;
- * IoSample `w_ns`; samples `kind` 'submit' and 'total').
+ * IoSample `w_ns`; samples `kind` 'submit' and 'total'). Version 5: samples kept on disk with the
+ * history; the samples answer says which are kept (`kept`).
  */
 import type { BucketSchema } from './buckets.js';
 import type { DiskInfo, Frame, IoSample, LatencyKind } from './frame-model.js';
 import type { SamplePick } from './sample-spread.js';
 
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 
 /** Largest client message the agent accepts, in bytes. */
 export const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024;
@@ -128,6 +129,22 @@ export interface SamplesAnswer {
   readonly pick?: SamplePick;
   /** With `pick: 'spread'` (added in 4): how many samples matched in all. */
   readonly matched?: number;
+  /** Which samples the agent keeps for the seconds asked (added in 5): why an answer can be empty. */
+  readonly kept?: SamplesKept;
+}
+
+/**
+ * Which samples an agent keeps for the seconds of a samples request (added in 5). Every I/O the
+ * kernel sampled (at most `budget` a second, the slowest first) while `step` is 1; older seconds
+ * keep about one in `step` of those (at most budget / step a second, the kernel's outliers first).
+ */
+export interface SamplesKept {
+  /** 1: every sample taken; 10 or 60: thinned with age, as the history's tiers. */
+  readonly step: number;
+  /** The oldest second samples are kept for at this step (null: none kept yet). */
+  readonly since: number | null;
+  /** Samples the kernel takes a second (--samples-budget); 0: none are taken. */
+  readonly budget: number;
 }
 
 export interface DisksMessage {

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { type FleetInfo, type Frame, MAX_HOST_FIELD_LENGTH } from '@blkheat/shared-types';
 import { cutAtBytes, type FramesAnswer, type RangeQuery } from '../history/range-read.js';
 import { SampleStore } from '../history/samples.js';
+import { SampleSource } from '../history/sample-source.js';
 import { HistoryStore } from '../history/store.js';
 import type { RawFrame } from '../history/tier.js';
 import type { AgentContext, FleetSource } from '../server/context.js';
@@ -95,7 +96,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     host: { hostname: 'fleet', kernel: `Prometheus ${api.url}`.slice(0, MAX_HOST_FIELD_LENGTH), instance: 'fleet' },
     schema: options.schema,
     history,
-    samples: new SampleStore({ capacity: 1, windowSeconds: 1 }),
+    samples: new SampleSource(new SampleStore({ capacity: 1, windowSeconds: 1 }), undefined, 0),
     totals: new LatencyTotals(options.schema),
     startedAt: Math.floor(Date.now() / 1000),
     disks: () => dir.diskInfos(),

@@ -2,8 +2,9 @@
  * Sampled I/O records of the recent past, for drill-down into a heat map cell. A fixed-size
  * ring of columns (typed arrays) rather than an array of objects: the memory is bounded and
  * known up front (about 90 bytes per sample), and the garbage collector never walks it.
- * Samples older than the window, or beyond the capacity, are overwritten oldest first.
- * Samples are kept in memory only: after a restart drill-down starts afresh (frames persist).
+ * Samples older than the window, or beyond the capacity, are overwritten oldest first. The ring
+ * answers for the recent seconds it still holds all of; older ones are on disk (SampleArchive,
+ * with SampleSource choosing between the two).
  */
 import {
   samplePhaseNs,
@@ -66,8 +67,10 @@ interface Phases extends SamplePhases {
   q_ns: number | null;
   d_ns: number;
 }
-/** Interned strings (devices, classes) per table; more distinct values than this are dropped. */
+/** Interned strings (devices, classes, cgroup paths) per table; more distinct values than this are dropped. */
 const MAX_INTERNED = 65535;
+/** No cgroup path (the table's ids stop below it). */
+const NO_PATH = 0xffff;
 
 /** A string <-> small integer table, so the ring stores 2-byte indices instead of strings. */
 class Interner {
@@ -104,15 +107,22 @@ export class SampleStore {
   private readonly wNs: Float64Array;
   private readonly pid: Uint32Array;
   private readonly cgroup: Float64Array;
+  /** The cgroup's path (NO_PATH: none, or more distinct paths than the table holds: the id is kept). */
+  private readonly cgPath: Uint16Array;
   private readonly outlier: Uint8Array;
   private readonly comm: Uint8Array;
   private readonly devs = new Interner();
   private readonly classes = new Interner();
+  private readonly paths = new Interner();
   /** Index of the oldest sample and number of samples held. */
   private head = 0;
   private size = 0;
   private total = 0;
   private rejected = 0;
+  /** Completion time (µs) of the newest sample the ring let go (-Infinity: none yet). */
+  private lostUpToUs = Number.NEGATIVE_INFINITY;
+  /** The second the ring was made in. */
+  private readonly startedAt: number;
 
   constructor(options: SampleStoreOptions) {
     const n = options.capacity;
@@ -120,6 +130,7 @@ export class SampleStore {
     this.capacity = n;
     this.windowSeconds = options.windowSeconds;
     this.now = options.now ?? (() => Date.now() / 1000);
+    this.startedAt = Math.floor(this.now());
     this.tsUs = new Float64Array(n);
     this.dev = new Uint16Array(n);
     this.cls = new Uint16Array(n);
@@ -130,6 +141,7 @@ export class SampleStore {
     this.wNs = new Float64Array(n);
     this.pid = new Uint32Array(n);
     this.cgroup = new Float64Array(n);
+    this.cgPath = new Uint16Array(n);
     this.outlier = new Uint8Array(n);
     this.comm = new Uint8Array(n * COMM_BYTES);
   }
@@ -139,6 +151,18 @@ export class SampleStore {
     return this.size;
   }
 
+  /** Whether every sample completed at or after `fromUs` that was added is still held. */
+  holdsAllSince(fromUs: number): boolean {
+    this.expire();
+    return fromUs > this.lostUpToUs;
+  }
+
+  /** The oldest second the ring holds every sample of: since it was made, or after the newest it let go. */
+  get heldSince(): number {
+    this.expire();
+    return this.lostUpToUs === Number.NEGATIVE_INFINITY ? this.startedAt : Math.floor(this.lostUpToUs / 1e6) + 1;
+  }
+
   /** Samples added since start, and samples refused (too many distinct devices/classes). */
   get counters(): { added: number; rejected: number } {
     return { added: this.total, rejected: this.rejected };
@@ -146,7 +170,7 @@ export class SampleStore {
 
   /** Bytes of the ring's columns (allocated up front; the OS maps pages as they are written). */
   get memoryBytes(): number {
-    return this.capacity * (8 * 8 + 2 * 2 + 4 + 1 + COMM_BYTES);
+    return this.capacity * (8 * 8 + 3 * 2 + 4 + 1 + COMM_BYTES);
   }
 
   add(samples: readonly IoSample[]): void {
@@ -238,6 +262,7 @@ export class SampleStore {
       this.size++;
     } else {
       i = this.head;
+      this.lostUpToUs = Math.max(this.lostUpToUs, this.tsUs[i] as number);
       this.head = (this.head + 1) % this.capacity;
     }
     this.total++;
@@ -251,6 +276,7 @@ export class SampleStore {
     this.wNs[i] = s.w_ns === undefined ? ABSENT : (s.w_ns ?? NaN);
     this.pid[i] = s.pid;
     this.cgroup[i] = s.cgroup;
+    this.cgPath[i] = (s.cg === undefined ? undefined : this.paths.id(s.cg)) ?? NO_PATH;
     this.outlier[i] = s.outlier ? 1 : 0;
     const at = i * COMM_BYTES;
     this.comm.fill(0, at, at + COMM_BYTES);
@@ -285,6 +311,7 @@ export class SampleStore {
       pid: this.pid[i] as number,
       comm: Buffer.from(this.comm.subarray(at, end)).toString('utf8'),
       cgroup: this.cgroup[i] as number,
+      ...(this.cgPath[i] === NO_PATH ? {} : { cg: this.paths.values[this.cgPath[i] as number] as string }),
       outlier: this.outlier[i] === 1,
     };
   }
@@ -293,6 +320,7 @@ export class SampleStore {
   private expire(): void {
     const oldestUs = (this.now() - this.windowSeconds) * 1e6;
     while (this.size > 0 && (this.tsUs[this.head] as number) < oldestUs) {
+      this.lostUpToUs = Math.max(this.lostUpToUs, this.tsUs[this.head] as number);
       this.head = (this.head + 1) % this.capacity;
       this.size--;
     }

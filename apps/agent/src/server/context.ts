@@ -6,7 +6,7 @@ import type { AgentStatus, BucketSchema, DiskInfo, FleetInfo, HostInfo } from '@
 import type { CollectorStats } from '../collector/types.js';
 import type { FramesAnswer, RangeQuery } from '../history/range-read.js';
 import type { HistoryStore } from '../history/store.js';
-import type { SampleStore } from '../history/samples.js';
+import type { SampleSource } from '../history/sample-source.js';
 import type { LatencyTotals } from './totals.js';
 
 export interface AgentContext {
@@ -15,7 +15,7 @@ export interface AgentContext {
   /** The latency bucket schema of every histogram served (hello, ranges, snapshots, /metrics). */
   readonly schema: BucketSchema;
   readonly history: HistoryStore;
-  readonly samples: SampleStore;
+  readonly samples: SampleSource;
   /** Cumulative histograms since start, exported on /metrics. */
   readonly totals: LatencyTotals;
   /** Unix seconds the agent started. */

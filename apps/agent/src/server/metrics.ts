@@ -265,7 +265,17 @@ export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition
     '1 while history cannot be written (the reason is on /healthz and in the log).',
     health.fault ? 1 : 0,
   );
-  out.single('blkheat_samples_stored', 'gauge', 'Sampled I/O records held for drill-down.', ctx.samples.count);
+  out.single('blkheat_samples_stored', 'gauge', 'Sampled I/O records held in memory for drill-down.', ctx.samples.count);
+  const archived = ctx.samples.archive?.stats();
+  if (archived) {
+    out.single('blkheat_samples_disk_bytes', 'gauge', 'Bytes of the sampled I/Os kept on disk (--max-sample-size).', archived.bytes);
+    out.single(
+      'blkheat_samples_write_errors_total',
+      'counter',
+      'Seconds of sampled I/Os a tier could not write to disk (their drill-down is empty).',
+      archived.writeErrors,
+    );
+  }
 
   out.single('blkheat_build_info', 'gauge', 'Agent version and protocol version.', 1, {
     version: ctx.version,

@@ -11,7 +11,7 @@ import {
   type SamplesAnswer,
   type SamplesRequest,
 } from '@blkheat/shared-types';
-import type { SampleAnswer } from '../history/samples.js';
+import type { KeptAnswer } from '../history/sample-source.js';
 
 /** A stable key for a filter, so clients with equal filters share one serialized frame. */
 export function filterKeyOf(filter: FrameFilter): string {
@@ -42,11 +42,12 @@ export function frameMessage(frame: Frame, filter: FrameFilter): Buffer {
  * A samples answer's fields (WebSocket, without `t` and `id`, and REST): `pick` said back when the
  * request named one, so a client tells a spread answer from an agent that only knows the oldest.
  */
-export function samplesAnswerFields(req: Pick<SamplesRequest, 'pick'>, a: SampleAnswer): Omit<SamplesAnswer, 't' | 'id'> {
+export function samplesAnswerFields(req: Pick<SamplesRequest, 'pick'>, a: KeptAnswer): Omit<SamplesAnswer, 't' | 'id'> {
   return {
     samples: a.samples,
     truncated: a.truncated,
     ...(req.pick !== undefined ? { pick: req.pick } : {}),
     ...(a.matched !== undefined ? { matched: a.matched } : {}),
+    kept: a.kept,
   };
 }

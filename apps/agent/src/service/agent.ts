@@ -18,6 +18,8 @@ import { releaseFreeHeap } from '@blkheat/bpf-loader';
 import type { DiskInfo, Frame, HostInfo } from '@blkheat/shared-types';
 import type { Collector, CollectorOptions } from '../collector/types.js';
 import { SampleStore } from '../history/samples.js';
+import { SampleArchive } from '../history/sample-archive.js';
+import { SampleSource } from '../history/sample-source.js';
 import { HistoryStore, segmentSpansFromEnv } from '../history/store.js';
 import type { AgentContext } from '../server/context.js';
 import { listenOn, type AgentServer } from '../server/http.js';
@@ -92,7 +94,13 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
       log,
     });
     cleanups.push(() => history.close());
-    const samples = new SampleStore({ capacity: SAMPLES_CAPACITY, windowSeconds: SAMPLES_WINDOW_S });
+    const archive = options.samplesBudget > 0 ? openSampleArchive(options, dataDir.historyDir, segmentSpans, log) : undefined;
+    if (archive) cleanups.push(() => archive.close());
+    const samples = new SampleSource(
+      new SampleStore({ capacity: SAMPLES_CAPACITY, windowSeconds: SAMPLES_WINDOW_S }),
+      archive,
+      options.samplesBudget,
+    );
     const totals = new LatencyTotals(options.schema);
     let collector: Collector | undefined;
     let disks: readonly DiskInfo[] = [];
@@ -140,11 +148,16 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
         // History first, so that a client being backfilled gets this second from it; but
         // whatever history does (disk full, files gone), the second still goes live.
         guard('frame (history)', () => history.append(frame, JSON.stringify(frame)));
+        if (archive) guard('frame (samples on disk)', () => archive.record(frame.ts));
         guard('frame (totals)', () => totals.add(frame));
         guard('frame (live)', () => hub.broadcastFrame(frame));
         guard('status', () => hub.broadcastStatusIfChanged());
       },
-      samples: (batch) => guard('samples', () => samples.add(batch)),
+      samples: (batch) =>
+        guard('samples', () => {
+          samples.ring.add(batch);
+          archive?.add(batch);
+        }),
       disks: (list) =>
         guard('disks', () => {
           disks = list;
@@ -177,5 +190,33 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
   } catch (e) {
     await unwind();
     throw e;
+  }
+}
+
+/**
+ * The samples on disk, beside the history. One that cannot be opened leaves drill-down to the
+ * seconds held in memory, and says so: it must not keep the agent from serving.
+ */
+function openSampleArchive(
+  options: ServeOptions,
+  dir: string,
+  segmentSpans: readonly [number, number, number] | undefined,
+  log: (line: string) => void,
+): SampleArchive | undefined {
+  try {
+    return SampleArchive.open({
+      dir,
+      historySeconds: options.historySeconds,
+      maxBytes: options.maxSampleBytes,
+      budgetPerSecond: options.samplesBudget,
+      schema: options.schema,
+      ...(segmentSpans ? { segmentSpans } : {}),
+      log,
+    });
+  } catch (e) {
+    log(
+      `serve: WARNING: samples cannot be kept on disk (${e instanceof Error ? e.message : String(e)}); drill-down has the samples held in memory only (at most ${SAMPLES_CAPACITY}, 1 h)`,
+    );
+    return undefined;
   }
 }

@@ -26,6 +26,8 @@ import { formatDuration, formatSize, parseDuration, parseSize } from './units.js
 export interface ServeOptions extends Listening {
   readonly historySeconds: number;
   readonly maxHistoryBytes: number;
+  /** Most bytes the sampled I/Os kept on disk may take (--max-sample-size). */
+  readonly maxSampleBytes: number;
   /** Absolute (a relative --data-dir is resolved against the current directory). */
   readonly dataDir: string;
   /** --adopt-data-dir: keep history in an existing directory that is not blkheat's. */
@@ -47,6 +49,7 @@ export const DEFAULTS = Object.freeze({
   ...LISTEN_DEFAULTS,
   historySeconds: 24 * 3600,
   maxHistoryBytes: 512 * 1024 ** 2,
+  maxSampleBytes: 512 * 1024 ** 2,
   dataDir: '/var/lib/blkheat',
   user: 'nobody',
   samplesBudget: DEFAULT_SAMPLE_BUDGET,
@@ -83,6 +86,10 @@ Options:
                         60 s for all of D (default ${formatDuration(DEFAULTS.historySeconds)}; units s, m, h, d; ${formatDuration(MIN_HISTORY_S)} to ${formatDuration(MAX_SPAN_SECONDS)})
   --max-history-size S  most disk space the history files may take; the oldest go first
                         (default ${formatSize(DEFAULTS.maxHistoryBytes)}; units K, M, G; at least ${formatSize(MIN_HISTORY_BYTES)})
+  --max-sample-size S   most disk space the sampled I/Os kept for drill-down may take, beside
+                        the history (every sample for the last hour, thinned with age like
+                        the history; about 70 bytes a sample); the oldest go first
+                        (default ${formatSize(DEFAULTS.maxSampleBytes)}; at least ${formatSize(MIN_HISTORY_BYTES)})
   --data-dir DIR        where history is kept (default ${DEFAULTS.dataDir}; a relative DIR is
                         taken from the current directory, and the start-up log prints it).
                         Missing: created (and its missing parents, 0755), owned by --user.
@@ -122,6 +129,7 @@ export function parseServeArgs(
     ...LISTEN_OPTIONS,
     history: { type: 'string' },
     'max-history-size': { type: 'string' },
+    'max-sample-size': { type: 'string' },
     'data-dir': { type: 'string' },
     'adopt-data-dir': { type: 'boolean' },
     user: { type: 'string' },
@@ -146,13 +154,8 @@ export function parseServeArgs(
     }
     historySeconds = h;
   }
-  let maxHistoryBytes: number = DEFAULTS.maxHistoryBytes;
-  if (values['max-history-size'] !== undefined) {
-    const s = parseSize(values['max-history-size']);
-    if (s === undefined) fail(`--max-history-size: "${values['max-history-size']}" is not a size like 512M or 2G`);
-    if (s < MIN_HISTORY_BYTES) fail(`--max-history-size: at least ${formatSize(MIN_HISTORY_BYTES)}`);
-    maxHistoryBytes = s;
-  }
+  const maxHistoryBytes = sizeFlag('max-history-size', values['max-history-size'], DEFAULTS.maxHistoryBytes);
+  const maxSampleBytes = sizeFlag('max-sample-size', values['max-sample-size'], DEFAULTS.maxSampleBytes);
 
   // resolve('') is the current directory: an empty value (an unset variable) must not make it the data directory.
   if (values['data-dir'] === '') fail(`--data-dir: empty; give a directory, e.g. --data-dir ${DEFAULTS.dataDir}`);
@@ -188,6 +191,7 @@ export function parseServeArgs(
     allowOrigins,
     historySeconds,
     maxHistoryBytes,
+    maxSampleBytes,
     dataDir,
     adoptDataDir: values['adopt-data-dir'] ?? false,
     user,
@@ -196,4 +200,13 @@ export function parseServeArgs(
     ...(values['no-submit-wait'] ? { submitPhase: false } : {}),
     webRoot: resolve(values['web-root'] ?? DEFAULTS.webRoot),
   };
+}
+
+/** A size flag's bytes (its default when not given); at least MIN_HISTORY_BYTES. */
+function sizeFlag(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const s = parseSize(value);
+  if (s === undefined) fail(`--${flag}: "${value}" is not a size like 512M or 2G`);
+  if (s < MIN_HISTORY_BYTES) fail(`--${flag}: at least ${formatSize(MIN_HISTORY_BYTES)}`);
+  return s;
 }

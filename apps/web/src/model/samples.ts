@@ -9,8 +9,10 @@ import {
   pickSpread,
   samplePhaseNs,
   type SamplePick,
+  type SamplesKept,
   spreadHash,
 } from '@blkheat/shared-types';
+import { formatClock, formatCount } from './format.js';
 import { bucketRangeNs } from './latency.js';
 import { sizeClassOf } from './sizeLatency.js';
 
@@ -151,4 +153,27 @@ export function sortSamples(rows: readonly IoSample[], key: SampleSortKey, dir: 
     .map((r, i) => ({ r, i }))
     .sort((p, q) => sign * compareSamples(p.r, q.r, key) || p.i - q.i)
     .map((p) => p.r);
+}
+
+/**
+ * Why a selection lists no sampled I/O, in one line: the true reason, from what the agent says it
+ * keeps for those seconds (`kept`, protocol 5), or what a snapshot carries.
+ */
+export function noSamplesReason(
+  sel: { readonly from: number; readonly to: number },
+  kept: SamplesKept | undefined,
+  snapshot: boolean,
+): string {
+  if (snapshot) return 'No sampled I/O of this cell in the snapshot: it carries the samples its agent kept for its range (at most 50,000).';
+  if (!kept)
+    return 'No sampled I/O in this cell (the agent samples a budget of I/Os a second, slow outliers first; this agent does not say which it still keeps).';
+  if (kept.budget === 0) return 'The agent takes no samples (started with --samples-budget 0): no I/O can be listed.';
+  if (kept.since === null) return 'The agent has not kept any sample yet.';
+  if (sel.to <= kept.since)
+    return `Samples of these seconds are no longer kept: the agent has them since ${formatClock(kept.since)} (bounded by --history and --max-sample-size).`;
+  if (sel.from < kept.since)
+    return `Samples before ${formatClock(kept.since)} are no longer kept, and none of this cell's I/Os after it was sampled.`;
+  if (kept.step > 1)
+    return `No sample kept in this cell: samples this old are thinned to about 1 in ${kept.step} (at most ${formatCount(Math.ceil(kept.budget / kept.step))} a second, the slowest first).`;
+  return `None of this cell's I/Os was sampled: the kernel samples at most ${formatCount(kept.budget)} I/Os a second, slow outliers first.`;
 }

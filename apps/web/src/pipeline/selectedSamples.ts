@@ -5,7 +5,14 @@
  * A part of the data pipeline (dataLayer.ts composes it): it publishes into its own slice of the
  * pipeline store (store/pipelineStore.ts).
  */
-import { type HelloMessage, type IoSample, MAX_SAMPLES_PER_ANSWER, type SamplePick, type SamplesAnswer } from '@blkheat/shared-types';
+import {
+  type HelloMessage,
+  type IoSample,
+  MAX_SAMPLES_PER_ANSWER,
+  type SamplePick,
+  type SamplesAnswer,
+  type SamplesKept,
+} from '@blkheat/shared-types';
 import { type CellSelection, localFilter, matchSamples, type SamplesQuery, selectionQuery, spreadSamples } from '../model/samples.js';
 import { NO_SAMPLES, type SamplesSlice, type SliceStore } from '../store/pipelineStore.js';
 import type { Busy } from './busy.js';
@@ -25,6 +32,8 @@ export interface FetchedSamples {
   readonly pick: SamplePick;
   /** How many matched in all, when known. */
   readonly matched?: number | undefined;
+  /** Which samples the agent keeps for those seconds (protocol 5), to tell why none matched. */
+  readonly kept?: SamplesKept | undefined;
 }
 
 /**
@@ -76,9 +85,10 @@ export async function fetchSamples(
   if (spread && rows.length > limit) {
     // Narrowed here (cgroup, size class) and still too many: thinned as the agent spreads.
     const r = spreadSamples(rows, query, limit);
-    return { rows: r.items, truncated: true, pick: 'spread' };
+    return { rows: r.items, truncated: true, pick: 'spread', kept: answer.kept };
   }
   return {
+    kept: answer.kept,
     rows: rows.slice(0, limit),
     truncated: answer.truncated || rows.length > limit,
     pick: spread ? 'spread' : 'first',
@@ -128,8 +138,8 @@ export class SelectedSamples {
     const still = (): boolean => this.store.getState().selection === sel;
     await this.busy.during(async () => {
       try {
-        const { rows, truncated } = await fetchSamples(this.source, this.client, selectionQuery(sel), SAMPLE_LIMIT);
-        if (still()) this.store.setState({ samples: { status: 'done', rows, truncated } });
+        const { rows, truncated, kept } = await fetchSamples(this.source, this.client, selectionQuery(sel), SAMPLE_LIMIT);
+        if (still()) this.store.setState({ samples: { status: 'done', rows, truncated, kept } });
       } catch (e) {
         if (still())
           this.store.setState({

@@ -17,6 +17,7 @@ import {
   type IoSample,
   type LatencyKind,
   type SamplePick,
+  type SamplesKept,
 } from '@blkheat/shared-types';
 import type { CellSelection } from '../model/samples.js';
 import type { SummaryRankSamples } from '../model/sampledRanks.js';
@@ -43,6 +44,8 @@ export interface SamplesState {
   readonly rows: readonly IoSample[];
   readonly truncated: boolean;
   readonly error?: string | undefined;
+  /** Which samples the agent keeps for those seconds (protocol 5; absent from a snapshot or an older agent). */
+  readonly kept?: SamplesKept | undefined;
 }
 
 /** The source (pipeline/source.ts): live or an imported snapshot. */

@@ -4,7 +4,7 @@ import type { IoSample } from '@blkheat/shared-types';
 import { formatBytes, formatClock, formatCount, formatMicroClock } from '../model/format.js';
 import { bucketBoundsSeconds, formatLatency } from '../model/latency.js';
 import { PHASE_WORDS } from '../model/phase.js';
-import { type SampleSortKey, sortSamples } from '../model/samples.js';
+import { noSamplesReason, type SampleSortKey, sortSamples } from '../model/samples.js';
 import { sizeClassBytes } from '../model/sizeLatency.js';
 import { clearSelection, sortSamplesBy } from '../store/actions.js';
 import { useData } from '../store/pipelineStore.js';
@@ -37,6 +37,7 @@ export function SamplesTable() {
   const samples = useData((s) => s.samples);
   const sort = useUi((s) => s.sampleSort);
   const disks = useData((s) => s.disks);
+  const snapshot = useData((s) => s.mode === 'snapshot');
   const rows = useMemo(() => sortSamples(samples.rows, sort.key, sort.dir), [samples.rows, sort]);
   const columns = useMemo(
     () => (samples.rows.some((r) => r.w_ns !== undefined) ? COLUMNS : COLUMNS.filter((c) => c.key !== 'w_ns')),
@@ -80,7 +81,7 @@ export function SamplesTable() {
       )}
       {samples.status === 'done' && rows.length === 0 && (
         <p className="muted" data-testid="samples-empty">
-          No sampled I/O in this cell (the agent keeps a per-second budget of samples, slow outliers first).
+          {noSamplesReason(sel, samples.kept, snapshot)}
         </p>
       )}
       {rows.length > 0 && (
@@ -115,6 +116,7 @@ export function SamplesTable() {
                     key={`${s.ts_us}-${s.sector}-${i}`}
                     className={s.outlier ? 'outlier' : undefined}
                     data-ts-us={s.ts_us}
+                    data-sector={s.sector ?? ''}
                     data-dev={s.dev}
                     data-class={s.c}
                     data-d-ns={s.d_ns}
