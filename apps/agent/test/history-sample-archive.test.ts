@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { IoSample } from '@blkheat/shared-types';
+import { type IoSample, sizeClassOf } from '@blkheat/shared-types';
 import { ARCHIVE_CURSOR_BASE, SampleArchive, type SampleArchiveOptions } from '../src/history/sample-archive.js';
 import { encodeSampleRecord, SampleRecordError, SampleRecordReader } from '../src/history/sample-record.js';
 import { SampleSource } from '../src/history/sample-source.js';
@@ -144,6 +144,38 @@ test('the archive answers as the ring does (same samples, same spread), pages wi
   const reopened = archiveAt(dir, clock);
   t.after(() => reopened.close());
   check(reopened, T0);
+});
+
+test('cgroup and size class filters (protocol 5) answer exactly the matching samples, from the ring and from the disk', (t) => {
+  const dir = tempDir(t);
+  const clock = { now: T0 };
+  const archive = archiveAt(dir, clock);
+  t.after(() => archive.close());
+  const ring = new SampleStore({ capacity: 100_000, windowSeconds: 3600, now: () => clock.now });
+  const all = feed(9, T0, 60, clock, archive, ring);
+  const cgroups = ['/system.slice/unit-0.service', '/system.slice/unit-14.service', '/none'];
+  const sizeClasses = [12, 15, 16];
+  const cases: [SampleQuery, (s: IoSample) => boolean][] = [
+    [{ from: T0, to: T0 + 60, cgroups, limit: 100_000 }, (s) => s.cg !== undefined && cgroups.includes(s.cg)],
+    [{ from: T0, to: T0 + 60, sizeClasses, limit: 100_000 }, (s) => sizeClasses.includes(sizeClassOf(s.bytes))],
+    [
+      { from: T0 + 10, to: T0 + 50, cgroups, sizeClasses, classes: ['Read'], limit: 100_000 },
+      (s) =>
+        s.c === 'Read' &&
+        s.cg !== undefined &&
+        cgroups.includes(s.cg) &&
+        sizeClasses.includes(sizeClassOf(s.bytes)) &&
+        s.ts_us >= (T0 + 10) * 1e6 &&
+        s.ts_us < (T0 + 50) * 1e6,
+    ],
+    [{ from: T0, to: T0 + 60, cgroups: ['/nowhere'], limit: 100_000 }, () => false],
+  ];
+  for (const [q, keep] of cases) {
+    const want = all.filter(keep);
+    assert.ok(q.cgroups?.[0] === '/nowhere' || want.length > 5, `${want.length} samples match ${JSON.stringify(q)}`);
+    assert.deepEqual(ring.query(q).samples, want, `ring: ${JSON.stringify(q)}`);
+    assert.deepEqual(archive.query(q).samples, want, `disk: ${JSON.stringify(q)}`);
+  }
 });
 
 test('older seconds are thinned as the history coarsens: outliers first, budget / step a second, kept for all of --history', (t) => {

@@ -81,6 +81,21 @@ test('pick over REST: spread and first are taken, anything else is a 400 naming 
   const twice = parseSamplesQuery(params(`from=${NOW - 60}&to=${NOW}&pick=spread&pick=first`), []);
   assert.equal(!twice.ok && twice.message, 'pick: given more than once');
 
+  // Cgroups and size classes (added in 5): repeatable, checked like the rest.
+  const filtered = parseSamplesQuery(params(`from=${NOW - 60}&to=${NOW}&cgroup=/a.slice&cgroup=/b&size=12&size=20`), []);
+  assert.ok(filtered.ok);
+  assert.deepEqual(filtered.ok && [filtered.value.cgroups, filtered.value.sizeClasses], [
+    ['/a.slice', '/b'],
+    [12, 20],
+  ]);
+  const badSize = parseSamplesQuery(params(`from=${NOW - 60}&to=${NOW}&size=4k`), []);
+  assert.equal(!badSize.ok && badSize.message, 'size: expected an integer, got "4k"');
+  const hugeSize = parseSamplesQuery(params(`from=${NOW - 60}&to=${NOW}&size=64`), []);
+  assert.equal(!hugeSize.ok && hugeSize.field, 'size');
+  assert.match(!hugeSize.ok ? hugeSize.message : '', /^size/);
+  const emptyCgroup = parseSamplesQuery(params(`from=${NOW - 60}&to=${NOW}&cgroup=`), []);
+  assert.equal(!emptyCgroup.ok && emptyCgroup.field, 'cgroup');
+
   const kept = { step: 10, since: NOW - 7200, budget: 2000 };
   const answer = { samples: [], truncated: true, next: 7, matched: 12, kept };
   assert.deepEqual(samplesAnswerFields({ pick: 'spread' }, answer), { samples: [], truncated: true, pick: 'spread', matched: 12, kept });

@@ -3,6 +3,7 @@ export * from './histogram.js';
 export * from './opclass.js';
 export * from './frame-model.js';
 export * from './sample-phase.js';
+export * from './size-class.js';
 export * from './sample-spread.js';
 export * from './protocol.js';
 export * from './snapshot.js';

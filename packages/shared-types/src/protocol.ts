@@ -225,6 +225,10 @@ export interface SamplesRequest {
    * (sample-spread.ts says exactly which). An agent before it refuses the field.
    */
   readonly pick?: SamplePick;
+  /** Added in 5: only samples charged to one of these cgroups (`IoSample.cg` paths). */
+  readonly cgroups?: readonly string[];
+  /** Added in 5: only samples of these I/O size classes (size-class.ts: the smallest s with bytes <= 2^s). */
+  readonly sizeClasses?: readonly number[];
 }
 
 export type ClientMessage = SubscribeRequest | RangeRequest | SamplesRequest;

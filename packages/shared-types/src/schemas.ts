@@ -24,6 +24,7 @@ import {
 } from './limits.js';
 import { protoKeyError, protoKeyPath } from './proto-keys.js';
 import { type ClientMessage, MAX_SAMPLES_PER_ANSWER } from './protocol.js';
+import { MAX_SIZE_CLASS } from './size-class.js';
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; message: string; field?: string };
 
@@ -85,6 +86,12 @@ export const samplesRequestSchema = z
     limit: z.number().int().min(1).max(MAX_SAMPLES_PER_ANSWER).optional(),
     /** Added in protocol 4 (sample-spread.ts): the oldest matches, or the slowest and the rest spread over the range. */
     pick: z.enum(['first', 'spread']).optional(),
+    /** Added in protocol 5: cgroup paths, and I/O size classes (size-class.ts). */
+    cgroups: z.array(z.string().min(1).max(MAX_CGROUP_PATH_LENGTH)).max(MAX_FILTER_ITEMS).optional(),
+    sizeClasses: z
+      .array(z.number().int().min(0).max(MAX_SIZE_CLASS))
+      .max(MAX_SIZE_CLASS + 1)
+      .optional(),
   })
   .refine(spanOk, spanMessage)
   .refine((v) => v.minNs === undefined || v.maxNs === undefined || v.maxNs >= v.minNs, {

@@ -52,8 +52,8 @@ const v4: Snapshot = snapshotOf(T0, disk, [
   { ...sample, ts_us: sample.ts_us + 2, w_ns: undefined },
 ]);
 
-test('versions: protocol 4, snapshot 4, and every earlier snapshot version still read', () => {
-  assert.equal(PROTOCOL_VERSION, 4);
+test('versions: protocol 5 (samples kept on disk, cgroup and size filters), snapshot 4, and every earlier snapshot version still read', () => {
+  assert.equal(PROTOCOL_VERSION, 5);
   assert.equal(SNAPSHOT_VERSION, 4);
   assert.deepEqual(SNAPSHOT_VERSIONS_READ, [1, 2, 3, 4]);
 });

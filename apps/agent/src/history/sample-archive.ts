@@ -21,6 +21,7 @@ import {
   type IoSample,
   samplePhaseNs,
   type SamplePhases,
+  sizeClassOf,
   spreadHash,
   SpreadPicker,
 } from '@blkheat/shared-types';
@@ -343,11 +344,15 @@ function matcher(q: SampleQuery): (r: SampleRecordReader, i: number) => number |
   const phases: { -readonly [K in keyof SamplePhases]: SamplePhases[K] } = { q_ns: null, d_ns: 0 };
   const devs = q.disks ? new Set(q.disks) : undefined;
   const classes = q.classes ? new Set(q.classes) : undefined;
+  const cgroups = q.cgroups ? new Set(q.cgroups) : undefined;
+  const sizes = q.sizeClasses ? new Set(q.sizeClasses) : undefined;
   return (r, i) => {
     const ts = r.tsUs(i);
     if (ts < fromUs || ts >= toUs) return null;
     if (devs && !devs.has(r.dev(i))) return null;
     if (classes && !classes.has(r.opClass(i))) return null;
+    if (cgroups && !cgroups.has(r.cgPath(i) ?? '')) return null;
+    if (sizes && !sizes.has(sizeClassOf(r.bytes(i)))) return null;
     r.phasesInto(i, phases);
     const v = samplePhaseNs(phases, phase);
     return v === null || v < minNs || v > maxNs ? null : v;

@@ -135,6 +135,16 @@ export class SampleRecordReader {
     return this.strings[this.buf.readUInt16LE(this.rowsAt + i * ROW_BYTES + REF_AT)] as string;
   }
 
+  /** Row i's cgroup path (undefined: none). */
+  cgPath(i: number): string | undefined {
+    const id = this.buf.readUInt16LE(this.rowsAt + i * ROW_BYTES + REF_AT + 6);
+    return id === NO_STRING ? undefined : this.strings[id];
+  }
+
+  bytes(i: number): number {
+    return this.buf.readDoubleLE(this.rowsAt + i * ROW_BYTES + 16);
+  }
+
   opClass(i: number): string {
     return this.strings[this.buf.readUInt16LE(this.rowsAt + i * ROW_BYTES + REF_AT + 2)] as string;
   }

@@ -12,6 +12,7 @@ import {
   type LatencyKind,
   type SamplePhases,
   type SamplePick,
+  sizeClassOf,
   spreadHash,
   SpreadPicker,
 } from '@blkheat/shared-types';
@@ -27,6 +28,9 @@ export interface SampleQuery {
   readonly maxNs?: number | undefined;
   readonly disks?: readonly string[] | undefined;
   readonly classes?: readonly string[] | undefined;
+  /** Only samples charged to one of these cgroups (paths), or of these size classes (sizeClassOf). */
+  readonly cgroups?: readonly string[] | undefined;
+  readonly sizeClasses?: readonly number[] | undefined;
   readonly limit: number;
   /**
    * Resume a query from here: the `next` of an earlier answer (samples are numbered in the order
@@ -235,12 +239,16 @@ export class SampleStore {
     const phases: Phases = { w_ns: undefined, q_ns: null, d_ns: 0 };
     const devSet = q.disks ? idSet(q.disks, this.devs) : undefined;
     const clsSet = q.classes ? idSet(q.classes, this.classes) : undefined;
+    const cgSet = q.cgroups ? idSet(q.cgroups, this.paths) : undefined;
+    const sizes = q.sizeClasses ? new Set(q.sizeClasses) : undefined;
     // Cheapest tests first: a spread query runs this twice over every sample held.
     return (i) => {
       const ts = this.tsUs[i] as number;
       if (ts < fromUs || ts >= toUs) return null;
       if (devSet && !devSet.has(this.dev[i] as number)) return null;
       if (clsSet && !clsSet.has(this.cls[i] as number)) return null;
+      if (cgSet && !cgSet.has(this.cgPath[i] as number)) return null;
+      if (sizes && !sizes.has(sizeClassOf(this.bytes[i] as number))) return null;
       this.phasesAt(i, phases);
       const v = samplePhaseNs(phases, phase);
       // A phase the sample does not tell (null) is never matched.

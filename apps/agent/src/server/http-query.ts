@@ -18,7 +18,8 @@ import type { z } from 'zod';
 export type QueryResult<T> = { ok: true; value: T } | { ok: false; message: string; field: string };
 
 interface ParamSpec {
-  readonly kind: 'int' | 'string' | 'list';
+  /** list: repeatable strings; intlist: repeatable integers. */
+  readonly kind: 'int' | 'string' | 'list' | 'intlist';
 }
 
 /** Longest query string we look at (the WebSocket's message limit, for symmetry). */
@@ -27,7 +28,7 @@ export const MAX_QUERY_BYTES = MAX_CLIENT_MESSAGE_BYTES;
 export const TARGET_TOO_LONG_MESSAGE = `request target longer than ${MAX_QUERY_BYTES} bytes`;
 
 /** How message fields are named as query parameters. */
-const FIELD_TO_PARAM: Readonly<Record<string, string>> = { disks: 'disk', classes: 'class' };
+const FIELD_TO_PARAM: Readonly<Record<string, string>> = { disks: 'disk', classes: 'class', cgroups: 'cgroup', sizeClasses: 'size' };
 
 /** The span every request covers, and the disk and class filter most take. */
 const SPAN_PARAMS = { from: { kind: 'int' }, to: { kind: 'int' } } as const satisfies Record<string, ParamSpec>;
@@ -44,6 +45,8 @@ const SAMPLES_PARAMS: Readonly<Record<string, ParamSpec>> = {
   ...FILTER_PARAMS,
   limit: { kind: 'int' },
   pick: { kind: 'string' },
+  cgroup: { kind: 'list' },
+  size: { kind: 'intlist' },
 };
 
 /** The snapshot takes a range's parameters but step (it picks the step as a range does). */
@@ -52,7 +55,7 @@ const SNAPSHOT_PARAMS: Readonly<Record<string, ParamSpec>> = { ...SPAN_PARAMS, .
 /** Parameters every endpoint tolerates (the token is checked before routing). */
 const COMMON_PARAMS = new Set(['token']);
 
-type Collected = Record<string, number | string | string[]>;
+type Collected = Record<string, number | string | string[] | number[]>;
 
 function collect(params: URLSearchParams, specs: Readonly<Record<string, ParamSpec>>, disks: readonly DiskInfo[]): QueryResult<Collected> {
   const out: Collected = Object.create(null) as Collected;
@@ -71,10 +74,18 @@ function collect(params: URLSearchParams, specs: Readonly<Record<string, ParamSp
       out[key] = list;
       continue;
     }
-    if (Object.hasOwn(out, key)) return { ok: false, field: key, message: `${key}: given more than once` };
-    if (spec.kind === 'int') {
+    if (spec.kind === 'intlist' || spec.kind === 'int') {
       if (!/^-?\d{1,16}$/.test(value))
         return { ok: false, field: key, message: `${key}: expected an integer, got "${value.slice(0, 32)}"` };
+    }
+    if (spec.kind === 'intlist') {
+      const list = (out[key] as number[] | undefined) ?? [];
+      list.push(Number(value));
+      out[key] = list;
+      continue;
+    }
+    if (Object.hasOwn(out, key)) return { ok: false, field: key, message: `${key}: given more than once` };
+    if (spec.kind === 'int') {
       out[key] = Number(value);
     } else {
       out[key] = value;
@@ -129,7 +140,7 @@ export function parseNoQuery(params: URLSearchParams): QueryResult<null> {
 function rename(v: Collected): Record<string, unknown> {
   const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const [k, val] of Object.entries(v)) {
-    out[k === 'disk' ? 'disks' : k === 'class' ? 'classes' : k] = val;
+    out[Object.entries(FIELD_TO_PARAM).find(([, param]) => param === k)?.[0] ?? k] = val;
   }
   return out;
 }

@@ -53,7 +53,7 @@ export interface SamplesQuery {
   readonly classes?: readonly string[];
   /** Which matches when more than the limit match (the request's `pick`; absent: the oldest). */
   readonly pick?: SamplePick;
-  /** Not in the agent's samples request: applied to its answer (localFilter). */
+  /** In the agent's samples request since protocol 5; applied to an older agent's answer (localFilter). */
   readonly cgroup?: string;
   readonly sizeClass?: number;
 }
@@ -78,7 +78,7 @@ export function selectionQuery(sel: CellSelection): SamplesQuery {
 }
 
 /**
- * The part of a query the agent's samples request cannot say (cgroup, size class), as a
+ * The part of a query an agent before protocol 5 cannot be asked (cgroup, size class), as a
  * predicate for its answer; undefined when there is none.
  */
 export function localFilter(q: SamplesQuery): ((s: IoSample) => boolean) | undefined {

@@ -19,17 +19,8 @@ import {
 import { forEachDiskInRange, type PhasedRange } from './diskFrames.js';
 import { ALL_REQUEST } from './phase.js';
 
-/** The size class of an I/O of `bytes` bytes: the smallest s with bytes <= 2^s (0 for 0 or 1 byte). */
-export function sizeClassOf(bytes: number): number {
-  let s = 0;
-  while (2 ** s < bytes) s++;
-  return s;
-}
-
-/** Largest I/O size of size class s, in bytes (2^s). */
-export function sizeClassBytes(s: number): number {
-  return 2 ** s;
-}
+/** Size classes are shared-types' (the agent filters samples by them too). */
+export { sizeClassBytes, sizeClassOf } from '@blkheat/shared-types';
 
 /** One disk's size × latency over a range. */
 export interface SizeLatency {

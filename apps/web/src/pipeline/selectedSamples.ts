@@ -22,6 +22,8 @@ const SAMPLE_LIMIT = 2000;
 
 /** The protocol that added the samples request's `pick`: older agents refuse the field. */
 const PICK_PROTOCOL = 4;
+/** The protocol that added the samples request's `cgroups` and `sizeClasses`: before it they are filtered here. */
+const FILTERS_PROTOCOL = 5;
 /** Connections (by their hello) whose agent refused `pick` (a protocol 4 agent built before it): not asked again. */
 const refusedPick = new WeakSet<HelloMessage>();
 
@@ -54,8 +56,10 @@ export async function fetchSamples(
     return { rows: r.samples, truncated: r.truncated, pick: query.pick ?? 'first', matched: r.matched };
   }
   if (!client?.connected) throw new Error('not connected to the agent');
-  const keep = localFilter(query);
   const hello = client.hello;
+  // An agent that filters by cgroup and size answers exactly the query: `limit` and `truncated` mean what they say.
+  const agentFilters = hello !== undefined && hello.protocol >= FILTERS_PROTOCOL;
+  const keep = agentFilters ? undefined : localFilter(query);
   const ask = (pick: SamplePick | undefined): Promise<SamplesAnswer> =>
     client.request({
       t: 'samples',
@@ -66,6 +70,8 @@ export async function fetchSamples(
       maxNs: Math.min(query.maxNs, Number.MAX_SAFE_INTEGER),
       disks: [...query.disks],
       ...(query.classes ? { classes: [...query.classes] } : {}),
+      ...(agentFilters && query.cgroup !== undefined ? { cgroups: [query.cgroup] } : {}),
+      ...(agentFilters && query.sizeClass !== undefined ? { sizeClasses: [query.sizeClass] } : {}),
       // Filtered here afterwards: ask for as many as an answer may carry.
       limit: keep ? MAX_SAMPLES_PER_ANSWER : Math.min(limit, MAX_SAMPLES_PER_ANSWER),
       ...(pick ? { pick } : {}),
