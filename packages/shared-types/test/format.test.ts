@@ -90,6 +90,8 @@ test('formatCount: whole, grouped; compact for chips and legends', () => {
     [1234.4, '1,234'],
     [1_234_567, '1,234,567'],
     [-1_234_567, '-1,234,567'],
+    [Number.MAX_SAFE_INTEGER, '9,007,199,254,740,991'],
+    [-0.4, '0'],
     [NaN, '–'],
     [Infinity, '∞'],
   ]);
