@@ -3,10 +3,11 @@
 // "__proto__" key refused on the WebSocket, and logs that never echo a client's text unbounded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect as netConnect } from 'node:net';
+import { connect as netConnect, type Socket } from 'node:net';
 import { WsTestClient } from '@blkheat/testkit';
 import type { ErrorMessage } from '@blkheat/shared-types';
 import { MAX_QUERY_BYTES } from '../src/server/http-query.js';
+import { MAX_CONNECTIONS } from '../src/server/limits.js';
 import { clip, securityHeaders } from '../src/server/security.js';
 import { startTestAgent } from './server-fixtures.js';
 
@@ -172,4 +173,43 @@ test('a refused Origin is logged clipped, at most once a second, with a count of
   assertOurs(await rawExchange(a.base, [upgrade]), 403, /Origin not allowed/, 'a foreign Origin, a second later');
   assert.equal(refusedLines().length, 2);
   assert.match(refusedLines()[1] as string, /\(and 4 more like it since the last one logged\)$/);
+});
+
+test('connections past the limit are closed as they come, said in the log and counted; the agent answers again once they go', async (t) => {
+  const a = await startTestAgent(t);
+  const u = new URL(a.base);
+  const open = (): Promise<Socket> =>
+    new Promise((resolve, reject) => {
+      const s = netConnect(Number(u.port), u.hostname, () => resolve(s));
+      s.on('error', reject);
+    });
+  const held: Socket[] = [];
+  t.after(() => {
+    for (const s of held) s.destroy();
+  });
+  for (let i = 0; i < MAX_CONNECTIONS; i++) held.push(await open());
+  // Past the limit: accepted by the kernel, closed by the agent at once, each one.
+  const closedAtOnce = await Promise.all(
+    Array.from({ length: 3 }, async () => {
+      const s = await open();
+      return new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), 3000);
+        s.on('close', () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+        s.on('error', () => {});
+      });
+    }),
+  );
+  assert.deepEqual(closedAtOnce, [true, true, true], 'each connection past the limit is closed');
+  await new Promise((r) => setTimeout(r, 50));
+  const said = a.logs.filter((l) =>
+    l.includes(`closed a connection from 127.0.0.1 as it came: ${MAX_CONNECTIONS} connections are open already`),
+  );
+  assert.equal(said.length, 1, `logged once (throttled): ${a.logs.join('\n')}`);
+  for (const s of held.splice(0, 8)) s.destroy();
+  await new Promise((r) => setTimeout(r, 100));
+  const metrics = await (await fetch(`${a.base}/metrics`)).text();
+  assert.match(metrics, /^blkheat_connections_dropped_total\{instance="test-host"\} 3$/m);
 });

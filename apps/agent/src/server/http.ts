@@ -148,7 +148,8 @@ export function listenOn(flags: ListenFlagValues, parts: Pick<ListenOptions, 'ct
 /** Creates the server and starts listening; resolves once bound. */
 export async function listen(options: ListenOptions): Promise<AgentServer> {
   const { hub, policy } = options;
-  const app = createApp({ ...options, streamStats: () => hub.stats(), reads: hub.reads });
+  const connections = { dropped: 0 };
+  const app = createApp({ ...options, streamStats: () => ({ ...hub.stats(), connectionsDropped: connections.dropped }), reads: hub.reads });
   // requireHostHeader: false lets the app answer a missing Host itself (Node's answer is a bare 400).
   const server = createServer({ maxHeaderSize: MAX_HEAD_BYTES, requireHostHeader: false }, app);
   // Sockets past this are closed as they come: no client can hold every descriptor.
@@ -166,6 +167,14 @@ export async function listen(options: ListenOptions): Promise<AgentServer> {
     answer(req, res, 417, `Expect: ${clip(req.headers.expect ?? '', 40)} is not met (only 100-continue is)`),
   );
   const refusalLog = throttledLog(options.log);
+  server.on('drop', (data?: { remoteAddress?: string }) => {
+    // Node closes them without a word: say it, or a full agent looks like a dead one.
+    connections.dropped++;
+    refusalLog(
+      'connections',
+      `serve: closed a connection from ${data?.remoteAddress ?? 'an unknown address'} as it came: ${MAX_CONNECTIONS} connections are open already (blkheat_connections_dropped_total counts them)`,
+    );
+  });
 
   const wss = new WebSocketServer({
     noServer: true,

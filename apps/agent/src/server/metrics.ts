@@ -14,6 +14,7 @@ import { CGROUP_OTHER, CGROUPS_LISTED, PROTOCOL_VERSION, type ClassSeries, type 
 import type { ReadSchedulerStats } from './read-scheduler.js';
 import type { AgentContext } from './context.js';
 import { Exposition, type Labels } from './exposition.js';
+import { MAX_CONNECTIONS } from './limits.js';
 
 /** The series `blkheat fleet` reads back from Prometheus (fleet/fleet-frames.ts, fleet-disks.ts): named here, where they are written. */
 export const DEVICE_LATENCY_METRIC = 'blkheat_device_latency_seconds';
@@ -39,6 +40,8 @@ export interface StreamStats {
   readonly memory: { readonly reclaims: number; readonly releasedBytes: number };
   /** Seconds from the end of the newest second to its frame being handed to the sockets. */
   readonly lastFrameLagS: number | null;
+  /** Connections closed as they came because MAX_CONNECTIONS were open (http.ts). */
+  readonly connectionsDropped?: number;
 }
 
 /** Everything /metrics exposes, for either format. */
@@ -206,6 +209,12 @@ export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition
     stream.floodsClosed,
   );
   out.single('blkheat_stream_bytes_sent_total', 'counter', 'Bytes of WebSocket messages sent.', stream.bytesSent);
+  out.single(
+    'blkheat_connections_dropped_total',
+    'counter',
+    `Connections closed as they came because ${MAX_CONNECTIONS} were open already.`,
+    stream.connectionsDropped ?? 0,
+  );
   out.single(
     'blkheat_reads_pending',
     'gauge',
