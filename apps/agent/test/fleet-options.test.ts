@@ -3,6 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FINE_BUCKET_SCHEMA } from '@blkheat/shared-types';
 import { FLEET_DEFAULT_PORT, parseFleetArgs } from '../src/fleet/options.js';
@@ -39,6 +42,38 @@ test('fleet options: defaults, and what is refused', () => {
   const wide = parseFleetArgs(['--prometheus', 'http://prom:9090', '--host', '0.0.0.0', '--token', 'abcdefghijklmnop0123']);
   assert.ok(wide !== 'help');
   assert.equal(wide.token, 'abcdefghijklmnop0123');
+});
+
+test('fleet options: credentials and a CA for Prometheus, read from files, and what is refused', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'blkheat-fleet-opts-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, text: string, mode = 0o600): string => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    chmodSync(path, mode);
+    return path;
+  };
+  const bearer = file('bearer', 'eyJhbGciOi.secret.token\n');
+  const basic = file('basic', 'reader:pa:ss word\nignored\n');
+  const ca = file('ca.pem', '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n', 0o644);
+  const p = 'https://prom:9090';
+  const withBearer = parseFleetArgs(['--prometheus', p, '--prometheus-bearer-token-file', bearer, '--prometheus-ca-file', ca]);
+  assert.ok(withBearer !== 'help');
+  assert.deepEqual(withBearer.prometheusAuth, { bearer: 'eyJhbGciOi.secret.token' });
+  assert.match(withBearer.prometheusCa ?? '', /^-----BEGIN CERTIFICATE-----/);
+  const withBasic = parseFleetArgs(['--prometheus', p, '--prometheus-basic-auth-file', basic]);
+  assert.ok(withBasic !== 'help');
+  assert.deepEqual(withBasic.prometheusAuth, { user: 'reader', password: 'pa:ss word' });
+
+  refuses(['--prometheus', p, '--prometheus-bearer-token-file', bearer, '--prometheus-basic-auth-file', basic], /give one, not both/);
+  refuses(
+    ['--prometheus', p, '--prometheus-bearer-token-file', file('open', 'x\n', 0o644)],
+    /readable by its group and others .*chmod 600/,
+  );
+  refuses(['--prometheus', p, '--prometheus-basic-auth-file', file('nocolon', 'justauser\n')], /is not USER:PASSWORD/);
+  refuses(['--prometheus', p, '--prometheus-bearer-token-file', join(dir, 'nowhere')], /--prometheus-bearer-token-file: cannot read/);
+  refuses(['--prometheus', p, '--prometheus-ca-file', file('notpem', 'hello\n')], /holds no PEM certificate/);
+  refuses(['--prometheus', 'http://prom:9090', '--prometheus-ca-file', ca], /only for an https --prometheus URL/);
 });
 
 test('blkheat fleet --help, and blkheat lists the command', () => {

@@ -2,20 +2,28 @@
  * `blkheat fleet` flags: --prometheus URL, the bucket schema the agents export, and the same
  * listening rules as `serve` (parseListenFlags: loopback unless a token is given).
  */
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { BucketSchema } from '@blkheat/shared-types';
 import {
+  fail,
   LISTEN_DEFAULTS,
   LISTEN_OPTIONS,
   parseCommandFlags,
   parseListenFlags,
   parseSchemaFlag,
+  readSecretLine,
   UsageError,
   type Listening,
 } from '../service/flags.js';
+import type { PrometheusAuth } from './prometheus-api.js';
 
 export interface FleetOptions extends Listening {
   readonly prometheus: string;
+  /** Credentials sent to Prometheus (--prometheus-bearer-token-file, --prometheus-basic-auth-file). */
+  readonly prometheusAuth?: PrometheusAuth | undefined;
+  /** PEM certificates trusted for an https Prometheus besides the system's (--prometheus-ca-file). */
+  readonly prometheusCa?: string | undefined;
   readonly schema: BucketSchema;
   readonly webRoot: string;
 }
@@ -37,6 +45,14 @@ Options:
                         with --enable-feature=native-histograms, scraping the agents with
                         honor_labels: true. While it is unreachable or has no blkheat series,
                         the fleet view says so (page, /healthz) and keeps retrying.
+  --prometheus-bearer-token-file F
+                        send "Authorization: Bearer <first line of F>" to Prometheus (or a
+                        proxy in front of it); F must be readable by its owner only (chmod 600)
+  --prometheus-basic-auth-file F
+                        send basic auth; the first line of F is USER:PASSWORD (chmod 600)
+  --prometheus-ca-file F
+                        trust the PEM certificates in F for an https --prometheus URL, besides
+                        the system's (a private CA)
   --schema N            the agents' bucket schema (their --schema): 2 (default) or 3. A bucket
                         Prometheus returns that is not one of this schema's is an error.
   --host ADDR           address to listen on (default ${LISTEN_DEFAULTS.host}). Any address that is not
@@ -57,6 +73,9 @@ with a 1 s scrape interval.`;
 export function parseFleetArgs(argv: readonly string[]): FleetOptions | 'help' {
   const values = parseCommandFlags('fleet', argv, {
     prometheus: { type: 'string' },
+    'prometheus-bearer-token-file': { type: 'string' },
+    'prometheus-basic-auth-file': { type: 'string' },
+    'prometheus-ca-file': { type: 'string' },
     schema: { type: 'string' },
     ...LISTEN_OPTIONS,
     'web-root': { type: 'string' },
@@ -74,10 +93,54 @@ export function parseFleetArgs(argv: readonly string[]): FleetOptions | 'help' {
     throw new UsageError(`--prometheus: "${values.prometheus}" is not an http(s) URL`);
   if (url.search || url.hash) throw new UsageError('--prometheus: give the base URL, without ?query or #fragment');
   const listen = parseListenFlags({ ...values, port: values.port ?? String(FLEET_DEFAULT_PORT) });
+  const bearerFile = values['prometheus-bearer-token-file'];
+  const basicFile = values['prometheus-basic-auth-file'];
+  if (bearerFile !== undefined && basicFile !== undefined)
+    fail('--prometheus-bearer-token-file and --prometheus-basic-auth-file: give one, not both');
+  let prometheusAuth: PrometheusAuth | undefined;
+  if (bearerFile !== undefined) prometheusAuth = { bearer: readSecretLine('prometheus-bearer-token-file', bearerFile, MAX_SECRET_CHARS) };
+  if (basicFile !== undefined) {
+    const line = readSecretLine('prometheus-basic-auth-file', basicFile, MAX_SECRET_CHARS);
+    const colon = line.indexOf(':');
+    if (colon <= 0) fail(`--prometheus-basic-auth-file: the first line of ${basicFile} is not USER:PASSWORD`);
+    prometheusAuth = { user: line.slice(0, colon), password: line.slice(colon + 1) };
+  }
+  const caFile = values['prometheus-ca-file'];
+  if (caFile !== undefined && url.protocol !== 'https:') fail('--prometheus-ca-file: only for an https --prometheus URL');
   return {
     prometheus: url.toString().replace(/\/+$/, ''),
+    ...(prometheusAuth ? { prometheusAuth } : {}),
+    ...(caFile !== undefined ? { prometheusCa: readCaFile(caFile) } : {}),
     ...listen,
     schema: parseSchemaFlag(values.schema),
     webRoot: resolve(values['web-root'] ?? LISTEN_DEFAULTS.webRoot),
   };
+}
+
+/** Longest credential line taken from a file (a long JWT fits). */
+const MAX_SECRET_CHARS = 8192;
+/** Largest CA file read (a whole distribution bundle is ~220 KB). */
+const MAX_CA_BYTES = 1024 * 1024;
+
+/** The PEM text of --prometheus-ca-file: a regular file of at most MAX_CA_BYTES holding a certificate. */
+function readCaFile(path: string): string {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch (e) {
+    fail(`--prometheus-ca-file: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) fail(`--prometheus-ca-file: ${path} is not a regular file`);
+    if (st.size > MAX_CA_BYTES) fail(`--prometheus-ca-file: ${path} is over ${MAX_CA_BYTES / 1024} KiB: not a CA file`);
+    const buf = Buffer.alloc(st.size);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const pem = buf.toString('utf8', 0, n);
+    if (!pem.includes('-----BEGIN CERTIFICATE-----'))
+      fail(`--prometheus-ca-file: ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+    return pem;
+  } finally {
+    closeSync(fd);
+  }
 }

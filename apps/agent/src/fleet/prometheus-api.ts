@@ -4,6 +4,9 @@
  * the scrape targets. Every failure becomes a PrometheusError whose message says what was
  * asked of which server and what went wrong, for the log and the page.
  */
+import { get as httpGet, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, get as httpsGet } from 'node:https';
+import { rootCertificates } from 'node:tls';
 import type { PromHistogram } from './native-buckets.js';
 
 export class PrometheusError extends Error {}
@@ -25,15 +28,40 @@ export interface PromTarget {
 }
 
 const TIMEOUT_MS = 20_000;
+/** Largest answer read: a range of every blkheat series of a big fleet is tens of MB; more is a mistake. */
+export const MAX_ANSWER_BYTES = 256 * 1024 ** 2;
+
+/** How the fleet server proves itself to Prometheus (or a proxy in front of it). */
+export type PrometheusAuth = { readonly bearer: string } | { readonly user: string; readonly password: string };
+
+export interface PrometheusApiOptions {
+  readonly auth?: PrometheusAuth | undefined;
+  /** PEM certificates trusted for an https URL besides the system's (a private CA). */
+  readonly ca?: string | undefined;
+}
 
 export class PrometheusApi {
   private readonly base: string;
+  private readonly headers: Readonly<Record<string, string>>;
+  private readonly agent: HttpsAgent | undefined;
+  private readonly authNote: string;
 
-  constructor(
-    url: string,
-    private readonly headers: Readonly<Record<string, string>> = {},
-  ) {
+  constructor(url: string, options: PrometheusApiOptions = {}) {
     this.base = url.replace(/\/+$/, '');
+    const auth = options.auth;
+    this.headers = {
+      accept: 'application/json',
+      ...(auth === undefined
+        ? {}
+        : 'bearer' in auth
+          ? { authorization: `Bearer ${auth.bearer}` }
+          : { authorization: `Basic ${Buffer.from(`${auth.user}:${auth.password}`).toString('base64')}` }),
+    };
+    this.authNote =
+      auth === undefined
+        ? 'none were sent: give --prometheus-bearer-token-file or --prometheus-basic-auth-file'
+        : `the ${'bearer' in auth ? 'bearer token' : `basic auth of user ${auth.user}`} sent was refused`;
+    this.agent = options.ca === undefined ? undefined : new HttpsAgent({ ca: [...rootCertificates, options.ca], keepAlive: true });
   }
 
   get url(): string {
@@ -43,16 +71,20 @@ export class PrometheusApi {
   private async get(path: string, params: Record<string, string>): Promise<unknown> {
     const qs = new URLSearchParams(params).toString();
     const where = `${this.base}${path}`;
-    let res: Response;
+    let res: { status: number; text: string };
     try {
-      res = await fetch(`${where}${qs ? `?${qs}` : ''}`, { headers: this.headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
+      res = await getText(`${where}${qs ? `?${qs}` : ''}`, this.headers, this.agent);
     } catch (e) {
-      const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : e instanceof Error ? e.message : String(e);
-      throw new PrometheusError(`Prometheus at ${this.base} is unreachable (${cause})`);
+      const cause = e instanceof Error ? e.message : String(e);
+      const hint = /certificate|self.signed|CERT_/i.test(cause) ? '; for a private CA give --prometheus-ca-file' : '';
+      throw new PrometheusError(`Prometheus at ${this.base} is unreachable (${cause}${hint})`);
+    }
+    if (res.status === 401 || res.status === 403) {
+      throw new PrometheusError(`Prometheus at ${this.base} asks for credentials (HTTP ${res.status}): ${this.authNote}`);
     }
     let body: { status?: string; data?: unknown; error?: string; errorType?: string };
     try {
-      body = (await res.json()) as typeof body;
+      body = JSON.parse(res.text) as typeof body;
     } catch {
       throw new PrometheusError(`${where} answered ${res.status} with something that is not Prometheus' JSON: is ${this.base} Prometheus?`);
     }
@@ -88,6 +120,32 @@ export class PrometheusApi {
     const data = (await this.get('/api/v1/targets', { state: 'active' })) as { activeTargets?: PromTarget[] };
     return data.activeTargets ?? [];
   }
+}
+
+/** GET `url`: its status and body, at most MAX_ANSWER_BYTES, within TIMEOUT_MS. */
+function getText(
+  url: string,
+  headers: Readonly<Record<string, string>>,
+  agent: HttpsAgent | undefined,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const onAnswer = (res: IncomingMessage): void => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_ANSWER_BYTES) req.destroy(new Error(`its answer is over ${MAX_ANSWER_BYTES / 1024 ** 2} MiB`));
+        else chunks.push(chunk);
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    };
+    const options = { headers, timeout: TIMEOUT_MS };
+    const req = u.protocol === 'https:' ? httpsGet(u, agent ? { ...options, agent } : options, onAnswer) : httpGet(u, options, onAnswer);
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)));
+    req.on('error', reject);
+  });
 }
 
 /** "15s", "1m", "1m30s", "500ms" -> seconds; undefined for anything else. */

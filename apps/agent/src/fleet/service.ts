@@ -54,7 +54,7 @@ export interface RunningFleet {
 }
 
 export async function startFleet(options: FleetOptions, log: (line: string) => void): Promise<RunningFleet> {
-  const api = new PrometheusApi(options.prometheus);
+  const api = new PrometheusApi(options.prometheus, { auth: options.prometheusAuth, ca: options.prometheusCa });
   const dir = new FleetDirectory();
   const site = StaticSite.load(options.webRoot);
   if (!site) log(`fleet: no dashboard build in ${options.webRoot}: the page will say how to build it (the API works)`);

@@ -2,7 +2,7 @@
  * What the commands' flags share: the one UsageError, the listening flags of `serve` and
  * `fleet` (a token for anything wider than loopback), --schema, whole-number flags, and
  * parseArgs with the same strictness and error wording. Nothing here touches the system except
- * reading --token-file.
+ * reading secrets' files (--token-file, and fleet's credentials for Prometheus).
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { isIP } from 'node:net';
@@ -24,11 +24,6 @@ export const LISTEN_DEFAULTS = Object.freeze({
 export const MIN_TOKEN_CHARS = 16;
 /** Longest token taken (openssl rand -hex 32 is 64): it travels in every request's header or URL. */
 export const MAX_TOKEN_CHARS = 256;
-/**
- * Most bytes read from --token-file: room for a longest token and its line ending, so a
- * wrong path (a log, a disk image) is refused after one small read, not read into memory.
- */
-const TOKEN_FILE_READ_BYTES = MAX_TOKEN_CHARS + 2;
 
 /** The flags a command takes, as parseArgs reads them. */
 type FlagSpecs = NonNullable<ParseArgsConfig['options']>;
@@ -123,7 +118,7 @@ export function parseListenFlags(values: ListenFlags): Listening {
 
   if (values.token !== undefined && values['token-file'] !== undefined) fail('--token and --token-file: give one, not both');
   let token = values.token;
-  if (values['token-file'] !== undefined) token = readTokenFile(values['token-file']);
+  if (values['token-file'] !== undefined) token = readSecretLine('token-file', values['token-file']);
   if (token !== undefined) {
     if (token.length < MIN_TOKEN_CHARS) fail(`token: at least ${MIN_TOKEN_CHARS} characters, please (e.g. openssl rand -hex 16)`);
     if (token.length > MAX_TOKEN_CHARS) fail(`token: at most ${MAX_TOKEN_CHARS} characters (e.g. openssl rand -hex 32 gives 64)`);
@@ -156,40 +151,40 @@ export function parseSchemaFlag(text: string | undefined): BucketSchema {
 }
 
 /**
- * The first line of --token-file. Like ssh with a private key, a file that others may read
- * or write is refused: its token would be theirs too. The file is opened once (non-blocking,
- * so a FIFO cannot hang start-up) and checked through that descriptor, so what is checked is
- * what is read; at most TOKEN_FILE_READ_BYTES are read.
+ * The first line of --token-file (or another secret's file: `flag` names it in messages). Like
+ * ssh with a private key, a file that others may read or write is refused: its secret would be
+ * theirs too. The file is opened once (non-blocking, so a FIFO cannot hang start-up) and checked
+ * through that descriptor, so what is checked is what is read; at most maxChars + 2 bytes are read.
  */
-function readTokenFile(path: string): string {
+export function readSecretLine(flag: string, path: string, maxChars = MAX_TOKEN_CHARS): string {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (e) {
-    fail(`--token-file: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
+    fail(`--${flag}: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) fail(`--token-file: ${path} is not a regular file`);
+    if (!st.isFile()) fail(`--${flag}: ${path} is not a regular file`);
     const exposed = exposure(st.mode);
     if (exposed) {
       const mode = (st.mode & 0o777).toString(8).padStart(4, '0');
-      fail(`--token-file: ${path} is ${exposed} (mode ${mode}), so the token is not secret: chmod 600 ${shellWord(path)}`);
+      fail(`--${flag}: ${path} is ${exposed} (mode ${mode}), so the secret in it is not secret: chmod 600 ${shellWord(path)}`);
     }
-    const buf = Buffer.alloc(TOKEN_FILE_READ_BYTES);
+    const buf = Buffer.alloc(maxChars + 2);
     const n = readSync(fd, buf, 0, buf.length, 0);
     const text = buf.toString('latin1', 0, n);
     const end = text.search(/\r?\n/);
-    // No line end in what was read of a longer file: its first line is longer than any token.
+    // No line end in what was read of a longer file: its first line is longer than any secret taken.
     if (end < 0 && n === buf.length && st.size > n) {
-      fail(`--token-file: the first line of ${path} is longer than ${MAX_TOKEN_CHARS} characters (a token is at most ${MAX_TOKEN_CHARS})`);
+      fail(`--${flag}: the first line of ${path} is longer than ${maxChars} characters (the most taken)`);
     }
     const line = (end < 0 ? text : text.slice(0, end)).trim();
-    if (line === '') fail(`--token-file: ${path} is empty`);
+    if (line === '') fail(`--${flag}: ${path} is empty`);
     return line;
   } catch (e) {
     if (e instanceof UsageError) throw e;
-    fail(`--token-file: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
+    fail(`--${flag}: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
   } finally {
     closeSync(fd);
   }
