@@ -32,7 +32,12 @@ export function prometheusUnavailable(): string | undefined {
   return undefined;
 }
 
-export async function startPrometheus(options: { targets: readonly string[]; t: CleanupContext }): Promise<PrometheusServer> {
+export async function startPrometheus(options: {
+  targets: readonly string[];
+  t: CleanupContext;
+  /** Rule files (recording and alerting) to load, evaluated every second. */
+  ruleFiles?: readonly string[];
+}): Promise<PrometheusServer> {
   const dir = mkdtempSync(join(tmpdir(), 'blkheat-prometheus-'));
   const config = join(dir, 'prometheus.yml');
   writeFileSync(
@@ -41,6 +46,7 @@ export async function startPrometheus(options: { targets: readonly string[]; t: 
       'global:',
       '  scrape_interval: 1s',
       '  evaluation_interval: 1s',
+      ...(options.ruleFiles?.length ? ['rule_files:', ...options.ruleFiles.map((f) => `  - '${f}'`)] : []),
       'scrape_configs:',
       '  - job_name: blkheat',
       '    honor_labels: true',
