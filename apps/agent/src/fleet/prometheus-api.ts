@@ -116,6 +116,16 @@ export class PrometheusApi {
     return data.result;
   }
 
+  /**
+   * The label sets of the series matching `match` that have samples in [start, end]: what the
+   * series are, without reading a sample of them (discovery at a thousand hosts).
+   */
+  async series(match: string, start: number, end: number): Promise<Readonly<Record<string, string>>[]> {
+    const data = await this.get('/api/v1/series', { 'match[]': match, start: String(start), end: String(end) });
+    if (!Array.isArray(data)) throw new PrometheusError(`/api/v1/series?match[]=${match} gave no list`);
+    return data as Readonly<Record<string, string>>[];
+  }
+
   async targets(): Promise<PromTarget[]> {
     const data = (await this.get('/api/v1/targets', { state: 'active' })) as { activeTargets?: PromTarget[] };
     return data.activeTargets ?? [];

@@ -131,9 +131,10 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
         api.targets(),
         api.rawSamples('up', 30, now),
         api.rawSamples(WINDOW_END_METRIC, 30, now),
-        api.rawSamples(`{__name__=~"${DEVICE_LATENCY_METRIC}|${QUEUE_LATENCY_METRIC}"}`, 30, now),
+        // Label sets only: a thousand hosts' latency series without reading their samples.
+        api.series(`{__name__=~"${DEVICE_LATENCY_METRIC}|${QUEUE_LATENCY_METRIC}"}`, now - 30, now),
       ]);
-      dir.learn(series.map((s) => s.metric));
+      dir.learn(series);
       const instances = [...new Set(dir.disks.map((d) => d.instance))];
       const links = linksOf(targets, instances, up, ends);
       dir.setLinks(links);
