@@ -183,6 +183,9 @@ test(
       assert.ok(Array.isArray(ours) && ours.length >= 5, `frames through ${argv[1]}: ${JSON.stringify(ours).slice(0, 200)}`);
       assert.deepEqual(ours, await byName(theirs, direct), `the range through ${argv[1]} is the direct one`);
       assert.equal((await healthReasons(fleet.url)).status, 200);
+      const metrics = await (await fetch(`${fleet.url}metrics`)).text();
+      const asked = Number(/^blkheat_fleet_prometheus_requests_total\S* (\d+)$/m.exec(metrics)?.[1]);
+      assert.ok(asked > 3, `the fleet server counts its requests of Prometheus: ${asked}`);
     }
   },
 );

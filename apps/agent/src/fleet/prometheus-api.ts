@@ -7,6 +7,7 @@
 import { get as httpGet, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, get as httpsGet } from 'node:https';
 import { rootCertificates } from 'node:tls';
+import type { PrometheusRequestStats } from '../server/context.js';
 import type { PromHistogram } from './native-buckets.js';
 
 export class PrometheusError extends Error {}
@@ -38,15 +39,29 @@ export interface PrometheusApiOptions {
   readonly auth?: PrometheusAuth | undefined;
   /** PEM certificates trusted for an https URL besides the system's (a private CA). */
   readonly ca?: string | undefined;
+  /** Most requests open at once (default MAX_CONCURRENT_REQUESTS); more wait their turn. */
+  readonly maxConcurrent?: number | undefined;
 }
+
+/**
+ * Requests to Prometheus open at once, at most: a page zooming across a big fleet must not fan
+ * out into a burst that slows Prometheus for its other users (rules, alerts, Grafana).
+ */
+export const MAX_CONCURRENT_REQUESTS = 4;
 
 export class PrometheusApi {
   private readonly base: string;
   private readonly headers: Readonly<Record<string, string>>;
   private readonly agent: HttpsAgent | undefined;
   private readonly authNote: string;
+  private readonly maxConcurrent: number;
+  private inFlight = 0;
+  private readonly queue: (() => void)[] = [];
+  private requests = 0;
+  private failed = 0;
 
   constructor(url: string, options: PrometheusApiOptions = {}) {
+    this.maxConcurrent = options.maxConcurrent ?? MAX_CONCURRENT_REQUESTS;
     this.base = url.replace(/\/+$/, '');
     const auth = options.auth;
     this.headers = {
@@ -68,7 +83,27 @@ export class PrometheusApi {
     return this.base;
   }
 
+  get stats(): PrometheusRequestStats {
+    return { requests: this.requests, failed: this.failed, inFlight: this.inFlight, waiting: this.queue.length };
+  }
+
+  /** One request, when a slot is free (at most maxConcurrent open). */
   private async get(path: string, params: Record<string, string>): Promise<unknown> {
+    if (this.inFlight >= this.maxConcurrent) await new Promise<void>((resolve) => this.queue.push(resolve));
+    this.inFlight++;
+    this.requests++;
+    try {
+      return await this.getNow(path, params);
+    } catch (e) {
+      this.failed++;
+      throw e;
+    } finally {
+      this.inFlight--;
+      this.queue.shift()?.();
+    }
+  }
+
+  private async getNow(path: string, params: Record<string, string>): Promise<unknown> {
     const qs = new URLSearchParams(params).toString();
     const where = `${this.base}${path}`;
     let res: { status: number; text: string };

@@ -81,6 +81,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   const fleet: FleetSource = {
     info,
     problem: () => problem,
+    requestStats: () => api.stats,
     historyFrom: () => Math.floor(Date.now() / 1000) - PROMETHEUS_RETENTION_S,
     async range(req: RangeQuery, maxBytes: number): Promise<FramesAnswer> {
       const plan = planFleetRange(req.from, req.to, req.step, scrapeInterval);

@@ -28,6 +28,15 @@ export interface AgentContext {
   readonly fleet?: FleetSource;
 }
 
+/** What a fleet server asked of Prometheus since it started (its /metrics). */
+export interface PrometheusRequestStats {
+  readonly requests: number;
+  readonly failed: number;
+  /** Open now (at most MAX_CONCURRENT_REQUESTS), and waiting for a slot. */
+  readonly inFlight: number;
+  readonly waiting: number;
+}
+
 /**
  * What a fleet server answers from Prometheus instead of its own history: ranges (any span, at
  * steps no finer than the scrape interval) and its health. Its history holds the live tail only.
@@ -37,6 +46,8 @@ export interface FleetSource {
   /** Oldest second ranges may be asked for (Prometheus' data, not the live tail's). */
   historyFrom(): number;
   range(req: RangeQuery, maxBytes: number): Promise<FramesAnswer>;
+  /** The requests made of Prometheus so far (/metrics). */
+  requestStats(): PrometheusRequestStats;
   /** Why the fleet view has no data now (Prometheus unreachable, no series), and since when. */
   problem(): { message: string; since: number } | undefined;
 }

@@ -274,6 +274,18 @@ export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition
     '1 while history cannot be written (the reason is on /healthz and in the log).',
     health.fault ? 1 : 0,
   );
+  const asked = ctx.fleet?.requestStats();
+  if (asked) {
+    out.single('blkheat_fleet_prometheus_requests_total', 'counter', 'Requests the fleet server made of Prometheus.', asked.requests);
+    out.single('blkheat_fleet_prometheus_request_errors_total', 'counter', 'Requests of Prometheus that failed.', asked.failed);
+    out.single(
+      'blkheat_fleet_prometheus_requests_in_flight',
+      'gauge',
+      'Requests of Prometheus open now (a few at most, fleet/prometheus-api.ts).',
+      asked.inFlight,
+    );
+    out.single('blkheat_fleet_prometheus_requests_waiting', 'gauge', 'Requests of Prometheus waiting for a free slot.', asked.waiting);
+  }
   out.single('blkheat_samples_stored', 'gauge', 'Sampled I/O records held in memory for drill-down.', ctx.samples.count);
   const archived = ctx.samples.archive?.stats();
   if (archived) {
