@@ -26,6 +26,8 @@ export interface AgentContext {
   collectorStats(): CollectorStats | undefined;
   /** Set when this server is `blkheat fleet` (fleet/service.ts): data comes from Prometheus. */
   readonly fleet?: FleetSource;
+  /** Cgroups per disk with a latency histogram on /metrics (serve --metrics-cgroups; 0 or absent: none). */
+  readonly metricsCgroups?: number;
 }
 
 /** What a fleet server asked of Prometheus since it started (its /metrics). */

@@ -13,6 +13,7 @@
 import { CGROUP_OTHER, CGROUPS_LISTED, PROTOCOL_VERSION, type ClassSeries, type DiskFrame, type DiskInfo } from '@blkheat/shared-types';
 import type { ReadSchedulerStats } from './read-scheduler.js';
 import type { AgentContext } from './context.js';
+import { cgroupLatencyMetrics } from './cgroup-metrics.js';
 import { Exposition, type Labels } from './exposition.js';
 import { MAX_CONNECTIONS } from './limits.js';
 
@@ -102,6 +103,7 @@ export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition
   for (const d of totals.disks)
     for (const g of d.cg ?? [])
       out.sample('blkheat_cgroup_ios_total', { disk: disks.get(d.dev)?.name ?? d.dev, dev: d.dev, cgroup: g.g }, g.n);
+  cgroupLatencyMetrics(out, totals.disks, disks, ctx.metricsCgroups ?? 0, ctx.schema);
   // In flight now: from the newest frame (a total's in-flight state is the worst second, not now).
   const newest = ctx.totals.newest();
   out.family('blkheat_inflight_ios', 'gauge', 'I/Os with the driver when the newest second closed, per disk.');

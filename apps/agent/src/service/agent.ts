@@ -114,6 +114,7 @@ export async function startAgent(options: ServeOptions, deps: AgentDeps): Promis
       startedAt: Math.floor(Date.now() / 1000),
       disks: () => disks,
       collectorStats: () => collector?.stats(),
+      metricsCgroups: options.metricsCgroups ?? 0,
     };
     const hub = new StreamHub(context, log, { releaseFreeHeap });
     const server: AgentServer = await listenOn(options, { ctx: context, hub, site, log });

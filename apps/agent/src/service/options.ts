@@ -6,7 +6,7 @@
  */
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { type BucketSchema, DEV_RE, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
+import { type BucketSchema, CGROUPS_LISTED, DEV_RE, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
 import { DEFAULT_SAMPLE_BUDGET, MAX_SAMPLE_BUDGET } from '../collector/types.js';
 import { MARKER_FILE } from './datadir.js';
 import {
@@ -43,6 +43,8 @@ export interface ServeOptions extends Listening {
   readonly instance: string;
   /** Latency bucket schema (--schema 2|3). */
   readonly schema: BucketSchema;
+  /** Cgroups per disk exported with a latency histogram on /metrics (--metrics-cgroups; default 0). */
+  readonly metricsCgroups?: number;
 }
 
 export const DEFAULTS = Object.freeze({
@@ -56,6 +58,8 @@ export const DEFAULTS = Object.freeze({
 });
 
 const MIN_HISTORY_S = 600;
+/** The frames keep the CGROUPS_LISTED busiest cgroups per disk, one of them "(other)". */
+const MAX_METRICS_CGROUPS = CGROUPS_LISTED - 1;
 const MIN_HISTORY_BYTES = 16 * 1024 ** 2;
 
 export const summary = 'run the agent: live dashboard, WebSocket stream, history, REST API, Prometheus /metrics';
@@ -104,6 +108,10 @@ Options:
                         (default: every disk)
   --samples-budget N    sampled I/O records per second kept by the kernel for drill-down
                         (default ${DEFAULTS.samplesBudget}; 0 = none)
+  --metrics-cgroups N   also export, on /metrics, a device latency histogram per disk and
+                        cgroup for the N cgroups with the most I/O on it (the rest summed as
+                        "(other)"); each is a series a Prometheus keeps (default 0: none;
+                        at most ${MAX_METRICS_CGROUPS})
   --no-submit-wait      time I/O from its request only: no submit wait (frozen queue, QoS,
                         waiting for a tag) or total, and no programs on each bio
   --schema N            latency bucket schema (Prometheus native-histogram scale: 2^N buckets
@@ -135,6 +143,7 @@ export function parseServeArgs(
     user: { type: 'string' },
     disk: { type: 'string', multiple: true },
     'samples-budget': { type: 'string' },
+    'metrics-cgroups': { type: 'string' },
     'no-submit-wait': { type: 'boolean' },
     'web-root': { type: 'string' },
     schema: { type: 'string' },
@@ -178,6 +187,8 @@ export function parseServeArgs(
       ? DEFAULTS.samplesBudget
       : intArg('samples-budget', values['samples-budget'], 0, MAX_SAMPLE_BUDGET);
 
+  const metricsCgroups =
+    values['metrics-cgroups'] === undefined ? 0 : intArg('metrics-cgroups', values['metrics-cgroups'], 0, MAX_METRICS_CGROUPS);
   const schema = parseSchemaFlag(values.schema);
   const instance = values.instance ?? hostname();
   if (!/^[\x21-\x7e]{1,128}$/.test(instance)) fail(`--instance: "${instance}" must be 1 to 128 printable characters without spaces`);
@@ -197,6 +208,7 @@ export function parseServeArgs(
     user,
     disks,
     samplesBudget,
+    ...(metricsCgroups > 0 ? { metricsCgroups } : {}),
     ...(values['no-submit-wait'] ? { submitPhase: false } : {}),
     webRoot: resolve(values['web-root'] ?? DEFAULTS.webRoot),
   };
