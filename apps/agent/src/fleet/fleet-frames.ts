@@ -131,6 +131,7 @@ async function rawColumns(
   scrapeInterval: number,
   b: ColumnBuilder,
   schema: BucketSchema,
+  hosts: string,
 ): Promise<void> {
   // Scrapes of a second come after it: look one interval and a little past `to`, and one
   // scrape before `from` so the first difference has a start.
@@ -138,9 +139,9 @@ async function rawColumns(
   const at = plan.to + margin;
   const window = at - plan.from + margin;
   const [dev, queue, ends] = await Promise.all([
-    api.rawSamples(DEVICE_LATENCY_METRIC, window, at),
-    api.rawSamples(QUEUE_LATENCY_METRIC, window, at),
-    api.rawSamples(WINDOW_END_METRIC, window, at),
+    api.rawSamples(DEVICE_LATENCY_METRIC + hosts, window, at),
+    api.rawSamples(QUEUE_LATENCY_METRIC + hosts, window, at),
+    api.rawSamples(WINDOW_END_METRIC + hosts, window, at),
   ]);
   dir.learn([...dev, ...queue].map((s) => s.metric));
   const endOf = windowEnds(ends);
@@ -190,9 +191,10 @@ async function increaseColumns(
   plan: FleetPlan,
   b: ColumnBuilder,
   schema: BucketSchema,
+  hosts: string,
 ): Promise<void> {
   const q = (metric: string): Promise<PromSeries[]> =>
-    api.queryRange(`increase(${metric}[${plan.step}s])`, plan.from + plan.step, plan.to, plan.step);
+    api.queryRange(`increase(${metric}${hosts}[${plan.step}s])`, plan.from + plan.step, plan.to, plan.step);
   const [dev, queue] = await Promise.all([q(DEVICE_LATENCY_METRIC), q(QUEUE_LATENCY_METRIC)]);
   // increase() drops the metric name: say which is which.
   dir.learn([
@@ -238,7 +240,28 @@ export async function fleetFrames(
 ): Promise<FleetFrames> {
   const b = new ColumnBuilder(plan, schema);
   const scrapes = (plan.to - plan.from) / Math.max(scrapeInterval, 1e-3);
-  if (scrapes <= RAW_SCRAPES_PER_SERIES) await rawColumns(api, dir, plan, scrapeInterval, b, schema);
-  else await increaseColumns(api, dir, plan, b, schema);
+  const hosts = hostMatcher(dir, filter);
+  if (scrapes <= RAW_SCRAPES_PER_SERIES) await rawColumns(api, dir, plan, scrapeInterval, b, schema, hosts);
+  else await increaseColumns(api, dir, plan, b, schema, hosts);
   return { frames: b.frames(filter), completeTo: b.completeTo };
+}
+
+/**
+ * A label matcher asking Prometheus for the hosts of the disks a request names only (the rows
+ * a page shows of a big fleet), or '' for every host: no disks named, or one not known yet.
+ */
+export function hostMatcher(dir: FleetDirectory, filter: FrameFilter): string {
+  if (!filter.disks || filter.disks.length === 0) return '';
+  const wanted = new Set(filter.disks);
+  const known = dir.disks.filter((d) => wanted.has(d.id));
+  if (known.length < wanted.size) return '';
+  const instances = [...new Set(known.map((d) => d.instance))].sort();
+  if (instances.length === new Set(dir.disks.map((d) => d.instance)).size) return '';
+  // RE2 needs its metacharacters escaped, and the PromQL string its backslashes and quotes.
+  const literal = (s: string): string =>
+    s
+      .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+      .replace(/\\/g, '\\\\')
+      .replace(/"/g, '\\"');
+  return `{instance=~"${instances.map(literal).join('|')}"}`;
 }
