@@ -31,6 +31,7 @@ import { cpuBetween, describeCpu, markCpu } from './web/cpu.ts';
 import { fps, type FpsResult, type PageGlobals, type Stats } from './web/fps.ts';
 import { LIVE, runLive, type LiveOutcome } from './web/live.ts';
 import { describeLongTasks, longTasksBetween, type LongTaskStats, pageNow, recordLongTasks } from './web/longtasks.ts';
+import { PROFILE_PATH } from './web/profile.ts';
 import { describeSections, NOT_ASKED, type Section, sectionsFromArgs } from './web/sections.ts';
 import { serveStatic } from './web/serve.ts';
 
@@ -107,7 +108,8 @@ async function main(): Promise<void> {
     const builds = [sections.has('renderer') && 'the renderer bench page', app && 'the dashboard'].filter(Boolean);
     console.log(`bench/web: building ${builds.join(' and ')}…`);
     if (sections.has('renderer')) build(['--config', 'vite.bench.config.ts'], { BLKHEAT_BENCH_OUT: benchDir });
-    if (app) build(['--outDir', appDir, '--emptyOutDir']);
+    // Profiling (web/profile.ts) wants the sources' function names in the profile.
+    if (app) build(['--outDir', appDir, '--emptyOutDir', ...(PROFILE_PATH ? ['--minify', 'false'] : [])]);
     if (sections.has('renderer') || sections.has('dashboard')) {
       const session = await launch({ width: 1400, height: 1000 });
       const cpu0 = markCpu();

@@ -1,0 +1,67 @@
+/**
+ * Opt-in record of the page's main thread over the live section's steady window, to find what
+ * its long tasks are: `BLKHEAT_BENCH_PROFILE=/path/live.cpuprofile node --import tsx
+ * bench/web.ts --sections live` writes a V8 CPU profile (JavaScript by function; time in the
+ * renderer's own code shows only as "(program)"), and a path ending in `.json` writes a
+ * chromium trace instead (tasks, style, layout, paint, canvas, GC, with JavaScript by event),
+ * both for chromium's DevTools (Performance panel) or speedscope. With either, the dashboard is
+ * built unminified so they name functions as the sources do. Unset, nothing here runs and the
+ * build is the shipped one.
+ */
+import { writeFileSync } from 'node:fs';
+import type { CDPSession, Page } from 'playwright-core';
+
+/** Where the record goes, or undefined when not asked for. */
+export const PROFILE_PATH: string | undefined = process.env.BLKHEAT_BENCH_PROFILE || undefined;
+
+/** A started record: `stop` writes it and says where. */
+export interface Profiling {
+  stop(): Promise<void>;
+}
+
+const TRACE_CATEGORIES = [
+  'devtools.timeline',
+  'disabled-by-default-devtools.timeline',
+  'disabled-by-default-devtools.timeline.frame',
+  'toplevel',
+  'v8.execute',
+  'blink',
+  'cc',
+  'gpu',
+  'disabled-by-default-v8.gc',
+].join(',');
+
+async function startTrace(cdp: CDPSession, path: string): Promise<Profiling> {
+  const events: unknown[] = [];
+  cdp.on('Tracing.dataCollected', (e) => events.push(...e.value));
+  await cdp.send('Tracing.start', { categories: TRACE_CATEGORIES, transferMode: 'ReportEvents' });
+  return {
+    async stop(): Promise<void> {
+      const complete = new Promise<void>((resolve) => cdp.once('Tracing.tracingComplete', () => resolve()));
+      await cdp.send('Tracing.end');
+      await complete;
+      writeFileSync(path, JSON.stringify({ traceEvents: events }));
+      await cdp.detach();
+      console.log(`  trace of the steady window written to ${path} (${events.length} events)`);
+    },
+  };
+}
+
+/** Starts a CPU profile (100 µs samples) or a trace of `page`, or nothing when not asked for. */
+export async function startProfile(page: Page): Promise<Profiling | undefined> {
+  const path = PROFILE_PATH;
+  if (!path) return undefined;
+  const cdp = await page.context().newCDPSession(page);
+  if (path.endsWith('.json')) return startTrace(cdp, path);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
+  await cdp.send('Profiler.start');
+  return {
+    async stop(): Promise<void> {
+      const { profile } = await cdp.send('Profiler.stop');
+      writeFileSync(path, JSON.stringify(profile));
+      await cdp.detach();
+      console.log(`  cpu profile of the steady window written to ${path}`);
+    },
+  };
+}
