@@ -2,7 +2,7 @@
  * `blkheat fleet` flags: --prometheus URL, the bucket schema the agents export, and the same
  * listening rules as `serve` (parseListenFlags: loopback unless a token is given).
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { BucketSchema } from '@blkheat/shared-types';
 import {
@@ -12,6 +12,7 @@ import {
   parseCommandFlags,
   parseListenFlags,
   parseSchemaFlag,
+  readFlagFile,
   readSecretLine,
   UsageError,
   type Listening,
@@ -124,15 +125,7 @@ const MAX_CA_BYTES = 1024 * 1024;
 
 /** The PEM text of --prometheus-ca-file: a regular file of at most MAX_CA_BYTES holding a certificate. */
 function readCaFile(path: string): string {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
-  } catch (e) {
-    fail(`--prometheus-ca-file: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) fail(`--prometheus-ca-file: ${path} is not a regular file`);
+  return readFlagFile('prometheus-ca-file', path, (fd, st) => {
     if (st.size > MAX_CA_BYTES) fail(`--prometheus-ca-file: ${path} is over ${MAX_CA_BYTES / 1024} KiB: not a CA file`);
     const buf = Buffer.alloc(st.size);
     const n = readSync(fd, buf, 0, buf.length, 0);
@@ -140,7 +133,5 @@ function readCaFile(path: string): string {
     if (!pem.includes('-----BEGIN CERTIFICATE-----'))
       fail(`--prometheus-ca-file: ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
     return pem;
-  } finally {
-    closeSync(fd);
-  }
+  });
 }

@@ -170,14 +170,13 @@ export class SampleArchive {
 
   /** Which samples the tier answering for `from` holds. */
   keptFor(from: number): SamplesKept {
-    const tier = this.tierFor(from);
-    return { step: tier.step, since: tier.since ?? null };
+    return keptBy(this.tierFor(from));
   }
 
   /** Samples held on disk with the same meaning as SampleStore.query (cursors at ARCHIVE_CURSOR_BASE and up). */
   query(q: SampleQuery): ArchiveAnswer {
     const tier = this.tierFor(q.from);
-    const kept: SamplesKept = { step: tier.step, since: tier.since ?? null };
+    const kept = keptBy(tier);
     const match = matcher(q);
     if (q.pick === 'spread') {
       const picker = new SpreadPicker(q.from * 1e6, q.to * 1e6, q.limit);
@@ -357,6 +356,10 @@ function matcher(q: SampleQuery): (r: SampleRecordReader, i: number) => number |
     const v = samplePhaseNs(phases, phase);
     return v === null || v < minNs || v > maxNs ? null : v;
   };
+}
+
+function keptBy(tier: SampleTier): SamplesKept {
+  return { step: tier.step, since: tier.since ?? null };
 }
 
 function cursorOf(ts: number, row: number): number {

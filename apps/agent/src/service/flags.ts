@@ -4,7 +4,7 @@
  * parseArgs with the same strictness and error wording. Nothing here touches the system except
  * reading secrets' files (--token-file, and fleet's credentials for Prometheus).
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { isIP } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -151,12 +151,11 @@ export function parseSchemaFlag(text: string | undefined): BucketSchema {
 }
 
 /**
- * The first line of --token-file (or another secret's file: `flag` names it in messages). Like
- * ssh with a private key, a file that others may read or write is refused: its secret would be
- * theirs too. The file is opened once (non-blocking, so a FIFO cannot hang start-up) and checked
- * through that descriptor, so what is checked is what is read; at most maxChars + 2 bytes are read.
+ * Runs `read` on the regular file at `path` given to --flag. The file is opened once
+ * (non-blocking, so a FIFO cannot hang start-up) and checked through that descriptor, so what is
+ * checked is what is read; any failure is a UsageError naming the flag and the file.
  */
-export function readSecretLine(flag: string, path: string, maxChars = MAX_TOKEN_CHARS): string {
+export function readFlagFile<T>(flag: string, path: string, read: (fd: number, st: Stats) => T): T {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
@@ -166,6 +165,23 @@ export function readSecretLine(flag: string, path: string, maxChars = MAX_TOKEN_
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) fail(`--${flag}: ${path} is not a regular file`);
+    return read(fd, st);
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    fail(`--${flag}: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The first line of --token-file (or another secret's file: `flag` names it in messages). Like
+ * ssh with a private key, a file that others may read or write is refused: its secret would be
+ * theirs too. At most maxChars + 2 bytes are read, so a wrong path (a log, a disk image) is
+ * refused after one small read.
+ */
+export function readSecretLine(flag: string, path: string, maxChars = MAX_TOKEN_CHARS): string {
+  return readFlagFile(flag, path, (fd, st) => {
     const exposed = exposure(st.mode);
     if (exposed) {
       const mode = (st.mode & 0o777).toString(8).padStart(4, '0');
@@ -182,12 +198,7 @@ export function readSecretLine(flag: string, path: string, maxChars = MAX_TOKEN_
     const line = (end < 0 ? text : text.slice(0, end)).trim();
     if (line === '') fail(`--${flag}: ${path} is empty`);
     return line;
-  } catch (e) {
-    if (e instanceof UsageError) throw e;
-    fail(`--${flag}: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
-  } finally {
-    closeSync(fd);
-  }
+  });
 }
 
 /** Who besides the owner may read or write a file of this mode ("readable by others"), or undefined. */
