@@ -168,6 +168,10 @@ struct bh_counters {
 	__u64 slot_taken;      /* a request's timing slot was taken by another request before it completed */
 	__u64 counted;         /* I/Os counted into a histogram since load: the agent checks its harvest against it */
 	__u64 disk_counts_full; /* counted I/Os of a disk that found no entry in disk_counts */
+	__u64 refusals_kept;    /* REQ_NOWAIT bios turned away whose first submission was kept (refusals) */
+	__u64 refusals_linked;  /* resubmissions that took a kept first submission */
+	__u64 refusals_overwritten; /* kept submissions of other I/Os overwritten within BH_REFUSAL_WINDOW_NS, before
+				     * their resubmission came (their wait is then timed from the resubmission) */
 };
 
 /* Running counts of the I/Os each disk (or partition) put into a histogram since load, per

@@ -225,6 +225,7 @@ static __always_inline void H(stamp_submit)(struct bio *bio, struct block_device
 			submit = r->submit_ns;
 			flags |= r->flags | BH_BIO_REFUSED;
 			r->submit_ns = 0;
+			bump_counter(offsetof(struct bh_counters, refusals_linked));
 		}
 	}
 	fill_bio_slot(sl, id, submit, dev, flags);
@@ -245,12 +246,17 @@ static __always_inline void H(note_refusal)(struct bio *bio)
 	struct bh_refusal *r = refusal_of(dev, sector);
 	if (!r)
 		return;
+	__u64 now = bpf_ktime_get_ns();
+	/* Another I/O's refusal, still waiting for its resubmission (within the window): lost. */
+	if (r->submit_ns && (r->sector != sector || r->dev != dev) && now - r->submit_ns < BH_REFUSAL_WINDOW_NS)
+		bump_counter(offsetof(struct bh_counters, refusals_overwritten));
 	r->submit_ns = submit;
 	r->sector = sector;
 	r->dev = dev;
 	r->bytes = READ(bio, bi_iter.bi_size);
 	r->flags = flags;
-	last_refusal_ns = bpf_ktime_get_ns();
+	last_refusal_ns = now;
+	bump_counter(offsetof(struct bh_counters, refusals_kept));
 }
 
 /* block_bio_queue: fires once for every bio (BIO_TRACE_COMPLETION keeps a resubmitted remainder

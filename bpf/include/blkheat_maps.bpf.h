@@ -84,7 +84,7 @@ struct {
 } bio_slots SEC(".maps");
 
 /* Refused REQ_NOWAIT bios awaiting their resubmission (struct bh_refusal), by disk and sector. */
-#define BH_REFUSAL_BITS 10
+#define BH_REFUSAL_BITS 13
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1 << BH_REFUSAL_BITS);

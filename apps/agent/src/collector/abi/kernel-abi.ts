@@ -32,6 +32,9 @@ export const COUNTER_NAMES = [
   'slotTaken',
   'counted',
   'diskCountsFull',
+  'refusalsKept',
+  'refusalsLinked',
+  'refusalsOverwritten',
 ] as const;
 export type CounterName = (typeof COUNTER_NAMES)[number];
 
