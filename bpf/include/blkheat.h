@@ -286,7 +286,8 @@ struct bh_inflight_disk {
 	__u64 waiting;          /* bios submitted and still waiting for a request (bio_slots) */
 	__u64 oldest_submit_ns; /* the oldest waiting bio's submission (0 = none) */
 	__u32 frozen;           /* 1: a waiting bio's queue is frozen now */
-	__u32 pad;
+	__u32 tag_sleepers;     /* tasks asleep for a tag of the disk's queue now (blk_mq_get_tag; the
+				 * scheduler's tags when it has one), read where bios wait */
 };
 
 /* Result header of bh_inflight (array map entry 0 of inflight_summary). */

@@ -143,11 +143,61 @@ static long scan_slots(__u32 batch, struct scan_ctx *cx)
 }
 
 /* Third pass: bios still waiting for a request (submitted, no block_getrq or merge since), counted
- * per disk with the oldest submission. A slot is only a lead: the bio is checked to be that bio
+ * per disk with the oldest submission, and at a disk's first, the tasks asleep for a tag of its
+ * queue. A slot is only a lead: the bio is checked to be that bio
  * still, submitted and not ended (the kernel keeps BIO_TRACE_COMPLETION set from block_bio_queue
  * to bio_endio, and a new bio at the address starts with no flags), on the slot's disk; a bio
  * ended without a request (an error, a NOWAIT bio that would block) is no waiter. Each disk
  * with one says whether its queue is frozen now. */
+/* Hardware queues whose tags are looked at: a single-level xarray node holds 64 entries. */
+#define BH_TAG_HCTX_MAX 16
+
+/* The tasks asleep for a tag of hardware queue `hctx` (its scheduler's tags when `sched`):
+ * blk_mq_get_tag() puts each on the tag sbitmap's wait queues, counted in ws_active, from its
+ * sbitmap_prepare_to_wait() to its sbitmap_finish_wait(). */
+static __always_inline __u32 hctx_tag_sleepers(struct blk_mq_hw_ctx *hctx, bool sched)
+{
+	struct blk_mq_tags *tags = NULL;
+	int active = 0;
+	if (sched)
+		BPF_CORE_READ_INTO(&tags, hctx, sched_tags);
+	else
+		BPF_CORE_READ_INTO(&tags, hctx, tags);
+	if (!tags || BPF_CORE_READ_INTO(&active, tags, bitmap_tags.ws_active.counter) || active < 0)
+		return 0;
+	return active;
+}
+
+/* The tasks asleep for a tag of queue `queue` (a struct request_queue *) now, over its first
+ * BH_TAG_HCTX_MAX hardware queues (q->hctx_table: one entry is held in the xarray's head itself,
+ * more in a node of 64 slots; a deeper tree is not walked, and gives 0: the mark is missed, never
+ * made up). A global function: the verifier checks it once, not at each of the scan's calls. */
+__noinline __u32 bh_tag_sleepers(__u64 queue)
+{
+	struct request_queue *q = (struct request_queue *)queue;
+	void *head = NULL, *elevator = NULL;
+	if (!q || BPF_CORE_READ_INTO(&head, q, hctx_table.xa_head) || !head)
+		return 0;
+	BPF_CORE_READ_INTO(&elevator, q, elevator);
+	bool sched = elevator != NULL;
+	__u64 entry = (__u64)head;
+	/* xa_is_node(): an internal entry (low bits 10) above 4096 is a node. */
+	if ((entry & 3) != 2 || entry <= 4096)
+		return hctx_tag_sleepers((struct blk_mq_hw_ctx *)head, sched);
+	struct xa_node *node = (struct xa_node *)(entry - 2);
+	unsigned char shift = 0;
+	if (BPF_CORE_READ_INTO(&shift, node, shift) || shift != 0)
+		return 0;
+	__u32 sum = 0;
+	for (int i = 0; i < BH_TAG_HCTX_MAX; i++) {
+		void *slot = NULL;
+		if (BPF_CORE_READ_INTO(&slot, node, slots[i]) || !slot)
+			continue;
+		sum += hctx_tag_sleepers((struct blk_mq_hw_ctx *)slot, sched);
+	}
+	return sum;
+}
+
 static __noinline int scan_waiter(struct bh_bio_slot *sl, struct scan_ctx *cx)
 {
 	__u64 key = sl->key, submit = sl->submit_ns;
@@ -165,10 +215,16 @@ static __noinline int scan_waiter(struct bh_bio_slot *sl, struct scan_ctx *cx)
 	if (BPF_CORE_READ_INTO(&bdev, bio, bi_bdev) || !bdev || BPF_CORE_READ_INTO(&bd_dev, bdev, bd_dev) || bd_dev != dev)
 		return 0;
 	int depth = 0;
-	BPF_CORE_READ_INTO(&depth, bdev, bd_disk, queue, mq_freeze_depth);
+	struct request_queue *q = NULL;
+	BPF_CORE_READ_INTO(&q, bdev, bd_disk, queue);
+	if (q)
+		BPF_CORE_READ_INTO(&depth, q, mq_freeze_depth);
 	struct bh_inflight_disk *disk = inflight_disk(dev);
 	if (!disk)
 		return 0;
+	/* The disk's first waiter: are tasks asleep for a tag of its queue? */
+	if (!disk->waiting)
+		disk->tag_sleepers = bh_tag_sleepers((__u64)q);
 	disk->waiting++;
 	if (!disk->oldest_submit_ns || submit < disk->oldest_submit_ns)
 		disk->oldest_submit_ns = submit;

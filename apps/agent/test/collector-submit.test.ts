@@ -1,7 +1,8 @@
 // Every I/O from the moment it is submitted (docs/accounting.md, Submit wait): what a bio waits
 // for before its request exists is measured, and the total agrees with what the application
 // (fio) saw, on loop devices over a FUSE file whose daemon takes 5 ms a request.
-//  - Tags: nr_requests 4 under 32 reads in flight: the reads wait for a tag, not for the disk.
+//  - Tags: nr_requests 4 under 32 reads in flight: the reads wait for a tag, not for the disk;
+//    io_uring's tries are refused (causes.refused), psync's sleep for a tag (tags_full).
 //  - Freeze: a read held in the device while the scheduler is switched: the switch freezes the
 //    queue, and the next reads wait for it, seen waiting (and ageing) while the queue is frozen;
 //    and the scheduler switched every 0.3 s under load, each second of it marked.
@@ -103,6 +104,46 @@ test(
         .filter(Boolean)
         .join(', ')}`,
     );
+  },
+);
+
+test(
+  'tags, blocking: psync ×16 under nr_requests 4 sleep for a tag unseen by any tracepoint; every second of it is marked tags_full, none refused, and the total agrees with fio’s clat',
+  { timeout: 120_000, skip },
+  async (t) => {
+    const d = await createDelayedLoopDevice({ delayMs: 5, sizeMiB: 64, t });
+    writeFileSync(`/sys/block/${d.name}/queue/nr_requests`, '4');
+    const rec = await record(t, { disks: [d.name] });
+    const from = Math.floor(Date.now() / 1000) + 1;
+    const fio = await runFio({ filename: d.path, rw: 'randread', numjobs: 16, runtimeS: 8 });
+    const to = Math.floor(Date.now() / 1000) + 1;
+    await rec.waitForSecond(to);
+    const disk = (ts: number) => rec.frames.find((f) => f.ts === ts)?.disks.find((x) => x.dev === d.dev);
+    // Each second's scan runs as it closes: the seconds whose close fio outlived.
+    const seconds = [...Array(to - 2 - from).keys()].map((i) => from + i);
+    const marked = seconds.map((ts) => disk(ts)?.tags_full ?? 0);
+    const waiting = seconds.map((ts) => `${disk(ts)?.inflight?.waiting ?? 0}/${disk(ts)?.inflight?.n ?? 0}`);
+    const refused = seconds.reduce((n, ts) => n + (disk(ts)?.causes?.refused ?? 0), 0);
+    const reads = readTotals(classTotals(rec.frames, d.dev, from - 1, to + 1));
+    const clat = fio.readClat;
+    assert.ok(clat, 'fio reported no read latency');
+    const [p99, fio99] = [quantileBucket(reads.t, 0.99) ?? -1, bucketOfNs(clat.p99)];
+    t.diagnostic(
+      `${reads.n} reads; tags_full by second: ${marked.join(', ')}; bios waiting / requests with the driver at each scan: ${waiting.join(', ')}; refused ${refused}; ` +
+        `fio clat p99 ${ms(clat.p99 / 1e9)}, blkheat total p99 ${bucketText(p99)}, submit mean ${ms(meanSeconds(reads.w))}, device mean ${ms(meanSeconds(reads.d))}`,
+    );
+    assert.equal(refused, 0, 'psync submits without REQ_NOWAIT: nothing is turned away');
+    assert.ok(
+      marked.every((n) => n === 1),
+      `seconds of fio's run without the tags mark: ${seconds.filter((_, i) => marked[i] !== 1).join(', ')}`,
+    );
+    assert.ok(Math.abs(p99 - fio99) <= 1, `total p99 ${bucketText(p99)} vs fio's ${ms(clat.p99 / 1e9)} (bucket ${bucketText(fio99)})`);
+    assert.ok(meanSeconds(reads.w) > meanSeconds(reads.d), 'the reads waited for a tag longer than for the disk');
+    // Before fio and after it: no bios waiting, no mark.
+    const quiet = rec.frames
+      .filter((f) => f.ts < from - 1 || f.ts > to)
+      .flatMap((f) => f.disks.filter((x) => x.dev === d.dev && x.tags_full));
+    assert.deepEqual(quiet, [], 'a tags mark outside fio’s run');
   },
 );
 

@@ -194,6 +194,21 @@ test('frames say what the in-flight scan found: n 0 on a disk it found idle, not
   assert.equal(unscanned.disks[0]?.inflight, undefined, 'a second closed without a scan: not known');
 });
 
+test('tags_full: a second whose scan found tasks asleep for a tag of the disk is marked once; none found, or no scan, no mark', (t) => {
+  const reg = new DeviceRegistry(fakeSysfs(t));
+  const namer = new ClassNamer(REQ_OPS, ABI.classBits);
+  const loop3 = (7 << 20) | 3;
+  const waiting = { n: 4, oldest_ns: 1e6, ios: [], waiting: 12, oldest_wait_ns: 2e6 };
+  const tagsFull = (sleepers: ReadonlyMap<number, number> | undefined): number | undefined =>
+    buildFrame(1795290000, [], reg, namer, { partitions: false }, { inflight: new Map([[loop3, waiting]]), tagSleepers: sleepers }).disks[0]
+      ?.tags_full;
+  assert.equal(tagsFull(new Map([[loop3, 11]])), 1, 'eleven tasks asleep for a tag: the second is marked (a mark, not a count)');
+  assert.equal(tagsFull(new Map()), undefined, 'bios waiting, nobody asleep for a tag: not this cause');
+  assert.equal(tagsFull(undefined), undefined, 'no scan: not known, not made up');
+  const idle = buildFrame(1795290000, [], reg, namer, { partitions: false }, { tagSleepers: new Map([[loop3, 2]]) });
+  assert.equal(idle.disks[0]?.tags_full, 1, 'a disk with only the mark is listed for it');
+});
+
 test('frames roll partitions up into their disk unless asked, and keep counts exact', (t) => {
   const root = fakeSysfs(t);
   const reg = new DeviceRegistry(root);

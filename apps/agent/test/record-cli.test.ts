@@ -18,7 +18,7 @@ const phases = {
   submit_unknown: count.optional(),
 };
 const recordLineSchema = z.strictObject({
-  v: z.literal(4),
+  v: z.literal(5),
   ts: z.number().int(),
   interval_s: z.number().int().positive(),
   dropped: z.number().int().min(0),
@@ -52,6 +52,7 @@ const recordLineSchema = z.strictObject({
         .optional(),
       causes: z.strictObject({ frozen: count.optional(), refused: count.optional() }).optional(),
       wbt: count.optional(),
+      tags_full: count.optional(),
       queue_changed: z.array(z.enum(['scheduler', 'nr_requests'])).optional(),
       // A cgroup's and a size's phases (added in 4) as a class's, each optional but `device`.
       cgroups: z.array(z.strictObject({ cgroup: z.string().min(1), count, ...phases })),
@@ -182,7 +183,7 @@ test('least privilege: record runs as nobody with only CAP_BPF and CAP_PERFMON',
     });
   });
   assert.equal(r.code, 0, `record with CAP_BPF + CAP_PERFMON failed: ${r.stderr}`);
-  assert.equal(recordLineSchema.parse(JSON.parse(r.stdout)).v, 4);
+  assert.equal(recordLineSchema.parse(JSON.parse(r.stdout)).v, 5);
 });
 
 test(

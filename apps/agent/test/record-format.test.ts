@@ -47,7 +47,7 @@ test('intervals are wall-clock aligned, whole, and carry their samples', () => {
 test('NDJSON line: version, interval, per class [lower_us, upper_us, count] buckets, samples', () => {
   const names = new Map([['7:0', 'loop0']]);
   const line = recordLine(frame(1795290000, 3), names, 1, [sample(1795290000)]);
-  assert.equal(line.v, 4);
+  assert.equal(line.v, 5);
   assert.equal(line.disks[0]?.name, 'loop0');
   assert.equal(line.dropped, 2);
   const [lo, hi] = boundsMicros(b5ms);

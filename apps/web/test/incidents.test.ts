@@ -151,7 +151,7 @@ const cls = (c: string, n: number, e?: Record<string, number>, pt?: true): Class
 });
 
 /** A column's causes of submit wait, none. */
-const NONE = { frozen: 0, refused: 0, wbt: 0, queueChanged: [] };
+const NONE = { frozen: 0, refused: 0, wbt: 0, tagsFull: 0, queueChanged: [] };
 
 test('faults: failed I/Os by status and requeues per column, exact when merged', () => {
   const frames: Frame[] = [
@@ -188,21 +188,31 @@ test('faults: failed I/Os by status and requeues per column, exact when merged',
   assert.equal(statusText({ IOERR: 4, TIMEOUT: 1, AGAIN: 1 }), 'IOERR 4, AGAIN 1, TIMEOUT 1');
 });
 
-test('faults: causes of submit wait per column (protocol 4): frozen and refused I/Os and wbt windows add, changed queue settings join, exact when merged', () => {
+test('faults: causes of submit wait per column (protocols 4, 5): frozen and refused I/Os, wbt windows and tags_full seconds add, changed queue settings join, exact when merged', () => {
   const frames: Frame[] = [
     { ts: T0, step: 1, disks: [{ dev: DEV, cls: [cls('Read', 10)], causes: { frozen: 3 }, queue_changed: ['scheduler'] }] },
     { ts: T0 + 1, step: 1, disks: [{ dev: DEV, cls: [cls('Read', 10)], causes: { refused: 7 } }] },
     { ts: T0 + 2, step: 1, disks: [{ dev: DEV, cls: [cls('Write', 4)], wbt: 9 }] },
-    { ts: T0 + 3, step: 1, disks: [{ dev: DEV, cls: [], queue_changed: ['nr_requests'] }] },
+    { ts: T0 + 3, step: 1, disks: [{ dev: DEV, cls: [], queue_changed: ['nr_requests'], tags_full: 1 }] },
   ];
   assert.deepEqual(faultColumns(frames, DEV, 1, T0, T0 + 4), [
     { col: T0, failed: 0, byStatus: {}, requeues: 0, ...NONE, frozen: 3, queueChanged: ['scheduler'] },
     { col: T0 + 1, failed: 0, byStatus: {}, requeues: 0, ...NONE, refused: 7 },
     { col: T0 + 2, failed: 0, byStatus: {}, requeues: 0, ...NONE, wbt: 9 },
-    { col: T0 + 3, failed: 0, byStatus: {}, requeues: 0, ...NONE, queueChanged: ['nr_requests'] },
+    { col: T0 + 3, failed: 0, byStatus: {}, requeues: 0, ...NONE, tagsFull: 1, queueChanged: ['nr_requests'] },
   ]);
   const want = [
-    { col: T0 / 10, failed: 0, byStatus: {}, requeues: 0, frozen: 3, refused: 7, wbt: 9, queueChanged: ['scheduler', 'nr_requests'] },
+    {
+      col: T0 / 10,
+      failed: 0,
+      byStatus: {},
+      requeues: 0,
+      frozen: 3,
+      refused: 7,
+      wbt: 9,
+      tagsFull: 1,
+      queueChanged: ['scheduler', 'nr_requests'],
+    },
   ];
   assert.deepEqual(faultColumns(coarsenFrames(frames, 10, BUCKET_SCHEMA), DEV, 10, T0 / 10, T0 / 10 + 1), want);
   assert.deepEqual(faultColumns(frames, DEV, 10, T0 / 10, T0 / 10 + 1), want);

@@ -233,9 +233,22 @@ test('incident summary: submit wait p99 ≥ half the total p99 says so, in words
   assert.match(submitWaitText(frozen as NonNullable<typeof frozen>, 'loop3'), / waiting on a frozen queue on loop3$/);
   assert.equal(submitWaitNote(total, dense(top), BUCKET_SCHEMA, { frozen: 0.5 })?.cause, undefined, 'under 1 %: no cause named');
   // wbt's mark is the disk's, not its I/Os': named only where no I/O's cause is.
-  const wbt = submitWaitNote(total, dense(top), BUCKET_SCHEMA, {}, 12);
+  const wbt = submitWaitNote(total, dense(top), BUCKET_SCHEMA, {}, { wbt: 12 });
   assert.equal(wbt?.cause, 'wbt');
   assert.match(submitWaitText(wbt as NonNullable<typeof wbt>, 'loop3'), / waiting in writeback throttling \(wbt\) on loop3$/);
-  assert.equal(submitWaitNote(total, dense(top), BUCKET_SCHEMA, { refused: 80 }, 12)?.cause, 'refused', 'an I/O cause comes first');
-  assert.equal(submitWaitNote(total, dense(top), BUCKET_SCHEMA, {}, 0)?.cause, undefined, 'no window held writes back');
+  assert.equal(
+    submitWaitNote(total, dense(top), BUCKET_SCHEMA, { refused: 80 }, { wbt: 12 })?.cause,
+    'refused',
+    'an I/O cause comes first',
+  );
+  assert.equal(submitWaitNote(total, dense(top), BUCKET_SCHEMA, {}, { wbt: 0 })?.cause, undefined, 'no window held writes back');
+  // The tags mark (protocol 5) is the disk's too: a blocking submitter's tag wait, named as io_uring's refusals are.
+  const tagsFull = submitWaitNote(total, dense(top), BUCKET_SCHEMA, {}, { tagsFull: 3, wbt: 12 });
+  assert.equal(tagsFull?.cause, 'tags', 'every tag in use while bios waited: before wbt, which holds only writes');
+  assert.match(submitWaitText(tagsFull as NonNullable<typeof tagsFull>, 'loop3'), / waiting for a tag on loop3$/);
+  assert.equal(
+    submitWaitNote(total, dense(top), BUCKET_SCHEMA, { frozen: 5 }, { tagsFull: 3 })?.cause,
+    'frozen',
+    'an I/O cause comes first',
+  );
 });

@@ -102,6 +102,7 @@ interface DiskAcc {
   cg: Map<string, PhaseAcc> | undefined;
   causes: Map<SubmitCause, number> | undefined;
   wbt: number | undefined;
+  tagsFull: number | undefined;
   queueChanged: QueueSetting[] | undefined;
 }
 
@@ -213,6 +214,7 @@ export class FrameAccumulator {
           cg: undefined,
           causes: undefined,
           wbt: undefined,
+          tagsFull: undefined,
           queueChanged: undefined,
         };
         this.disks.set(disk.dev, acc);
@@ -224,6 +226,7 @@ export class FrameAccumulator {
       if (disk.inflight) acc.inflight = worseInflight(acc.inflight, disk.inflight);
       if (disk.causes) acc.causes = addCounts(acc.causes, disk.causes);
       if (disk.wbt !== undefined) acc.wbt = (acc.wbt ?? 0) + disk.wbt;
+      if (disk.tags_full !== undefined) acc.tagsFull = (acc.tagsFull ?? 0) + disk.tags_full;
       if (disk.queue_changed) acc.queueChanged = joinQueueSettings(acc.queueChanged, disk.queue_changed);
       if (disk.cg) {
         acc.cg ??= new Map();
@@ -288,6 +291,7 @@ export class FrameAccumulator {
       if (acc.cg) disk.cg = cgroupSeries(acc.cg);
       if (acc.causes) disk.causes = sortedCounts(acc.causes);
       if (acc.wbt !== undefined) disk.wbt = acc.wbt;
+      if (acc.tagsFull !== undefined) disk.tags_full = acc.tagsFull;
       if (acc.queueChanged) disk.queue_changed = acc.queueChanged;
       disks.push(disk);
     }

@@ -202,6 +202,13 @@ export interface DiskFrame {
    * applies (the udev rule behind a frozen-queue stall). Absent when none changed.
    */
   readonly queue_changed?: readonly QueueSetting[];
+  /**
+   * Seconds of this step in which the in-flight scan found tasks asleep for a tag of the disk's
+   * queue (blk_mq_get_tag(): every tag was in use), added in 5. A mark of the disk, like `wbt`: it
+   * names the wait of a blocking submitter (psync, a page-cache flush), which sleeps unseen by any
+   * tracepoint, where `causes.refused` counts io_uring's REQ_NOWAIT tries. Absent when none.
+   */
+  readonly tags_full?: number;
 }
 
 /** Why a bio waited before its request existed, where the kernel shows it (added in 4). */
@@ -216,6 +223,11 @@ export const SUBMIT_CAUSE_WAIT: Readonly<Record<SubmitCause, string>> = {
 
 /** How wbt's mark (DiskFrame.wbt) reads after "waiting": the wait named when no I/O's cause is. */
 export const WBT_WAIT = 'in writeback throttling (wbt)';
+
+/** "every tag in use with bios waiting in 5 seconds": the tags mark (DiskFrame.tags_full), one wording everywhere; `count` formats the number. */
+export function tagsFullText(seconds: number, count: (n: number) => string = String): string {
+  return `every tag in use with bios waiting in ${count(seconds)} second${seconds === 1 ? '' : 's'}`;
+}
 
 /** The queue settings whose change freezes the queue, as files of /sys/block/<disk>/queue (DiskFrame.queue_changed; added in 4). */
 export const QUEUE_SETTINGS = ['scheduler', 'nr_requests'] as const;

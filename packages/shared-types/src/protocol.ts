@@ -5,7 +5,8 @@
  * Version 1 (added in blkheat 0.1.0). Version 4: the submit wait and total phases (ClassSeries
  * `w`, `t`, `wu`; DiskFrame `causes`; InflightState `waiting`, `oldest_wait_ns`, `frozen`;
  * IoSample `w_ns`; samples `kind` 'submit' and 'total'). Version 5: samples kept on disk with the
- * history; the samples answer says which are kept (`kept`).
+ * history; the samples answer says which are kept (`kept`); DiskFrame `tags_full` (every tag in use
+ * while bios waited).
  */
 import type { BucketSchema } from './buckets.js';
 import type { DiskInfo, Frame, IoSample, LatencyKind } from './frame-model.js';

@@ -221,6 +221,8 @@ export const diskFrameSchema = z.strictObject({
   causes: z.strictObject({ frozen: count.optional(), refused: count.optional() }).optional(),
   /** Added in protocol 4. */
   wbt: count.optional(),
+  /** Added in protocol 5 (snapshot 5). */
+  tags_full: count.optional(),
   /** Added in protocol 4: each QueueSetting at most once. */
   queue_changed: z
     .array(z.enum(QUEUE_SETTINGS))

@@ -13,9 +13,9 @@ import type { DiskInfo, Frame, IoSample } from './frame-model.js';
 import type { HostInfo } from './protocol.js';
 
 export const SNAPSHOT_FORMAT = 'blkheat-snapshot';
-export const SNAPSHOT_VERSION = 4;
+export const SNAPSHOT_VERSION = 5;
 /** Versions this build imports. */
-export const SNAPSHOT_VERSIONS_READ: readonly number[] = [1, 2, 3, 4];
+export const SNAPSHOT_VERSIONS_READ: readonly number[] = [1, 2, 3, 4, 5];
 
 /** Import refuses files larger than this (bytes). */
 export const MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024;

@@ -292,27 +292,27 @@ test('protocol 4 fields merge exactly: w and t add bucket by bucket, wu and caus
   assert.deepEqual(empty.disks[0]?.cls[0], { c: 'Read', n: 2, d: [40, 2], q: [], w: [], t: [], wu: 2 });
 });
 
-test('protocol 4 disk marks merge exactly: wbt windows add, changed queue settings join in QUEUE_SETTINGS order, absent stays absent', () => {
-  const frame = (ts: number, marks: Pick<DiskFrame, 'wbt' | 'queue_changed'>): Frame => ({
+test('disk marks merge exactly: wbt windows and tags_full seconds add, changed queue settings join in QUEUE_SETTINGS order, absent stays absent', () => {
+  const frame = (ts: number, marks: Pick<DiskFrame, 'wbt' | 'queue_changed' | 'tags_full'>): Frame => ({
     ts,
     step: 1,
     disks: [{ dev: '7:0', cls: [], ...marks }],
   });
   const merged = mergeFrames(
     [
-      frame(1795290000, { wbt: 3, queue_changed: ['nr_requests'] }),
-      frame(1795290001, {}),
+      frame(1795290000, { wbt: 3, queue_changed: ['nr_requests'], tags_full: 1 }),
+      frame(1795290001, { tags_full: 1 }),
       frame(1795290002, { wbt: 2, queue_changed: ['scheduler', 'nr_requests'] }),
     ],
     1795290000,
     3,
   );
   assert.equal(frameSchema.safeParse(merged).success, true);
-  assert.deepEqual(merged.disks[0], { dev: '7:0', cls: [], wbt: 5, queue_changed: ['scheduler', 'nr_requests'] });
+  assert.deepEqual(merged.disks[0], { dev: '7:0', cls: [], wbt: 5, tags_full: 2, queue_changed: ['scheduler', 'nr_requests'] });
   assert.deepEqual(
     mergeFrames([frame(1795290001, {})], 1795290000, 3).disks[0],
     { dev: '7:0', cls: [] },
-    'no wbt or queue_changed made up',
+    'no wbt, tags_full or queue_changed made up',
   );
 });
 

@@ -81,13 +81,13 @@ test('a "__proto__" key in a client message is refused, naming its path', () => 
   }
 });
 
-test('a snapshot version that is not a number says so, and versions read as "1, 2, 3 and 4"', () => {
+test('a snapshot version that is not a number says so, and versions read as "1, 2, 3, 4 and 5"', () => {
   const cases: [unknown, string][] = [
-    ['4', 'snapshot "version" must be a number like 4, not the string "4" (this build reads versions 1, 2, 3 and 4)'],
-    [null, 'snapshot "version" must be a number like 4, not null (this build reads versions 1, 2, 3 and 4)'],
-    [[4], 'snapshot "version" must be a number like 4, not an array (this build reads versions 1, 2, 3 and 4)'],
-    [99, 'snapshot version 99 is not supported (this build reads versions 1, 2, 3 and 4)'],
-    [undefined, 'snapshot has no "version" (this build reads versions 1, 2, 3 and 4)'],
+    ['4', 'snapshot "version" must be a number like 5, not the string "4" (this build reads versions 1, 2, 3, 4 and 5)'],
+    [null, 'snapshot "version" must be a number like 5, not null (this build reads versions 1, 2, 3, 4 and 5)'],
+    [[4], 'snapshot "version" must be a number like 5, not an array (this build reads versions 1, 2, 3, 4 and 5)'],
+    [99, 'snapshot version 99 is not supported (this build reads versions 1, 2, 3, 4 and 5)'],
+    [undefined, 'snapshot has no "version" (this build reads versions 1, 2, 3, 4 and 5)'],
   ];
   for (const [version, message] of cases) {
     const r = parseSnapshot(JSON.stringify({ ...snapshot, version }));

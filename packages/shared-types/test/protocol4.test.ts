@@ -29,6 +29,7 @@ const disk: DiskFrame = {
   cls: [read],
   causes: { frozen: 2 },
   wbt: 4,
+  tags_full: 3,
   queue_changed: ['scheduler'],
   inflight: { n: 1, oldest_ns: 5e6, ios: [], waiting: 3, oldest_wait_ns: 2_500_000_000, frozen: true },
 };
@@ -52,13 +53,13 @@ const v4: Snapshot = snapshotOf(T0, disk, [
   { ...sample, ts_us: sample.ts_us + 2, w_ns: undefined },
 ]);
 
-test('versions: protocol 5 (samples kept on disk, cgroup and size filters), snapshot 4, and every earlier snapshot version still read', () => {
+test('versions: protocol 5 (samples kept on disk, cgroup and size filters, tags_full), snapshot 5 (tags_full), and every earlier snapshot version still read', () => {
   assert.equal(PROTOCOL_VERSION, 5);
-  assert.equal(SNAPSHOT_VERSION, 4);
-  assert.deepEqual(SNAPSHOT_VERSIONS_READ, [1, 2, 3, 4]);
+  assert.equal(SNAPSHOT_VERSION, 5);
+  assert.deepEqual(SNAPSHOT_VERSIONS_READ, [1, 2, 3, 4, 5]);
 });
 
-test('a snapshot 4 with w, t, wu, causes, waiting bios and w_ns parses to the same value', () => {
+test('a snapshot with w, t, wu, causes, tags_full, waiting bios and w_ns parses to the same value', () => {
   const { samples, ...rest } = v4;
   // JSON has no undefined: the third sample arrives without w_ns, as an older agent's would.
   const expected = { ...rest, samples: samples.map((s, i) => (i === 2 ? withoutW(s) : s)) };
@@ -103,6 +104,8 @@ test('malformed protocol 4 fields are refused, naming the field', () => {
     [withDisk({ ...disk, causes: { frozen: -1 } }), `${at}.causes.frozen`, />=0/],
     [withDisk({ ...disk, causes: { thawed: 1 } }), `${at}.causes`, /thawed|unrecognized/i],
     [withDisk({ ...disk, wbt: 1.5 }), `${at}.wbt`, /int/i],
+    [withDisk({ ...disk, tags_full: 0.5 }), `${at}.tags_full`, /int/i],
+    [withDisk({ ...disk, tags_full: -1 }), `${at}.tags_full`, />=0/],
     [withDisk({ ...disk, queue_changed: ['elevator'] }), `${at}.queue_changed.0`, /scheduler|nr_requests|invalid/i],
     [withDisk({ ...disk, queue_changed: ['scheduler', 'scheduler'] }), `${at}.queue_changed`, /at most once/],
     [withDisk({ ...disk, inflight: { ...disk.inflight, waiting: -2 } }), `${at}.inflight.waiting`, />=0/],

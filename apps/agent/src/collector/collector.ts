@@ -9,7 +9,7 @@
  * sample ledger and the untimed books advance together here, second by second.
  */
 import { enableStats, possibleCpus, type StatsHandle } from '@blkheat/bpf-loader';
-import { BUCKET_SCHEMA, type BucketSchema, type DiskInfo, type Frame, type InflightState } from '@blkheat/shared-types';
+import { BUCKET_SCHEMA, type BucketSchema, type DiskInfo, type Frame } from '@blkheat/shared-types';
 import { CgroupNamer } from './host/cgroups.js';
 import { ClassNamer } from './decode/classes.js';
 import { WallClock } from './host/clock.js';
@@ -18,7 +18,7 @@ import { DiskScope } from './host/disk-scope.js';
 import { errorText } from './errors.js';
 import { buildFrame, type SlotEntry } from './decode/frame-builder.js';
 import { histTableOf, HistogramHarvester } from './decode/harvest.js';
-import { InflightScanner } from './decode/inflight.js';
+import { type InflightScan, InflightScanner } from './decode/inflight.js';
 import { SecondMarkReader } from './decode/second-marks.js';
 import { KernelControls } from './decode/kernel-controls.js';
 import { kernelFactsOf } from './host/kernel-facts.js';
@@ -249,7 +249,7 @@ class BlockCollector implements Collector {
     // From here on the closed seconds' kernel entries are deleted: nothing below may lose them.
     // A step that fails is reported and skipped; the seconds are emitted all the same.
     if (kernelCounts) this.untimedTracker.measureAtHarvest(kernelCounts, open, current - 1);
-    let inflight: Map<number, InflightState> | undefined;
+    let inflight: InflightScan | undefined;
     try {
       inflight = this.scanInflight();
     } catch (err) {
@@ -286,7 +286,7 @@ class BlockCollector implements Collector {
           {
             extraDropped: this.samples?.refusedIn(slot),
             untimed: this.untimedTracker.found(slot),
-            ...(newest ? { inflight, ...marks } : {}),
+            ...(newest ? { inflight: inflight?.byDisk, tagSleepers: inflight?.tagSleepers, ...marks } : {}),
           },
         );
       } catch (err) {
@@ -319,7 +319,7 @@ class BlockCollector implements Collector {
     if (++this.tickCount % RESCAN_EVERY_TICKS === 0 || this.knownDisks.length === 0) this.rescanDevices();
   }
 
-  private scanInflight(): Map<number, InflightState> | undefined {
+  private scanInflight(): InflightScan | undefined {
     if (!this.inflight) return undefined;
     try {
       // A request or bio the scan reads through a stale slot (a loop device detached since: its
@@ -328,7 +328,7 @@ class BlockCollector implements Collector {
       return this.inflight.scan(
         (dev) => (this.devices.resolve(dev).present ? this.scope.shownDev(dev) : undefined),
         (cls) => this.namer.name(cls),
-      ).byDisk;
+      );
     } catch (err) {
       this.inflight = undefined;
       this.warn(`the in-flight scan failed and is off until restart: ${errorText(err)}`);

@@ -1,5 +1,5 @@
 /**
- * `blkheat record --json`: one JSON object per interval per line (NDJSON), format version 4.
+ * `blkheat record --json`: one JSON object per interval per line (NDJSON), format version 5.
  * Documented in docs/record-json.md.
  */
 import {
@@ -18,7 +18,7 @@ import {
   type SubmitCause,
 } from '@blkheat/shared-types';
 
-export const RECORD_JSON_VERSION = 4;
+export const RECORD_JSON_VERSION = 5;
 
 /** [lower_us, upper_us, count]; upper_us is null for the overflow bucket (no upper bound). */
 export type BucketTriple = [number, number | null, number];
@@ -64,6 +64,8 @@ export interface RecordLine {
     causes?: Partial<Record<SubmitCause, number>>;
     /** Added in 4: wbt's windows in the interval in which it held buffered writes back (absent: none). */
     wbt?: number;
+    /** Added in 5: seconds of the interval in which every tag was in use while bios waited (absent: none). */
+    tags_full?: number;
     /** Added in 4: the queue settings (scheduler, nr_requests) whose value changed in the interval (absent: none). */
     queue_changed?: QueueSetting[];
     /** Added in 3: by the cgroup the I/O was charged to (path), busiest first; its phases besides `device` added in 4. */
@@ -116,6 +118,7 @@ export function recordLine(
       ...(d.inflight ? { inflight: d.inflight } : {}),
       ...(d.causes ? { causes: { ...d.causes } } : {}),
       ...(d.wbt ? { wbt: d.wbt } : {}),
+      ...(d.tags_full ? { tags_full: d.tags_full } : {}),
       ...(d.queue_changed ? { queue_changed: [...d.queue_changed] } : {}),
       cgroups: (d.cg ?? []).map((g) => ({ cgroup: g.g, count: g.n, ...recordPhases(g, schema) })),
       classes: d.cls.map((c) => {

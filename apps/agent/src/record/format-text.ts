@@ -13,6 +13,7 @@ import {
   queueChangedText,
   SUBMIT_CAUSE_WAIT,
   SUBMIT_CAUSES,
+  tagsFullText,
   wbtWindowsText,
   type ClassSeries,
   type Frame,
@@ -59,6 +60,7 @@ export function formatIntervalText(frame: Frame, names: ReadonlyMap<string, stri
       disk.inflight?.frozen ? 'queue frozen' : '',
       ...SUBMIT_CAUSES.map((c) => (disk.causes?.[c] ? `${disk.causes[c]} waited ${SUBMIT_CAUSE_WAIT[c]}` : '')),
       disk.wbt ? wbtWindowsText(disk.wbt) : '',
+      disk.tags_full ? tagsFullText(disk.tags_full) : '',
       disk.queue_changed ? queueChangedText(disk.queue_changed) : '',
     ]
       .filter(Boolean)

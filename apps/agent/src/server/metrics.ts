@@ -130,6 +130,13 @@ export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition
   );
   for (const d of totals.disks)
     if (d.wbt) out.sample('blkheat_wbt_limited_windows_total', { disk: disks.get(d.dev)?.name ?? d.dev, dev: d.dev }, d.wbt);
+  out.family(
+    'blkheat_tags_full_seconds_total',
+    'counter',
+    'Seconds in which the in-flight scan found tasks asleep for a tag of the disk (every tag in use), per disk, since the agent started.',
+  );
+  for (const d of totals.disks)
+    if (d.tags_full) out.sample('blkheat_tags_full_seconds_total', { disk: disks.get(d.dev)?.name ?? d.dev, dev: d.dev }, d.tags_full);
 
   const w = ctx.totals.window;
   out.single(

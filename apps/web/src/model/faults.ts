@@ -4,7 +4,8 @@
  * failed passthrough command failed too), the requests sent back to the queue
  * (`DiskFrame.requeues`), and (protocol 4) the completed I/Os whose bio found the queue frozen or
  * was turned away for want of a tag (`causes`), wbt's windows that held writes back (`wbt`) and
- * the queue settings that changed (`queue_changed`). Frames of any step add up (merging is exact
+ * the queue settings that changed (`queue_changed`); (protocol 5) the seconds in which every tag
+ * was in use while bios waited (`tags_full`). Frames of any step add up (merging is exact
  * for all of them), so a coarse column holds the sum of its seconds.
  */
 import { type DiskFrame, type Frame, joinQueueSettings, type QueueSetting } from '@blkheat/shared-types';
@@ -24,6 +25,8 @@ export interface FaultColumn {
   readonly refused: number;
   /** wbt's windows that held writes back (protocol 4). */
   readonly wbt: number;
+  /** Seconds in which every tag was in use while bios waited (protocol 5). */
+  readonly tagsFull: number;
   /** Queue settings that changed, in QUEUE_SETTINGS order (protocol 4). */
   readonly queueChanged: readonly QueueSetting[];
 }
@@ -35,16 +38,18 @@ interface Acc {
   frozen: number;
   refused: number;
   wbt: number;
+  tagsFull: number;
   queueChanged: readonly QueueSetting[];
 }
 
-const NO_FAULTS: Omit<Acc, 'byStatus'> = { failed: 0, requeues: 0, frozen: 0, refused: 0, wbt: 0, queueChanged: [] };
+const NO_FAULTS: Omit<Acc, 'byStatus'> = { failed: 0, requeues: 0, frozen: 0, refused: 0, wbt: 0, tagsFull: 0, queueChanged: [] };
 
 function addDisk(a: Acc, d: DiskFrame): void {
   a.requeues += d.requeues ?? 0;
   a.frozen += d.causes?.frozen ?? 0;
   a.refused += d.causes?.refused ?? 0;
   a.wbt += d.wbt ?? 0;
+  a.tagsFull += d.tags_full ?? 0;
   if (d.queue_changed) a.queueChanged = joinQueueSettings(a.queueChanged, d.queue_changed);
   for (const c of d.cls) {
     if (!c.e) continue;
@@ -69,7 +74,8 @@ export function faultColumns(frames: readonly Frame[], dev: string, step: number
   }
   const out: FaultColumn[] = [];
   for (const [col, a] of accs)
-    if (a.failed > 0 || a.requeues > 0 || a.frozen > 0 || a.refused > 0 || a.wbt > 0 || a.queueChanged.length > 0) out.push({ col, ...a });
+    if (a.failed > 0 || a.requeues > 0 || a.frozen > 0 || a.refused > 0 || a.wbt > 0 || a.tagsFull > 0 || a.queueChanged.length > 0)
+      out.push({ col, ...a });
   return out.sort((x, y) => x.col - y.col);
 }
 

@@ -41,6 +41,14 @@ interface DiskWaits {
   readonly causes: Partial<Record<SubmitCause, number>>;
   /** wbt's windows that held writes back (DiskFrame.wbt). */
   wbt: number;
+  /** Seconds in which every tag was in use while bios waited (DiskFrame.tags_full). */
+  tagsFull: number;
+}
+
+/** Marks of a disk's seconds (not counts of I/Os) that name a wait where no I/O's cause does. */
+export interface DiskWaitMarks {
+  readonly wbt?: number;
+  readonly tagsFull?: number;
 }
 
 /** A disk whose total latency is mostly waiting for a request. */
@@ -50,11 +58,12 @@ export interface SubmitWaitNote {
   /** p99 of the submit wait. */
   readonly submitP99: QuantileValue;
   /**
-   * The cause most of those I/Os met, where at least CAUSE_NAMED of them met one; else 'wbt'
-   * where wbt held writes back on the disk in the range (DiskFrame.wbt: a mark of the disk, not
-   * of its I/Os).
+   * The cause most of those I/Os met, where at least CAUSE_NAMED of them met one; else 'tags'
+   * where every tag was in use while bios waited in some second of the range (DiskFrame.tags_full),
+   * else 'wbt' where wbt held writes back on the disk (DiskFrame.wbt): marks of the disk, not of
+   * its I/Os.
    */
-  readonly cause?: SubmitCause | 'wbt';
+  readonly cause?: SubmitCause | 'tags' | 'wbt';
 }
 
 /**
@@ -66,7 +75,7 @@ export function submitWaitNote(
   submit: ArrayLike<number>,
   schema: BucketSchema,
   causes: Readonly<Partial<Record<SubmitCause, number>>> = {},
-  wbtWindows = 0,
+  marks: DiskWaitMarks = {},
 ): SubmitWaitNote | undefined {
   const [totalP99] = quantilesOf(total, schema, P99);
   const [submitP99] = quantilesOf(submit, schema, P99);
@@ -74,14 +83,20 @@ export function submitWaitNote(
   if (submitP99.seconds < SUBMIT_DOMINATES * totalP99.seconds) return undefined;
   const ios = denseTotal(total);
   const named = SUBMIT_CAUSES.filter((c) => (causes[c] ?? 0) >= CAUSE_NAMED * ios).sort((a, b) => (causes[b] ?? 0) - (causes[a] ?? 0));
-  const cause = named[0] ?? (wbtWindows > 0 ? 'wbt' : undefined);
+  const cause = named[0] ?? ((marks.tagsFull ?? 0) > 0 ? 'tags' : (marks.wbt ?? 0) > 0 ? 'wbt' : undefined);
   return { totalP99, submitP99, ...(cause ? { cause } : {}) };
 }
 
 /** "p99 ≤ 420 ms, of which ≤ 353 ms waiting for a tag on loop3" (or "… waiting for a request …" with no cause named). */
 export function submitWaitText(note: SubmitWaitNote, diskName: string): string {
-  const wait = `waiting ${note.cause === 'wbt' ? WBT_WAIT : note.cause ? SUBMIT_CAUSE_WAIT[note.cause] : 'for a request'}`;
+  const wait = `waiting ${note.cause ? causeWait(note.cause) : 'for a request'}`;
   return `p99 ${formatQuantile(note.totalP99)}, of which ${formatQuantile(note.submitP99)} ${wait} on ${diskName}`;
+}
+
+/** How a note's cause reads after "waiting" (the tags mark reads as io_uring's refusals do). */
+function causeWait(cause: SubmitCause | 'tags' | 'wbt'): string {
+  if (cause === 'wbt') return WBT_WAIT;
+  return SUBMIT_CAUSE_WAIT[cause === 'tags' ? 'refused' : cause];
 }
 
 /** Running per-disk total and submit-wait histograms of frames in [from, to) over `devs` and `classes`, fed a slice at a time. */
@@ -109,7 +124,11 @@ export class SubmitWaitTally {
         if (!acc) {
           acc = this.disks.get(disk.dev);
           const rows = bucketCount(this.schema);
-          if (!acc) this.disks.set(disk.dev, (acc = { total: new Float64Array(rows), submit: new Float64Array(rows), causes: {}, wbt: 0 }));
+          if (!acc)
+            this.disks.set(
+              disk.dev,
+              (acc = { total: new Float64Array(rows), submit: new Float64Array(rows), causes: {}, wbt: 0, tagsFull: 0 }),
+            );
         }
         addSparseInto(acc.total, phaseHist(series, 'total', kind));
         addSparseInto(acc.submit, phaseHist(series, 'submit', kind));
@@ -118,14 +137,15 @@ export class SubmitWaitTally {
       if (!acc) return;
       for (const c of SUBMIT_CAUSES) acc.causes[c] = (acc.causes[c] ?? 0) + (disk.causes?.[c] ?? 0);
       acc.wbt += disk.wbt ?? 0;
+      acc.tagsFull += disk.tags_full ?? 0;
     });
   }
 
   /** Per disk where the submit wait dominates: the note. */
   result(): Map<string, SubmitWaitNote> {
     const out = new Map<string, SubmitWaitNote>();
-    for (const [dev, { total, submit, causes, wbt }] of this.disks) {
-      const note = submitWaitNote(total, submit, this.schema, causes, wbt);
+    for (const [dev, { total, submit, causes, wbt, tagsFull }] of this.disks) {
+      const note = submitWaitNote(total, submit, this.schema, causes, { wbt, tagsFull });
       if (note) out.set(dev, note);
     }
     return out;

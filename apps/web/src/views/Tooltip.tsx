@@ -3,7 +3,7 @@
  * did not record, says so instead of showing zeros that would read as an idle disk.
  */
 import { Fragment } from 'react';
-import { cumulativeShare, queueChangedText, wbtWindowsText } from '@blkheat/shared-types';
+import { cumulativeShare, queueChangedText, tagsFullText, wbtWindowsText } from '@blkheat/shared-types';
 import { cgroupInForce } from '../model/cgroups.js';
 import { formatClock, formatCount, formatShare } from '../model/format.js';
 import { columnRecording } from '../model/gaps.js';
@@ -135,6 +135,14 @@ export function Tooltip() {
                 <dt>tags</dt>
                 <dd data-testid="tooltip-refused" data-count={faults.refused}>
                   {formatCount(faults.refused)} I/O{faults.refused === 1 ? ' was' : 's were'} turned away with every tag in use
+                </dd>
+              </>
+            )}
+            {faults.tagsFull > 0 && (
+              <>
+                <dt>tags</dt>
+                <dd data-testid="tooltip-tags-full" data-count={faults.tagsFull}>
+                  {tagsFullText(faults.tagsFull, formatCount)}
                 </dd>
               </>
             )}

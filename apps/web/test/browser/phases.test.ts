@@ -1,9 +1,9 @@
 // Latency phases (protocol 4) in headless chromium with the fake agent (fixtures/submitWait.ts):
 // a source with submit-wait timing opens on Total (what the application sees); loop0, whose I/O
 // waits 200 ms for a request, says so in its row head whatever the phase; Submit wait and Device
-// show their own latencies and go into the URL; a cell
-// lists its samples with their submit wait; the in-flight tooltip shows the waiting bios and the
-// frozen queue. An imported snapshot from before protocol 4 draws device latency, with Total
+// show their own latencies and go into the URL; vda's column tooltip names its tags_full seconds
+// (protocol 5); a cell lists its samples with their submit wait; the in-flight tooltip shows the
+// waiting bios and the frozen queue. An imported snapshot from before protocol 4 draws device latency, with Total
 // disabled and saying why. Needs apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -61,6 +61,18 @@ test(
     // This source has no sizes: the size panel has no phase to fall back from (phase-split.test.ts has sizes).
     assert.equal(await page.locator('[data-testid=size-device-only]').count(), 0);
 
+    // vda's seconds are marked tags_full (protocol 5): its column's tooltip says in how many.
+    const vdaHot = await hook(page).hottestCell(VDA);
+    assert.ok(vdaHot);
+    const v = await hook(page).cellCenter(VDA, vdaHot.from, vdaHot.bucket);
+    assert.ok(v);
+    await page.mouse.move(v.x, v.y);
+    await page.waitForSelector('[data-testid=tooltip-tags-full]', { timeout: 5000 });
+    const tags = page.locator('[data-testid=tooltip-tags-full]');
+    const seconds = Number(await tags.getAttribute('data-count'));
+    assert.ok(seconds >= 1, `tags_full seconds in vda's column: ${seconds}`);
+    assert.equal(await tags.textContent(), `every tag in use with bios waiting in ${seconds} second${seconds === 1 ? '' : 's'}`);
+
     // The in-flight tooltip: bios waiting for a request beside the requests, the queue frozen, and the column's frozen I/Os.
     const hot = await hook(page).hottestCell(LOOP0);
     assert.ok(hot);
@@ -78,6 +90,7 @@ test(
       'the column’s I/Os met a frozen queue',
     );
     assert.match((await page.locator('.tooltip-title').textContent()) ?? '', /total latency/);
+    assert.equal(await page.locator('[data-testid=tooltip-tags-full]').count(), 0, 'loop0 had no second with tasks asleep for a tag');
 
     // A cell of the total heat map lists its samples, with their submit wait.
     await page.mouse.click(c.x, c.y);

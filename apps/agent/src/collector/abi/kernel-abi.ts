@@ -88,7 +88,7 @@ const RECORD_FIELDS = {
   bh_inflight_io: { ...u64s(['start_ns', 'issue_ns', 'sector']), dev: 'u32', bytes: 'u32', pid: 'u32', cls: 'u16', comm: 'char[]' },
   bh_disk_count: { dev: 'u32', used: 'u32', n: 'u64[]' },
   bh_disk_counts: { e: 'bytes' },
-  bh_inflight_disk: { ...u64s(['count', 'oldest_start_ns', 'waiting', 'oldest_submit_ns']), frozen: 'u32' },
+  bh_inflight_disk: { ...u64s(['count', 'oldest_start_ns', 'waiting', 'oldest_submit_ns']), frozen: 'u32', tag_sleepers: 'u32' },
   bh_wbt_events: u64s(['dev', 'limited']),
   bh_inflight_kept: u64s(['start_ns', 'sector', 'issue_ns', 'pid_tgid', 'task']),
   bh_settings: { wall_offset_ns: 's64', fair_threshold: 'u32', fair_budget: 'u32', outlier_budget: 'u32' },

@@ -235,6 +235,8 @@ export interface InflightDisk {
   readonly oldestSubmitNs: bigint;
   /** A waiting bio's queue was frozen when the scan looked. */
   readonly frozen: boolean;
+  /** Tasks asleep for a tag of the disk's queue when the scan looked (read where bios wait). */
+  readonly tagSleepers: number;
 }
 
 /** One disk's line of inflight_disks (u32 dev_t key): every in-flight I/O counted, and the oldest start. */
@@ -246,6 +248,7 @@ export function decodeInflightDisk(l: KernelRecords['bh_inflight_disk'], key: Bu
     waiting: readU64(value, l.at.waiting),
     oldestSubmitNs: value.readBigUInt64LE(l.at.oldest_submit_ns),
     frozen: value.readUInt32LE(l.at.frozen) !== 0,
+    tagSleepers: value.readUInt32LE(l.at.tag_sleepers),
   };
 }
 

@@ -76,6 +76,8 @@ export interface FrameExtras {
   readonly wbt?: ReadonlyMap<number, number> | undefined;
   /** Queue settings changed since the last frame, by disk dev_t (host/queue-settings.ts). */
   readonly queueChanged?: ReadonlyMap<number, readonly QueueSetting[]> | undefined;
+  /** Tasks the in-flight scan found asleep for a tag of the disk's queue (decode/inflight.ts): the tags mark. */
+  readonly tagSleepers?: ReadonlyMap<number, number> | undefined;
 }
 
 interface ClassAcc {
@@ -103,6 +105,8 @@ interface DiskAcc {
   /** I/Os by the cause of submit wait their bio met (DiskFrame.causes). */
   readonly causes: Record<SubmitCause, number>;
   wbt: number;
+  /** The in-flight scan found tasks asleep for a tag of the disk's queue. */
+  tagsFull: boolean;
   queueChanged: readonly QueueSetting[] | undefined;
   dropped: number;
   missed: number;
@@ -144,6 +148,7 @@ export function buildFrame(
         classes: new Map(),
         causes: noCauses(),
         wbt: 0,
+        tagsFull: false,
         queueChanged: undefined,
         dropped: 0,
         missed: 0,
@@ -222,6 +227,7 @@ export function buildFrame(
   toDisks(extras.wbt, (disk, windows) => (disk.wbt += windows));
   toDisks(extras.queueChanged, (disk, changed) => (disk.queueChanged = changed));
   toDisks(extras.inflight, (disk, state) => (disk.inflight = state));
+  toDisks(extras.tagSleepers, (disk, sleepers) => (disk.tagsFull ||= sleepers > 0));
   // The scan looked at every disk: one it found nothing in flight on says so (n 0), so that a
   // disk without `inflight` keeps meaning "not known" (a second closed without a scan).
   if (extras.inflight) for (const disk of disks.values()) disk.inflight ??= NOTHING_IN_FLIGHT;
@@ -250,6 +256,7 @@ export function buildFrame(
       disk.requeues === 0 &&
       causes.length === 0 &&
       disk.wbt === 0 &&
+      !disk.tagsFull &&
       !disk.queueChanged &&
       !untimed &&
       !(disk.inflight && (disk.inflight.n > 0 || (disk.inflight.waiting ?? 0) > 0))
@@ -266,6 +273,7 @@ export function buildFrame(
       ...(disk.cgroups.size > 0 ? { cg: cgroupSeries(disk.cgroups) } : {}),
       ...(causes.length > 0 ? { causes: Object.fromEntries(causes.map((c) => [c, disk.causes[c]])) } : {}),
       ...(disk.wbt > 0 ? { wbt: disk.wbt } : {}),
+      ...(disk.tagsFull ? { tags_full: 1 } : {}),
       ...(disk.queueChanged ? { queue_changed: disk.queueChanged } : {}),
     });
   }

@@ -5,7 +5,8 @@
  * Here they become, per shown disk, the count, the oldest age and the oldest few listed I/Os.
  * An I/O stuck for 30 s is thus visible while it is stuck, not only when (if) it completes.
  * The scan also counts the bios still waiting for a request (a frozen queue, a full tag set, QoS
- * throttling): per disk, how many and the oldest submission, and whether the queue is frozen.
+ * throttling): per disk, how many and the oldest submission, whether the queue is frozen, and the
+ * tasks asleep for one of its tags (DiskFrame.tags_full).
  */
 import { INFLIGHT_LISTED, type InflightIo, type InflightState } from '@blkheat/shared-types';
 import type { BpfMap, BpfObject } from '@blkheat/bpf-loader';
@@ -19,6 +20,8 @@ export interface InflightScan {
   readonly byDisk: Map<number, InflightState>;
   /** In flight in all, listed or not (the kernel lists at most KernelAbi.inflightMax). */
   readonly found: number;
+  /** Per shown disk with bios waiting: the tasks asleep for a tag of its queue (the tags mark). */
+  readonly tagSleepers: Map<number, number>;
 }
 
 /** One shown disk's requests with the driver and bios waiting for a request. */
@@ -28,6 +31,7 @@ interface DiskTotal {
   waiting: number;
   oldestSubmit: bigint;
   frozen: boolean;
+  tagSleepers: number;
 }
 
 export class InflightScanner {
@@ -55,7 +59,7 @@ export class InflightScanner {
     for (const key of this.disks.keys()) this.disks.delete(key);
     this.object.program(INFLIGHT_PROGRAM).run();
     const head = this.summary.lookup(u32(0));
-    if (!head) return { byDisk: new Map(), found: 0 };
+    if (!head) return { byDisk: new Map(), found: 0, tagSleepers: new Map() };
     const { records } = this.abi;
     const summary = decodeInflightSummary(records.bh_inflight_summary, head);
     const age = (t: bigint): number => (summary.nowNs > t ? Number(summary.nowNs - t) : 0);
@@ -68,12 +72,14 @@ export class InflightScanner {
       const dev = shownDev(d.dev);
       if (dev === undefined || (d.count === 0 && d.waiting === 0)) continue;
       let t = totals.get(dev);
-      if (!t) totals.set(dev, (t = { n: 0, oldest: 0n, waiting: 0, oldestSubmit: 0n, frozen: false }));
+      if (!t) totals.set(dev, (t = { n: 0, oldest: 0n, waiting: 0, oldestSubmit: 0n, frozen: false, tagSleepers: 0 }));
       t.n += d.count;
       if (d.count > 0 && (t.oldest === 0n || d.oldestStartNs < t.oldest)) t.oldest = d.oldestStartNs;
       t.waiting += d.waiting;
       if (d.waiting > 0 && (t.oldestSubmit === 0n || d.oldestSubmitNs < t.oldestSubmit)) t.oldestSubmit = d.oldestSubmitNs;
       t.frozen ||= d.frozen;
+      // A disk's partitions share its queue: each of them read the same sleepers.
+      t.tagSleepers = Math.max(t.tagSleepers, d.tagSleepers);
     }
     const perDisk = new Map<number, RawInflight[]>();
     for (let i = 0; i < Math.min(summary.listed, this.abi.inflightMax); i++) {
@@ -87,7 +93,9 @@ export class InflightScanner {
       else perDisk.set(dev, [io]);
     }
     const byDisk = new Map<number, InflightState>();
+    const tagSleepers = new Map<number, number>();
     for (const [dev, total] of totals) {
+      if (total.tagSleepers > 0) tagSleepers.set(dev, total.tagSleepers);
       const ios = perDisk.get(dev) ?? [];
       ios.sort((a, b) => (a.startNs < b.startNs ? -1 : a.startNs > b.startNs ? 1 : 0));
       const listed: InflightIo[] = ios.slice(0, INFLIGHT_LISTED).map((io) => ({
@@ -107,6 +115,6 @@ export class InflightScanner {
         ...(total.frozen ? { frozen: true as const } : {}),
       });
     }
-    return { byDisk, found: summary.found };
+    return { byDisk, found: summary.found, tagSleepers };
   }
 }
