@@ -102,7 +102,8 @@ export class Comparison {
   private comparisonRange(choice: CompareChoice): TimeRange {
     if (choice.comparison) return choice.comparison;
     const d = this.store.getState();
-    const v = this.source.visible();
+    // The view the page shows (published with the window), as the summary reads it.
+    const v = d.visible;
     return alignRange({ from: v.from, to: v.to }, d.window?.step ?? 1);
   }
 

@@ -164,7 +164,8 @@ export class HeatMaps {
 
   /** Columns [c0, c1) of the window on screen now. */
   private visibleColumns(cur: DataWindow): [number, number] {
-    const v = this.source.visible();
+    // The view published to the page (as the summary reads it), not the source's moving edge.
+    const v = this.store.getState().visible;
     return [Math.floor(v.from / cur.step), Math.ceil(v.to / cur.step)];
   }
 

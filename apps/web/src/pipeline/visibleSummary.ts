@@ -184,11 +184,16 @@ export class VisibleSummary {
     this.publish({ summaryVersion: this.store.getState().summaryVersion + 1 });
   }
 
-  /** What a summary of the visible range right now (whole columns) is computed from. */
+  /**
+   * What a summary of the visible range right now (whole columns) is computed from. The view is
+   * the one published to the page (`visible`), not the source's own: a live source's edge moves
+   * with the agent's clock between refreshes, and a summary of it read a second the heat maps and
+   * time axis did not show yet (e2e live-first-paint, under load).
+   */
   private input(): SummaryInput | undefined {
     const cur = this.store.getState().window;
     if (!cur) return undefined;
-    const view = this.source.visible();
+    const view = this.store.getState().visible;
     const from = Math.max(cur.from, alignFloor(view.from, cur.step));
     const to = Math.max(from, Math.min(cur.to, alignCeil(view.to, cur.step)));
     return {
