@@ -6,4 +6,8 @@
 # package), ships in /usr/lib/blkheat: /metrics offers native histograms on a host without it.
 BLKHEAT_METRICS_PROTO="${BLKHEAT_METRICS_PROTO:-/usr/lib/blkheat/metrics.proto}"
 export BLKHEAT_METRICS_PROTO
+# libuv reads this when Node starts: with io_uring off, serve may give up root even on a Node.js
+# that cannot ask its libuv (Debian's: CVE-2024-22017; the agent's service/drop-root.ts).
+UV_USE_IO_URING="${UV_USE_IO_URING:-0}"
+export UV_USE_IO_URING
 exec /usr/bin/node /usr/lib/blkheat/apps/agent/bin/blkheat.js "$@"

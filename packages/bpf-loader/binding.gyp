@@ -5,6 +5,7 @@
       "sources": [
         "src/native/addon.cc",
         "src/native/btf.cc",
+        "src/native/credentials.cc",
         "src/native/errors.cc",
         "src/native/globals.cc",
         "src/native/libbpf_static.cc",

@@ -1,3 +1,5 @@
+// Over 400 lines: one Debian root, made once (debootstrap, half a minute), serves every check of
+// the installed package, in order.
 // The Debian package (docs/package.md): `./bootstrap package` builds blkheat_<version>_<arch>.deb
 // from this checkout; it installs into a fresh Debian root made by debootstrap from Debian's
 // archive, pulling in runtime packages only; the installed tree records real I/O, counts
@@ -235,7 +237,7 @@ test('serve from the installed tree, run as blkheat.service runs it, answers HTT
   const disk = createLoopDevice({ sizeMiB: 64, t });
   const port = String(await freePort());
   // The build machine's Node.js (NodeSource's, the README's way to Node >= 20.19 on Debian 12)
-  // as the root's /usr/bin/node: Debian 13's own refuses to change user (the next test).
+  // as the root's /usr/bin/node, whose own setuid() works (the next test runs Debian 13's).
   const { agent, up } = await startAsUnit(t, sysroot, {
     unit: 'blkheat.service',
     env: { BLKHEAT_PORT: port, BLKHEAT_DISKS: disk.name },
@@ -270,23 +272,37 @@ test('serve from the installed tree, run as blkheat.service runs it, answers HTT
   t.diagnostic(`uid ${s.Uid}, CapEff ${s.CapEff}, NoNewPrivs ${s.NoNewPrivs}; history: ${readdirSync(join(data, 'history')).join(' ')}`);
 });
 
-test("under Debian 13's own Node.js, serve never keeps running as root", { timeout: 60_000 }, async (t) => {
-  // Node refuses setuid()/setgroups() when linked to a libuv that may use io_uring
-  // (CVE-2024-22017), which Debian's nodejs 20.19 with its shared libuv is: the agent must then
-  // stop, not serve as root. (docs/package.md, "Known limits".)
-  const port = String(await freePort());
-  const { agent, up } = await startAsUnit(t, sysroot, { unit: 'blkheat.service', env: { BLKHEAT_PORT: port }, port });
-  if (up) {
+test(
+  "under Debian 13's own Node.js, serve drops to nobody (io_uring off); with io_uring on it stops rather than serve as root",
+  { timeout: 90_000 },
+  async (t) => {
+    // Debian's nodejs (shared libuv) refuses setuid() for CVE-2024-22017; /usr/bin/blkheat sets
+    // UV_USE_IO_URING=0 and the agent switches user through its addon (service/drop-root.ts).
+    const port = String(await freePort());
+    const { agent, up } = await startAsUnit(t, sysroot, { unit: 'blkheat.service', env: { BLKHEAT_PORT: port }, port });
+    assert.ok(up, `the agent exited: ${agent.err()}`);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200, 'healthz');
     const s = status(agent.child.pid as number);
-    assert.equal(s.Uid, '65534\t65534\t65534\t65534', 'serving, so it must have dropped to nobody');
+    assert.deepEqual(
+      [s.Uid, s.Gid, s.CapEff, s.CapPrm],
+      ['65534\t65534\t65534\t65534', '65534\t65534\t65534\t65534', '0000000000000000', '0000000000000000'],
+    );
     agent.child.kill('SIGTERM');
-    t.diagnostic("Debian 13's Node.js let the agent drop to nobody");
-  } else {
-    assert.notEqual(await agent.exited, 0);
-    assert.match(agent.err(), /blkheat serve: .*(setgroups|setgid|setuid)/, agent.err());
-    t.diagnostic(`refused, exit ${await agent.exited}: ${agent.err().trim().split('\n').at(-1)}`);
-  }
-});
+    assert.equal(await agent.exited, 0, agent.err());
+    t.diagnostic(`Debian 13's Node.js: serving as uid ${(s.Uid ?? '').split('\t')[0]}, CapEff ${s.CapEff}`);
+
+    const onPort = String(await freePort());
+    const refused = await startAsUnit(t, sysroot, {
+      unit: 'blkheat.service',
+      env: { BLKHEAT_PORT: onPort, UV_USE_IO_URING: '1' },
+      port: onPort,
+    });
+    assert.equal(refused.up, false, 'with io_uring on, the agent served');
+    assert.notEqual(await refused.agent.exited, 0);
+    assert.match(refused.agent.err(), /blkheat serve: .*io_uring.*UV_USE_IO_URING=0/, refused.agent.err());
+    t.diagnostic(`with UV_USE_IO_URING=1: exit ${await refused.agent.exited}: ${refused.agent.err().trim().split('\n').at(-1)}`);
+  },
+);
 
 test(
   "blkheat fleet, run as blkheat-fleet.service runs it (a user of its own, no capabilities), serves on Debian 13's Node.js",

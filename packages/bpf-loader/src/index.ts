@@ -52,3 +52,14 @@ export function libbpfVersion(): string {
 export function releaseFreeHeap(): boolean {
   return native().releaseFreeHeap();
 }
+
+/**
+ * setgroups(0), setgid(gid), setuid(uid) for every thread (glibc's), for a Node.js that refuses
+ * its own (CVE-2024-22017: Debian's, built on the system libuv, cannot tell whether io_uring is
+ * in use). Only safe where libuv was told not to use io_uring before the process started
+ * (UV_USE_IO_URING=0): a ring set up as root would keep root's credentials. Throws BpfError with
+ * errno on failure. Not BPF; this addon is the project's one native module.
+ */
+export function switchUser(uid: number, gid: number): void {
+  native().switchUser(uid, gid);
+}

@@ -20,6 +20,7 @@ export interface NativeAddon {
   possibleCpus(): number;
   libbpfVersion(): string;
   releaseFreeHeap(): boolean;
+  switchUser(uid: number, gid: number): void;
 }
 
 /** dist/native.js and src/native.ts both sit one level below the package root. */
@@ -42,7 +43,9 @@ function isNativeAddon(value: unknown): value is NativeAddon {
     'libbpfVersion' in value &&
     typeof value.libbpfVersion === 'function' &&
     'releaseFreeHeap' in value &&
-    typeof value.releaseFreeHeap === 'function'
+    typeof value.releaseFreeHeap === 'function' &&
+    'switchUser' in value &&
+    typeof value.switchUser === 'function'
   );
 }
 

@@ -10,6 +10,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { switchUser } from '@blkheat/bpf-loader';
 
 export interface TargetUser {
   readonly name: string;
@@ -55,19 +56,46 @@ function lookupPasswd(key: string): TargetUser | undefined {
   return { name: f[0], uid, gid };
 }
 
-/** Switches the whole process to the user for good; verifies root cannot be regained. */
-export function dropPrivileges(user: TargetUser): void {
+/** Node's refusal to change user while its libuv may use io_uring (CVE-2024-22017). */
+const IO_URING_REFUSAL = /io_uring/;
+
+/**
+ * Switches the whole process to the user: Node's own calls, or, where Node refuses them for
+ * CVE-2024-22017 (a Node built on the system's libuv, as Debian 13's, refuses always: it cannot
+ * ask libuv whether io_uring is in use), the addon's, provided libuv was told not to use io_uring
+ * before the process started (UV_USE_IO_URING=0, as the package's /usr/bin/blkheat sets): a ring
+ * set up while root would keep root's credentials after the switch.
+ */
+function switchProcessUser(user: TargetUser): 'node' | 'addon' {
   if (!process.setuid || !process.setgid || !process.setgroups) throw new Error('cannot change user on this platform');
-  process.setgroups([]);
+  try {
+    process.setgroups([]);
+  } catch (err) {
+    if (!(err instanceof Error) || !IO_URING_REFUSAL.test(err.message)) throw err;
+    if (process.env['UV_USE_IO_URING'] !== '0')
+      throw new Error(
+        `${err.message} This Node.js will not change user while libuv may use io_uring; start blkheat with UV_USE_IO_URING=0 in its environment (the package's /usr/bin/blkheat does), or run it on a Node.js with its own libuv`,
+      );
+    switchUser(user.uid, user.gid);
+    return 'addon';
+  }
   process.setgid(user.gid);
   process.setuid(user.uid);
+  return 'node';
+}
+
+/** Switches the whole process to the user for good; verifies root cannot be regained. */
+export function dropPrivileges(user: TargetUser): void {
+  const how = switchProcessUser(user);
   if (process.getuid?.() !== user.uid || process.geteuid?.() !== user.uid || process.getgid?.() !== user.gid) {
     throw new Error(`switching to ${user.name} (${user.uid}:${user.gid}) did not take effect`);
   }
   if (user.uid !== 0) {
     let regained = false;
     try {
-      process.setuid(0);
+      // The same calls as the switch: Node's refusal would say nothing of the kernel's.
+      if (how === 'addon') switchUser(0, 0);
+      else process.setuid?.(0);
       regained = true;
     } catch {
       // expected: root is gone for good

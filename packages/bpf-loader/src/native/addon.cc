@@ -2,6 +2,7 @@
 #include <cerrno>
 
 #include "btf.h"
+#include "credentials.h"
 #include "common.h"
 #include "errors.h"
 #include "log.h"
@@ -52,6 +53,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("possibleCpus", Napi::Function::New<PossibleCpus>(env, "possibleCpus"));
   exports.Set("libbpfVersion", Napi::Function::New<LibbpfVersion>(env, "libbpfVersion"));
   exports.Set("releaseFreeHeap", Napi::Function::New<ReleaseFreeHeap>(env, "releaseFreeHeap"));
+  exports.Set("switchUser", Napi::Function::New<SwitchUser>(env, "switchUser"));
   return exports;
 }
 
