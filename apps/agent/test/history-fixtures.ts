@@ -22,7 +22,7 @@ export const BIO_DEV = '253:0';
 /**
  * A frame with a random subset of disks and classes; `idle` chance of no I/O at all. `submit`
  * (protocol 4): request-based disks' classes get submit wait `w`, total `t` and `wu`, their disks
- * `causes` and an in-flight state with waiting bios (more draws from r only then: older seeds
+ * `causes`, the marks `wbt` and `tags_full`, and an in-flight state with waiting bios (more draws from r only then: older seeds
  * keep their frames).
  */
 export function randomFrame(
@@ -61,6 +61,9 @@ export function randomFrame(
       disks.push({
         ...disk,
         ...(frozen ? { causes: { frozen: 1 + Math.floor(r() * 5) } } : {}),
+        // The disk marks, from draws already made (a seed's other values stay as they were).
+        ...(waiting === 2 ? { wbt: 1 + (ts % 3) } : {}),
+        ...(waiting === 3 && !frozen ? { tags_full: 1 } : {}),
         inflight: {
           n: Math.floor(r() * 3),
           oldest_ns: Math.floor(r() * 1e9),

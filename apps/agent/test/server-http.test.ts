@@ -12,6 +12,7 @@ import {
   samplePhaseNs,
   SNAPSHOT_VERSION,
   upperBoundSeconds,
+  type DiskFrame,
   type Frame,
   type HelloMessage,
   type IoSample,
@@ -208,6 +209,15 @@ test('/metrics parses strictly and its buckets equal the histograms of the same 
     total.disks.reduce((x, d) => x + (d.causes?.frozen ?? 0), 0),
   );
   assert.ok(sumOf('blkheat_submit_wait_causes_total') > 0);
+  // The disk marks (wbt added in 4, tags_full in 5), summed since start.
+  for (const [metric, mark] of [
+    ['blkheat_wbt_limited_windows_total', (d: DiskFrame) => d.wbt],
+    ['blkheat_tags_full_seconds_total', (d: DiskFrame) => d.tags_full],
+  ] as const) {
+    const want = total.disks.reduce((x, d) => x + (mark(d) ?? 0), 0);
+    assert.ok(want > 0, `the fixture has no ${metric}`);
+    assert.equal(sumOf(metric), want, metric);
+  }
   const newest = frames.at(-1) as Frame;
   for (const d of newest.disks) {
     const gauge = (name: string): number | undefined => families.get(name)?.samples.find((s) => s.labels.dev === d.dev)?.value;

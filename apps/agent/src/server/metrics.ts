@@ -123,20 +123,26 @@ export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition
   for (const d of totals.disks)
     for (const [cause, n] of Object.entries(d.causes ?? {}))
       out.sample('blkheat_submit_wait_causes_total', { disk: disks.get(d.dev)?.name ?? d.dev, dev: d.dev, cause }, n);
-  out.family(
-    'blkheat_wbt_limited_windows_total',
-    'counter',
-    'wbt latency windows in which writeback throttling held buffered writes below its default depth (reads over queue/wbt_lat_usec), per disk, since the agent started.',
-  );
-  for (const d of totals.disks)
-    if (d.wbt) out.sample('blkheat_wbt_limited_windows_total', { disk: disks.get(d.dev)?.name ?? d.dev, dev: d.dev }, d.wbt);
-  out.family(
-    'blkheat_tags_full_seconds_total',
-    'counter',
-    'Seconds in which the in-flight scan found tasks asleep for a tag of the disk (every tag in use), per disk, since the agent started.',
-  );
-  for (const d of totals.disks)
-    if (d.tags_full) out.sample('blkheat_tags_full_seconds_total', { disk: disks.get(d.dev)?.name ?? d.dev, dev: d.dev }, d.tags_full);
+  // Marks of a disk's seconds (not counts of I/Os), summed since start; a disk without any has no sample.
+  const diskMarks: [string, string, (d: DiskFrame) => number | undefined][] = [
+    [
+      'blkheat_wbt_limited_windows_total',
+      'wbt latency windows in which writeback throttling held buffered writes below its default depth (reads over queue/wbt_lat_usec), per disk, since the agent started.',
+      (d) => d.wbt,
+    ],
+    [
+      'blkheat_tags_full_seconds_total',
+      'Seconds in which the in-flight scan found tasks asleep for a tag of the disk (every tag in use), per disk, since the agent started.',
+      (d) => d.tags_full,
+    ],
+  ];
+  for (const [name, help, mark] of diskMarks) {
+    out.family(name, 'counter', help);
+    for (const d of totals.disks) {
+      const n = mark(d);
+      if (n) out.sample(name, { disk: disks.get(d.dev)?.name ?? d.dev, dev: d.dev }, n);
+    }
+  }
 
   const w = ctx.totals.window;
   out.single(
