@@ -19,3 +19,4 @@ export * from './clock.js';
 export * from './browser.js';
 export * from './hook.js';
 export * from './paint-states.js';
+export * from './prometheus-fleet.js';

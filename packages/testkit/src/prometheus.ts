@@ -32,6 +32,64 @@ export function prometheusUnavailable(): string | undefined {
   return undefined;
 }
 
+/** A started Prometheus: where it listens, its pid, and how to stop it (its directory is removed then). */
+export interface SpawnedPrometheus {
+  readonly url: string;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Debian's prometheus with `config`, its data in `dir` (removed when stopped), on a free loopback
+ * port with native histograms; resolves once it is ready, or throws with its stderr. Stopped
+ * after the test (SIGTERM, SIGKILL after `stopMs`). The one start of every test's Prometheus.
+ */
+export async function spawnPrometheus(
+  config: string,
+  dir: string,
+  t: CleanupContext,
+  limits: { readonly readyMs: number; readonly stopMs: number },
+): Promise<SpawnedPrometheus> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child: ChildProcess = spawn(
+    'prometheus',
+    [
+      `--config.file=${config}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--enable-feature=native-histograms',
+      '--log.level=warn',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-8000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), limits.stopMs);
+    await exited;
+    clearTimeout(timer);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  t.after(stop);
+
+  const deadline = Date.now() + limits.readyMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`prometheus exited (${child.exitCode}): ${stderr}`);
+    const ready = await fetch(`${url}/-/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) break;
+    if (Date.now() > deadline) throw new Error(`prometheus not ready in ${limits.readyMs / 1000} s: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  if (child.pid === undefined) throw new Error('prometheus started without a pid');
+  return { url, pid: child.pid, stop };
+}
+
 export async function startPrometheus(options: {
   targets: readonly string[];
   t: CleanupContext;
@@ -57,42 +115,7 @@ export async function startPrometheus(options: {
       '',
     ].join('\n'),
   );
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child: ChildProcess = spawn(
-    'prometheus',
-    [
-      `--config.file=${config}`,
-      `--storage.tsdb.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      '--enable-feature=native-histograms',
-      '--log.level=warn',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-8000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
-    rmSync(dir, { recursive: true, force: true });
-  };
-  options.t.after(stop);
-
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`prometheus exited (${child.exitCode}): ${stderr}`);
-    const ready = await fetch(`${url}/-/ready`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ready) break;
-    if (Date.now() > deadline) throw new Error(`prometheus not ready in 30 s: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const { url, stop } = await spawnPrometheus(config, dir, options.t, { readyMs: 30_000, stopMs: 10_000 });
 
   const api = async (path: string): Promise<unknown> => {
     const res = await fetch(`${url}${path}`);

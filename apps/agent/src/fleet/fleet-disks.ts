@@ -20,11 +20,36 @@ export interface FleetDisk {
   readonly queued: boolean;
 }
 
+/**
+ * A fleet of more disks than this is big: ranges that name no disk get the fleet row (every host
+ * summed by class, by Prometheus) instead of every disk's row, and named disks are asked for in
+ * batches of hosts (fleet-frames.ts). A few dozen rows is what a page reads and what one answer
+ * of raw samples holds comfortably.
+ */
+export const OVERVIEW_ABOVE_DISKS = 64;
+
+/** The fleet row's id (host 0 is no host: hosts number from 1). */
+export const FLEET_ROW_ID = '0:0';
+
 export class FleetDirectory {
   private readonly hosts = new Map<string, number>();
   private readonly byKey = new Map<string, FleetDisk>();
   private readonly links = new Map<string, string>();
+  /** Per host, its latency series (metric × disk × class) seen: what a raw range of it costs. */
+  private readonly series = new Map<string, Set<string>>();
+  /** Disks per host, so numbering a new one does not scan the fleet. */
+  private readonly diskCount = new Map<string, number>();
   private version = 0;
+
+  /** Whether the fleet is big (OVERVIEW_ABOVE_DISKS): then it has a fleet row. */
+  get big(): boolean {
+    return this.byKey.size > OVERVIEW_ABOVE_DISKS;
+  }
+
+  /** Latency series of a host seen so far (at least 1). */
+  seriesOf(instance: string): number {
+    return Math.max(1, this.series.get(instance)?.size ?? 0);
+  }
 
   /** Bumped whenever the list or a link changes. */
   get changes(): number {
@@ -43,6 +68,9 @@ export class FleetDirectory {
       if (!instance || !dev) continue;
       const key = `${instance}\u0000${dev}`;
       const queued = s.__name__ === QUEUE_LATENCY_METRIC;
+      const names = this.series.get(instance) ?? new Set<string>();
+      names.add(`${s.__name__ ?? ''}\u0000${dev}\u0000${s.class ?? ''}`);
+      this.series.set(instance, names);
       const known = this.byKey.get(key);
       if (known) {
         if (queued && !known.queued) this.byKey.set(key, { ...known, queued: true });
@@ -53,7 +81,8 @@ export class FleetDirectory {
         host = this.hosts.size + 1;
         this.hosts.set(instance, host);
       }
-      const diskNo = [...this.byKey.values()].filter((d) => d.instance === instance).length + 1;
+      const diskNo = (this.diskCount.get(instance) ?? 0) + 1;
+      this.diskCount.set(instance, diskNo);
       this.byKey.set(key, { id: `${host}:${diskNo}`, instance, disk: s.disk ?? dev, dev, queued });
       added = true;
     }
@@ -70,6 +99,18 @@ export class FleetDirectory {
     return [...this.byKey.values()];
   }
 
+  /** The link of a host's rows, if known. */
+  linkOf(instance: string): string | undefined {
+    return this.links.get(instance);
+  }
+
+  /** Hosts with disks but no link to their agent. */
+  unlinked(): number {
+    let n = 0;
+    for (const host of this.hosts.keys()) if (!this.links.has(host)) n++;
+    return n;
+  }
+
   setLinks(links: ReadonlyMap<string, string>): void {
     let changed = links.size !== this.links.size;
     for (const [k, v] of links) if (this.links.get(k) !== v) changed = true;
@@ -79,19 +120,24 @@ export class FleetDirectory {
     this.version++;
   }
 
-  /** The disks as the protocol lists them. */
+  /** The disks as the protocol lists them; a big fleet's fleet row first. */
   diskInfos(): DiskInfo[] {
-    return this.disks.map((d) => {
-      const link = this.links.get(d.instance);
-      return {
-        dev: d.id,
-        name: `${d.instance}/${d.disk}`.slice(0, DISK_INFO_LIMITS.name),
-        kind: d.queued ? 'request' : 'bio',
-        present: true,
-        host: d.instance.slice(0, DISK_INFO_LIMITS.host),
-        ...(link ? { link } : {}),
-      };
-    });
+    const fleetRow: DiskInfo[] = this.big
+      ? [{ dev: FLEET_ROW_ID, name: 'fleet/all disks', kind: 'request', present: true, host: 'fleet' }]
+      : [];
+    return fleetRow.concat(
+      this.disks.map((d) => {
+        const link = this.links.get(d.instance);
+        return {
+          dev: d.id,
+          name: `${d.instance}/${d.disk}`.slice(0, DISK_INFO_LIMITS.name),
+          kind: d.queued ? 'request' : 'bio',
+          present: true,
+          host: d.instance.slice(0, DISK_INFO_LIMITS.host),
+          ...(link ? { link } : {}),
+        };
+      }),
+    );
   }
 }
 
@@ -129,15 +175,25 @@ export function linksOf(
   windowEnds: readonly PromSeries[],
 ): Map<string, string> {
   const out = new Map<string, string>();
-  const upTimes = new Map<string, string>();
-  for (const s of up) if (s.metric.instance) upTimes.set(s.metric.instance, timestamps(s));
+  const byInstance = new Map<string, PromTarget>();
+  for (const t of targets) if (t.labels.instance !== undefined) byInstance.set(t.labels.instance, t);
+  // Targets by the times of their scrapes. Two targets of a big fleet can be scraped at the same
+  // milliseconds: such times name no one target, and their hosts get no link rather than a wrong one.
+  const byTimes = new Map<string, PromTarget | null>();
+  for (const s of up) {
+    const target = s.metric.instance === undefined ? undefined : byInstance.get(s.metric.instance);
+    if (!target) continue;
+    // Only the scrapes that succeeded stored blkheat samples to compare with.
+    const times = timestamps({ ...s, values: (s.values ?? []).filter((v) => v[1] === '1') });
+    byTimes.set(times, byTimes.has(times) ? null : target);
+  }
   const endTimes = new Map<string, string>();
   for (const s of windowEnds) if (s.metric.instance) endTimes.set(s.metric.instance, timestamps(s));
   for (const instance of instances) {
-    let target = targets.find((t) => t.labels.instance === instance);
+    let target = byInstance.get(instance);
     if (!target) {
       const times = endTimes.get(instance);
-      if (times) target = targets.find((t) => t.labels.instance !== undefined && upTimes.get(t.labels.instance) === times);
+      target = (times === undefined ? undefined : byTimes.get(times)) ?? undefined;
     }
     const url = target ? agentUrlOf(target.scrapeUrl) : undefined;
     if (url) out.set(instance, url);

@@ -12,6 +12,10 @@
  *  - **increase() per step** (longer ranges): `increase(metric[step])` evaluated at the end of
  *    each column. Prometheus extrapolates the first and last scrape of each window to its
  *    edges, so counts are rounded estimates (docs/fleet.md says by how much).
+ *
+ * On a big fleet (FleetDirectory.big) a range that names no disk gets the fleet row instead:
+ * every host summed by class by Prometheus (`sum by (class) (increase(…))`), and named disks are asked for in batches of hosts, so what
+ * is held of Prometheus' answers is bounded by RAW_SAMPLES_PER_REQUEST, not by the fleet.
  */
 import {
   alignDown,
@@ -26,7 +30,7 @@ import {
   type SparseHist,
 } from '@blkheat/shared-types';
 import { DEVICE_LATENCY_METRIC, QUEUE_LATENCY_METRIC, WINDOW_END_METRIC } from '../server/metrics.js';
-import type { FleetDirectory } from './fleet-disks.js';
+import { FLEET_ROW_ID, type FleetDirectory } from './fleet-disks.js';
 import { countsBetween, denseCounts, roundedCounts } from './native-buckets.js';
 import type { PrometheusApi, PromSeries } from './prometheus-api.js';
 
@@ -35,6 +39,15 @@ const STALE_HOST_S = 10;
 
 /** Beyond this many scrapes per series, a range is asked for as increase() per step. */
 export const RAW_SCRAPES_PER_SERIES = 3600;
+
+/**
+ * Latency histogram samples one answer of Prometheus may hold, at most, on a big fleet: hosts
+ * are asked for in batches under it (about 250 bytes of JSON a sample: ~50 MB an answer).
+ */
+export const RAW_SAMPLES_PER_REQUEST = 200_000;
+
+/** Marks the overview query (sum by class) in increaseColumns. */
+const OVERVIEW = Symbol('overview');
 
 export interface FleetPlan {
   readonly from: number;
@@ -81,9 +94,6 @@ class ColumnBuilder {
     }
     if (to > from && to - 1 >= this.plan.from && to - 1 < this.plan.to) this.seen.add(alignDown(to - 1, this.plan.step));
   }
-
-  /** End of what every host has been scraped for (raw path): columns before it are final. */
-  completeTo: number | undefined;
 
   add(ts: number, dev: string, cls: string, cell: Cell): void {
     if (ts < this.plan.from || ts >= this.plan.to) return;
@@ -132,6 +142,7 @@ async function rawColumns(
   b: ColumnBuilder,
   schema: BucketSchema,
   hosts: string,
+  newest: Map<string, number>,
 ): Promise<void> {
   // Scrapes of a second come after it: look one interval and a little past `to`, and one
   // scrape before `from` so the first difference has a start.
@@ -146,8 +157,6 @@ async function rawColumns(
   dir.learn([...dev, ...queue].map((s) => s.metric));
   const endOf = windowEnds(ends);
   const cells = new Map<string, { ts: number; dev: string; cls: string; cell: Cell }>();
-  /** Per host, the end of the newest second its scrapes counted. */
-  const newest = new Map<string, number>();
   const walk = (series: readonly PromSeries[], kind: 'd' | 'q'): void => {
     for (const s of series) {
       const inst = s.metric.instance ?? '';
@@ -177,12 +186,19 @@ async function rawColumns(
   walk(dev, 'd');
   walk(queue, 'q');
   for (const c of cells.values()) b.add(c.ts, c.dev, c.cls, c.cell);
+}
+
+/** End of what every current host has been scraped for, from each host's newest counted second. */
+function completeOf(newest: ReadonlyMap<string, number>, scrapeInterval: number): number | undefined {
   // A host no longer scraped (gone, or its agent down) must not hold the others back.
   const lastEnds = [...newest.values()];
   const latest = Math.max(...lastEnds);
   const current = lastEnds.filter((e) => e >= latest - Math.max(STALE_HOST_S, 3 * scrapeInterval));
-  b.completeTo = current.length === 0 ? undefined : Math.min(...current);
+  return current.length === 0 ? undefined : Math.min(...current);
 }
+
+/** What increaseColumns asks: each host's increase() (a host matcher, '' for every host), or the fleet row summed by Prometheus (OVERVIEW). */
+type IncreaseSource = string | typeof OVERVIEW;
 
 /** Counts by increase() per step (see the header). */
 async function increaseColumns(
@@ -191,25 +207,33 @@ async function increaseColumns(
   plan: FleetPlan,
   b: ColumnBuilder,
   schema: BucketSchema,
-  hosts: string,
+  source: IncreaseSource,
 ): Promise<void> {
+  const step = plan.step;
   const q = (metric: string): Promise<PromSeries[]> =>
-    api.queryRange(`increase(${metric}${hosts}[${plan.step}s])`, plan.from + plan.step, plan.to, plan.step);
+    api.queryRange(
+      source === OVERVIEW ? `sum by (class) (increase(${metric}[${step}s]))` : `increase(${metric}${source}[${step}s])`,
+      plan.from + step,
+      plan.to,
+      step,
+    );
   const [dev, queue] = await Promise.all([q(DEVICE_LATENCY_METRIC), q(QUEUE_LATENCY_METRIC)]);
+  const fleetRow = source === OVERVIEW;
   // increase() drops the metric name: say which is which.
-  dir.learn([
-    ...dev.map((s) => ({ ...s.metric, __name__: DEVICE_LATENCY_METRIC })),
-    ...queue.map((s) => ({ ...s.metric, __name__: QUEUE_LATENCY_METRIC })),
-  ]);
+  if (!fleetRow)
+    dir.learn([
+      ...dev.map((s) => ({ ...s.metric, __name__: DEVICE_LATENCY_METRIC })),
+      ...queue.map((s) => ({ ...s.metric, __name__: QUEUE_LATENCY_METRIC })),
+    ]);
   const cells = new Map<string, { ts: number; dev: string; cls: string; cell: Cell }>();
   const walk = (series: readonly PromSeries[], kind: 'd' | 'q'): void => {
     for (const s of series) {
-      const id = dir.idOf(s.metric.instance ?? '', s.metric.dev ?? '');
+      const id = fleetRow ? FLEET_ROW_ID : dir.idOf(s.metric.instance ?? '', s.metric.dev ?? '');
       if (!id) continue;
       for (const [t, h] of s.histograms ?? []) {
         // The value at t is the increase over (t - step, t]: the column that starts at t - step.
-        const ts = Math.round(t) - plan.step;
-        b.covered(ts, ts + plan.step);
+        const ts = Math.round(t) - step;
+        b.covered(ts, ts + step);
         const key = `${seriesKey(s.metric)}\u0000${ts}`;
         const entry = cells.get(key) ?? { ts, dev: id, cls: s.metric.class ?? 'Unknown', cell: {} };
         entry.cell[kind] = roundedCounts(denseCounts(h, schema));
@@ -220,7 +244,6 @@ async function increaseColumns(
   walk(dev, 'd');
   walk(queue, 'q');
   for (const c of cells.values()) b.add(c.ts, c.dev, c.cls, c.cell);
-  b.completeTo = plan.to;
 }
 
 export interface FleetFrames {
@@ -240,10 +263,49 @@ export async function fleetFrames(
 ): Promise<FleetFrames> {
   const b = new ColumnBuilder(plan, schema);
   const scrapes = (plan.to - plan.from) / Math.max(scrapeInterval, 1e-3);
-  const hosts = hostMatcher(dir, filter);
-  if (scrapes <= RAW_SCRAPES_PER_SERIES) await rawColumns(api, dir, plan, scrapeInterval, b, schema, hosts);
-  else await increaseColumns(api, dir, plan, b, schema, hosts);
-  return { frames: b.frames(filter), completeTo: b.completeTo };
+  const raw = scrapes <= RAW_SCRAPES_PER_SERIES;
+  const named = filter.disks?.filter((d) => d !== FLEET_ROW_ID) ?? [];
+  let completeTo: number | undefined = plan.to;
+  if (dir.big && wantsOverview(filter)) await increaseColumns(api, dir, plan, b, schema, OVERVIEW);
+  if (dir.big && named.length === 0) return { frames: b.frames(filter), completeTo };
+  const batches = dir.big ? hostBatches(dir, named, raw ? scrapes : (plan.to - plan.from) / plan.step) : [hostMatcher(dir, filter)];
+  // One batch at a time: what the fleet server holds of Prometheus' answers stays bounded.
+  const newest = new Map<string, number>();
+  for (const hosts of batches) {
+    if (raw) await rawColumns(api, dir, plan, scrapeInterval, b, schema, hosts, newest);
+    else await increaseColumns(api, dir, plan, b, schema, hosts);
+  }
+  if (raw) completeTo = completeOf(newest, scrapeInterval);
+  return { frames: b.frames(filter), completeTo };
+}
+
+/** Whether a range on a big fleet has the overview row: it names no disk, or that row. */
+export function wantsOverview(filter: FrameFilter): boolean {
+  return !filter.disks || filter.disks.length === 0 || filter.disks.includes(FLEET_ROW_ID);
+}
+
+/**
+ * Instance matchers for the hosts of the named disks, each batch of hosts small enough that one
+ * answer holds at most RAW_SAMPLES_PER_REQUEST samples (`points` per series: scrapes, or steps).
+ */
+function hostBatches(dir: FleetDirectory, disks: readonly string[], points: number): string[] {
+  const wanted = new Set(disks);
+  const instances = [...new Set(dir.disks.filter((d) => wanted.has(d.id)).map((d) => d.instance))].sort();
+  const out: string[] = [];
+  let batch: string[] = [];
+  let samples = 0;
+  for (const instance of instances) {
+    const cost = dir.seriesOf(instance) * Math.max(1, points);
+    if (batch.length > 0 && samples + cost > RAW_SAMPLES_PER_REQUEST) {
+      out.push(instanceMatcher(batch));
+      batch = [];
+      samples = 0;
+    }
+    batch.push(instance);
+    samples += cost;
+  }
+  if (batch.length > 0) out.push(instanceMatcher(batch));
+  return out;
 }
 
 /**
@@ -255,13 +317,18 @@ export function hostMatcher(dir: FleetDirectory, filter: FrameFilter): string {
   const wanted = new Set(filter.disks);
   const known = dir.disks.filter((d) => wanted.has(d.id));
   if (known.length < wanted.size) return '';
-  const instances = [...new Set(known.map((d) => d.instance))].sort();
+  const instances = [...new Set(known.map((d) => d.instance))];
   if (instances.length === new Set(dir.disks.map((d) => d.instance)).size) return '';
+  return instanceMatcher(instances);
+}
+
+/** A label matcher for exactly these instances (any names: escaped for RE2 and for PromQL). */
+export function instanceMatcher(instances: readonly string[]): string {
   // RE2 needs its metacharacters escaped, and the PromQL string its backslashes and quotes.
   const literal = (s: string): string =>
     s
       .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
       .replace(/\\/g, '\\\\')
       .replace(/"/g, '\\"');
-  return `{instance=~"${instances.map(literal).join('|')}"}`;
+  return `{instance=~"${[...instances].sort().map(literal).join('|')}"}`;
 }

@@ -19,6 +19,12 @@ export interface PromSeries {
   readonly histograms?: readonly (readonly [number, PromHistogram])[];
 }
 
+/** One element of a vector answer: a float sample (an aggregation's result). */
+export interface PromSample {
+  readonly metric: Readonly<Record<string, string>>;
+  readonly value: readonly [number, string];
+}
+
 export interface PromTarget {
   readonly labels: Readonly<Record<string, string>>;
   readonly scrapeUrl: string;
@@ -136,6 +142,13 @@ export class PrometheusApi {
       result: PromSeries[];
     };
     if (data.resultType !== 'matrix') throw new PrometheusError(`${selector}[${windowS}s] gave a ${data.resultType}, not a matrix`);
+    return data.result;
+  }
+
+  /** An instant query whose result is a vector (aggregations: the fleet's ranking, its disks). */
+  async instant(expr: string, time: number): Promise<PromSample[]> {
+    const data = (await this.get('/api/v1/query', { query: expr, time: String(time) })) as { resultType: string; result: PromSample[] };
+    if (data.resultType !== 'vector') throw new PrometheusError(`${expr} gave a ${data.resultType}, not a vector`);
     return data.result;
   }
 

@@ -7,8 +7,11 @@
  *  - the live edge: with a 1 s scrape interval, every second the newest seconds every host has
  *    been scraped for are read from Prometheus, kept in a private history (the live tail,
  *    which backfills and reconnects read as they do on an agent) and broadcast as frames;
- *  - every few seconds the disks (host × disk) and the links to each host's agent are
- *    refreshed from Prometheus' series and targets. While Prometheus is unreachable or has no
+ *  - every few seconds the disks (host × disk) are refreshed from Prometheus' series, and the
+ *    links to each host's agent from its targets once a minute (sooner for new disks);
+ *  - a big fleet (fleet-disks.ts, OVERVIEW_ABOVE_DISKS) gets a fleet row summed by Prometheus,
+ *    its hosts' rows on demand in bounded batches, and no live edge (fleet-frames.ts);
+ *  - ranked(): the worst disks over a range, by PromQL (fleet-ranking.ts). While Prometheus is unreachable or has no
  *    blkheat series, the reason is logged once, shown on /healthz and on the page (the status
  *    message's fleetProblem),
  *    and the loops keep retrying.
@@ -29,13 +32,20 @@ import { StreamHub } from '../server/hub.js';
 import { StaticSite } from '../server/static.js';
 import { LatencyTotals } from '../server/totals.js';
 import { AGENT_VERSION } from '../version.js';
-import { FleetDirectory, linksOf } from './fleet-disks.js';
-import { fleetFrames, planFleetRange } from './fleet-frames.js';
+import { agentUrlOf, FleetDirectory, linksOf } from './fleet-disks.js';
+import { fleetFrames, planFleetRange, wantsOverview } from './fleet-frames.js';
+import { rankFleet, type FleetRanking } from './fleet-ranking.js';
 import type { FleetOptions } from './options.js';
 import { PrometheusApi, promDurationSeconds } from './prometheus-api.js';
 
-/** How often disks, links and the scrape interval are refreshed. */
+/** How often disks are refreshed. */
 const DISCOVERY_MS = 5_000;
+/** How often links and the scrape interval are, once every disk has its link. */
+const LINKS_MS = 60_000;
+/** Scrapes of each target compared to link hosts to targets (fleet-disks.ts linksOf: its 5 newest). */
+const LINK_SCRAPES = 5;
+/** Longer than a healthy target's scrape takes (s). */
+const LINK_LAG_S = 2;
 /** The live tail read at start, and the longest gap the live loop fills in one go (s). */
 const LIVE_CATCH_UP_S = 600;
 /** Assumed until the targets say otherwise. */
@@ -50,6 +60,8 @@ export interface RunningFleet {
   readonly url: string;
   readonly port: number;
   readonly context: AgentContext;
+  /** The worst disks over [from, to), by p99, computed by Prometheus (fleet-ranking.ts). */
+  ranked(range: { from: number; to: number; limit?: number }): Promise<FleetRanking>;
   stop(): Promise<void>;
 }
 
@@ -84,7 +96,9 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     requestStats: () => api.stats,
     historyFrom: () => Math.floor(Date.now() / 1000) - PROMETHEUS_RETENTION_S,
     async range(req: RangeQuery, maxBytes: number): Promise<FramesAnswer> {
-      const plan = planFleetRange(req.from, req.to, req.step, scrapeInterval);
+      // The fleet row is increase() per step: a step holds two scrapes at least, or it reads empty.
+      const finest = dir.big && wantsOverview(req) ? 2 * scrapeInterval : scrapeInterval;
+      const plan = planFleetRange(req.from, req.to, req.step, finest);
       const { frames } = await fleetFrames(api, dir, plan, { disks: req.disks, classes: req.classes }, scrapeInterval, options.schema);
       return cutAtBytes(asTexts(frames), plan.from, plan.to, plan.step, maxBytes);
     },
@@ -125,25 +139,50 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     hub.broadcastDisks(dir.diskInfos());
   };
 
+  // Links and the scrape interval change rarely, and at a thousand hosts their answers are the
+  // biggest of a round (every target, every host's `up`): asked again after LINKS_MS, or sooner
+  // while a disk found in the last LINKS_MS has no link yet.
+  let linksAt = -Infinity;
+  let newDiskAt = -Infinity;
+  const refreshLinks = async (now: number): Promise<void> => {
+    // A scrape is stamped when it starts and stored when it ends: read up to LINK_LAG_S ago, so
+    // that a scrape under way is in neither query rather than in one of the two.
+    const at = now - LINK_LAG_S;
+    const [targets, up, ends] = await Promise.all([
+      api.targets(),
+      // Several scrapes each: their times, jittered by the load, tell targets apart better than one.
+      api.rawSamples('up', LINK_SCRAPES * scrapeInterval, at),
+      api.rawSamples(WINDOW_END_METRIC, LINK_SCRAPES * scrapeInterval, at),
+    ]);
+    const instances = [...new Set(dir.disks.map((d) => d.instance))];
+    const links = linksOf(targets, instances, up, ends);
+    // A host whose scrapes this round cannot tell apart (a failed scrape, times shared with
+    // another target) keeps the link an earlier round found.
+    for (const instance of instances) {
+      const known = dir.linkOf(instance);
+      if (known !== undefined && !links.has(instance)) links.set(instance, known);
+    }
+    dir.setLinks(links);
+    const linked = new Set(links.values());
+    const intervals = targets
+      .filter((t) => {
+        const u = agentUrlOf(t.scrapeUrl);
+        return u !== undefined && linked.has(u);
+      })
+      .map((t) => promDurationSeconds(t.scrapeInterval ?? ''))
+      .filter((s): s is number => s !== undefined && s > 0);
+    if (intervals.length > 0) scrapeInterval = Math.min(...intervals);
+    linksAt = Date.now();
+  };
+
   const discover = async (): Promise<void> => {
     try {
       const now = Date.now() / 1000;
-      const [targets, up, ends, series] = await Promise.all([
-        api.targets(),
-        api.rawSamples('up', 30, now),
-        api.rawSamples(WINDOW_END_METRIC, 30, now),
-        // Label sets only: a thousand hosts' latency series without reading their samples.
-        api.series(`{__name__=~"${DEVICE_LATENCY_METRIC}|${QUEUE_LATENCY_METRIC}"}`, now - 30, now),
-      ]);
-      dir.learn(series);
-      const instances = [...new Set(dir.disks.map((d) => d.instance))];
-      const links = linksOf(targets, instances, up, ends);
-      dir.setLinks(links);
-      const intervals = targets
-        .filter((t) => [...links.values()].some((l) => t.scrapeUrl.startsWith(l)))
-        .map((t) => promDurationSeconds(t.scrapeInterval ?? ''))
-        .filter((s): s is number => s !== undefined && s > 0);
-      if (intervals.length > 0) scrapeInterval = Math.min(...intervals);
+      // Label sets only: a thousand hosts' latency series without reading their samples.
+      const series = await api.series(`{__name__=~"${DEVICE_LATENCY_METRIC}|${QUEUE_LATENCY_METRIC}"}`, now - 30, now);
+      if (dir.learn(series)) newDiskAt = Date.now();
+      const sinceLinks = Date.now() - linksAt;
+      if (sinceLinks >= LINKS_MS || (Date.now() - newDiskAt < LINKS_MS && dir.unlinked() > 0)) await refreshLinks(now);
       announceDisks();
       setProblem(
         series.length === 0
@@ -158,7 +197,8 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
 
   let liveFrom: number | undefined;
   const live = async (): Promise<void> => {
-    if (scrapeInterval > 1 || problem !== undefined) return;
+    // A big fleet has no live edge yet: every second would read every host's series (docs/fleet.md).
+    if (scrapeInterval > 1 || problem !== undefined || dir.big) return;
     const now = Math.floor(Date.now() / 1000);
     const newest = history.newestTs;
     const from = Math.max(liveFrom ?? (newest === undefined ? now - LIVE_CATCH_UP_S : newest + 1), now - LIVE_CATCH_UP_S);
@@ -204,6 +244,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     url: server.url,
     port: server.address.port,
     context,
+    ranked: (range) => rankFleet(api, dir, range),
     stop: () =>
       (stopping ??= (async () => {
         stopped = true;

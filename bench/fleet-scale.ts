@@ -1,0 +1,230 @@
+/**
+ * bench/fleet-scale: the fleet view at production scale (issue 30, "Scale").
+ *
+ *   node --import tsx bench/fleet-scale.ts [--hosts 1000] [--minutes 10] [--scrape 15]
+ *
+ * Starts N simulated hosts x 4 disks in this process (apps/agent/src/fleet/simulated-hosts.ts:
+ * each its own target and instance, the agent's own /metrics code, one host slow), Debian's
+ * Prometheus scraping them every --scrape seconds, and the real `blkheat fleet` as its own
+ * process (build first: node scripts/build.mjs). After --minutes of scrapes it performs page
+ * actions over REST and prints:
+ *  - per action: the Prometheus requests it made (blkheat_fleet_prometheus_requests_total on the
+ *    fleet server's /metrics; the fewest of 3 tries, so that a discovery round running beside it
+ *    is not counted), its time, its answer's size;
+ *  - the fleet server's RSS over the run (max and at the end), and its requests while idle;
+ *  - the ranked table (fleet-ranking.ts, run here against the same Prometheus): its requests,
+ *    its time, the slow host first or not; how many rows link to their own host;
+ *  - Prometheus' CPU (% of one core) and RSS over the run, from /proc/<pid>.
+ * Prints figures, asserts nothing about time. Loads no BPF.
+ */
+import { parseArgs } from 'node:util';
+import type { DiskInfo } from '@blkheat/shared-types';
+import { procCpuSeconds, procStatusKb, startAgentProcess, startFleetPrometheus } from '@blkheat/testkit';
+import { FleetDirectory } from '../apps/agent/src/fleet/fleet-disks.js';
+import { rankFleet, type FleetRanking } from '../apps/agent/src/fleet/fleet-ranking.js';
+import { PrometheusApi } from '../apps/agent/src/fleet/prometheus-api.js';
+import { startSimulatedFleet } from '../apps/agent/src/fleet/simulated-hosts.js';
+
+const { values } = parseArgs({
+  options: {
+    hosts: { type: 'string', default: '1000' },
+    minutes: { type: 'string', default: '10' },
+    scrape: { type: 'string', default: '15' },
+  },
+});
+const HOSTS = Number(values.hosts);
+const MINUTES = Number(values.minutes);
+const SCRAPE_S = Number(values.scrape);
+const MiB = 1024 * 1024;
+
+const cleanups: (() => void | Promise<void>)[] = [];
+const ctx = { after: (fn: () => void | Promise<void>) => void cleanups.push(fn) };
+async function cleanup(): Promise<void> {
+  for (const c of cleanups.reverse()) {
+    try {
+      await c();
+    } catch {
+      // best effort: everything else still gets stopped
+    }
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const log = (line: string): void => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+
+/** Max and last of a process' VmRSS and its CPU seconds, sampled every second. */
+function watch(pid: number): { maxRss: number; lastRss: number; cpu0: number; t0: number; stop(): void } {
+  const w = { maxRss: 0, lastRss: 0, cpu0: procCpuSeconds(pid), t0: Date.now(), stop: () => clearInterval(timer) };
+  const sample = (): void => {
+    try {
+      w.lastRss = procStatusKb(pid, 'VmRSS') * 1024;
+      w.maxRss = Math.max(w.maxRss, w.lastRss);
+    } catch {
+      // the process is gone: keep what was read
+    }
+  };
+  sample();
+  const timer = setInterval(sample, 1000);
+  return w;
+}
+
+async function requestsMade(fleetUrl: string): Promise<number> {
+  const text = await (await fetch(`${fleetUrl}metrics`)).text();
+  const m = /^blkheat_fleet_prometheus_requests_total(?:\{[^}]*\})? (\d+)/m.exec(text);
+  if (!m) throw new Error('the fleet server has no blkheat_fleet_prometheus_requests_total');
+  return Number(m[1]);
+}
+
+interface ActionFigures {
+  readonly name: string;
+  readonly requests: number;
+  readonly ms: number[];
+  readonly bytes: number;
+  readonly status: number;
+}
+
+/** Runs a page action 3 times: the fewest Prometheus requests it made, and every time it took. */
+async function action(fleetUrl: string, name: string, path: string): Promise<ActionFigures> {
+  let fewest = Infinity;
+  const ms: number[] = [];
+  let bytes = 0;
+  let status = 0;
+  for (let i = 0; i < 3; i++) {
+    const before = await requestsMade(fleetUrl);
+    const t0 = performance.now();
+    const res = await fetch(`${fleetUrl}${path}`);
+    const body = await res.arrayBuffer();
+    ms.push(performance.now() - t0);
+    fewest = Math.min(fewest, (await requestsMade(fleetUrl)) - before);
+    bytes = body.byteLength;
+    status = res.status;
+    if (!res.ok) log(`${name}: HTTP ${res.status}: ${Buffer.from(body).toString('utf8').slice(0, 300)}`);
+  }
+  return { name, requests: fewest, ms, bytes, status };
+}
+
+/** The ranked table as the fleet server computes it (fleet-ranking.ts), 3 times: requests and times. */
+async function rankingFigures(
+  promUrl: string,
+  from: number,
+  to: number,
+): Promise<{ requests: number; ms: number[]; first: string; firstP99: string; secondP99: string }> {
+  const api = new PrometheusApi(promUrl);
+  const dir = new FleetDirectory();
+  const ms: number[] = [];
+  let requests = 0;
+  let ranking: FleetRanking | undefined;
+  for (let i = 0; i < 3; i++) {
+    const before = api.stats.requests;
+    const t0 = performance.now();
+    ranking = await rankFleet(api, dir, { from, to });
+    ms.push(performance.now() - t0);
+    requests = api.stats.requests - before;
+  }
+  const [a, b] = ranking?.disks ?? [];
+  return {
+    requests,
+    ms,
+    first: a ? `${a.instance}/${a.disk}` : 'none',
+    firstP99: a?.p99.toFixed(4) ?? '-',
+    secondP99: b?.p99.toFixed(4) ?? '-',
+  };
+}
+
+async function main(): Promise<void> {
+  log(`starting ${HOSTS} simulated hosts x 4 disks`);
+  const sim = await startSimulatedFleet({ hosts: HOSTS });
+  ctx.after(() => sim.stop());
+  const prom = await startFleetPrometheus({ targets: sim.targets, t: ctx, scrapeIntervalS: SCRAPE_S });
+  const promWatch = watch(prom.pid);
+  ctx.after(() => promWatch.stop());
+  log(`prometheus ${prom.url} (pid ${prom.pid}) scraping every ${SCRAPE_S} s; slow host ${sim.slowInstance}`);
+  for (;;) {
+    const t = await prom.targetsUp();
+    if (t.total === HOSTS && t.up === HOSTS) break;
+    await sleep(2000);
+  }
+  log('every target up');
+
+  const fleet = await startAgentProcess({ command: 'fleet', args: ['--prometheus', prom.url], readyTimeoutMs: 60_000 });
+  ctx.after(async () => {
+    await fleet.stop('SIGTERM', 20_000);
+  });
+  const fleetWatch = watch(fleet.pid);
+  ctx.after(() => fleetWatch.stop());
+  log(`fleet server ${fleet.url} (pid ${fleet.pid})`);
+
+  let disks: DiskInfo[] = [];
+  const discoverStart = Date.now();
+  while (disks.length < HOSTS * 4) {
+    disks = ((await (await fetch(`${fleet.url}api/v1/disks`)).json()) as { disks: DiskInfo[] }).disks;
+    if (Date.now() - discoverStart > 300_000) throw new Error(`only ${disks.length} disks after 5 min`);
+    await sleep(1000);
+  }
+  log(`fleet server lists ${disks.length} disks after ${((Date.now() - discoverStart) / 1000).toFixed(1)} s`);
+
+  const idleFrom = await requestsMade(fleet.url);
+  const idleStart = Date.now();
+  const runEnd = Date.now() + MINUTES * 60_000;
+  while (Date.now() < runEnd) {
+    await sleep(Math.min(30_000, runEnd - Date.now()));
+    log(`running: fleet RSS ${(fleetWatch.lastRss / MiB).toFixed(0)} MiB, prometheus RSS ${(promWatch.lastRss / MiB).toFixed(0)} MiB`);
+  }
+  const idleRequests = (await requestsMade(fleet.url)) - idleFrom;
+  const idleMinutes = (Date.now() - idleStart) / 60_000;
+
+  const now = Math.floor(Date.now() / 1000);
+  const hour = `from=${now - 3600}&to=${now}`;
+  const slowDisks = disks.filter((d) => d.host === sim.slowInstance).map((d) => `disk=${encodeURIComponent(d.dev)}`);
+  const actions: ActionFigures[] = [];
+  actions.push(await action(fleet.url, 'list disks', 'api/v1/disks'));
+  actions.push(await action(fleet.url, '1 h range naming no disk (the fleet row)', `api/v1/range?${hour}`));
+  actions.push(await action(fleet.url, '30 min range naming no disk (the fleet row)', `api/v1/range?from=${now - 1800}&to=${now}`));
+  actions.push(await action(fleet.url, "1 h range, one host's 4 disks", `api/v1/range?${hour}&${slowDisks.join('&')}`));
+  actions.push(
+    await action(fleet.url, "5 min range, one host's 4 disks", `api/v1/range?from=${now - 300}&to=${now}&${slowDisks.join('&')}`),
+  );
+  const ranking = await rankingFigures(prom.url, now - 3600, now);
+
+  // Links: each host's row must link to its own target, or to none (ambiguous scrape times).
+  disks = ((await (await fetch(`${fleet.url}api/v1/disks`)).json()) as { disks: DiskInfo[] }).disks;
+  const targetOf = new Map(sim.instances.map((inst, i) => [inst, `http://${sim.targets[i]}/`]));
+  const hostRows = disks.filter((d) => targetOf.has(d.host ?? ''));
+  const rightLinks = hostRows.filter((d) => d.link === targetOf.get(d.host ?? '')).length;
+  const noLinks = hostRows.filter((d) => d.link === undefined).length;
+
+  const promCpu = (procCpuSeconds(prom.pid) - promWatch.cpu0) / ((Date.now() - promWatch.t0) / 1000);
+  console.log('');
+  console.log(`fleet-scale: ${HOSTS} hosts x 4 disks, scrape ${SCRAPE_S} s, ${MINUTES} min of scrapes before the actions`);
+  console.log(`  (a 1 h range holds the ${MINUTES} min Prometheus has: it cannot be back-filled with native histograms)`);
+  console.log('  action                                      requests  time (ms, 3 tries)        answer');
+  for (const a of actions) {
+    const times = a.ms.map((m) => m.toFixed(0)).join(' / ');
+    console.log(
+      `  ${a.name.padEnd(44)}${String(a.requests).padStart(8)}  ${times.padEnd(24)}  HTTP ${a.status}, ${(a.bytes / 1024).toFixed(0)} KiB`,
+    );
+  }
+  console.log(
+    `  ranked table (PromQL, in the bench's process): ${ranking.requests} requests, ${ranking.ms.map((m) => m.toFixed(0)).join(' / ')} ms; ` +
+      `first ${ranking.first} (slow host ${sim.slowInstance}), p99 ${ranking.firstP99} s, next p99 ${ranking.secondP99} s`,
+  );
+  console.log(
+    `  links: ${rightLinks} of ${hostRows.length} rows link to their own host, ${noLinks} have none, ${hostRows.length - rightLinks - noLinks} a wrong one`,
+  );
+  console.log(`  idle (discovery): ${(idleRequests / idleMinutes).toFixed(1)} requests a minute`);
+  console.log(
+    `  fleet server RSS: max ${(fleetWatch.maxRss / MiB).toFixed(0)} MiB, at the end ${(fleetWatch.lastRss / MiB).toFixed(0)} MiB`,
+  );
+  console.log(
+    `  prometheus: CPU ${(promCpu * 100).toFixed(1)} % of one core over ${((Date.now() - promWatch.t0) / 60_000).toFixed(1)} min, ` +
+      `RSS max ${(promWatch.maxRss / MiB).toFixed(0)} MiB, at the end ${(promWatch.lastRss / MiB).toFixed(0)} MiB`,
+  );
+  console.log(`  simulated hosts answered ${sim.scrapes} scrapes`);
+}
+
+main()
+  .catch((e: unknown) => {
+    console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
+    process.exitCode = 1;
+  })
+  .finally(() => cleanup());

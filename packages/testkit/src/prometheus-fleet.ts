@@ -1,0 +1,70 @@
+/**
+ * A real Prometheus (Debian's) for fleet-scale runs: many targets, at a scrape interval as
+ * fleets run it (15 s by default), native histograms on, honor_labels (each simulated host keeps
+ * its own `instance`). Unlike startPrometheus (1 s, a handful of agents), it says its pid, so a
+ * bench can read its CPU time and RSS from /proc, and its targets' scrapes are spread over the
+ * interval as Prometheus spreads them for a real fleet. Stopped and removed after the run.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CleanupContext } from './loop.js';
+import { spawnPrometheus } from './prometheus.js';
+
+export interface FleetPrometheus {
+  readonly url: string;
+  readonly pid: number;
+  readonly scrapeIntervalS: number;
+  /** Targets whose last scrape succeeded, and how many there are. */
+  targetsUp(): Promise<{ up: number; total: number }>;
+  stop(): Promise<void>;
+}
+
+export interface FleetPrometheusOptions {
+  /** host:port of every target. */
+  readonly targets: readonly string[];
+  readonly t: CleanupContext;
+  /** Seconds between two scrapes of a target (default 15). */
+  readonly scrapeIntervalS?: number;
+  /** Rule files to load (the shipped deploy/prometheus ones: the fleet row reads a recording rule). */
+  readonly ruleFiles?: readonly string[];
+}
+
+export async function startFleetPrometheus(options: FleetPrometheusOptions): Promise<FleetPrometheus> {
+  const interval = options.scrapeIntervalS ?? 15;
+  const dir = mkdtempSync(join(tmpdir(), 'blkheat-prometheus-fleet-'));
+  const config = join(dir, 'prometheus.yml');
+  writeFileSync(
+    config,
+    [
+      'global:',
+      `  scrape_interval: ${interval}s`,
+      `  evaluation_interval: ${interval}s`,
+      ...(options.ruleFiles?.length ? ['rule_files:', ...options.ruleFiles.map((f) => `  - '${f}'`)] : []),
+      'scrape_configs:',
+      '  - job_name: blkheat',
+      '    honor_labels: true',
+      `    scrape_interval: ${interval}s`,
+      // A loaded machine answers a thousand targets late; a timeout short of the interval is Prometheus' rule.
+      `    scrape_timeout: ${Math.max(1, Math.floor(interval * 0.9))}s`,
+      '    static_configs:',
+      '      - targets:',
+      ...options.targets.map((t) => `          - '${t}'`),
+      '',
+    ].join('\n'),
+  );
+  const { url, pid, stop } = await spawnPrometheus(config, dir, options.t, { readyMs: 60_000, stopMs: 20_000 });
+  return {
+    url,
+    pid,
+    scrapeIntervalS: interval,
+    async targetsUp() {
+      const body = (await (await fetch(`${url}/api/v1/targets?state=active`)).json()) as {
+        data: { activeTargets: { health: string }[] };
+      };
+      const list = body.data.activeTargets;
+      return { up: list.filter((t) => t.health === 'up').length, total: list.length };
+    },
+    stop,
+  };
+}
