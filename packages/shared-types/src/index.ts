@@ -14,3 +14,4 @@ export * from './phase-acc.js';
 export * from './frame-merge.js';
 export * from './format.js';
 export * from './testhook.js';
+export * from './seeded-random.js';

@@ -4,17 +4,7 @@
  */
 import { bucketCount } from '@blkheat/shared-types';
 
-/** mulberry32: a tiny seeded PRNG returning numbers in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from '@blkheat/shared-types';
 
 /** A sparse histogram with each bucket present with probability `density`, counts 1..maxCount. */
 export function randomSparseHist(random: () => number, density: number, maxCount: number): number[] {

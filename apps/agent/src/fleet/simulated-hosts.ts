@@ -17,7 +17,15 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bucketOfNs, BUCKET_SCHEMA, type BucketSchema, type ClassSeries, type DiskInfo, type Frame } from '@blkheat/shared-types';
+import {
+  bucketOfNs,
+  BUCKET_SCHEMA,
+  type BucketSchema,
+  type ClassSeries,
+  type DiskInfo,
+  type Frame,
+  seededRandom,
+} from '@blkheat/shared-types';
 import { HistoryStore } from '../history/store.js';
 import { SampleSource } from '../history/sample-source.js';
 import { SampleStore } from '../history/samples.js';
@@ -59,18 +67,6 @@ interface HostShape {
   readonly base: number;
   readonly queueBase: number;
   readonly slow: boolean;
-}
-
-/** A seeded generator in [0, 1) (mulberry32): runs reproduce. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** `n` I/Os spread over base, base + 1, … (most in the first few), plus a rare tail 8 buckets up. */
@@ -151,7 +147,7 @@ export async function startSimulatedFleet(options: SimulatedFleetOptions): Promi
     for (let h = 0; h < options.hosts; h++) {
       const instance = `sim-${String(h).padStart(width, '0')}`;
       const slow = h === slowIndex;
-      const random = seeded((options.seed ?? 1) * 100_003 + h);
+      const random = seededRandom((options.seed ?? 1) * 100_003 + h);
       // Hosts differ a little (a bucket or two), the slow one by SLOW_FACTOR.
       const base = bucketOfNs(BASE_NS * (slow ? SLOW_FACTOR : 1), schema) + Math.floor(random() * 2);
       const shape: HostShape = { base, queueBase: bucketOfNs(20_000, schema), slow };
