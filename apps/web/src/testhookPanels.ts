@@ -21,6 +21,14 @@ import { diskViews } from './views/useDiskDrawing.js';
 /** A panel's canvas by its test id (null: not on the page). */
 const panelCanvas = (testId: string): HTMLCanvasElement | null => document.querySelector<HTMLCanvasElement>(`[data-testid="${testId}"]`);
 
+/** The offset scatter's latency legend ends as shown (null: no latency legend on the page). */
+function legendEnds(): { lo: string; hi: string } | null {
+  const text = (end: string): string | null | undefined => document.querySelector(`[data-testid="offset-legend-${end}"]`)?.textContent;
+  const lo = text('lo');
+  const hi = text('hi');
+  return typeof lo === 'string' && typeof hi === 'string' ? { lo, hi } : null;
+}
+
 /** Scrolls a panel's canvas to the middle of the viewport (the accessors that answer client points do). */
 function scrollToPanel(testId: string): void {
   panelCanvas(testId)?.scrollIntoView({ block: 'center', inline: 'nearest' });
@@ -75,6 +83,7 @@ export function panelReads(): Pick<
         pick: offset?.pick ?? 'spread',
         ...(offset?.matched !== undefined ? { matched: offset.matched } : {}),
         samples: [...rows],
+        legend: legendEnds(),
       };
     },
     offsetPixelAt(x, y) {

@@ -140,6 +140,12 @@ export interface BlkheatHook {
         /** How many matched in all, when the answer said. */
         readonly matched?: number;
         readonly samples: readonly IoSample[];
+        /**
+         * The latency legend's ends as the page shows them at the same moment (null: coloured by
+         * class). Read in the same call, so a live test can tell whether the legend and the
+         * drawing are of the same load (React commits the legend a frame before the drawing).
+         */
+        readonly legend: { readonly lo: string; readonly hi: string } | null;
       }
     | undefined;
   /** RGBA drawn at a client point of the offset scatter, or undefined outside it. */
