@@ -206,13 +206,15 @@ struct bh_rq_slot {
  * was submitted and whether it has a request yet. Written at block_bio_queue on the submitting CPU,
  * marked at block_getrq (the same task, no clock read: the request's start_time_ns says when) and
  * read at the request's completion; the in-flight scan finds the bios still waiting for a request
- * here. Two slots share a cache line. */
+ * here. One slot per cache line (like bh_rq_slot): two slots to a line made the completing CPU's
+ * read of one wait for the submitting CPU's writes to its neighbour. */
 struct bh_bio_slot {
 	__u64 key;        /* struct bio (ptr_id); 0 = free */
 	__u64 submit_ns;  /* our clock at block_bio_queue (a split-off bio: its parent's) */
 	__u64 request;    /* enum bh_bio_state; 0 = waiting for a request */
 	__u32 dev;        /* the bio's bi_bdev->bd_dev (its partition, like a request's) */
 	__u32 flags;      /* enum bh_bio_flags */
+	__u64 pad[4];
 };
 enum bh_bio_flags {
 	BH_BIO_FROZEN = 1 << 0,  /* its queue was frozen when it was submitted: bio_queue_enter waits */

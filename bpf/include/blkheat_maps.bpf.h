@@ -56,6 +56,13 @@ struct {
 	__type(value, struct bh_bio_start);
 } bio_start SEC(".maps");
 
+/* BH_SLOT_ALIGNED: the slot arrays below are written on one CPU and read on another (issue and
+ * completion, submission and completion), so each slot is one 64-byte cache line of its own.
+ * A plain array's values start right after struct bpf_array (312 bytes into it on 6.18, so
+ * 56 bytes into a line): every 64-byte slot would straddle two lines, one of them shared with
+ * its neighbour. BPF_F_MMAPABLE makes the kernel start the values on a page boundary
+ * (array_map_alloc); nothing maps them. */
+
 /* Per-request state lives in a direct-mapped array indexed by a hash of the request pointer:
  * our issue stamp and the issuing task, written at block_rq_issue. Requests come from each
  * queue's fixed pool and are reused, so the slots in use are few and hot. An array write is a
@@ -66,6 +73,8 @@ struct {
 #define BH_RQ_BITS 16
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	/* Page-aligned values (BH_SLOT_ALIGNED), so that a 64-byte slot is one cache line. */
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1 << BH_RQ_BITS);
 	__type(key, __u32);
 	__type(value, struct bh_rq_slot);
@@ -78,6 +87,7 @@ struct {
 #define BH_BIO_BITS 16
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE); /* one slot per cache line, as rq_slots */
 	__uint(max_entries, 1 << BH_BIO_BITS);
 	__type(key, __u32);
 	__type(value, struct bh_bio_slot);
