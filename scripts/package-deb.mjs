@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Builds blkheat_<version>_<arch>.deb from a built checkout (./bootstrap package builds first):
 // the compiled agent and its run-time Node modules, the dashboard bundle, the addon, the CO-RE
-// BPF objects, /usr/bin/blkheat, the systemd units and their settings, the docs and Prometheus
-// files. The target needs no compiler, headers or npm: only the runtime packages in Depends.
+// BPF objects, /usr/bin/blkheat, the systemd units, examples of their settings, the docs and
+// Prometheus files; nothing under /etc. The target needs no compiler, headers or npm: only the
+// runtime packages in Depends.
 // Layout and formats: docs/package.md.
 //   node scripts/package-deb.mjs [--out DIR]     (default DIR: build/); prints the .deb's path last
 import { spawnSync } from 'node:child_process';
@@ -34,7 +35,12 @@ const DOC = 'usr/share/doc/blkheat';
 const BPF_OBJECT = /^blkheat(_s\d+)?\.bpf\.o$/;
 /** Where the build machine has metrics.proto (golang-github-prometheus-client-model-dev, a build package). */
 const METRICS_PROTO = '/usr/share/gocode/src/github.com/prometheus/client_model/io/prometheus/client/metrics.proto';
-const CONFFILES = ['etc/default/blkheat', 'etc/default/blkheat-fleet'];
+/**
+ * The units' settings, shipped as examples, not as /etc/default files: a conffile stays after
+ * dpkg -r, and the package leaves nothing but its history (docs/package.md). The units run
+ * without them; an admin copies one to /etc/default/ to change a setting, and owns that copy.
+ */
+const SETTINGS_EXAMPLES = ['blkheat', 'blkheat-fleet'];
 
 function fail(message) {
   console.error(`package: ${message}`);
@@ -118,7 +124,7 @@ function stageFiles(stage) {
   install(stage, pkg('blkheat-service.sh'), `${LIB}/blkheat-service`, 0o755);
   for (const unit of ['blkheat.service', 'blkheat-fleet.service'])
     install(stage, pkg(`systemd/${unit}`), `usr/lib/systemd/system/${unit}`, 0o644);
-  for (const conf of CONFFILES) install(stage, pkg(conf.replace('etc/', '')), conf, 0o644);
+  for (const name of SETTINGS_EXAMPLES) install(stage, pkg(`default/${name}`), `${DOC}/examples/default/${name}`, 0o644);
   install(stage, join(root, 'README.md'), `${DOC}/README.md`, 0o644);
   for (const doc of readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')))
     install(stage, join(root, 'docs', doc), `${DOC}/docs/${doc}`, 0o644);
@@ -250,9 +256,8 @@ function main() {
       );
     writeFileSync(join(debian, 'md5sums'), md5.join('\n') + '\n');
     writeFileSync(join(debian, 'control'), control(stage, version, arch));
-    writeFileSync(join(debian, 'conffiles'), CONFFILES.map((f) => `/${f}`).join('\n') + '\n');
     for (const script of ['postinst', 'prerm', 'postrm']) install(stage, join(root, 'packaging/debian', script), `DEBIAN/${script}`, 0o755);
-    for (const f of ['md5sums', 'control', 'conffiles']) chmodSync(join(debian, f), 0o644);
+    for (const f of ['md5sums', 'control']) chmodSync(join(debian, f), 0o644);
 
     mkdirSync(outDir, { recursive: true });
     const deb = join(outDir, `blkheat_${version}_${arch}.deb`);

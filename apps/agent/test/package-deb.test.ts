@@ -1,25 +1,26 @@
 // Over 400 lines: one Debian root, made once (debootstrap, half a minute), serves every check of
-// the installed package, in order.
+// the installed package, in order; what is not a check of it is in lib/package-run.ts.
 // The Debian package (docs/package.md): `./bootstrap package` builds blkheat_<version>_<arch>.deb
 // from this checkout; it installs into a fresh Debian root made by debootstrap from Debian's
 // archive, pulling in runtime packages only; the installed tree records real I/O, counts
 // exactly what a source build counts on the same workload, and serves as its unit would run it;
-// removing it keeps only the history and the settings, purging leaves nothing. The root is
-// Debian 13 (trixie): the first release whose own nodejs meets the agent's engines (>= 20.19).
+// it ships nothing under /etc and runs without settings; removing it keeps only the history,
+// purging leaves nothing but the settings the admin made. The root is Debian 13 (trixie): the
+// first release whose own nodejs meets the agent's engines (>= 20.19).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import {
   appendFileSync,
+  copyFileSync,
   existsSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
-  statSync,
-  copyFileSync,
   rmSync,
+  statSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { OP_GROUPS, type OpGroup } from '@blkheat/shared-types';
@@ -27,18 +28,25 @@ import { createLoopDevice, diskstatsDelta, freePort, quietBoundary, runCommand, 
 import { completionWitness } from './lib/collect.js';
 import { bootRoot, debootstrap, mountsUnder, removeRoot, runInRoot, spawnInRoot } from './lib/debroot.js';
 import {
+  addedSince,
+  aptInstalled,
   BUILD_TOOL,
-  children,
+  debContents,
+  debField,
   EXPECTED,
+  listRoot,
   lstatOrNull,
+  SETTINGS,
   UNWANTED,
   startAsUnit,
   status,
   sumWindow,
   total,
   track,
+  unitCommand,
   waitUntil,
   healthz,
+  killChildren,
   mountOptions,
   type RecordLine,
 } from './lib/package-run.js';
@@ -50,6 +58,8 @@ let work = '';
 let deb = '';
 let sysroot = '';
 let contents: { mode: string; path: string }[] = [];
+/** Every path of the root just before blkheat is installed (its dependencies already are). */
+let beforeInstall = new Set<string>();
 
 before(async () => {
   work = mkdtempSync('/var/tmp/blkheat-package-');
@@ -59,8 +69,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  await sleep(200);
+  await killChildren();
   if (work) removeRoot(work);
 });
 
@@ -68,7 +77,7 @@ test('./bootstrap package builds the .deb: what it holds, and only runtime packa
   assert.match(deb, /\/blkheat_[^/_]+_[a-z0-9]+\.deb$/, `bootstrap package printed no .deb path last: ${deb}`);
   const version = (JSON.parse(readFileSync(join(checkout, 'apps/agent/package.json'), 'utf8')) as { version: string }).version;
   const arch = (await runCommand('dpkg', ['--print-architecture'])).stdout.trim();
-  const field = async (name: string): Promise<string> => (await runCommand('dpkg-deb', ['--field', deb, name])).stdout.trim();
+  const field = (name: string): Promise<string> => debField(deb, name);
   assert.equal(await field('Package'), 'blkheat');
   assert.equal(await field('Version'), version);
   assert.equal(await field('Architecture'), arch);
@@ -85,16 +94,17 @@ test('./bootstrap package builds the .deb: what it holds, and only runtime packa
     'no build tool among the dependencies',
   );
   const info = (await runCommand('dpkg-deb', ['--info', deb])).stdout;
-  for (const script of ['postinst', 'prerm', 'postrm', 'conffiles', 'md5sums']) assert.match(info, new RegExp(`\\b${script}\\b`));
+  for (const script of ['postinst', 'prerm', 'postrm', 'md5sums']) assert.match(info, new RegExp(`\\b${script}\\b`));
+  // No conffiles: nothing of the package's may stay after dpkg -r but the history.
+  assert.doesNotMatch(info, /\bconffiles\b/, 'the package has conffiles');
 
-  contents = (await runCommand('dpkg-deb', ['--contents', deb])).stdout
-    .trim()
-    .split('\n')
-    .map((line) => {
-      const f = line.split(/\s+/);
-      return { mode: f[0] as string, path: f[5] as string };
-    });
+  contents = await debContents(deb);
   const paths = new Set(contents.map((c) => c.path));
+  assert.deepEqual(
+    [...paths].filter((p) => /^\.\/etc(\/|$)/.test(p)),
+    [],
+    'nothing under ./etc/ in the package',
+  );
   assert.deepEqual(
     EXPECTED.filter((p) => !paths.has(p)),
     [],
@@ -120,23 +130,28 @@ test('installs into a fresh Debian root from the archive, pulling in runtime pac
   // systemd is there for systemd-analyze verify, as on any host the unit is for; nothing runs it.
   await debootstrap(sysroot, SUITE, MIRROR, ['systemd']);
   const bootstrapped = Date.now();
+  // The .deb's Depends first, as apt resolves them for it, so that `beforeInstall` is the root
+  // just before blkheat itself is installed; then the .deb, which must pull in nothing more.
+  const depends = await debField(deb, 'Depends');
+  const deps = await runInRoot(sysroot, ['apt-get', 'satisfy', '-y', depends], { timeoutMs: 300_000 });
+  beforeInstall = await listRoot(sysroot);
   copyFileSync(deb, join(sysroot, 'tmp/blkheat.deb'));
   const apt = await runInRoot(sysroot, ['apt-get', 'install', '-y', '/tmp/blkheat.deb'], { timeoutMs: 300_000 });
   rmSync(join(sysroot, 'tmp/blkheat.deb'));
-  const listed = /The following NEW packages will be installed:\n((?:\s+.*\n)+)/.exec(apt.stdout)?.[1] ?? '';
-  const pulled = listed.split(/\s+/).filter((p) => p !== '');
-  assert.ok(pulled.includes('blkheat') && pulled.includes('nodejs'), `apt installed: ${pulled.join(' ')}\n${apt.stdout}`);
+  assert.deepEqual(aptInstalled(apt.stdout), ['blkheat'], apt.stdout);
+  const pulled = [...aptInstalled(deps.stdout), ...aptInstalled(apt.stdout)];
+  assert.ok(pulled.includes('blkheat') && pulled.includes('nodejs'), `apt installed: ${pulled.join(' ')}\n${deps.stdout}`);
   assert.deepEqual(
     pulled.filter((p) => BUILD_TOOL.test(p)),
     [],
     'installing the package pulled in build tools',
   );
   t.diagnostic(
-    `debootstrap ${SUITE}: ${((bootstrapped - started) / 1000).toFixed(0)} s; apt-get install: ${((Date.now() - bootstrapped) / 1000).toFixed(0)} s, ${pulled.length} packages: ${pulled.join(' ')}`,
+    `debootstrap ${SUITE}: ${((bootstrapped - started) / 1000).toFixed(0)} s; apt-get satisfy, install: ${((Date.now() - bootstrapped) / 1000).toFixed(0)} s, ${pulled.length} packages: ${pulled.join(' ')}`,
   );
 
   const version = (await runInRoot(sysroot, ['/usr/bin/blkheat', '--version'])).stdout.trim();
-  assert.equal(version, (await runCommand('dpkg-deb', ['--field', deb, 'Version'])).stdout.trim());
+  assert.equal(version, await debField(deb, 'Version'));
   const node = (await runInRoot(sysroot, ['node', '--version'])).stdout.trim();
   t.diagnostic(`installed blkheat ${version} on ${SUITE}'s Node.js ${node}`);
   for (const command of ['record', 'serve', 'fleet']) {
@@ -146,6 +161,37 @@ test('installs into a fresh Debian root from the archive, pulling in runtime pac
   const data = lstatSync(join(sysroot, 'var/lib/blkheat'));
   assert.ok(data.isDirectory() && data.uid === 0 && (data.mode & 0o777) === 0o700, 'postinst made /var/lib/blkheat, root 0700');
   assert.deepEqual(readdirSync(join(sysroot, 'var/lib/blkheat')), []);
+  assert.equal((await runInRoot(sysroot, ['dpkg-query', '-W', '-f=${Conffiles}', 'blkheat'])).stdout, '', 'dpkg lists conffiles');
+});
+
+test("with no /etc/default file the units run with blkheat-service's defaults; the examples set nothing", async (t) => {
+  const wrapper = readFileSync(join(sysroot, 'usr/lib/blkheat/blkheat-service'), 'utf8');
+  const read = new Set([...wrapper.matchAll(/\$\{(BLKHEAT_[A-Z_]+)/g)].map((m) => m[1] as string));
+  read.delete('BLKHEAT_BIN');
+  for (const s of SETTINGS) {
+    const unit = readFileSync(join(sysroot, 'usr/lib/systemd/system', s.unit), 'utf8');
+    // The file is optional ("-"), and the unit sets no Environment= of its own: blkheat-service holds the defaults.
+    assert.match(unit, new RegExp(`^EnvironmentFile=-/${s.admin}$`, 'm'));
+    assert.doesNotMatch(unit, /^Environment=/m);
+    assert.equal(lstatOrNull(join(sysroot, s.admin)), false, `/${s.admin} after install`);
+    const example = readFileSync(join(sysroot, s.example), 'utf8');
+    assert.doesNotMatch(example, /^\s*[A-Za-z_]\w*=/m, `${s.example} sets something`);
+    const fleet = s.unit === 'blkheat-fleet.service';
+    const settings = [...read].filter((v) => v.startsWith('BLKHEAT_FLEET_') === fleet);
+    assert.deepEqual(
+      settings.filter((v) => !new RegExp(`^#${v}=`, 'm').test(example)),
+      [],
+      `settings blkheat-service reads that ${s.example} does not show`,
+    );
+  }
+  // History where the unit may write (ReadWritePaths=/var/lib/blkheat); fleet requires a Prometheus.
+  const serve = await unitCommand(sysroot, 'blkheat.service');
+  const fleet = await unitCommand(sysroot, 'blkheat-fleet.service');
+  assert.equal(serve, 'serve --data-dir /var/lib/blkheat');
+  assert.equal(fleet, 'fleet --prometheus http://127.0.0.1:9090');
+  const set = { BLKHEAT_DATA_DIR: '/srv/h', BLKHEAT_PORT: '7' };
+  assert.equal(await unitCommand(sysroot, 'blkheat.service', set), 'serve --port 7 --data-dir /srv/h');
+  t.diagnostic(`no /etc/default file: ${serve}; ${fleet}`);
 });
 
 test('systemd-analyze verify accepts both units; the Prometheus config and rules pass promtool', async (t) => {
@@ -337,7 +383,9 @@ test(
 test('under systemd (systemd-nspawn boots the root) both units start hardened, and dpkg -r stops them', { timeout: 240_000 }, async (t) => {
   const port = String(await freePort());
   const fleetPort = String(await freePort());
-  // As an admin would: settings in /etc/default, then enable (the package starts nothing itself).
+  // As an admin would: the examples copied to /etc/default and a setting added to each (the
+  // previous tests ran with no such file), then enable (the package starts nothing itself).
+  for (const s of SETTINGS) copyFileSync(join(sysroot, s.example), join(sysroot, s.admin));
   appendFileSync(join(sysroot, 'etc/default/blkheat'), `BLKHEAT_PORT=${port}\n`);
   appendFileSync(
     join(sysroot, 'etc/default/blkheat-fleet'),
@@ -355,6 +403,10 @@ test('under systemd (systemd-nspawn boots the root) both units start hardened, a
   const serve = procs.find((p) => /blkheat\.js serve\b/.test(p.cmdline));
   const fleet = procs.find((p) => /blkheat\.js fleet\b/.test(p.cmdline));
   assert.ok(serve && fleet, `agent processes: ${procs.map((p) => p.cmdline).join(' | ')}`);
+  // The admin's files are read (the ports; a Prometheus in place of the package's default), and
+  // the history stays where the unit may write.
+  assert.match(serve.cmdline, new RegExp(`blkheat\\.js serve --port ${port} --data-dir /var/lib/blkheat$`));
+  assert.match(fleet.cmdline, new RegExp(`blkheat\\.js fleet --prometheus http://127\\.0\\.0\\.1:9 --port ${fleetPort}$`));
   const s = status(serve.pid);
   assert.deepEqual([s.Uid, s.CapEff, s.CapPrm, s.NoNewPrivs], ['65534\t65534\t65534\t65534', '0000000000000000', '0000000000000000', '1']);
   // ProtectSystem=strict: / read-only for the agent, /var/lib/blkheat (ReadWritePaths) writable.
@@ -387,28 +439,50 @@ test('under systemd (systemd-nspawn boots the root) both units start hardened, a
 });
 
 test(
-  'after dpkg -r only the history and the settings are left; dpkg --purge leaves nothing, enablement included',
+  "after dpkg -r only the history is left of what the package made; dpkg --purge leaves nothing but the admin's settings",
   { timeout: 120_000 },
   async (t) => {
-    const conffiles = ['/etc/default/blkheat', '/etc/default/blkheat-fleet'];
     const shipped = contents.filter((c) => !c.mode.startsWith('d')).map((c) => c.path.slice(1));
     const present = (): string[] => shipped.filter((f) => lstatOrNull(join(sysroot, f)));
+    // The admin's files, with the settings the previous test added, are not the package's (Debian policy).
+    const adminsKept = (after: string): void => {
+      for (const s of SETTINGS)
+        assert.match(readFileSync(join(sysroot, s.admin), 'utf8'), /^BLKHEAT_\w*PORT=/m, `/${s.admin} after ${after}`);
+    };
     // Removed by the previous test, inside the booted system.
-    assert.deepEqual(present(), conffiles, 'after dpkg -r only the conffiles are left of what the package shipped');
+    assert.deepEqual(present(), [], 'after dpkg -r nothing the package shipped is left');
     assert.ok(readdirSync(join(sysroot, 'var/lib/blkheat/history')).length > 0, 'dpkg -r keeps the history');
     assert.equal((await runInRoot(sysroot, ['dpkg-query', '-W', '-f=${db:Status-Abbrev}', 'blkheat'])).stdout.trim(), 'rc');
     assert.ok(!existsSync(join(sysroot, 'usr/lib/blkheat')), '/usr/lib/blkheat removed');
+    const { packages: left, notTheirs } = await addedSince(sysroot, beforeInstall);
+    assert.ok(left.includes('var/lib/blkheat'), `left after dpkg -r: ${left.join(' ')}`);
+    assert.deepEqual(
+      left.filter((p) => !/^var\/lib\/blkheat(\/|$)/.test(p)),
+      [],
+      'after dpkg -r, left of what the package or its scripts made, beside the history',
+    );
+    adminsKept('dpkg -r');
 
     await runInRoot(sysroot, ['dpkg', '--purge', 'blkheat']);
     assert.deepEqual(present(), [], 'after --purge nothing the package shipped is left');
-    const named = (await runCommand('find', [sysroot, '-xdev', '-name', '*blkheat*'])).stdout.trim();
-    assert.equal(named, '', 'nothing named blkheat is left in the root after --purge');
+    const purged = await addedSince(sysroot, beforeInstall);
+    assert.deepEqual(purged.packages, [], 'after --purge, left of what the package or its scripts made');
+    adminsKept('dpkg --purge');
+    const named = (await runCommand('find', [sysroot, '-xdev', '-name', '*blkheat*'])).stdout.split('\n');
+    assert.deepEqual(
+      named.filter((p) => p !== '' && !SETTINGS.some((s) => p === join(sysroot, s.admin))),
+      [],
+      "nothing named blkheat is left in the root after --purge but the admin's settings",
+    );
     const query = await runInRoot(sysroot, ['dpkg-query', '-W', 'blkheat']).then(
       () => 'still known',
       () => 'unknown',
     );
     assert.equal(query, 'unknown', 'dpkg no longer knows the package');
-    t.diagnostic(`removed, then purged: ${shipped.length} files gone; /var/lib/blkheat and /etc/default/blkheat* gone with --purge`);
+    t.diagnostic(
+      `after dpkg -r: ${shipped.length} files gone, ${left.length} paths of the history left; after --purge none, /etc/default/blkheat{,-fleet} (the admin's) kept`,
+    );
+    t.diagnostic(`added since the install and not the package's, after dpkg -r: ${notTheirs}; after --purge: ${purged.notTheirs}`);
     assert.deepEqual(mountsUnder(sysroot), [], 'nothing left mounted in the root');
   },
 );
