@@ -12,17 +12,15 @@
  *    fleet server's /metrics; the fewest of 3 tries, so that a discovery round running beside it
  *    is not counted), its time, its answer's size;
  *  - the fleet server's RSS over the run (max and at the end), and its requests while idle;
- *  - the ranked table (fleet-ranking.ts, run here against the same Prometheus): its requests,
- *    its time, the slow host first or not; how many rows link to their own host;
+ *  - the ranked table (GET /api/v1/fleet/ranking, whole fleet and filtered): its Prometheus
+ *    queries (its answer's own count, and the /metrics count as for every action), its time, the
+ *    slow host first or not; how many rows link to their own host;
  *  - Prometheus' CPU (% of one core) and RSS over the run, from /proc/<pid>.
  * Prints figures, asserts nothing about time. Loads no BPF.
  */
 import { parseArgs } from 'node:util';
-import type { DiskInfo } from '@blkheat/shared-types';
+import type { DiskInfo, FleetRanking } from '@blkheat/shared-types';
 import { procCpuSeconds, procStatusKb, startAgentProcess, startFleetPrometheus } from '@blkheat/testkit';
-import { FleetDirectory } from '../apps/agent/src/fleet/fleet-disks.js';
-import { rankFleet, type FleetRanking } from '../apps/agent/src/fleet/fleet-ranking.js';
-import { PrometheusApi } from '../apps/agent/src/fleet/prometheus-api.js';
 import { startSimulatedFleet } from '../apps/agent/src/fleet/simulated-hosts.js';
 
 const { values } = parseArgs({
@@ -103,31 +101,34 @@ async function action(fleetUrl: string, name: string, path: string): Promise<Act
   return { name, requests: fewest, ms, bytes, status };
 }
 
-/** The ranked table as the fleet server computes it (fleet-ranking.ts), 3 times: requests and times. */
+/**
+ * The ranked table over the fleet server's route (GET /api/v1/fleet/ranking), 3 times: the
+ * Prometheus queries it says it made, its times, and its first rows.
+ */
 async function rankingFigures(
-  promUrl: string,
-  from: number,
-  to: number,
-): Promise<{ requests: number; ms: number[]; first: string; firstP99: string; secondP99: string }> {
-  const api = new PrometheusApi(promUrl);
-  const dir = new FleetDirectory();
+  fleetUrl: string,
+  query: string,
+): Promise<{ queries: number[]; ms: number[]; first: string; firstP99: string; secondP99: string; rows: number }> {
   const ms: number[] = [];
-  let requests = 0;
+  const queries: number[] = [];
   let ranking: FleetRanking | undefined;
   for (let i = 0; i < 3; i++) {
-    const before = api.stats.requests;
     const t0 = performance.now();
-    ranking = await rankFleet(api, dir, { from, to });
+    const res = await fetch(`${fleetUrl}api/v1/fleet/ranking?${query}`);
+    const body = await res.text();
     ms.push(performance.now() - t0);
-    requests = api.stats.requests - before;
+    if (!res.ok) throw new Error(`ranking ?${query}: HTTP ${res.status}: ${body.slice(0, 300)}`);
+    ranking = JSON.parse(body) as FleetRanking;
+    queries.push(ranking.prometheusQueries);
   }
   const [a, b] = ranking?.disks ?? [];
   return {
-    requests,
+    queries,
     ms,
     first: a ? `${a.instance}/${a.disk}` : 'none',
     firstP99: a?.p99.toFixed(4) ?? '-',
     secondP99: b?.p99.toFixed(4) ?? '-',
+    rows: ranking?.disks.length ?? 0,
   };
 }
 
@@ -184,7 +185,15 @@ async function main(): Promise<void> {
   actions.push(
     await action(fleet.url, "5 min range, one host's 4 disks", `api/v1/range?from=${now - 300}&to=${now}&${slowDisks.join('&')}`),
   );
-  const ranking = await rankingFigures(prom.url, now - 3600, now);
+  // The ranked table: through the route (its own count of queries) and as a page action (the
+  // fleet server's /metrics count, fewest of 3), whole fleet and filtered.
+  actions.push(await action(fleet.url, 'ranked table, 1 h, 50 rows', `api/v1/fleet/ranking?${hour}&limit=50`));
+  // The first ten hosts' names but their last digit, as a glob: "sim-0*" of 40 hosts, "sim-000*" of 1,000.
+  const tenHosts = `${(sim.instances[1] ?? '').slice(0, -1)}*`;
+  actions.push(
+    await action(fleet.url, `ranked table, 1 h, instance=${tenHosts}`, `api/v1/fleet/ranking?${hour}&limit=50&instance=${tenHosts}`),
+  );
+  const ranking = await rankingFigures(fleet.url, `${hour}&limit=50`);
 
   // Links: each host's row must link to its own target, or to none (ambiguous scrape times).
   disks = ((await (await fetch(`${fleet.url}api/v1/disks`)).json()) as { disks: DiskInfo[] }).disks;
@@ -205,7 +214,8 @@ async function main(): Promise<void> {
     );
   }
   console.log(
-    `  ranked table (PromQL, in the bench's process): ${ranking.requests} requests, ${ranking.ms.map((m) => m.toFixed(0)).join(' / ')} ms; ` +
+    `  ranked table (GET /api/v1/fleet/ranking, 1 h, 50 rows): ${ranking.queries.join(' / ')} Prometheus queries (its answer's count), ` +
+      `${ranking.ms.map((m) => m.toFixed(0)).join(' / ')} ms; ${ranking.rows} rows, ` +
       `first ${ranking.first} (slow host ${sim.slowInstance}), p99 ${ranking.firstP99} s, next p99 ${ranking.secondP99} s`,
   );
   console.log(

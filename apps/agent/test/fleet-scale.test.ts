@@ -6,26 +6,17 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { bucketOfNs, BUCKET_SCHEMA, type DiskInfo, type Frame } from '@blkheat/shared-types';
-import { prometheusUnavailable, startFleetPrometheus, type FleetPrometheus } from '@blkheat/testkit';
+import { prometheusUnavailable } from '@blkheat/testkit';
 import { FLEET_ROW_ID } from '../src/fleet/fleet-disks.js';
-import { startFleet, type RunningFleet } from '../src/fleet/service.js';
-import { DISKS_PER_HOST, SLOW_FACTOR, startSimulatedFleet, type SimulatedFleet } from '../src/fleet/simulated-hosts.js';
-import { eventually, WEB_ROOT } from './lib/fleet-rig.js';
+import type { RunningFleet } from '../src/fleet/service.js';
+import { DISKS_PER_HOST, SLOW_FACTOR } from '../src/fleet/simulated-hosts.js';
+import { eventually } from './lib/fleet-rig.js';
+import { startSimulatedFleetRig, type SimulatedFleetRig } from './lib/simulated-fleet-rig.js';
 
 const missing = prometheusUnavailable();
 const HOSTS = 40;
 
-async function bigFleet(t: TestContext): Promise<{ sim: SimulatedFleet; prom: FleetPrometheus; fleet: RunningFleet }> {
-  const sim = await startSimulatedFleet({ hosts: HOSTS, seed: 7 });
-  t.after(() => sim.stop());
-  const prom = await startFleetPrometheus({ targets: sim.targets, t, scrapeIntervalS: 1 });
-  const fleet = await startFleet(
-    { prometheus: prom.url, host: '127.0.0.1', port: 0, token: undefined, allowOrigins: [], schema: BUCKET_SCHEMA, webRoot: WEB_ROOT },
-    () => {},
-  );
-  t.after(() => fleet.stop());
-  return { sim, prom, fleet };
-}
+const bigFleet = (t: TestContext): Promise<SimulatedFleetRig> => startSimulatedFleetRig(t, HOSTS);
 
 async function disksOf(fleet: RunningFleet): Promise<DiskInfo[]> {
   return ((await (await fetch(`${fleet.url}api/v1/disks`)).json()) as { disks: DiskInfo[] }).disks;

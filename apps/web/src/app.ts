@@ -5,7 +5,7 @@
  * store's changes go to the data layer, which publishes into the pipeline store; changes of either
  * store invalidate the renderers. Views only read the stores and call actions.
  */
-import type { DiskInfo } from '@blkheat/shared-types';
+import type { DiskInfo, FleetRanking } from '@blkheat/shared-types';
 import { resolvePhase } from './model/phase.js';
 import { decodeUrlState, encodeUrlState } from './model/urlstate.js';
 import { fixedView, liveView } from './model/view.js';
@@ -43,6 +43,7 @@ function applyUrl(): void {
     percentiles: u.percentiles,
     compare: u.compare,
     stuck: u.stuck,
+    rankFilter: u.rankFilter ?? {},
     theme,
   });
   // A link that asked for something this page cannot show says so (and the rest of it works).
@@ -64,6 +65,7 @@ function urlOf(s: UiState): string {
     percentiles: s.percentiles,
     compare: s.compare,
     stuck: s.stuck,
+    rankFilter: s.rankFilter,
   });
 }
 
@@ -134,8 +136,9 @@ export function startApp(): void {
         useUi.setState({ connection: state, connectionDetail: detail });
       },
       onHello(hello) {
-        // The heat maps follow the schema the agent names (scale 2 or 3); a new one rebuilds them.
-        const refusal = data.setLiveSchema(hello.schema);
+        // The heat maps follow the schema the agent names (scale 2 or 3) and its live step (over 1 s
+        // from a fleet server scraped at over 1 s, protocol 6); a new one rebuilds them.
+        const refusal = data.setLiveSchema(hello.schema, hello.step);
         if (refusal !== undefined) {
           notify('error', `The agent's bucket schema ${JSON.stringify(hello.schema)} cannot be drawn (${refusal}); its data is not shown.`);
         }
@@ -183,6 +186,7 @@ export function startApp(): void {
     client,
     notify,
     onUnknownDisk: diskListFetcher((disks) => data.setAgentDisks(disks)),
+    fetchRanking: async (params, signal) => (await apiFetch('api/v1/fleet/ranking', { ...params }, signal)).json() as Promise<FleetRanking>,
   });
   bindActions(data, client);
   client.start();
@@ -193,12 +197,15 @@ export function startApp(): void {
     if (changed('view', 'kind', 'classes', 'cgroup', 'diskChoice', 'plotWidth', 'dpr', 'compare')) data.refresh();
     if (changed('colour')) data.recolour();
     if (changed('view', 'percentiles', 'theme', 'norm', 'dpr', 'stuck')) scheduler.invalidateMatching();
-    if (changed('view', 'diskChoice', 'classes', 'cgroup', 'kindChoice', 'colour', 'norm', 'percentiles', 'compare', 'stuck')) syncUrl(s);
+    if (changed('agent', 'rankFilter', 'view')) data.refreshRanking();
+    if (changed('view', 'diskChoice', 'classes', 'cgroup', 'kindChoice', 'colour', 'norm', 'percentiles', 'compare', 'stuck', 'rankFilter'))
+      syncUrl(s);
   });
   // What the data layer derived → the renderers.
   useData.subscribe((s, prev) => {
     const changed = (...keys: (keyof DataState)[]): boolean => keys.some((k) => s[k] !== prev[k]);
     if (changed('dataVersion', 'visible', 'lastFrame')) scheduler.invalidateMatching();
+    if (changed('visible', 'mode')) data.refreshRanking();
     // A comparison following the view is summed in the new window's columns; a new disk joins it.
     if (changed('window', 'shownDevs')) data.refreshCompare();
     if (changed('compare')) scheduler.invalidateMatching('compare:');

@@ -52,9 +52,16 @@ function cellInViewport(dev: string, ts: number, bucket: number): { x: number; y
 
 export function heatmapReads(): Pick<
   BlkheatHook,
-  'cellAt' | 'cellCenter' | 'hottestCell' | 'scale' | 'unrecorded' | 'pixelAt' | 'overlayPixelAt'
+  'cellAt' | 'cellCenter' | 'column' | 'hottestCell' | 'scale' | 'unrecorded' | 'pixelAt' | 'overlayPixelAt'
 > {
   return {
+    column(dev, ts) {
+      const m = useData.getState().window?.matrices.get(dev);
+      if (!m) return undefined;
+      const col = m.columnOf(ts);
+      if (col < m.start || col >= m.end) return undefined;
+      return { from: col * m.step, step: m.step, counts: Array.from(m.column(col)) };
+    },
     cellAt(x, y) {
       for (const dev of useData.getState().shownDevs) {
         const hit = heatOf(dev)?.g.hit(x, y);

@@ -15,3 +15,4 @@ export * from './frame-merge.js';
 export * from './format.js';
 export * from './testhook.js';
 export * from './seeded-random.js';
+export * from './fleet-ranking.js';

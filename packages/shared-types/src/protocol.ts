@@ -6,13 +6,15 @@
  * `w`, `t`, `wu`; DiskFrame `causes`; InflightState `waiting`, `oldest_wait_ns`, `frozen`;
  * IoSample `w_ns`; samples `kind` 'submit' and 'total'). Version 5: samples kept on disk with the
  * history; the samples answer says which are kept (`kept`); DiskFrame `tags_full` (every tag in use
- * while bios waited).
+ * while bios waited). Version 6: `step` of the hello (and of live and backfill frames) may be over
+ * 1: a fleet server whose hosts are scraped at over 1 s streams columns of the coarsest scrape
+ * interval, and closes its streams with `CLOSE_CODES.restart` when that step changes.
  */
 import type { BucketSchema } from './buckets.js';
 import type { DiskInfo, Frame, IoSample, LatencyKind } from './frame-model.js';
 import type { SamplePick } from './sample-spread.js';
 
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;
 
 /** Largest client message the agent accepts, in bytes. */
 export const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024;
@@ -45,7 +47,10 @@ export interface HelloMessage {
    * (agent --schema 3). The dashboard draws either (schemaProblem says what it cannot draw).
    */
   readonly schema: BucketSchema;
-  /** Live step in seconds (1). */
+  /**
+   * Step of live and backfill frames in seconds: 1 from an agent; from protocol 6, a fleet server
+   * whose hosts are scraped at over 1 s says the coarsest scrape interval (docs/fleet.md).
+   */
   readonly step: number;
   readonly disks: readonly DiskInfo[];
   /** Agent clock, unix seconds; the newest complete frame is at most `now - step`. */
@@ -239,4 +244,6 @@ export const CLOSE_CODES = Object.freeze({
   shuttingDown: 1001,
   policyViolation: 1008,
   tooBig: 1009,
+  /** Added in 6: a fleet server's live step changed; reconnect for a hello that names the new one. */
+  restart: 1012,
 });

@@ -166,6 +166,11 @@ export interface BlkheatHook {
    * did not record them), as opposed to recorded seconds without I/O.
    */
   unrecorded(dev: string, from: number, to: number): number[];
+  /**
+   * The counts of the heat map column holding `ts` on a disk, every bucket (dense, whatever the
+   * latency window shows), and its step; undefined when the window does not hold that column.
+   */
+  column(dev: string, ts: number): { readonly from: number; readonly step: number; readonly counts: number[] } | undefined;
   /** The busiest cell of a disk's heat map inside the view (and optional bucket range). */
   hottestCell(dev: string, minBucket?: number, maxBucket?: number): HookCell | undefined;
   /**

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   BUCKET_SCHEMA,
+  CLOSE_CODES,
   type ClassSeries,
   type DiskFrame,
   frameSchema,
@@ -53,8 +54,9 @@ const v4: Snapshot = snapshotOf(T0, disk, [
   { ...sample, ts_us: sample.ts_us + 2, w_ns: undefined },
 ]);
 
-test('versions: protocol 5 (samples kept on disk, cgroup and size filters, tags_full), snapshot 5 (tags_full), and every earlier snapshot version still read', () => {
-  assert.equal(PROTOCOL_VERSION, 5);
+test('versions: protocol 6 (a fleet server’s live step over 1 s, close code restart), snapshot 5 (tags_full), and every earlier snapshot version still read', () => {
+  assert.equal(PROTOCOL_VERSION, 6);
+  assert.equal(CLOSE_CODES.restart, 1012);
   assert.equal(SNAPSHOT_VERSION, 5);
   assert.deepEqual(SNAPSHOT_VERSIONS_READ, [1, 2, 3, 4, 5]);
 });

@@ -20,3 +20,4 @@ export * from './browser.js';
 export * from './hook.js';
 export * from './paint-states.js';
 export * from './prometheus-fleet.js';
+export * from './fleet-live-expect.js';

@@ -28,6 +28,22 @@ export interface FleetPrometheusOptions {
   readonly scrapeIntervalS?: number;
   /** Rule files to load (the shipped deploy/prometheus ones: the fleet row reads a recording rule). */
   readonly ruleFiles?: readonly string[];
+  /** More targets, each group its own job at its own scrape interval (hosts scraped at different intervals). */
+  readonly moreJobs?: readonly { readonly targets: readonly string[]; readonly scrapeIntervalS: number }[];
+}
+
+/** One job of blkheat targets, as fleets configure it (docs/fleet.md). */
+function jobLines(name: string, targets: readonly string[], interval: number): string[] {
+  return [
+    `  - job_name: ${name}`,
+    '    honor_labels: true',
+    `    scrape_interval: ${interval}s`,
+    // A loaded machine answers a thousand targets late; a timeout short of the interval is Prometheus' rule.
+    `    scrape_timeout: ${Math.max(1, Math.floor(interval * 0.9))}s`,
+    '    static_configs:',
+    '      - targets:',
+    ...targets.map((t) => `          - '${t}'`),
+  ];
 }
 
 export async function startFleetPrometheus(options: FleetPrometheusOptions): Promise<FleetPrometheus> {
@@ -42,14 +58,8 @@ export async function startFleetPrometheus(options: FleetPrometheusOptions): Pro
       `  evaluation_interval: ${interval}s`,
       ...(options.ruleFiles?.length ? ['rule_files:', ...options.ruleFiles.map((f) => `  - '${f}'`)] : []),
       'scrape_configs:',
-      '  - job_name: blkheat',
-      '    honor_labels: true',
-      `    scrape_interval: ${interval}s`,
-      // A loaded machine answers a thousand targets late; a timeout short of the interval is Prometheus' rule.
-      `    scrape_timeout: ${Math.max(1, Math.floor(interval * 0.9))}s`,
-      '    static_configs:',
-      '      - targets:',
-      ...options.targets.map((t) => `          - '${t}'`),
+      ...jobLines('blkheat', options.targets, interval),
+      ...(options.moreJobs ?? []).flatMap((j, i) => jobLines(`blkheat-${i + 2}`, j.targets, j.scrapeIntervalS)),
       '',
     ].join('\n'),
   );

@@ -33,6 +33,7 @@ import { DEVICE_LATENCY_METRIC, QUEUE_LATENCY_METRIC, WINDOW_END_METRIC } from '
 import { FLEET_ROW_ID, type FleetDirectory } from './fleet-disks.js';
 import { countsBetween, denseCounts, roundedCounts } from './native-buckets.js';
 import type { PrometheusApi, PromSeries } from './prometheus-api.js';
+import { matcher, re2Literal } from './promql.js';
 
 /** A host whose newest scrape is this much older than the newest host's is left behind by the live edge (s). */
 const STALE_HOST_S = 10;
@@ -322,13 +323,7 @@ export function hostMatcher(dir: FleetDirectory, filter: FrameFilter): string {
   return instanceMatcher(instances);
 }
 
-/** A label matcher for exactly these instances (any names: escaped for RE2 and for PromQL). */
+/** A label matcher for exactly these instances (any names: escaped for RE2, then quoted for PromQL: promql.ts). */
 export function instanceMatcher(instances: readonly string[]): string {
-  // RE2 needs its metacharacters escaped, and the PromQL string its backslashes and quotes.
-  const literal = (s: string): string =>
-    s
-      .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-      .replace(/\\/g, '\\\\')
-      .replace(/"/g, '\\"');
-  return `{instance=~"${[...instances].sort().map(literal).join('|')}"}`;
+  return `{${matcher('instance', '=~', [...instances].sort().map(re2Literal).join('|'))}}`;
 }

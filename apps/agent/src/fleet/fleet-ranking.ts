@@ -5,46 +5,42 @@
  *
  * One instant query at the range's end ranks every host × disk (`topk` of
  * `histogram_quantile(0.99, sum by (instance, dev, disk) (increase(…[range])))`, every op class
- * together); then, for the hosts of the ranked disks only, the rest of each row: p99.9, I/Os,
- * failed I/Os, the oldest I/O in flight seen in the range (the agents' newest-second gauge, its
- * highest value), and untimed I/Os. A disk whose histograms have no I/O in the range has no
- * p99 and is not ranked. increase() extrapolates to the window's edges, so counts are estimates
- * within a scrape interval's worth at each edge (docs/fleet.md); quantiles are exact to the
- * bucket (the agents' own schema).
+ * together, or the filtered one); then, for the hosts of the ranked disks only, the rest of each
+ * row: p99.9, I/Os, failed I/Os, the oldest I/O in flight seen in the range (the agents'
+ * newest-second gauge, its highest value), untimed I/Os, and one range query for every row's
+ * p99 sparkline (RANKING_SPARK_POINTS steps at most). Seven queries, whatever the fleet's size
+ * or the range; none after the first when nothing ranks. A disk whose histograms have no I/O in
+ * the range has no p99 and is not ranked. increase() extrapolates to the window's edges, so
+ * counts are estimates within a scrape interval's worth at each edge (docs/fleet.md); quantiles
+ * are exact to the bucket (the agents' own schema).
+ *
+ * Label filters (job, instance glob, disk glob, op class) become matchers through promql.ts
+ * (quoted, globs escaped), never pasted text. The class filter narrows the latency and error
+ * figures; in-flight and untimed I/Os have no class (per disk: the agent's /metrics).
  */
+import {
+  DEFAULT_RANKED,
+  MAX_RANKED,
+  RANKING_SPARK_POINTS,
+  type FleetRanking,
+  type FleetRankingFilter,
+  type RankedDisk,
+} from '@blkheat/shared-types';
 import { DEVICE_LATENCY_METRIC } from '../server/metrics.js';
 import type { FleetDirectory } from './fleet-disks.js';
-import { instanceMatcher } from './fleet-frames.js';
 import type { PrometheusApi } from './prometheus-api.js';
+import { globToRe2, matcher, re2Literal, selector } from './promql.js';
 
-/** Rows at most in one ranking (the table a page shows; the rest of the fleet is not read). */
-export const MAX_RANKED = 200;
+export { MAX_RANKED, type FleetRanking, type RankedDisk } from '@blkheat/shared-types';
 
-export interface RankedDisk {
-  readonly instance: string;
-  readonly disk: string;
-  readonly dev: string;
-  /** The fleet id of the row (host:disk), when the directory knows it. */
-  readonly id?: string;
-  /** Device latency quantiles over the range (s), every op class together. */
-  readonly p99: number;
-  readonly p999: number | null;
-  /** Completed I/Os in the range (estimate: increase()). */
-  readonly ios: number;
-  readonly errors: number;
-  /** The oldest I/O with the driver at any second close in the range (s); null: none seen. */
-  readonly oldestInflightS: number | null;
-  readonly untimed: number;
-}
-
-export interface FleetRanking {
-  /** Unix seconds: the window [from, to) every figure covers. */
+export interface RankingRequest {
+  /** Unix seconds: the window [from, to). */
   readonly from: number;
   readonly to: number;
-  /** Worst first. */
-  readonly disks: readonly RankedDisk[];
-  /** Hosts in the order of their worst disk. */
-  readonly hosts: readonly { readonly instance: string; readonly worstP99: number; readonly disks: number }[];
+  readonly limit?: number | undefined;
+  readonly filter?: FleetRankingFilter | undefined;
+  /** Prometheus' scrape interval (s): a sparkline step holds two scrapes at least. Default 15. */
+  readonly scrapeInterval?: number | undefined;
 }
 
 type Row = Readonly<Record<string, string>>;
@@ -54,56 +50,104 @@ function keyOf(m: Row): string {
   return `${m.instance ?? ''}\u0000${m.dev ?? ''}`;
 }
 
-/** An instant query's vector as key -> value. */
-async function byDisk(api: PrometheusApi, expr: string, at: number): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  for (const s of await api.instant(expr, at)) {
-    const v = Number(s.value[1]);
-    if (Number.isFinite(v)) out.set(keyOf(s.metric), v);
-  }
+/** The matchers of a filter: every metric gets job, instance and disk; `withClass` adds the class. */
+function filterMatchers(f: FleetRankingFilter, withClass: boolean): string[] {
+  const out: string[] = [];
+  if (f.job !== undefined) out.push(matcher('job', '=', f.job));
+  if (f.instance !== undefined) out.push(matcher('instance', '=~', globToRe2(f.instance)));
+  if (f.disk !== undefined) out.push(matcher('disk', '=~', globToRe2(f.disk)));
+  if (withClass && f.class !== undefined) out.push(matcher('class', '=', f.class));
   return out;
 }
 
-export async function rankFleet(
-  api: PrometheusApi,
-  dir: FleetDirectory,
-  range: { readonly from: number; readonly to: number; readonly limit?: number },
-): Promise<FleetRanking> {
-  const limit = Math.max(1, Math.min(MAX_RANKED, Math.floor(range.limit ?? 50)));
-  const windowS = Math.max(1, Math.round(range.to - range.from));
-  const at = range.to;
-  const perDisk = (metric: string): string => `sum by (${BY}) (increase(${metric}[${windowS}s]))`;
-  const top = await api.instant(`topk(${limit}, histogram_quantile(0.99, ${perDisk(DEVICE_LATENCY_METRIC)}))`, at);
+/** The sparkline's step (s), or undefined when the range holds fewer than two steps. */
+export function sparkStep(from: number, to: number, scrapeInterval: number): number | undefined {
+  // An increase() window needs two scrapes in it; a step finer than that reads empty.
+  const step = Math.max(Math.ceil((to - from) / RANKING_SPARK_POINTS), Math.ceil(2 * scrapeInterval));
+  return Math.floor((to - from) / step) >= 2 ? step : undefined;
+}
+
+export async function rankFleet(api: PrometheusApi, dir: FleetDirectory, req: RankingRequest): Promise<FleetRanking> {
+  let queries = 0;
+  const instant = (expr: string): ReturnType<PrometheusApi['instant']> => {
+    queries++;
+    return api.instant(expr, req.to);
+  };
+  /** An instant query's vector as key -> value. */
+  const byDisk = async (expr: string): Promise<Map<string, number>> => {
+    const out = new Map<string, number>();
+    for (const s of await instant(expr)) {
+      const v = Number(s.value[1]);
+      if (Number.isFinite(v)) out.set(keyOf(s.metric), v);
+    }
+    return out;
+  };
+  const filter = req.filter ?? {};
+  const limit = Math.max(1, Math.min(MAX_RANKED, Math.floor(req.limit ?? DEFAULT_RANKED)));
+  const windowS = Math.max(1, Math.round(req.to - req.from));
+  const perDisk = (sel: string, w = windowS): string => `sum by (${BY}) (increase(${sel}[${w}s]))`;
+  const latency = (extra: readonly string[]): string => selector(DEVICE_LATENCY_METRIC, [...filterMatchers(filter, true), ...extra]);
+  const top = await instant(`topk(${limit}, histogram_quantile(0.99, ${perDisk(latency([]))}))`);
   const ranked = top
     .map((s) => ({ metric: s.metric, p99: Number(s.value[1]) }))
     .filter((r) => Number.isFinite(r.p99))
     .sort((a, b) => b.p99 - a.p99 || keyOf(a.metric).localeCompare(keyOf(b.metric)));
-  if (ranked.length === 0) return { from: range.from, to: range.to, disks: [], hosts: [] };
-  const hosts = instanceMatcher([...new Set(ranked.map((r) => r.metric.instance ?? ''))]);
-  const of = (metric: string): string => `${metric}${hosts}`;
-  const [p999, ios, errors, inflight, untimed] = await Promise.all([
-    byDisk(api, `histogram_quantile(0.999, ${perDisk(of(DEVICE_LATENCY_METRIC))})`, at),
-    byDisk(api, `sum by (${BY}) (histogram_count(increase(${of(DEVICE_LATENCY_METRIC)}[${windowS}s])))`, at),
-    byDisk(api, perDisk(of('blkheat_io_errors_total')), at),
-    byDisk(api, `max by (${BY}) (max_over_time(${of('blkheat_inflight_oldest_seconds')}[${windowS}s]))`, at),
-    byDisk(api, perDisk(of('blkheat_untimed_ios_total')), at),
+  const answer = { from: req.from, to: req.to, filter };
+  if (ranked.length === 0) return { ...answer, disks: [], hosts: [], prometheusQueries: queries };
+  // The ranked hosts only, exactly (any names: escaped as RE2 literals).
+  const hosts = matcher('instance', '=~', [...new Set(ranked.map((r) => r.metric.instance ?? ''))].sort().map(re2Literal).join('|'));
+  const of = (metric: string, withClass: boolean): string => selector(metric, [...filterMatchers(filter, withClass), hosts]);
+  const step = sparkStep(req.from, req.to, req.scrapeInterval ?? 15);
+  const points = step === undefined ? 0 : Math.floor((req.to - req.from) / step);
+  const sparkQuery = async (): Promise<Map<string, (number | null)[]>> => {
+    const out = new Map<string, (number | null)[]>();
+    if (step === undefined) return out;
+    queries++;
+    const series = await api.queryRange(
+      `histogram_quantile(0.99, ${perDisk(latency([hosts]), step)})`,
+      req.from + step,
+      req.from + points * step,
+      step,
+    );
+    for (const s of series) {
+      const line: (number | null)[] = new Array<number | null>(points).fill(null);
+      for (const [t, v] of s.values ?? []) {
+        const i = Math.round((t - req.from) / step) - 1;
+        const n = Number(v);
+        if (i >= 0 && i < points && Number.isFinite(n)) line[i] = n;
+      }
+      out.set(keyOf(s.metric), line);
+    }
+    return out;
+  };
+  const [p999, ios, errors, inflight, untimed, spark] = await Promise.all([
+    byDisk(`histogram_quantile(0.999, ${perDisk(latency([hosts]))})`),
+    byDisk(`sum by (${BY}) (histogram_count(increase(${latency([hosts])}[${windowS}s])))`),
+    byDisk(perDisk(of('blkheat_io_errors_total', true))),
+    byDisk(`max by (${BY}) (max_over_time(${of('blkheat_inflight_oldest_seconds', false)}[${windowS}s]))`),
+    byDisk(perDisk(of('blkheat_untimed_ios_total', false))),
+    sparkQuery(),
   ]);
   const disks: RankedDisk[] = ranked.map(({ metric, p99 }) => {
     const key = keyOf(metric);
     const instance = metric.instance ?? '';
     const dev = metric.dev ?? '';
     const id = dir.idOf(instance, dev);
+    const link = dir.linkOf(instance);
+    const line = spark.get(key);
     return {
       instance,
       disk: metric.disk ?? dev,
       dev,
       ...(id ? { id } : {}),
+      ...(link ? { link } : {}),
       p99,
       p999: p999.get(key) ?? null,
       ios: Math.round(ios.get(key) ?? 0),
       errors: Math.round(errors.get(key) ?? 0),
       oldestInflightS: inflight.get(key) ?? null,
       untimed: Math.round(untimed.get(key) ?? 0),
+      ...(step !== undefined ? { spark: line ?? new Array<number | null>(points).fill(null) } : {}),
     };
   });
   const byHost = new Map<string, { instance: string; worstP99: number; disks: number }>();
@@ -112,5 +156,11 @@ export async function rankFleet(
     h.disks++;
     byHost.set(d.instance, h);
   }
-  return { from: range.from, to: range.to, disks, hosts: [...byHost.values()] };
+  return {
+    ...answer,
+    disks,
+    hosts: [...byHost.values()],
+    ...(step !== undefined ? { spark: { from: req.from, step } } : {}),
+    prometheusQueries: queries,
+  };
 }

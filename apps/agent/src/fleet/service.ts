@@ -4,13 +4,13 @@
  * sessions, token and Origin rules) with a FleetSource in its context instead of a collector:
  *  - ranges (zoom, history) are asked of Prometheus (fleet-frames.ts), at steps no finer than
  *    the scrape interval;
- *  - the live edge: with a 1 s scrape interval, every second the newest seconds every host has
- *    been scraped for are read from Prometheus, kept in a private history (the live tail,
- *    which backfills and reconnects read as they do on an agent) and broadcast as frames;
+ *  - the live edge (fleet-live.ts): every second, the newest columns every host has been scraped
+ *    for, at the hosts' coarsest scrape interval (1 s: the agents' seconds), are read from
+ *    Prometheus, kept in a private live tail and broadcast as frames;
  *  - every few seconds the disks (host × disk) are refreshed from Prometheus' series, and the
  *    links to each host's agent from its targets once a minute (sooner for new disks);
  *  - a big fleet (fleet-disks.ts, OVERVIEW_ABOVE_DISKS) gets a fleet row summed by Prometheus,
- *    its hosts' rows on demand in bounded batches, and no live edge (fleet-frames.ts);
+ *    its hosts' rows on demand in bounded batches, and no live edge (fleet-frames.ts, docs/fleet.md);
  *  - ranked(): the worst disks over a range, by PromQL (fleet-ranking.ts). While Prometheus is unreachable or has no
  *    blkheat series, the reason is logged once, shown on /healthz and on the page (the status
  *    message's fleetProblem),
@@ -23,7 +23,6 @@ import { type FleetInfo, type Frame, MAX_HOST_FIELD_LENGTH } from '@blkheat/shar
 import { cutAtBytes, type FramesAnswer, type RangeQuery } from '../history/range-read.js';
 import { SampleStore } from '../history/samples.js';
 import { SampleSource } from '../history/sample-source.js';
-import { HistoryStore } from '../history/store.js';
 import type { RawFrame } from '../history/tier.js';
 import type { AgentContext, FleetSource } from '../server/context.js';
 import { listenOn } from '../server/http.js';
@@ -34,7 +33,8 @@ import { LatencyTotals } from '../server/totals.js';
 import { AGENT_VERSION } from '../version.js';
 import { agentUrlOf, FleetDirectory, linksOf } from './fleet-disks.js';
 import { fleetFrames, planFleetRange, wantsOverview } from './fleet-frames.js';
-import { rankFleet, type FleetRanking } from './fleet-ranking.js';
+import { FleetLive } from './fleet-live.js';
+import { rankFleet, type FleetRanking, type RankingRequest } from './fleet-ranking.js';
 import type { FleetOptions } from './options.js';
 import { PrometheusApi, promDurationSeconds } from './prometheus-api.js';
 
@@ -46,8 +46,6 @@ const LINKS_MS = 60_000;
 const LINK_SCRAPES = 5;
 /** Longer than a healthy target's scrape takes (s). */
 const LINK_LAG_S = 2;
-/** The live tail read at start, and the longest gap the live loop fills in one go (s). */
-const LIVE_CATCH_UP_S = 600;
 /** Assumed until the targets say otherwise. */
 const DEFAULT_SCRAPE_INTERVAL_S = 15;
 /**
@@ -61,7 +59,7 @@ export interface RunningFleet {
   readonly port: number;
   readonly context: AgentContext;
   /** The worst disks over [from, to), by p99, computed by Prometheus (fleet-ranking.ts). */
-  ranked(range: { from: number; to: number; limit?: number }): Promise<FleetRanking>;
+  ranked(range: RankingRequest): Promise<FleetRanking>;
   stop(): Promise<void>;
 }
 
@@ -72,9 +70,11 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   if (!site) log(`fleet: no dashboard build in ${options.webRoot}: the page will say how to build it (the API works)`);
   // The live tail only (ranges come from Prometheus): private, gone when the fleet server stops.
   const tailDir = mkdtempSync(join(tmpdir(), 'blkheat-fleet-'));
-  const history = HistoryStore.open({ dir: tailDir, historySeconds: 3600, maxBytes: 64 * 1024 ** 2, schema: options.schema, log });
+  const liveEdge = new FleetLive({ api, dir, schema: options.schema, tailDir, log });
 
   let scrapeInterval = DEFAULT_SCRAPE_INTERVAL_S;
+  /** Whether the targets said the scrape intervals yet (no live edge before: its step is the coarsest). */
+  let intervalsKnown = false;
   let problem: { message: string; since: number } | undefined = {
     message: `asking Prometheus at ${api.url}`,
     since: Math.floor(Date.now() / 1000),
@@ -102,6 +102,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
       const { frames } = await fleetFrames(api, dir, plan, { disks: req.disks, classes: req.classes }, scrapeInterval, options.schema);
       return cutAtBytes(asTexts(frames), plan.from, plan.to, plan.step, maxBytes);
     },
+    ranked: (q) => rankFleet(api, dir, { ...q, scrapeInterval }),
   };
 
   const context: AgentContext = {
@@ -110,7 +111,10 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     // machine the fleet server happens to run on).
     host: { hostname: 'fleet', kernel: `Prometheus ${api.url}`.slice(0, MAX_HOST_FIELD_LENGTH), instance: 'fleet' },
     schema: options.schema,
-    history,
+    // The live tail, whose step follows the scrape intervals (a new one when they change).
+    get history() {
+      return liveEdge.history;
+    },
     samples: new SampleSource(new SampleStore({ capacity: 1, windowSeconds: 1 }), undefined, 0),
     totals: new LatencyTotals(options.schema),
     startedAt: Math.floor(Date.now() / 1000),
@@ -119,6 +123,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     fleet,
   };
   const hub = new StreamHub(context, log);
+  liveEdge.attach(hub);
   announceStatus = () => hub.broadcastStatusIfChanged();
   // Remember the first status (hello carries it), so that its end is announced as a change.
   announceStatus();
@@ -126,7 +131,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   try {
     server = await listenOn(options, { ctx: context, hub, site, log });
   } catch (e) {
-    history.close();
+    liveEdge.close();
     rmSync(tailDir, { recursive: true, force: true });
     throw e;
   }
@@ -171,7 +176,12 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
       })
       .map((t) => promDurationSeconds(t.scrapeInterval ?? ''))
       .filter((s): s is number => s !== undefined && s > 0);
-    if (intervals.length > 0) scrapeInterval = Math.min(...intervals);
+    if (intervals.length > 0) {
+      // Ranges: the finest step any host has. The live edge: the coarsest, the finest every host has.
+      scrapeInterval = Math.min(...intervals);
+      intervalsKnown = true;
+      liveEdge.setStep(Math.max(...intervals));
+    }
     linksAt = Date.now();
   };
 
@@ -195,26 +205,12 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     }
   };
 
-  let liveFrom: number | undefined;
   const live = async (): Promise<void> => {
-    // A big fleet has no live edge yet: every second would read every host's series (docs/fleet.md).
-    if (scrapeInterval > 1 || problem !== undefined || dir.big) return;
-    const now = Math.floor(Date.now() / 1000);
-    const newest = history.newestTs;
-    const from = Math.max(liveFrom ?? (newest === undefined ? now - LIVE_CATCH_UP_S : newest + 1), now - LIVE_CATCH_UP_S);
-    if (from >= now) return;
+    // A big fleet has no live edge yet: every round would read every host's series (docs/fleet.md).
+    if (!intervalsKnown || problem !== undefined || dir.big) return;
     try {
-      const { frames, completeTo } = await fleetFrames(api, dir, { from, to: now, step: 1 }, {}, scrapeInterval, options.schema);
+      await liveEdge.round();
       announceDisks();
-      if (completeTo === undefined) return;
-      const byTs = new Map(frames.map((f) => [f.ts, f]));
-      for (let ts = from; ts < completeTo; ts++) {
-        // A second some host's scrape covered but no I/O: an idle second, drawn as zero.
-        const frame: Frame = byTs.get(ts) ?? { ts, step: 1, disks: [] };
-        history.append(frame, JSON.stringify(frame));
-        hub.broadcastFrame(frame);
-      }
-      liveFrom = Math.max(from, completeTo);
     } catch (e) {
       setProblem(e instanceof Error ? e.message : String(e));
     }
@@ -244,13 +240,13 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     url: server.url,
     port: server.address.port,
     context,
-    ranked: (range) => rankFleet(api, dir, range),
+    ranked: (range) => rankFleet(api, dir, { scrapeInterval, ...range }),
     stop: () =>
       (stopping ??= (async () => {
         stopped = true;
         await Promise.all([stopDiscovery(), stopLive()]);
         await listening.close();
-        history.close();
+        liveEdge.close();
         rmSync(tailDir, { recursive: true, force: true });
       })()),
   };

@@ -37,6 +37,13 @@ import { LatencyTotals } from '../server/totals.js';
 import { AGENT_VERSION } from '../version.js';
 
 export const DISKS_PER_HOST = 4;
+/** Every simulated host's disks: sda, sdb, … at 8:0, 8:16, … */
+export const SIMULATED_DISKS: readonly DiskInfo[] = Array.from({ length: DISKS_PER_HOST }, (_, i) => ({
+  dev: `8:${16 * i}`,
+  name: `sd${String.fromCharCode(97 + i)}`,
+  kind: 'request',
+  present: true,
+}));
 /** The slow host's latencies, against the others'. */
 export const SLOW_FACTOR = 64;
 /** Typical device latency of a healthy simulated disk (ns). */
@@ -48,6 +55,10 @@ export interface SimulatedFleetOptions {
   readonly slow?: number;
   readonly schema?: BucketSchema;
   readonly seed?: number;
+  /** Instances are `${prefix}-NN` (default "sim"): two fleets in one Prometheus need two prefixes. */
+  readonly prefix?: string;
+  /** Keep every second each host served (framesOf), for tests that compare columns with them. */
+  readonly keepFrames?: boolean;
 }
 
 export interface SimulatedFleet {
@@ -59,6 +70,8 @@ export interface SimulatedFleet {
   readonly slowInstance: string;
   /** Scrapes answered so far. */
   readonly scrapes: number;
+  /** The seconds a host has served, oldest first (with keepFrames; else none): what it counted. */
+  framesOf(instance: string): readonly Frame[];
   stop(): Promise<void>;
 }
 
@@ -131,21 +144,17 @@ export async function startSimulatedFleet(options: SimulatedFleetOptions): Promi
   const dir = mkdtempSync(join(tmpdir(), 'blkheat-simulated-'));
   const history = HistoryStore.open({ dir: join(dir, 'history'), historySeconds: 60, maxBytes: 1024 ** 2, schema, log: () => {} });
   const samples = new SampleSource(new SampleStore({ capacity: 1, windowSeconds: 1 }), undefined, 0);
-  const devs = Array.from({ length: DISKS_PER_HOST }, (_, i) => `8:${16 * i}`);
-  const diskInfos: DiskInfo[] = devs.map((dev, i) => ({
-    dev,
-    name: `sd${String.fromCharCode(97 + i)}`,
-    kind: 'request',
-    present: true,
-  }));
+  const devs = SIMULATED_DISKS.map((d) => d.dev);
+  const diskInfos = SIMULATED_DISKS;
   const servers: Server[] = [];
   const targets: string[] = [];
   const instances: string[] = [];
   let scrapes = 0;
+  const served = new Map<string, Frame[]>();
   const startedAt = Math.floor(Date.now() / 1000);
   try {
     for (let h = 0; h < options.hosts; h++) {
-      const instance = `sim-${String(h).padStart(width, '0')}`;
+      const instance = `${options.prefix ?? 'sim'}-${String(h).padStart(width, '0')}`;
       const slow = h === slowIndex;
       const random = seededRandom((options.seed ?? 1) * 100_003 + h);
       // Hosts differ a little (a bucket or two), the slow one by SLOW_FACTOR.
@@ -164,6 +173,8 @@ export async function startSimulatedFleet(options: SimulatedFleetOptions): Promi
         collectorStats: () => undefined,
       };
       let next = startedAt;
+      const kept: Frame[] = [];
+      if (options.keepFrames) served.set(instance, kept);
       const server = createServer((req, res) => {
         if (req.url !== '/metrics') {
           res.writeHead(404).end();
@@ -172,7 +183,11 @@ export async function startSimulatedFleet(options: SimulatedFleetOptions): Promi
         scrapes++;
         // The seconds that ended since the last scrape, as an agent closes them.
         const now = Math.floor(Date.now() / 1000);
-        for (; next < now; next++) totals.add(frameOf(next, devs, shape, random));
+        for (; next < now; next++) {
+          const frame = frameOf(next, devs, shape, random);
+          totals.add(frame);
+          if (options.keepFrames) kept.push(frame);
+        }
         const exposition = buildMetrics(ctx, QUIET_STREAM);
         const proto = wantsProtobuf(req.headers.accept) ? renderProtobuf(exposition) : undefined;
         if (proto) res.writeHead(200, { 'Content-Type': PROTOBUF_CONTENT_TYPE }).end(proto);
@@ -199,6 +214,7 @@ export async function startSimulatedFleet(options: SimulatedFleetOptions): Promi
     get scrapes() {
       return scrapes;
     },
+    framesOf: (instance) => served.get(instance) ?? [],
     stop: async () => {
       await closeAll(servers);
       history.close();

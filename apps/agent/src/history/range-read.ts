@@ -110,7 +110,7 @@ export function rangeAnswerFields(a: FramesAnswer): string {
   return `"from":${a.from},"to":${a.to},"step":${a.step},"frames":[${a.frames.join(',')}]`;
 }
 
-/** One backfill page: 1 s frames in [from, to), at most maxFrames and about maxBytes. */
+/** One backfill page: frames of the stream's step (the finest tier's) in [from, to), at most maxFrames and about maxBytes. */
 export function backfillCutter(
   store: HistoryStore,
   from: number,
@@ -119,8 +119,9 @@ export function backfillCutter(
   maxFrames: number,
   maxBytes: number,
 ): AnswerCutter {
-  const end = Math.min(to, from + maxFrames);
-  return new AnswerCutter(reserialize(store.iterate(1, from, end), filter), from, end, 1, maxBytes);
+  const step = store.fineStep;
+  const end = Math.min(to, from + maxFrames * step);
+  return new AnswerCutter(reserialize(store.iterate(step, from, end), filter), from, end, step, maxBytes);
 }
 
 /** Stored frames as they are (no filter: spliced without parsing), or parsed, filtered and serialized. */

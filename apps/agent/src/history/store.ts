@@ -26,6 +26,12 @@ export interface HistoryOptions {
   readonly schema?: BucketSchema;
   /** Segment spans of the 1 s, 10 s and 60 s tiers (default SEGMENT_SPANS; tests shorten them). */
   readonly segmentSpans?: readonly [number, number, number];
+  /**
+   * Steps of the frames appended (default 1). Over 1 (a fleet server's live tail at a scrape
+   * interval over 1 s: its columns cannot be split into seconds), one tier of that step only,
+   * keeping FINE_RETENTION_S; historySeconds and segmentSpans are then not used.
+   */
+  readonly fineStep?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -138,10 +144,14 @@ export class HistoryStore {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
-    const specs = tierSpecs(options.historySeconds, options.segmentSpans);
+    const fineStep = options.fineStep ?? 1;
+    const specs =
+      fineStep === 1
+        ? tierSpecs(options.historySeconds, options.segmentSpans)
+        : [{ step: fineStep, retention: Math.ceil(FINE_RETENTION_S / fineStep) * fineStep, span: fineStep * 240 }];
     const tiers: Tier[] = [];
     const store = new HistoryStore(options, tiers);
-    for (const s of specs) tiers.push(new Tier(s, options.dir, () => store.makeRoom(), store.schema));
+    for (const s of specs) tiers.push(new Tier(s, options.dir, () => store.makeRoom(), store.schema, fineStep));
     const byStep = new Map(tiers.map((t) => [t.step, t]));
     const found = new Map<number, Segment[]>();
     for (const name of readdirSync(options.dir).sort()) {
@@ -207,7 +217,12 @@ export class HistoryStore {
     return this.tiers.find((t) => t.step === step);
   }
 
-  /** Start of the newest 1 s frame. */
+  /** The step of the frames appended: the finest tier's (1 but on a fleet server's coarse live tail). */
+  get fineStep(): number {
+    return this.fine.step;
+  }
+
+  /** Start of the newest 1 s frame (of the finest tier). */
   get newestTs(): number | undefined {
     return this.fine.lastTs;
   }
@@ -237,7 +252,7 @@ export class HistoryStore {
    */
   append(frame: Frame, json?: string): boolean {
     if (this.closed) return false;
-    if (frame.step !== 1) throw new RangeError(`history takes 1 s frames, got step ${frame.step}`);
+    if (frame.step !== this.fineStep) throw new RangeError(`history takes ${this.fineStep} s frames, got step ${frame.step}`);
     const newest = this.newestTs;
     if (newest !== undefined && frame.ts <= newest) {
       this.log(`history: refusing frame ${frame.ts}: not after the newest recorded second ${newest}`);
@@ -248,10 +263,10 @@ export class HistoryStore {
     let fineFailed = false;
     for (const t of this.tiers) {
       try {
-        t.add(frame, t.step === 1 ? json : undefined);
+        t.add(frame, t === this.fine ? json : undefined);
       } catch (e) {
         failure ??= e;
-        if (t.step === 1) fineFailed = true;
+        if (t === this.fine) fineFailed = true;
       }
     }
     if (failure !== undefined) this.noteFailure(failure, fineFailed);
@@ -393,7 +408,7 @@ export class HistoryStore {
   /** Replays 1 s frames newer than each coarse tier's last written bucket into that tier. */
   private rebuildOpenBuckets(): void {
     for (const tier of this.tiers) {
-      if (tier.step === 1) continue;
+      if (tier === this.fine) continue;
       const written = tier.lastWrittenTs;
       const from = written === undefined ? 0 : written + tier.step;
       for (const raw of this.fine.iterate(from, Number.MAX_SAFE_INTEGER)) {

@@ -45,9 +45,11 @@ export class Tier {
     private readonly dir: string,
     private readonly makeRoom: () => boolean,
     private readonly schema: BucketSchema,
+    /** The step of the frames it is fed (HistoryOptions.fineStep): a tier of that step stores them as they are. */
+    fedStep = 1,
   ) {
     if (spec.span % spec.step !== 0) throw new RangeError(`segment span ${spec.span} is not a multiple of step ${spec.step}`);
-    this.acc = spec.step > 1 ? new FrameAccumulator(schema) : undefined;
+    this.acc = spec.step > fedStep ? new FrameAccumulator(schema) : undefined;
   }
 
   get step(): number {

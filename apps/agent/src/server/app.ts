@@ -17,6 +17,7 @@ import {
   MAX_QUERY_BYTES,
   parseNoQuery,
   parseRangeQuery,
+  parseRankingQuery,
   parseSamplesQuery,
   parseSnapshotQuery,
   TARGET_TOO_LONG_MESSAGE,
@@ -160,6 +161,21 @@ export function createApp(options: AppOptions): express.Express {
       return;
     }
     streamAnswer(res, options.reads, clientOf(req), rangeSource(answerCutter(ctx.history, q.value, ANSWER_MAX_BYTES)));
+  });
+
+  // A fleet server's ranked table (fleet/fleet-ranking.ts): Prometheus computes it, in a few queries.
+  app.get('/api/v1/fleet/ranking', (req: Request, res: Response) => {
+    const fleet = ctx.fleet;
+    if (!fleet) {
+      fail(res, 404, 'only a fleet server (blkheat fleet) ranks a fleet; this is an agent');
+      return;
+    }
+    const q = parseRankingQuery(params(req));
+    if (!sendQueryError(res, q)) return;
+    fleet.ranked(q.value).then(
+      (r) => res.json(r),
+      (e: unknown) => fail(res, 502, e instanceof Error ? e.message : String(e)),
+    );
   });
 
   app.get('/api/v1/samples', (req: Request, res: Response) => {

@@ -2,7 +2,7 @@
  * What the HTTP and WebSocket layers read from the rest of the agent. The server owns no
  * data: frames live in history, samples in the sample store, counters in the collector.
  */
-import type { AgentStatus, BucketSchema, DiskInfo, FleetInfo, HostInfo } from '@blkheat/shared-types';
+import type { AgentStatus, BucketSchema, DiskInfo, FleetInfo, FleetRanking, FleetRankingQuery, HostInfo } from '@blkheat/shared-types';
 import type { CollectorStats } from '../collector/types.js';
 import type { FramesAnswer, RangeQuery } from '../history/range-read.js';
 import type { HistoryStore } from '../history/store.js';
@@ -48,6 +48,8 @@ export interface FleetSource {
   /** Oldest second ranges may be asked for (Prometheus' data, not the live tail's). */
   historyFrom(): number;
   range(req: RangeQuery, maxBytes: number): Promise<FramesAnswer>;
+  /** The worst host × disk rows over a range, by p99, computed by Prometheus (added after 0.4.0). */
+  ranked(q: FleetRankingQuery): Promise<FleetRanking>;
   /** The requests made of Prometheus so far (/metrics). */
   requestStats(): PrometheusRequestStats;
   /** Why the fleet view has no data now (Prometheus unreachable, no series), and since when. */

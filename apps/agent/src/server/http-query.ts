@@ -4,9 +4,17 @@
  * the protocol's zod schemas refuse give a 400 naming the parameter.
  */
 import {
+  CLASS_NAME_RE,
   describeZodError,
+  labelTextProblem,
   listText,
   MAX_CLIENT_MESSAGE_BYTES,
+  MAX_RANKED,
+  MAX_SPAN_SECONDS,
+  RANKING_FILTER_KEYS,
+  UNIX_SECONDS_RANGE,
+  type FleetRankingFilter,
+  type FleetRankingQuery,
   rangeRequestSchema,
   samplesRequestSchema,
   type DiskInfo,
@@ -51,6 +59,13 @@ const SAMPLES_PARAMS: Readonly<Record<string, ParamSpec>> = {
 
 /** The snapshot takes a range's parameters but step (it picks the step as a range does). */
 const SNAPSHOT_PARAMS: Readonly<Record<string, ParamSpec>> = { ...SPAN_PARAMS, ...FILTER_PARAMS };
+
+/** A fleet server's ranked table (added after 0.4.0): a span, a row limit and label filters. */
+const RANKING_PARAMS: Readonly<Record<string, ParamSpec>> = {
+  ...SPAN_PARAMS,
+  limit: { kind: 'int' },
+  ...Object.fromEntries(RANKING_FILTER_KEYS.map((k) => [k, { kind: 'string' }])),
+};
 
 /** Parameters every endpoint tolerates (the token is checked before routing). */
 const COMMON_PARAMS = new Set(['token']);
@@ -143,4 +158,37 @@ function rename(v: Collected): Record<string, unknown> {
     out[Object.entries(FIELD_TO_PARAM).find(([, param]) => param === k)?.[0] ?? k] = val;
   }
   return out;
+}
+
+/** GET /api/v1/fleet/ranking's parameters: every one checked, each problem a 400 naming it. */
+export function parseRankingQuery(params: URLSearchParams): QueryResult<FleetRankingQuery> {
+  const c = collect(params, RANKING_PARAMS, []);
+  if (!c.ok) return c;
+  const v = c.value;
+  const bad = (field: string, message: string): QueryResult<FleetRankingQuery> => ({ ok: false, field, message: `${field}: ${message}` });
+  for (const r of ['from', 'to']) if (!Object.hasOwn(v, r)) return bad(r, 'required');
+  const from = v.from as number;
+  const to = v.to as number;
+  const { min, max } = UNIX_SECONDS_RANGE;
+  for (const [k, t] of [
+    ['from', from],
+    ['to', to],
+  ] as const) {
+    if (t < min || t > max) return bad(k, `expected unix seconds between ${min} and ${max}, got ${t}`);
+  }
+  if (to <= from) return bad('to', 'must be after from');
+  if (to - from > MAX_SPAN_SECONDS) return bad('to', `a range spans at most ${MAX_SPAN_SECONDS / 86400} days`);
+  const limit = v.limit as number | undefined;
+  if (limit !== undefined && (limit < 1 || limit > MAX_RANKED)) return bad('limit', `expected 1 to ${MAX_RANKED}, got ${limit}`);
+  const filter: { -readonly [K in keyof FleetRankingFilter]: string } = {};
+  for (const k of RANKING_FILTER_KEYS) {
+    const text = v[k] as string | undefined;
+    if (text === undefined) continue;
+    const problem = labelTextProblem(text);
+    if (problem !== undefined) return bad(k, problem);
+    if (k === 'class' && !CLASS_NAME_RE.test(text))
+      return bad(k, `expected an op class name like "Sync-Write", got "${text.slice(0, 32)}"`);
+    filter[k] = text;
+  }
+  return { ok: true, value: { from, to, ...(limit !== undefined ? { limit } : {}), filter } };
 }

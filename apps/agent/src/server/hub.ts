@@ -88,6 +88,15 @@ export class StreamHub implements SessionHost {
     this.lastLag = Date.now() / 1000 - (frame.ts + frame.step);
   }
 
+  /**
+   * Closes every client with CLOSE_CODES.restart, the server running on: what the hello said
+   * no longer holds (a fleet server's live step changed), and the clients reconnect for a new one.
+   */
+  restartClients(reason: string): void {
+    this.live = undefined;
+    for (const s of this.sessions.values()) s.close(CLOSE_CODES.restart, reason);
+  }
+
   /** Sends the agent's status to every client when it differs from the last one sent. */
   broadcastStatusIfChanged(): void {
     const status = agentStatus(this.ctx);

@@ -6,6 +6,8 @@
  * second comes from the frame just broadcast. Because history reads are synchronous and
  * frames are recorded before they are broadcast, every second is sent exactly once, in order.
  *
+ * The cursor moves by the history's fineStep: 1 s, or a fleet server's scrape interval (docs/fleet.md).
+ *
  * Back-pressure: nothing large is sent while more than SOFT_BUFFER_BYTES are unsent on the
  * connection; the pump resumes from the send callbacks once the socket drained. A live
  * client that fell more than CATCH_UP_FRAMES behind skips to the newest second and gets a
@@ -14,6 +16,7 @@
  */
 import type { WebSocket } from 'ws';
 import {
+  alignDown,
   MAX_FRAMES_PER_ANSWER,
   PROTOCOL_VERSION,
   CLOSE_CODES,
@@ -102,7 +105,7 @@ export class ClientSession {
       agent: ctx.version,
       host: ctx.host,
       schema: ctx.schema,
-      step: 1,
+      step: ctx.history.fineStep,
       disks: ctx.disks(),
       now,
       historyFrom: ctx.fleet ? ctx.fleet.historyFrom() : (ctx.history.oldestTs ?? now),
@@ -165,8 +168,9 @@ export class ClientSession {
     if (newest === undefined) return;
     // The first second recorded after subscribing (no history yet), or the one asked for.
     if (this.cursor === undefined) this.cursor = Math.max(newest, this.notBefore ?? newest);
-    const end = newest + 1;
     const history = this.host.ctx.history;
+    const step = history.fineStep;
+    const end = newest + step;
     while (this.cursor < end) {
       if (this.ws.bufferedAmount > SOFT_BUFFER_BYTES) {
         this.waitingDrain = true;
@@ -188,15 +192,15 @@ export class ClientSession {
           continue;
         }
       }
-      if (end - this.cursor > CATCH_UP_FRAMES) {
-        const skipped = newest - this.cursor;
+      if ((end - this.cursor) / step > CATCH_UP_FRAMES) {
+        const skipped = Math.ceil((newest - this.cursor) / step);
         this.sendJson({ t: 'lagging', skipped, resumeFrom: this.cursor });
         this.host.count('laggingNotices', 1);
         this.host.count('framesSkipped', skipped);
         this.cursor = newest;
       }
       if (this.cursor < newest) {
-        for (const f of parseAll(history.read(1, this.cursor, newest))) {
+        for (const f of parseAll(history.read(step, this.cursor, newest))) {
           this.sendRaw(`{"t":"frame","frame":${JSON.stringify(filterFrame(f, this.filter))}}`, 1);
         }
         this.cursor = newest;
@@ -222,7 +226,7 @@ export class ClientSession {
         this.backfillReading = false;
         // Seconds recorded while the page was read are more backfill, not a lag.
         const newest = this.host.newestTs();
-        const more = newest !== undefined && page.to < newest + 1;
+        const more = newest !== undefined && page.to < newest + this.host.ctx.history.fineStep;
         this.sendRaw(
           `{"t":"backfill","from":${page.from},"to":${page.to},"frames":[${page.frames.join(',')}],"more":${more}}`,
           page.frames.length,
@@ -245,7 +249,8 @@ export class ClientSession {
 
   /** The `frame` message of a second read back from history (the newest second of a previous run). */
   private recordedFrameMessage(ts: number): Buffer | undefined {
-    const f = parseAll(this.host.ctx.history.read(1, ts, ts + 1))[0];
+    const step = this.host.ctx.history.fineStep;
+    const f = parseAll(this.host.ctx.history.read(step, ts, ts + step))[0];
     return f ? frameMessage(f, this.filter) : undefined;
   }
 
@@ -259,9 +264,12 @@ export class ClientSession {
     this.generation++;
     this.backfillReading = false;
     if (msg.backfillFrom !== undefined) {
-      // Not older than the 1 s tier holds; a second in the future means "live from then on".
-      const oldest = this.host.ctx.history.tier(1)?.firstTs;
-      const from = oldest === undefined ? msg.backfillFrom : Math.max(msg.backfillFrom, oldest);
+      // Not older than the finest tier holds; a second in the future means "live from then on".
+      // Whole frames of the stream's step: the one holding backfillFrom is sent whole.
+      const { fineStep } = this.host.ctx.history;
+      const oldest = this.host.ctx.history.tier(fineStep)?.firstTs;
+      const asked = alignDown(msg.backfillFrom, fineStep);
+      const from = oldest === undefined ? asked : Math.max(asked, oldest);
       this.notBefore = from;
       this.cursor = newest === undefined ? undefined : from;
       this.backfilling = newest !== undefined && from <= newest;
@@ -270,7 +278,7 @@ export class ClientSession {
         this.sendRaw(`{"t":"backfill","from":${from},"to":${from},"frames":[],"more":false}`, 0);
       }
     } else if (first) {
-      this.cursor = newest === undefined ? undefined : newest + 1;
+      this.cursor = newest === undefined ? undefined : newest + this.host.ctx.history.fineStep;
       this.notBefore = undefined;
       this.backfilling = false;
     }

@@ -19,6 +19,9 @@ export const MAX_WINDOW_COLUMNS = 3600;
  */
 export function chooseStep(span: number, pixels: number, minStep = 1): number {
   const want = Math.max(minStep, span / Math.max(1, Math.floor(pixels)));
+  // The source's own step, off the ladder or not (a fleet's live columns of 3 s, a snapshot's 4 s),
+  // rather than the first ladder step it divides (60 s for 4 s).
+  if (want <= minStep) return minStep;
   for (const s of STEP_LADDER) if (s >= want && s % minStep === 0) return s;
   // Beyond the ladder: whole multiples of the minimum step.
   return Math.ceil(want / minStep) * minStep;

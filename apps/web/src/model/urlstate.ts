@@ -22,8 +22,11 @@
  *                             0.01..3600)
  *   &base=1700000000-1700000300   compare (A/B): the baseline range [FROM, TO) in unix seconds
  *   &cmp=1700000300-1700000600    and the comparison range (absent: the visible range)
+ *   &rjob=blkheat&rinstance=db-*&rdisk=nvme*&rclass=Read
+ *                             a fleet view's ranked table filters (added after 0.4.0; model/
+ *                             fleetRanking.ts): job and class exact, instance and disk globs
  *
- * `lat`, `cgroup`, `stuck`, `base` and `cmp` are checked rather than quietly dropped: a bad value is
+ * `lat`, `cgroup`, `stuck`, `base`, `cmp` and the ranking filters are checked rather than quietly dropped: a bad value is
  * ignored and named in `problems`, which the page shows (a shared link that silently filtered,
  * judged or compared something else would mislead).
  */
@@ -33,6 +36,7 @@ import { parsePhase, PHASES } from './phase.js';
 import type { ColourNorm, ColourScaleKind } from './colour.js';
 import type { CompareChoice, TimeRange } from './compare.js';
 import { DEFAULT_STUCK_SECONDS, parseStuckSeconds } from './stuck.js';
+import { decodeRankFilter, encodeRankFilter, type RankFilter } from './fleetRanking.js';
 
 export interface UrlState {
   readonly live: boolean;
@@ -54,6 +58,8 @@ export interface UrlState {
   readonly compare: CompareChoice | undefined;
   /** Stuck I/O threshold, seconds. */
   readonly stuck: number;
+  /** A fleet view's ranked table filters (absent or empty: the whole fleet). */
+  readonly rankFilter?: RankFilter | undefined;
 }
 
 /** A decoded URL: its state, and what in it was ignored and why (for the user). */
@@ -161,7 +167,14 @@ export function decodeUrlState(search: string): DecodedUrlState {
   const { cgroup, problems: cgroupProblems } = decodeCgroup(p);
   const stuckText = p.get('stuck');
   const stuck = stuckText === null ? undefined : parseStuckSeconds(stuckText);
-  const problems = [...latProblems, ...cgroupProblems, ...(stuck && !stuck.ok ? [stuck.message] : []), ...compareProblems];
+  const rank = decodeRankFilter(p);
+  const problems = [
+    ...latProblems,
+    ...cgroupProblems,
+    ...(stuck && !stuck.ok ? [stuck.message] : []),
+    ...compareProblems,
+    ...rank.problems,
+  ];
   return {
     live: !fixed,
     span: fixed ? (to as number) - (from as number) : span,
@@ -176,6 +189,8 @@ export function decodeUrlState(search: string): DecodedUrlState {
     percentiles: p.get('pct') !== 'off',
     compare,
     stuck: stuck?.ok ? stuck.value : DEFAULT_STUCK_SECONDS,
+    // Absent when empty, as the other defaults a plain URL leaves out.
+    ...(Object.keys(rank.filter).length > 0 ? { rankFilter: rank.filter } : {}),
     problems,
   };
 }
@@ -201,6 +216,7 @@ export function encodeUrlState(s: UrlState): string {
     p.set('base', formatRangeParam(s.compare.baseline));
     if (s.compare.comparison) p.set('cmp', formatRangeParam(s.compare.comparison));
   }
+  if (s.rankFilter) encodeRankFilter(s.rankFilter, p);
   // Commas, colons and slashes are safe in a query; keep them readable.
   return p.toString().replace(/%2C/g, ',').replace(/%3A/g, ':').replace(/%2F/g, '/');
 }

@@ -204,7 +204,8 @@ export class AgentClient {
         this.gotHello = true;
         // Seconds seen in another bucket schema count for nothing now (the data layer drops them):
         // backfill as on a first connection.
-        if (this.hello && !sameSchema(this.hello.schema, msg.schema)) this.lastTs = undefined;
+        // So do columns of another live step (a fleet server's scrape interval changed, protocol 6).
+        if (this.hello && (!sameSchema(this.hello.schema, msg.schema) || this.hello.step !== msg.step)) this.lastTs = undefined;
         this.hello = msg;
         this.attempt = 0;
         this.opts.events.onHello(msg);
@@ -286,7 +287,8 @@ export class AgentClient {
   private async fillGap(from: number, to: number): Promise<void> {
     this.gaps += to - from;
     try {
-      const answer = await this.request({ t: 'range', from, to, step: 1 });
+      // Columns of the live step (a fleet's over 1 s, protocol 6): the log holds one step.
+      const answer = await this.request({ t: 'range', from, to, step: this.hello?.step ?? 1 });
       const frames = answer.frames.filter((f) => f.ts >= from && f.ts < to);
       // Delivered as backfill even though lastTs moved past them: the data layer dedupes by ts.
       if (frames.length > 0) this.opts.events.onFrames(frames, 'backfill');

@@ -12,6 +12,7 @@
  *   offsetSamples.ts    the offset scatter's samples of the panel disk in the visible range
  *   selectedSamples.ts  the selected cells and their sampled I/Os
  *   comparison.ts       compare (A/B): the baseline and comparison ranges' distributions
+ *   fleetRanking.ts     a fleet view's ranked table of the visible range (the fleet server's answer)
  *   busy.ts             the work under way, which the test hook's idle() waits out
  *
  * They read the UI store (store/uiStore.ts: what the user chose) and publish what they derive
@@ -28,6 +29,7 @@ import type { Notify } from '../store/notices.js';
 import type { UiReader } from '../store/uiStore.js';
 import { Busy } from './busy.js';
 import { Comparison } from './comparison.js';
+import { FleetRankingPart, type RankingFetcher } from './fleetRanking.js';
 import { HeatMaps } from './heatMaps.js';
 import { OffsetSamples, type OffsetRequest } from './offsetSamples.js';
 import { RankSamples } from './rankSamples.js';
@@ -47,6 +49,8 @@ export interface DataLayerOptions {
   readonly notify?: Notify | undefined;
   /** Called when live frames name a disk the agent has not described (yet). */
   readonly onUnknownDisk?: ((dev: string) => void) | undefined;
+  /** How a fleet view's ranked table is asked for (app.ts: the fleet server's route); none: no table. */
+  readonly fetchRanking?: RankingFetcher | undefined;
 }
 
 export class DataLayer {
@@ -59,6 +63,7 @@ export class DataLayer {
   private readonly comparison: Comparison;
   private readonly offsets: OffsetSamples;
   private readonly ranks: RankSamples;
+  private readonly ranking: FleetRankingPart;
 
   constructor(o: DataLayerOptions) {
     const { ui, store, client } = o;
@@ -86,16 +91,17 @@ export class DataLayer {
     this.comparison = new Comparison({ ui, store, client, busy, source: this.source });
     this.offsets = new OffsetSamples({ store, client, busy, source: this.source });
     this.ranks = new RankSamples({ ui, store, client, busy, source: this.source });
+    this.ranking = new FleetRankingPart({ ui, store, busy, fetch: o.fetchRanking });
   }
 
   // ---------------------------------------------------------------- from the agent client
 
   /**
-   * The agent named its bucket schema (every hello does); a different one drops the live data
-   * held and rebuilds everything at the new size. Returns why it cannot be drawn, if it cannot.
+   * The agent named its bucket schema and live step (every hello does); a different one drops the
+   * live data held and rebuilds everything at the new size. Returns why it cannot be drawn, if it cannot.
    */
-  setLiveSchema(schema: BucketSchema): string | undefined {
-    const { problem, reset } = this.source.setLiveSchema(schema);
+  setLiveSchema(schema: BucketSchema, step = 1): string | undefined {
+    const { problem, reset } = this.source.setLiveSchema(schema, step);
     if (reset) {
       this.newSource();
       this.windows.bump();
@@ -138,6 +144,11 @@ export class DataLayer {
   refresh(): void {
     this.windows.refresh();
     this.comparison.refresh();
+  }
+
+  /** A fleet view's ranked table follows the visible range, the ranking filters and the source. */
+  refreshRanking(): void {
+    this.ranking.refresh();
   }
 
   /** A new data window or other disks shown: a comparison following the view is summed again. */

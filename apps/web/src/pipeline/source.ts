@@ -64,6 +64,11 @@ export class DataSource {
   private snap: { snapshot: Snapshot; log: FrameLog } | undefined;
   /** The schema of the live frames (the last hello's); undefined before the first hello. */
   private liveSchema: BucketSchema | undefined;
+  /**
+   * The step of the live frames (the last hello's): 1, or a fleet server's scrape interval over
+   * 1 s (protocol 6). Views of live data are never finer.
+   */
+  private liveStep = 1;
   /** Why the agent's schema cannot be drawn (its frames are then dropped), if it cannot. */
   private liveRefusal: string | undefined;
   /** Disks with I/O in the source (completed or in flight), with the newest second they had some. */
@@ -136,7 +141,7 @@ export class DataSource {
   }
 
   minStep(): number {
-    return this.snap ? this.snap.snapshot.range.step : 1;
+    return this.snap ? this.snap.snapshot.range.step : this.liveStep;
   }
 
   limits(): ViewLimits {
@@ -234,19 +239,22 @@ export class DataSource {
   }
 
   /**
-   * The agent named its bucket schema (every hello does). A different one than before (the
-   * agent was restarted with another --schema) makes the live frames held so far meaningless
-   * rows: they are dropped, and `reset` says the live data on screen went with them (everything
-   * derived from it must be rebuilt at the new size). `problem`: why the schema cannot be drawn,
-   * if it cannot (its frames are then ignored).
+   * The agent named its bucket schema and live step (every hello does). A different schema than
+   * before (the agent was restarted with another --schema) makes the live frames held so far
+   * meaningless rows, and another step (a fleet server's hosts now scraped at another interval)
+   * columns of another width: they are dropped, and `reset` says the live data on screen went
+   * with them (everything derived from it must be rebuilt at the new size). `problem`: why the
+   * schema cannot be drawn, if it cannot (its frames are then ignored).
    */
-  setLiveSchema(schema: BucketSchema): { problem: string | undefined; reset: boolean } {
+  setLiveSchema(schema: BucketSchema, step = 1): { problem: string | undefined; reset: boolean } {
     const problem = schemaProblem(schema);
     const before = this.liveSchema;
+    const stepChanged = step !== this.liveStep;
+    this.liveStep = step;
     const wasRefused = this.liveRefusal !== undefined;
     this.liveRefusal = problem;
     this.liveSchema = problem === undefined ? schema : undefined;
-    const changed = before !== undefined && (problem !== undefined || !sameSchema(before, schema));
+    const changed = before !== undefined && (problem !== undefined || !sameSchema(before, schema) || stepChanged);
     this.publishSchema();
     if (!changed && !(wasRefused && problem === undefined)) return { problem, reset: false };
     this.log.clear();

@@ -7,6 +7,7 @@
 import type { IoSample, LatencyKind } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from '../model/colour.js';
 import type { TimeRange } from '../model/compare.js';
+import { type RankFilterKey, withRankFilter } from '../model/fleetRanking.js';
 import { resolvePhase } from '../model/phase.js';
 import type { CellSelection, SampleSortKey } from '../model/samples.js';
 import { MAX_STUCK_SECONDS, MIN_STUCK_SECONDS } from '../model/stuck.js';
@@ -205,6 +206,19 @@ export function toggleHost(host: string): void {
     else shown.add(x.dev);
   }
   useUi.setState({ diskChoice: d.disks.filter((x) => shown.has(x.dev)).map((x) => x.name) });
+}
+
+/** Fleet view: shows every disk of a host (a ranked row's click), leaving the other rows as they are. */
+export function showHost(host: string): void {
+  const d = useData.getState();
+  const shown = new Set(d.shownDevs);
+  for (const x of d.disks) if (x.host === host) shown.add(x.dev);
+  useUi.setState({ diskChoice: d.disks.filter((x) => shown.has(x.dev)).map((x) => x.name) });
+}
+
+/** Fleet view: sets one of the ranked table's label filters (empty text clears it). */
+export function setRankFilter(key: RankFilterKey, text: string): void {
+  useUi.setState((s) => ({ rankFilter: withRankFilter(s.rankFilter, key, text) }));
 }
 
 export function autoDisks(): void {

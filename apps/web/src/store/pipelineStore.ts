@@ -12,6 +12,7 @@ import {
   BUCKET_SCHEMA,
   type BucketSchema,
   type DiskInfo,
+  type FleetRanking,
   type Frame,
   type HostInfo,
   type IoSample,
@@ -156,6 +157,21 @@ export interface CompareSlice {
   compare: CompareState | undefined;
 }
 
+/** A fleet view's ranked table (pipeline/fleetRanking.ts), as the fleet server answered it. */
+export interface FleetRankingState {
+  /** 'loading': asked (the last answer, if any, stays in `ranking` meanwhile). */
+  readonly status: 'loading' | 'ready' | 'error';
+  readonly error?: string | undefined;
+  /** The range and filters asked, as the route's parameters (what the page asked, to compare). */
+  readonly params: Readonly<Record<string, string | number>>;
+  readonly ranking: FleetRanking | undefined;
+}
+
+export interface FleetRankingSlice {
+  /** Undefined: not a fleet view, or a snapshot on screen. */
+  fleetRanking: FleetRankingState | undefined;
+}
+
 export type DataState = SourceSlice &
   WindowSlice &
   HeatMapSlice &
@@ -163,7 +179,8 @@ export type DataState = SourceSlice &
   RankSamplesSlice &
   SamplesSlice &
   OffsetSamplesSlice &
-  CompareSlice;
+  CompareSlice &
+  FleetRankingSlice;
 
 /** What one part of the pipeline may do with the pipeline store: read all of it, write its own slice. */
 export interface SliceStore<Slice> {
@@ -197,6 +214,7 @@ export function createDataStore() {
     samples: NO_SAMPLES,
     offset: undefined,
     compare: undefined,
+    fleetRanking: undefined,
   }));
 }
 

@@ -11,6 +11,7 @@ import type { StoreApi } from 'zustand';
 import type { AgentStatus, FleetInfo, HostInfo, LatencyKind } from '@blkheat/shared-types';
 import type { ColourNorm, ColourScaleKind } from '../model/colour.js';
 import type { CompareChoice } from '../model/compare.js';
+import type { RankFilter } from '../model/fleetRanking.js';
 import type { SampleSortKey } from '../model/samples.js';
 import { DEFAULT_STUCK_SECONDS } from '../model/stuck.js';
 import { DEFAULT_SPAN } from '../model/urlstate.js';
@@ -81,6 +82,8 @@ export interface UiState {
   sampleSort: { key: SampleSortKey; dir: 'asc' | 'desc' };
   /** Compare (A/B): the baseline and, if pinned, the comparison range; undefined = no comparison. */
   compare: CompareChoice | undefined;
+  /** A fleet view's ranked table: its label filters (empty: the whole fleet). */
+  rankFilter: RankFilter;
   /** Width of the heat map plot area, CSS px (drives the resolution). */
   plotWidth: number;
   /** Device pixel ratio of the screen (drives the resolution and canvas backing stores). */
@@ -116,6 +119,7 @@ export function createUiStore() {
     tool: 'zoom',
     sampleSort: { key: 'd_ns', dir: 'desc' },
     compare: undefined,
+    rankFilter: {},
     plotWidth: 800,
     dpr: 1,
   }));

@@ -11,6 +11,7 @@ import { DiskPicker } from './DiskPicker.js';
 import { DiskRow } from './DiskRow.js';
 import { DropZone } from './DropZone.js';
 import { FilterBar } from './FilterBar.js';
+import { FleetRanking } from './FleetRanking.js';
 import { Header } from './Header.js';
 import { KeyboardHelp } from './KeyboardHelp.js';
 import { HistoryFault } from './HistoryFault.js';
@@ -95,6 +96,7 @@ export function App() {
       <FilterBar />
       <DiskPicker />
       <main>
+        <FleetRanking />
         <section className="heatmaps" aria-label="latency heat maps" data-testid="heatmaps">
           <TimeAxis />
           <PressureStrip />

@@ -1,0 +1,130 @@
+/**
+ * The fleet server's live edge: every second, the newest columns every host has been scraped
+ * for are read from Prometheus (fleet-frames.ts, scrape by scrape), kept in a private history
+ * (the live tail, which backfills and reconnects read as they do on an agent) and broadcast.
+ *
+ * The live step is the coarsest scrape interval of the hosts (the finest step every host has):
+ *  - at 1 s, each frame is a second of the agents' own, as on an agent;
+ *  - over 1 s, each frame is a column of that step, aligned to it as range columns are, holding
+ *    every host's scrape differences that start in it (dated by the agents' window ends, exactly
+ *    as a range at that step has them). A column is sent once every host has been scraped past
+ *    its end, so the live edge advances a column per scrape.
+ * The tail's history has that step (HistoryStore fineStep): when the step changes (hosts at
+ * another interval came or went), the tail starts afresh and the pages are told to reconnect
+ * (CLOSE_CODES.restart), so that their hello names the new step.
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { alignDown, type BucketSchema, type Frame } from '@blkheat/shared-types';
+import { HistoryStore } from '../history/store.js';
+import type { StreamHub } from '../server/hub.js';
+import type { FleetDirectory } from './fleet-disks.js';
+import { fleetFrames } from './fleet-frames.js';
+import type { PrometheusApi } from './prometheus-api.js';
+
+/** The live tail read at start, and the longest gap the live loop fills in one go (s). */
+const LIVE_CATCH_UP_S = 600;
+
+export interface FleetLiveOptions {
+  readonly api: PrometheusApi;
+  readonly dir: FleetDirectory;
+  readonly schema: BucketSchema;
+  /** A private directory the tail's history lives in (removed by the caller). */
+  readonly tailDir: string;
+  readonly log: (line: string) => void;
+}
+
+export class FleetLive {
+  private tail: HistoryStore;
+  private generation = 0;
+  /** The next column to read: the newest one the tail has, plus a step. */
+  private liveFrom: number | undefined;
+  private hub: StreamHub | undefined;
+
+  constructor(private readonly o: FleetLiveOptions) {
+    this.tail = this.open(1);
+  }
+
+  /** The live tail (its fineStep is the live step). */
+  get history(): HistoryStore {
+    return this.tail;
+  }
+
+  get step(): number {
+    return this.tail.fineStep;
+  }
+
+  /** The hub frames are broadcast on (set once it exists). */
+  attach(hub: StreamHub): void {
+    this.hub = hub;
+  }
+
+  /**
+   * The hosts' coarsest scrape interval (s), once known: a new step starts the tail afresh, and
+   * the pages reconnect for a hello that names it.
+   */
+  setStep(coarsest: number): void {
+    const step = Math.max(1, Math.ceil(coarsest));
+    if (step === this.step) return;
+    const old = this.tail;
+    const oldDir = this.dirOf(this.generation);
+    this.tail = this.open(step);
+    this.liveFrom = undefined;
+    old.close();
+    rmSync(oldDir, { recursive: true, force: true });
+    this.o.log(`fleet: live columns of ${step} s (the hosts' coarsest scrape interval)`);
+    this.hub?.restartClients(`the fleet's live step is now ${step} s`);
+  }
+
+  /**
+   * One round: the columns completed since the last one, appended and broadcast. Returns after
+   * Prometheus answered (or throws what it said).
+   */
+  async round(): Promise<void> {
+    const step = this.step;
+    const tail = this.tail;
+    const now = Math.floor(Date.now() / 1000);
+    const oldest = alignDown(now - LIVE_CATCH_UP_S, step);
+    const newest = tail.newestTs;
+    const from = Math.max(this.liveFrom ?? (newest === undefined ? oldest : newest + step), oldest);
+    // The column holding now is not over: no scrape can have covered it yet.
+    const to = alignDown(now, step);
+    if (from >= to) return;
+    const { frames, completeTo } = await fleetFrames(this.o.api, this.o.dir, { from, to, step }, {}, step, this.o.schema);
+    // The step changed while Prometheus answered: these columns belong to the old tail.
+    if (tail !== this.tail || completeTo === undefined) return;
+    const byTs = new Map(frames.map((f) => [f.ts, f]));
+    // Columns before any host's first counted scrape have no difference to date them: not recorded.
+    const firstSeen = frames[0]?.ts ?? Infinity;
+    let next = from;
+    for (let ts = from; ts + step <= completeTo; ts += step) {
+      next = ts + step;
+      // A column some host's scrape covered but no I/O: an idle column, drawn as zero.
+      const frame: Frame | undefined = byTs.get(ts) ?? (ts >= firstSeen ? { ts, step, disks: [] } : undefined);
+      if (!frame) continue;
+      tail.append(frame, JSON.stringify(frame));
+      this.hub?.broadcastFrame(frame);
+    }
+    this.liveFrom = Math.max(from, next);
+  }
+
+  close(): void {
+    this.tail.close();
+  }
+
+  private dirOf(generation: number): string {
+    return join(this.o.tailDir, `live-${generation}`);
+  }
+
+  private open(step: number): HistoryStore {
+    const dir = this.dirOf(++this.generation);
+    return HistoryStore.open({
+      dir,
+      historySeconds: 3600,
+      maxBytes: 64 * 1024 ** 2,
+      schema: this.o.schema,
+      log: this.o.log,
+      fineStep: step,
+    });
+  }
+}
