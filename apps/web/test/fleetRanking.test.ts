@@ -73,6 +73,18 @@ test('spark scale: one log span for every row, from the smallest to the largest 
   assert.equal(sparkScale({ ...r, disks: [row([null, null])] }), undefined);
 });
 
+/** The hello's agent part of a fleet server whose hosts are scraped every `scrapeInterval` s. */
+function fleetAgent(scrapeInterval: number) {
+  return {
+    version: '0',
+    protocol: 6,
+    host: { hostname: 'fleet', kernel: 'k' },
+    tiers: [1],
+    historyFrom: 0,
+    fleet: { prometheus: 'http://p', scrapeInterval },
+  };
+}
+
 function answer(params: Readonly<Record<string, string | number>>): FleetRanking {
   return { from: Number(params.from), to: Number(params.to), filter: {}, hosts: [], disks: [], prometheusQueries: 1 };
 }
@@ -100,16 +112,7 @@ test('the ranking part: following live, the live span up to a scrape interval ag
   assert.equal(asked.length, 0, 'not a fleet view: nothing asked');
   assert.equal(store.getState().fleetRanking, undefined);
 
-  ui.setState({
-    agent: {
-      version: '0',
-      protocol: 6,
-      host: { hostname: 'fleet', kernel: 'k' },
-      tiers: [1],
-      historyFrom: 0,
-      fleet: { prometheus: 'http://p', scrapeInterval: 15 },
-    },
-  });
+  ui.setState({ agent: fleetAgent(15) });
   part.refresh();
   await Promise.resolve();
   assert.equal(asked.length, 1);
@@ -148,16 +151,7 @@ test('the ranking part: following live, the live span up to a scrape interval ag
 test('the ranking part: a newer question aborts the older, whose answer is dropped; an error is kept with the last table', async () => {
   const ui = createUiStore();
   const store = createDataStore();
-  ui.setState({
-    agent: {
-      version: '0',
-      protocol: 6,
-      host: { hostname: 'fleet', kernel: 'k' },
-      tiers: [1],
-      historyFrom: 0,
-      fleet: { prometheus: 'http://p', scrapeInterval: 1 },
-    },
-  });
+  ui.setState({ agent: fleetAgent(1) });
   const pending: { params: Readonly<Record<string, string | number>>; signal: AbortSignal; settle: (fail?: string) => void }[] = [];
   const part = new FleetRankingPart({
     ui,
