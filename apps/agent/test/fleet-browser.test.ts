@@ -48,6 +48,15 @@ test(
     );
     assert.equal(await page.locator('[data-testid^="host-chip-"]').count(), 3, 'a host picker with the three hosts');
     assert.equal(await page.locator('[data-testid="fleet-problem"]').count(), 0, 'no problem shown once Prometheus answers');
+    // The panels the fleet has no data for say why: the fleet, not old agents.
+    assert.match(
+      (await page.locator('[data-testid="size-empty"]').textContent()) ?? '',
+      /^The fleet view has no I\/O sizes: it reads only the agents' disk histograms/,
+    );
+    assert.match(
+      (await page.locator('[data-testid="cgroup-empty"]').textContent()) ?? '',
+      /^The fleet view has no per-cgroup split: it reads only the agents' disk histograms/,
+    );
 
     // The host picker hides and shows all of a host's disks.
     await page.click('[data-testid="host-chip-host-b"]');

@@ -113,6 +113,10 @@ test('REST: every bad parameter is a 400 naming it', async (t) => {
   }
   const nf = await fetch(`${a.base}/api/v1/nothing`);
   assert.equal(nf.status, 404);
+  // The fleet's ranked table is a fleet server's only: an agent says so, whatever the query.
+  const ranking = await fetch(`${a.base}/api/v1/fleet/ranking?from=${now - 10}&to=${now}`);
+  assert.equal(ranking.status, 404);
+  assert.match(((await ranking.json()) as { error: string }).error, /only a fleet server/);
   const post = await fetch(`${a.base}/api/v1/disks`, { method: 'POST' });
   assert.equal(post.status, 405);
 });

@@ -15,3 +15,24 @@ export const EXPLAIN = Object.freeze({
     'Percentiles come from latency histograms, which know the bucket of the I/O at a rank, not its latency: "≤ X" is the top of that bucket, "> X" is above the last bucket, and a value without either is the exact latency of a sampled I/O at that rank.',
   rate: 'I/Os per second over the seconds of the visible range the agent recorded (not the ones it was down for or before it started); peak: the busiest single step.',
 });
+
+/** A split of the data a panel needs: I/O sizes (protocol 2) or cgroups (protocol 3). */
+export type DataSplit = 'sizes' | 'cgroups';
+
+const SPLIT_WORDS: Readonly<Record<DataSplit, { what: string; since: number }>> = {
+  sizes: { what: 'no I/O sizes', since: 2 },
+  cgroups: { what: 'no per-cgroup split', since: 3 },
+};
+
+/**
+ * Why data with I/O has none of a split. A fleet view's data never has it: the fleet server reads
+ * only the agents' disk histograms from Prometheus (docs/fleet.md, "What a cell counts"), so
+ * naming old agents there would send the reader after the wrong cause. Elsewhere, agents before
+ * the protocol that added it do not send it.
+ */
+export function missingSplitText(split: DataSplit, fromFleet: boolean): string {
+  const { what, since } = SPLIT_WORDS[split];
+  return fromFleet
+    ? `The fleet view has ${what}: it reads only the agents' disk histograms from Prometheus. Open a host's own agent for it.`
+    : `This data has ${what} (agents before protocol ${since} do not send it).`;
+}

@@ -5,6 +5,7 @@
  */
 import { CGROUP_NONE, CGROUP_OTHER } from '@blkheat/shared-types';
 import type { CgroupSummary } from '../model/cgroups.js';
+import { missingSplitText } from '../model/explain.js';
 import { formatCount } from '../model/format.js';
 import { bucketWindowOf } from '../model/latency.js';
 import { PHASE_WORDS } from '../model/phase.js';
@@ -15,6 +16,7 @@ import { PanelDiskSelect, usePanelDisk } from './PanelDisk.js';
 import { capRows } from '../model/rowCap.js';
 import { BreakdownTable, DistributionCells } from './DistributionCells.js';
 import { MoreRows, useRowLimit } from './MoreRows.js';
+import { useFleetData } from './useFleetData.js';
 
 /** What the protocol's special names mean, for their tooltips. */
 function cgroupTitle(g: string): string {
@@ -49,6 +51,7 @@ function Row({ c, selected, uLo, uHi }: { c: CgroupSummary; selected: boolean; u
 
 export function CgroupBreakdown() {
   const cgroup = useUi((s) => s.cgroup);
+  const fromFleet = useFleetData();
   const kind = useUi((s) => s.kind);
   const summary = useData((s) => s.summary);
   const cur = useData((s) => s.window);
@@ -81,9 +84,7 @@ export function CgroupBreakdown() {
       </header>
       {rows.length === 0 ? (
         <p className="muted" data-testid="cgroup-empty">
-          {b && b.framesWithIo > 0 && b.framesWithCg === 0
-            ? 'This data has no per-cgroup split (agents before protocol 3 do not send it).'
-            : 'No I/O in this range.'}
+          {b && b.framesWithIo > 0 && b.framesWithCg === 0 ? missingSplitText('cgroups', fromFleet) : 'No I/O in this range.'}
         </p>
       ) : (
         <BreakdownTable nameHead="cgroup" footer={<MoreRows capped={capped} noun="cgroups" cols={6} onMore={more} />}>

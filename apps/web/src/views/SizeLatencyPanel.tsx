@@ -11,6 +11,7 @@ import { type MouseEvent, useEffect, useMemo, useRef, useState } from 'react';
 import type { BucketSchema } from '@blkheat/shared-types';
 import { colourDomain, CountScale } from '../model/colour.js';
 import { apply, invert, timeToCss, bucketToCss, type Viewport } from '../model/coords.js';
+import { missingSplitText } from '../model/explain.js';
 import { formatBytes, formatCount } from '../model/format.js';
 import { bucketBoundsSeconds, bucketWindowOf, formatLatency } from '../model/latency.js';
 import { PHASE_WORDS } from '../model/phase.js';
@@ -19,6 +20,7 @@ import { renderLatencyAxis } from '../render/axes.js';
 import { paintRamp } from '../render/ramp.js';
 import { type DrawFn, DrawnKind, scheduler } from '../render/scheduler.js';
 import { paintSizeHistogram, paintSizeLatency, sizeGridViewport } from '../render/sizeLatency.js';
+import { useFleetData } from './useFleetData.js';
 import { selectCells } from '../store/actions.js';
 import { useData } from '../store/pipelineStore.js';
 import { useUi } from '../store/uiStore.js';
@@ -244,6 +246,7 @@ export function sizeCellText(s: number, bucket: number, count: number | undefine
 
 export function SizeLatencyPanel() {
   const dev = usePanelDisk();
+  const fromFleet = useFleetData();
   const view = useSizeView(dev);
   const summary = useData((s) => s.summary);
   const cgroup = useUi((s) => s.cgroup);
@@ -285,7 +288,7 @@ export function SizeLatencyPanel() {
       ) : (
         <p className="muted" data-testid="size-empty">
           {grid && grid.framesWithSz === 0 && summary?.disks.get(dev ?? '')?.n
-            ? 'This data has no I/O sizes (agents before protocol 2 do not send them).'
+            ? missingSplitText('sizes', fromFleet)
             : 'No I/O in this range.'}
         </p>
       )}
