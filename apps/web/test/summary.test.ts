@@ -2,11 +2,19 @@
 // the result is the same, and it agrees with counting the frames by brute force.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUCKET_SCHEMA, bucketCount, conservedCount, type Frame } from '@blkheat/shared-types';
+import { BUCKET_SCHEMA, bucketCount, conservedCount, type DiskFrame, type Frame } from '@blkheat/shared-types';
 import { BreakdownTally } from '../src/model/breakdown.ts';
 import { NOTHING_KNOWN } from '../src/model/gaps.ts';
 import { buildMatrix } from '../src/model/heatmatrix.ts';
-import { SUMMARY_SLICE, summarize, summarizeNow, type SummaryInput, summaryWeight } from '../src/model/summary.ts';
+import {
+  RunningSummary,
+  SUMMARY_SLICE,
+  summarize,
+  summarizeNow,
+  type Summary,
+  type SummaryInput,
+  summaryWeight,
+} from '../src/model/summary.ts';
 import { manyClassesSource } from './fixtures/manyClasses.ts';
 import { syntheticSource } from './fixtures/synthetic.ts';
 
@@ -103,4 +111,119 @@ test('summarize: a disk-frame of thousands of classes is many slices of work, no
   let yields = 0;
   for (let r = steps.next(); !r.done; r = steps.next()) yields++;
   assert.equal(yields, 9, 'a yield between every two frames');
+});
+
+/**
+ * The synthetic frames with every split a summary sums: each class's device latency also as its
+ * submit wait and total, one size class, and two cgroups per disk (so the cgroup, size and
+ * submit-wait tallies all have something to add).
+ */
+function withSplits(frames: readonly Frame[]): Frame[] {
+  return frames.map((f) => ({
+    ...f,
+    disks: f.disks.map((d): DiskFrame => ({
+      ...d,
+      cls: d.cls.map((c) => ({ ...c, w: c.d, t: c.d, sz: [{ s: 12, n: c.n, d: c.d }] })),
+      cg: [
+        { g: '/a', n: d.cls.reduce((s, c) => s + c.n, 0), d: d.cls[0]?.d ?? [] },
+        { g: '/b', n: 1, d: [3, 1] },
+      ],
+    })),
+  }));
+}
+
+/** A plain copy of a summary's numbers (its quantiles read), to compare later. */
+function numbers(s: Summary): unknown {
+  return JSON.parse(
+    JSON.stringify(s, (_k, v: unknown) =>
+      v instanceof Map ? Object.fromEntries(v) : ArrayBuffer.isView(v) ? Array.from(v as Float64Array) : v,
+    ),
+  );
+}
+
+test('RunningSummary: a live window summed second by second equals summing it whole, and a summary read stays as read', () => {
+  const all = withSplits(syntheticSource().frames(T0, T0 + 900));
+  const frames: Frame[] = all.slice(0, 300);
+  const base = input(all, T0 + 100, T0 + 900, 10);
+  // As a live window's: the range ends at the column after the newest frame, so it moves on a
+  // column every ten frames while its start stays.
+  const live = (): SummaryInput => ({ ...base, to: Math.ceil((frames.at(-1)!.ts + 1) / 10) * 10, frames, devs: new Set(base.devs) });
+  const running = new RunningSummary(live(), true);
+  let read = summarizeNow(live());
+  const steps = running.catchUp();
+  for (let r = steps.next(); ; r = steps.next()) if (r.done) break;
+  const reads: { summary: Summary; numbers: unknown; frames: number }[] = [];
+  let i = 300;
+  let added = 0;
+  while (i < all.length) {
+    // One to seven frames at a time (a live second, or a burst after a stall).
+    const n = 1 + (i % 7);
+    for (const f of all.slice(i, i + n)) frames.push(f);
+    i += n;
+    // Now and then the window drops its oldest frames, out of the range by then (as a live
+    // window does once its matrices move on).
+    if (i % 13 === 0) while (frames[0]!.ts < base.from && frames[0]!.ts < T0 + (i % 100)) frames.shift();
+    const next = live();
+    assert.ok(running.follows(next), `frames grown to ${frames.length}: the same range, only longer`);
+    const steps2 = running.retarget(next).catchUp();
+    const r = steps2.next();
+    assert.ok(r.done === true, 'a few new frames are one slice');
+    read = r.value;
+    added++;
+    assert.deepEqual(numbers(read), numbers(summarizeNow(next)), `after ${frames.length} frames: the same as summing the window whole`);
+    if (added % 20 === 0) reads.push({ summary: read, numbers: numbers(read), frames: frames.length });
+  }
+  assert.ok(reads.length >= 4, `${reads.length} reads kept`);
+  const classes = read.classes.reduce((s, c) => s + c.n, 0);
+  assert.ok(classes > 0 && (read.sizes.get('7:0')?.sizes.length ?? 0) > 0 && (read.cgroups.get('7:0')?.rows.length ?? 0) === 2);
+  // Summaries read earlier: their numbers are what they were (the tallies went on without them).
+  for (const r of reads) assert.deepEqual(numbers(r.summary), r.numbers, `the summary read at ${r.frames} frames is unchanged`);
+  assert.notDeepEqual(reads[0]!.numbers, numbers(read), 'and later summaries did count more');
+});
+
+test('RunningSummary.follows: only the same range over the same frames array, grown at its end', () => {
+  const all = withSplits(syntheticSource().frames(T0, T0 + 200));
+  const frames = all.slice(0, 100);
+  const base: SummaryInput = { ...input(all, T0, T0 + 200, 10), frames };
+  const running = new RunningSummary(base, true);
+  const steps = running.catchUp();
+  for (let r = steps.next(); !r.done; r = steps.next());
+  frames.push(all[100]!);
+  assert.equal(running.follows({ ...base }), true, 'grown at the end');
+  assert.equal(running.follows({ ...base, from: T0 + 10 }), false, 'another start');
+  assert.equal(running.follows({ ...base, kind: 'queue' }), false, 'another phase');
+  assert.equal(running.follows({ ...base, classes: new Set(['R']) }), false, 'a class filter');
+  assert.equal(running.follows({ ...base, devs: new Set(['7:0']) }), false, 'other disks');
+  assert.equal(running.follows({ ...base, frames: [...frames] }), false, 'another array (a new window)');
+  const moved = frames.splice(0, 1);
+  assert.equal(running.follows({ ...base }), false, 'frames cut at the front');
+  frames.unshift(...moved);
+  assert.equal(running.follows({ ...base }), true, 'the same again');
+  // A range starting at T0 + 5: the window may drop frames before it, not those in it.
+  const later: SummaryInput = { ...base, from: T0 + 5 };
+  const fromFive = new RunningSummary(later, true);
+  for (let r = fromFive.catchUp().next(); !r.done; r = fromFive.catchUp().next());
+  const dropped = frames.splice(0, 3);
+  assert.equal(fromFive.follows({ ...later }), true, 'frames before the range dropped from the front');
+  const again = fromFive
+    .retarget({ ...later })
+    .catchUp()
+    .next();
+  assert.ok(again.done === true);
+  assert.deepEqual(numbers(again.value), numbers(summarizeNow({ ...later })), 'and the summary is the one of the frames left');
+  const inRange = frames.splice(0, 5);
+  assert.equal(fromFive.follows({ ...later }), false, 'frames of the range dropped');
+  frames.unshift(...dropped, ...inRange);
+  frames.splice(50, 0, all[150]!);
+  assert.equal(running.follows({ ...base }), false, 'a frame put in before the last one fed (a filled gap)');
+  frames.splice(50, 1);
+  assert.equal(running.follows({ ...base, to: T0 + 210 }), true, 'the end moved on a column, past every frame');
+  frames.push(all[199]!);
+  assert.equal(running.follows({ ...base, to: T0 + 190 }), false, 'the end moved before a frame');
+  frames.pop();
+  const closed = new RunningSummary({ ...base, to: T0 + 50 }, true);
+  assert.equal(closed.follows({ ...base, to: T0 + 50 }), true, 'frames past the end: the same range');
+  assert.equal(closed.follows({ ...base, to: T0 + 60 }), false, 'frames past the end: the end may not move');
+  assert.equal(new RunningSummary(base, false).follows({ ...base }), false, 'a summary that is not detached is summed once');
+  assert.throws(() => running.retarget({ ...base, from: T0 + 10 }), /not the same range/);
 });

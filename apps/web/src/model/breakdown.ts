@@ -84,7 +84,8 @@ export class BreakdownTally {
   private together: ClassSummary[] | undefined;
   private readonly disk = new Map<string, DiskAcc>();
   private readonly peak = new Map<string, DiskPeak>();
-  private readonly seen = new Set<string>();
+  /** Every class named by a frame fed, with how many disk-frames named it (forget() takes them back). */
+  private readonly seen = new Map<string, number>();
 
   constructor(
     /** Frames in [from, to) are counted; class breakdowns only over `devs` (undefined = every disk). */
@@ -95,6 +96,8 @@ export class BreakdownTally {
       readonly kind: LatencyKind;
       /** Each disk's kind, for phaseHist() (default: every disk request-based). */
       readonly diskKind?: DiskKindOf | undefined;
+      /** Results copy the running totals, so frames added later leave them as read (model/summary.ts RunningSummary). */
+      readonly detached?: boolean | undefined;
     },
     /** The schema of the frames' histograms. */
     private readonly schema: BucketSchema,
@@ -109,7 +112,7 @@ export class BreakdownTally {
       const f = frames[i] as Frame;
       const inside = f.ts >= from && f.ts < to;
       for (const d of f.disks) {
-        for (const c of d.cls) this.seen.add(c.c);
+        for (const c of d.cls) this.seen.set(c.c, (this.seen.get(c.c) ?? 0) + 1);
         if (!inside) continue;
         this.addDisk(d, f.step);
         if (!devs || devs.has(d.dev)) {
@@ -158,7 +161,8 @@ export class BreakdownTally {
 
   private classesTogether(): ClassSummary[] {
     const disks = [...this.byDiskClass.values()];
-    if (disks.length <= 1) return classSummaries(disks[0] ?? new Map<string, ClassAcc>(), this.schema);
+    const detached = this.opts.detached === true;
+    if (disks.length <= 1) return classSummaries(disks[0] ?? new Map<string, ClassAcc>(), this.schema, detached);
     const parts = new Map<string, ClassAcc[]>();
     for (const classes of disks)
       for (const [name, a] of classes) {
@@ -169,7 +173,7 @@ export class BreakdownTally {
     // Summed per class; a class seen on one disk only keeps that disk's totals (no copy).
     const merged = new Map<string, ClassAcc>();
     for (const [name, list] of parts) merged.set(name, list.length === 1 ? (list[0] as ClassAcc) : sumClasses(list));
-    return classSummaries(merged, this.schema);
+    return classSummaries(merged, this.schema, detached);
   }
 
   /** Per chosen disk: its classes, each with its share of the disk's I/Os, sorted by count. */
@@ -177,14 +181,14 @@ export class BreakdownTally {
     const out = new Map<string, ClassSummary[]>();
     // One disk: the table over the disks is its own (a snapshot may name 4,096 classes: not twice).
     if (this.byDiskClass.size === 1) for (const dev of this.byDiskClass.keys()) out.set(dev, this.classes());
-    else for (const [dev, classes] of this.byDiskClass) out.set(dev, classSummaries(classes, this.schema));
+    else for (const [dev, classes] of this.byDiskClass) out.set(dev, classSummaries(classes, this.schema, this.opts.detached === true));
     return out;
   }
 
   /** Per-disk totals. */
   disks(): Map<string, DiskSummary> {
     const out = new Map<string, DiskSummary>();
-    for (const [dev, a] of this.disk) out.set(dev, { dev, ...a });
+    for (const [dev, a] of this.disk) out.set(dev, { dev, ...a, byClass: { ...a.byClass } });
     return out;
   }
 
@@ -193,9 +197,27 @@ export class BreakdownTally {
     return new Map(this.peak);
   }
 
+  /**
+   * Takes back frames[start, end), fed before and all outside the range (a live window dropped
+   * them from its front): they counted only as naming their classes.
+   */
+  forget(frames: readonly Frame[], start: number, end: number): void {
+    const { from, to } = this.opts;
+    for (let i = start; i < end; i++) {
+      const f = frames[i] as Frame;
+      if (f.ts >= from && f.ts < to) throw new Error(`BreakdownTally.forget: the frame at ${f.ts} is in the range`);
+      for (const d of f.disks)
+        for (const c of d.cls) {
+          const n = (this.seen.get(c.c) ?? 0) - 1;
+          if (n > 0) this.seen.set(c.c, n);
+          else this.seen.delete(c.c);
+        }
+    }
+  }
+
   /** Every class name seen, sorted. */
   allClasses(): string[] {
-    return [...this.seen].sort();
+    return [...this.seen.keys()].sort();
   }
 }
 
@@ -216,23 +238,25 @@ function sumClasses(list: readonly ClassAcc[]): ClassAcc {
  * Class summaries of running totals, each with its share of their I/Os, sorted by count.
  * Percentiles are worked out when first read: the table lists the busiest classes only
  * (model/rowCap.ts), and a snapshot's frames may name many thousands between them (4,096 each):
- * 122,880 classes' percentiles held the page 300 ms.
+ * 122,880 classes' percentiles held the page 300 ms. `detached`: each histogram and error count
+ * is a copy, not the running total (which frames added later change).
  */
-function classSummaries(classes: ReadonlyMap<string, ClassAcc>, schema: BucketSchema): ClassSummary[] {
+function classSummaries(classes: ReadonlyMap<string, ClassAcc>, schema: BucketSchema, detached: boolean): ClassSummary[] {
   let total = 0;
   for (const a of classes.values()) total += a.count;
   const out: ClassSummary[] = [];
   for (const [name, a] of classes) {
     let quantiles: QuantileValue[] | undefined;
+    const hist = detached ? a.hist.slice() : a.hist;
     out.push({
       c: name,
       n: a.count,
       failed: a.failed,
-      errors: a.errors,
+      errors: detached ? { ...a.errors } : a.errors,
       share: total > 0 ? a.count / total : 0,
-      hist: a.hist,
+      hist,
       get quantiles() {
-        return (quantiles ??= quantilesOf(a.hist, schema));
+        return (quantiles ??= quantilesOf(hist, schema));
       },
     });
   }

@@ -107,7 +107,10 @@ export class CgroupTally {
   >();
 
   constructor(
-    private readonly opts: PhasedRange,
+    private readonly opts: PhasedRange & {
+      /** Results copy the running totals, so frames added later leave them as read (model/summary.ts RunningSummary). */
+      readonly detached?: boolean | undefined;
+    },
     private readonly schema: BucketSchema,
   ) {}
 
@@ -145,7 +148,13 @@ export class CgroupTally {
       for (const v of byPath.values()) total += v.n;
       const rows: CgroupSummary[] = [...byPath.entries()]
         .filter(([, v]) => v.n > 0)
-        .map(([path, v]) => ({ g: path, n: v.n, share: total > 0 ? v.n / total : 0, hist: v.d, quantiles: quantilesOf(v.d, this.schema) }))
+        .map(([path, v]) => ({
+          g: path,
+          n: v.n,
+          share: total > 0 ? v.n / total : 0,
+          hist: this.opts.detached ? v.d.slice() : v.d,
+          quantiles: quantilesOf(v.d, this.schema),
+        }))
         .sort((x, y) => y.n - x.n || (x.g < y.g ? -1 : x.g > y.g ? 1 : 0));
       out.set(dev, { rows, framesWithCg, framesWithIo, kind });
     }

@@ -59,6 +59,8 @@ export class SizeTally {
     private readonly opts: PhasedRange & {
       /** Classes counted; undefined = every class. */
       readonly classes?: ReadonlySet<string> | undefined;
+      /** Results copy the running totals, so frames added later leave them as read (model/summary.ts RunningSummary). */
+      readonly detached?: boolean | undefined;
     },
     private readonly schema: BucketSchema,
   ) {}
@@ -102,7 +104,8 @@ export class SizeTally {
       const rows = bucketCount(this.schema);
       const hists = sizes.map((s) => {
         const cell = bySize.get(s);
-        return (kind === this.opts.kind ? cell?.phase : cell?.device) ?? new Float64Array(rows);
+        const hist = kind === this.opts.kind ? cell?.phase : cell?.device;
+        return hist ? (this.opts.detached ? hist.slice() : hist) : new Float64Array(rows);
       });
       let maxCell = 0;
       for (const h of hists) for (let b = 0; b < h.length; b++) maxCell = Math.max(maxCell, h[b] as number);

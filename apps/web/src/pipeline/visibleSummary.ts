@@ -4,13 +4,15 @@
  * in tasks of about SUMMARY_TASK_MS, so a big snapshot never holds the page in one long task;
  * colour scales are refitted to the visible cells then too. Publishes the summary to show: a
  * small range's is summed as soon as the data changes, a big one's when its run ends (the last
- * one of this source is shown meanwhile).
+ * one of this source is shown meanwhile). A live window's new seconds are added to the running
+ * summary of the same range (model/summary.ts RunningSummary) instead of summing it again.
  * A part of the data pipeline (dataLayer.ts composes it): it publishes into its own slice of the
  * pipeline store (store/pipelineStore.ts).
  */
-import { diskKinds } from '../model/phase.js';
+import type { DiskInfo } from '@blkheat/shared-types';
+import { diskKinds, type DiskKindOf } from '../model/phase.js';
 import { alignCeil, alignFloor } from '../model/resolution.js';
-import { type Summary, type SummaryInput, summarize, summarizeNow, summaryWeight } from '../model/summary.js';
+import { RunningSummary, type Summary, type SummaryInput, summaryWeight } from '../model/summary.js';
 import type { SliceStore, SummarySlice } from '../store/pipelineStore.js';
 import { windowKnown } from '../store/shownWindow.js';
 import type { UiReader } from '../store/uiStore.js';
@@ -48,6 +50,10 @@ export class VisibleSummary {
   private cache: Summary | undefined;
   /** The last summary of this source, shown while a big one is computed. */
   private shown: Summary | undefined;
+  /** The tallies behind the last summary computed, for a live window to add its new seconds to. */
+  private tallies: RunningSummary | undefined;
+  /** diskKinds() of the bio-based disks it was made for (comma-separated), so that a running summary sees the same input. */
+  private kinds: { readonly bio: string; readonly of: DiskKindOf } | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private since = 0;
   /** Bumped to abandon a summary being computed in slices (the data changed, or a newer run started). */
@@ -72,6 +78,7 @@ export class VisibleSummary {
   reset(): void {
     this.cache = undefined;
     this.shown = undefined;
+    this.tallies = undefined;
     this.publish();
   }
 
@@ -96,7 +103,22 @@ export class VisibleSummary {
     if (!input) return undefined;
     const c = this.cache;
     if (c && c.from === input.from && c.to === input.to && c.step === input.step) return c;
-    return this.keep(summarizeNow(input));
+    const running = this.runningFor(input);
+    const steps = running.catchUp(Infinity);
+    let r = steps.next();
+    while (!r.done) r = steps.next();
+    return this.keep(r.value, running);
+  }
+
+  /**
+   * The running summary to continue for `input`: the last one where the live window only gained
+   * seconds at its end since (frames are then added, not summed again), else a new one. Live
+   * summaries are detached (model/summary.ts): those of a snapshot are summed once.
+   */
+  private runningFor(input: SummaryInput): RunningSummary {
+    const r = this.tallies;
+    if (r?.follows(input)) return r.retarget(input);
+    return new RunningSummary(input, this.source.snapshot === undefined);
   }
 
   /**
@@ -107,8 +129,14 @@ export class VisibleSummary {
   private current(): Summary | undefined {
     if (this.cache) return this.cache;
     const cur = this.store.getState().window;
-    if (cur && summaryWeight(cur.frames, SUMMARY_NOW_WEIGHT) <= SUMMARY_NOW_WEIGHT) return this.fresh();
+    if (cur && (this.followsRunning() || summaryWeight(cur.frames, SUMMARY_NOW_WEIGHT) <= SUMMARY_NOW_WEIGHT)) return this.fresh();
     return this.shown;
+  }
+
+  /** The visible range is the running summary's, with only new seconds to add: cheap to sum now. */
+  private followsRunning(): boolean {
+    const input = this.tallies && this.input();
+    return input !== undefined && this.tallies?.follows(input) === true;
   }
 
   private publish(extra: Partial<SummarySlice> = {}): void {
@@ -160,7 +188,8 @@ export class VisibleSummary {
       this.done();
       return;
     }
-    const steps = summarize(input);
+    const running = this.runningFor(input);
+    const steps = running.catchUp();
     this.running = true;
     const next = (): void => {
       if (run !== this.run) return;
@@ -172,7 +201,7 @@ export class VisibleSummary {
         return;
       }
       this.running = false;
-      this.keep(r.value);
+      this.keep(r.value, running);
       this.done();
     };
     next();
@@ -204,7 +233,7 @@ export class VisibleSummary {
       matrices: cur.matrices,
       devs: new Set(cur.devs),
       kind: this.ui.getState().kind,
-      diskKind: diskKinds(this.store.getState().disks),
+      diskKind: this.diskKindOf(this.store.getState().disks),
       classes: this.ui.getState().classes.length > 0 ? new Set(this.ui.getState().classes) : undefined,
       schema: cur.schema,
       snapshotRange: this.source.snapshot?.range,
@@ -213,9 +242,20 @@ export class VisibleSummary {
     };
   }
 
-  private keep(s: Summary): Summary {
+  /** One function while the bio-based disks stay the same (the disk list itself is new with every change of activity). */
+  private diskKindOf(disks: readonly DiskInfo[]): DiskKindOf {
+    const bio = disks
+      .filter((d) => d.kind === 'bio')
+      .map((d) => d.dev)
+      .join();
+    if (this.kinds?.bio !== bio) this.kinds = { bio, of: diskKinds(disks) };
+    return this.kinds.of;
+  }
+
+  private keep(s: Summary, running: RunningSummary): Summary {
     this.cache = s;
     this.shown = s;
+    this.tallies = running;
     return s;
   }
 }

@@ -13,6 +13,7 @@ import { type PointerEvent, useEffect, useMemo, useRef, useState } from 'react';
 import { type IoSample, overflowIndex } from '@blkheat/shared-types';
 import { formatBytes, formatClock, formatCount } from '../model/format.js';
 import { formatLatency, uToSeconds } from '../model/latency.js';
+import { alignCeil, alignFloor } from '../model/resolution.js';
 import {
   boxFromCss,
   classColours,
@@ -53,17 +54,24 @@ export interface DrawnScatter {
 
 export const OFFSET_SCATTER_DRAWN = new DrawnKind<DrawnScatter, HTMLCanvasElement>('offset-scatter');
 
-/** Asks for the samples of the panel disk in the visible range whenever one of them changes. */
+/**
+ * Asks for the samples of the panel disk in the visible range whenever one of them changes.
+ * Following live, the range is taken in whole columns of the heat maps (their step): the scatter
+ * is asked again when a column starts, not every second. At an hour's 10 s columns that is one
+ * question (and one repaint of up to 2,000 points) in ten; its newest points are then at most a
+ * column old, as the heat map's newest column is one still filling (bench/web, issue 29 item 6).
+ */
 function useOffsetSamples(dev: string | undefined): OffsetSamplesState | undefined {
   const visible = useData((s) => s.visible);
+  const step = useData((s) => (visible.following ? (s.window?.step ?? 1) : 1));
   const mode = useData((s) => s.mode);
   const snapshot = useData((s) => s.snapshot);
   const connection = useUi((s) => s.connection);
   const kind = useUi((s) => s.kind);
   const classes = useUi((s) => s.classes);
   const cgroup = useUi((s) => s.cgroup);
-  const from = Math.floor(visible.from);
-  const to = Math.ceil(visible.to);
+  const from = alignFloor(Math.floor(visible.from), step);
+  const to = alignCeil(Math.ceil(visible.to), step);
   useEffect(() => {
     if (dev !== undefined) loadOffsetSamples({ dev, from, to, kind, classes, cgroup });
   }, [dev, from, to, kind, classes, cgroup, mode, snapshot, connection]);
