@@ -8,9 +8,10 @@
 // to artifacts/dashboard/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bucketOfSeconds, conservedCount, untimedCount, type Frame } from '@blkheat/shared-types';
+import { bucketOfSeconds } from '@blkheat/shared-types';
 import { hook, prometheusUnavailable, sleep, startAgentProcess, startFio, startScrapedHosts } from '@blkheat/testkit';
 import { canRun, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
+import { agentCountsByScrapes, dragZoom } from './lib/fleet-zoom.ts';
 
 const missing = prometheusUnavailable();
 
@@ -67,17 +68,7 @@ test(
     const before = await h.state();
     const span = before.view.to - before.view.from;
     // From 8 s after Prometheus began scraping to 10 s before now: seconds every host has data for.
-    const xOf = async (ts: number): Promise<{ x: number; y: number }> => {
-      const at = await h.cellCenter(devs[0] as string, ts, bucketOfSeconds(0.0001));
-      assert.ok(at, `host-a's column ${ts} is on screen`);
-      return at;
-    };
-    const a = await xOf(scrapingSince + 8);
-    const b = await xOf(Math.floor(Date.now() / 1000) - 10);
-    await page.mouse.move(a.x, a.y);
-    await page.mouse.down();
-    await page.mouse.move(b.x, b.y, { steps: 8 });
-    await page.mouse.up();
+    await dragZoom(page, h, devs[0] as string, scrapingSince + 8, Math.floor(Date.now() / 1000) - 10, bucketOfSeconds(0.0001));
     await waitFor(page, 'the zoom', async () => !(await h.state()).following, 10_000);
     await h.idle();
     const zoomed = await h.state();
@@ -86,26 +77,14 @@ test(
     assert.ok(range.to - range.from < span * 0.6, `the view narrowed: ${span} s → ${range.to - range.from} s`);
     assert.equal(zoomed.step, 1, 'a 1 s scrape interval gives 1 s columns when zoomed in');
     const counts = await h.counts();
+    assert.ok(zoomed.schema, 'the page has a schema');
     for (const [i, host] of hosts.entries()) {
       const agent = agents[i];
       assert.ok(agent);
       // The agent's own seconds, grouped by the scrapes Prometheus stored: a group [e0, e1) is
-      // drawn at e0, so the range holds the groups that start in it.
-      const ends = await prom.windowEnds(host.instance);
-      const res = await fetch(`${agent.url}api/v1/range?from=${range.from - 10}&to=${range.to + 10}&step=1`);
-      const frames = ((await res.json()) as { frames: Frame[] }).frames;
-      // Timed I/Os only: the fleet server has no untimed counts (docs/fleet.md), and this kernel
-      // shows some completions to no BPF program (docs/accounting.md).
-      const perSecond = new Map(frames.map((f) => [f.ts, f.disks.reduce((n, d) => n + conservedCount(d) - untimedCount(d), 0)]));
-      let want = 0;
-      let merged = 0;
-      for (let k = 1; k < ends.length; k++) {
-        const a = ends[k - 1] as number;
-        const b = ends[k] as number;
-        if (a < range.from || a >= range.to) continue;
-        if (b - a > 1) merged++;
-        for (let sec = a; sec < b; sec++) want += perSecond.get(sec) ?? 0;
-      }
+      // drawn at e0, so the range holds the groups that start in it. Timed I/Os only: the fleet
+      // server has no untimed counts (docs/fleet.md).
+      const { ios: want, merged } = await agentCountsByScrapes(agent.url, await prom.windowEnds(host.instance), range, zoomed.schema, 1);
       const shown = counts[devs[i] as string]?.completed;
       t.diagnostic(`${host.instance}: fleet view ${shown} I/Os in [${range.from}, ${range.to}), agent ${want} (${merged} late scrapes)`);
       assert.ok(want > 0, `${host.instance} did I/O in the zoomed range`);

@@ -5,8 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_RANKED } from '@blkheat/shared-types';
 import { globToRe2, matcher, promString, selector } from '../src/fleet/promql.js';
-import { sparkStep } from '../src/fleet/fleet-ranking.js';
-import { parseRankingQuery } from '../src/server/http-query.js';
+import { scrapeWindow, sparkStep } from '../src/fleet/fleet-ranking.js';
+import { parseRankingQuery, parseStuckQuery } from '../src/server/http-query.js';
 
 const T = 1_800_000_000;
 const parse = (q: string) => parseRankingQuery(new URLSearchParams(q));
@@ -30,6 +30,9 @@ test('ranking query: a span, a limit and four label filters, each checked', () =
     [`from=${T}&to=${T + 60}&job=`, 'job', /empty/],
     [`from=${T}&to=${T + 60}&instance=${'a'.repeat(129)}`, 'instance', /longer than 128/],
     [`from=${T}&to=${T + 60}&disk=%1b[31m`, 'disk', /control characters/],
+    // Invalid UTF-8 decodes to U+FFFD, which Prometheus' lexer refuses ("invalid UTF-8 rune": a 502).
+    [`from=${T}&to=${T + 60}&instance=%ED%A0%80`, 'instance', /not well-formed text \(U\+FFFD/],
+    [`from=${T}&to=${T + 60}&disk=a%EF%BF%BDb`, 'disk', /not well-formed text \(U\+FFFD/],
     [`from=${T}&to=${T + 60}&class=Read"}`, 'class', /op class name/],
     [`from=${T}&to=${T + 60}&class=Read&class=Write`, 'class', /given more than once/],
     [`from=${T}&to=${T + 60}&step=5`, 'step', /unknown parameter \(expected from, to, limit, job, instance, disk or class\)/],
@@ -47,6 +50,25 @@ test('ranking query: a span, a limit and four label filters, each checked', () =
   assert.ok(parse(`from=${T}&to=${T + 60}&instance=${encodeURIComponent('a"}|b'.padEnd(128, 'x'))}`).ok);
 });
 
+test('stuck query: invalid UTF-8 in a filter is a 400 naming it, as in the ranking', (t) => {
+  const refused: [string, string][] = [
+    ['instance=%ED%A0%80', 'instance'],
+    ['disk=%C3', 'disk'],
+    ['job=a%EF%BF%BD', 'job'],
+  ];
+  const answers = refused.map(([q]) => parseStuckQuery(new URLSearchParams(q)));
+  t.diagnostic(answers.map((r, i) => `?${refused[i]?.[0]} -> ${r.ok ? 'accepted' : r.message}`).join(' | '));
+  for (const [i, [q, field]] of refused.entries()) {
+    const r = answers[i];
+    assert.ok(r && !r.ok, `?${q} refused`);
+    if (r && !r.ok) {
+      assert.equal(r.field, field, `?${q}: ${r.message}`);
+      assert.match(r.message, /not well-formed text \(U\+FFFD/, `?${q}`);
+    }
+  }
+  assert.ok(parseStuckQuery(new URLSearchParams('instance=d%C3%A9j%C3%A0')).ok, 'well-formed non-ASCII is a filter');
+});
+
 test('PromQL from user text: quoted, globs escaped, label names checked', () => {
   assert.equal(promString('db-1'), '"db-1"');
   assert.equal(promString('a"b\\c'), '"a\\"b\\\\c"');
@@ -59,6 +81,14 @@ test('PromQL from user text: quoted, globs escaped, label names checked', () => 
   assert.throws(() => matcher('in stance', '=', 'x'), /not a label name/);
   assert.equal(selector('m', []), 'm');
   assert.equal(selector('m', ['a="1"', 'b=~"2"']), 'm{a="1", b=~"2"}');
+});
+
+test('the window of a range: the range and a scrape interval, less a millisecond, evaluated at its end', (t) => {
+  const one = scrapeWindow(T, T + 15, 15);
+  const hour = scrapeWindow(T, T + 3600, 1);
+  t.diagnostic(`15 s at 15 s: ${JSON.stringify(one)}; 1 h at 1 s: ${JSON.stringify(hour)}`);
+  assert.deepEqual(one, { window: '29999ms', at: T + 29.999 });
+  assert.deepEqual(hour, { window: '3600999ms', at: T + 3600.999 });
 });
 
 test('the sparkline step: ~24 points over the range, two scrapes a step at least, or none', () => {

@@ -138,6 +138,7 @@ test(
       [`${span}&instance=`, 'instance'],
       [`${span}&instance=${'x'.repeat(129)}`, 'instance'],
       [`${span}&disk=a%0Ab`, 'disk'],
+      [`${span}&instance=%ED%A0%80`, 'instance'],
       [`${span}&job=%00`, 'job'],
       [`${span}&class=Read%22%7D`, 'class'],
       [`${span}&job=a&job=b`, 'job'],

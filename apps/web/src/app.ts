@@ -5,7 +5,7 @@
  * store's changes go to the data layer, which publishes into the pipeline store; changes of either
  * store invalidate the renderers. Views only read the stores and call actions.
  */
-import type { DiskInfo, FleetRanking } from '@blkheat/shared-types';
+import type { DiskInfo, FleetRanking, FleetStuck } from '@blkheat/shared-types';
 import { resolvePhase } from './model/phase.js';
 import { decodeUrlState, encodeUrlState } from './model/urlstate.js';
 import { fixedView, liveView } from './model/view.js';
@@ -15,6 +15,7 @@ import { captureToken } from './net/token.js';
 import { scheduler } from './render/scheduler.js';
 import { bindActions } from './store/actions.js';
 import { DataLayer } from './pipeline/dataLayer.js';
+import { helloClock } from './pipeline/source.js';
 import { type DataState, useData } from './store/pipelineStore.js';
 import { notify } from './store/notices.js';
 import { type ThemeChoice, useUi, type UiState } from './store/uiStore.js';
@@ -152,9 +153,9 @@ export function startApp(): void {
             fleet: hello.fleet,
           },
         });
-        // A live view stands at the agent's now (not where the backfill has got to). A fleet view's
-        // newest second trails its scrapes: it stands where its frames are.
-        if (!hello.fleet) data.setAgentClock(hello.now, Date.now());
+        // A live view stands at the agent's now, or where the fleet server's data ends (not where
+        // the backfill has got to): pipeline/source.ts helloClock.
+        data.setAgentClock(helloClock(hello, Date.now()));
         data.setAgentDisks(hello.disks);
       },
       onFrames(frames) {
@@ -187,6 +188,7 @@ export function startApp(): void {
     notify,
     onUnknownDisk: diskListFetcher((disks) => data.setAgentDisks(disks)),
     fetchRanking: async (params, signal) => (await apiFetch('api/v1/fleet/ranking', { ...params }, signal)).json() as Promise<FleetRanking>,
+    fetchStuck: async (params, signal) => (await apiFetch('api/v1/fleet/stuck', { ...params }, signal)).json() as Promise<FleetStuck>,
   });
   bindActions(data, client);
   client.start();
@@ -198,6 +200,7 @@ export function startApp(): void {
     if (changed('colour')) data.recolour();
     if (changed('view', 'percentiles', 'theme', 'norm', 'dpr', 'stuck')) scheduler.invalidateMatching();
     if (changed('agent', 'rankFilter', 'view')) data.refreshRanking();
+    if (changed('agent')) data.refreshStuck();
     if (changed('view', 'diskChoice', 'classes', 'cgroup', 'kindChoice', 'colour', 'norm', 'percentiles', 'compare', 'stuck', 'rankFilter'))
       syncUrl(s);
   });
@@ -206,6 +209,7 @@ export function startApp(): void {
     const changed = (...keys: (keyof DataState)[]): boolean => keys.some((k) => s[k] !== prev[k]);
     if (changed('dataVersion', 'visible', 'lastFrame')) scheduler.invalidateMatching();
     if (changed('visible', 'mode')) data.refreshRanking();
+    if (changed('mode')) data.refreshStuck();
     // A comparison following the view is summed in the new window's columns; a new disk joins it.
     if (changed('window', 'shownDevs')) data.refreshCompare();
     if (changed('compare')) scheduler.invalidateMatching('compare:');

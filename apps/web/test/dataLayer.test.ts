@@ -3,8 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUCKET_SCHEMA, FINE_BUCKET_SCHEMA, type Frame, type RangeAnswer, type RangeRequest } from '@blkheat/shared-types';
-import type { AgentSource } from '../src/pipeline/source.ts';
-import { liveView } from '../src/model/view.ts';
+import { type AgentSource, helloClock } from '../src/pipeline/source.ts';
+import { liveView, type ViewState } from '../src/model/view.ts';
 import { answeringAgent, dataHarness, LOOP0, SDA, snapshotOf } from './fixtures/dataLayer.ts';
 
 const T0 = 1_700_000_000;
@@ -16,6 +16,18 @@ function io(ts: number, n = 5): Frame {
 type RangeRequestBody = Omit<RangeRequest, 'id'>;
 
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
+
+/** A page on an agent with two hours of history before T0 (answering range requests when told), showing `view`. */
+function withTwoHours(view: ViewState) {
+  const { client, asked } = answeringAgent();
+  const h = dataHarness({ disks: [LOOP0], client });
+  const start = T0 - 7200;
+  h.ui.setState({
+    agent: { version: 'test', protocol: 3, host: { hostname: 'h', kernel: 'k' }, tiers: [1, 10, 60], historyFrom: start },
+    view,
+  });
+  return { h, dm: h.dm, asked, start };
+}
 
 test('data layer: live frames, a schema change, a snapshot and samples never write the UI store', async () => {
   const h = dataHarness({ disks: [LOOP0] });
@@ -111,14 +123,7 @@ test('data layer: following, a history fetch slower than a live second still lan
   // view out to an hour needs a fetch at a coarser step. Each live second moves the edge while
   // the fetch is out: it must not be dropped and asked again, or an agent slower than a second
   // to answer never gets the hour on screen.
-  const { client, asked } = answeringAgent();
-  const h = dataHarness({ disks: [LOOP0], client });
-  const dm = h.dm;
-  const start = T0 - 7200;
-  h.ui.setState({
-    agent: { version: 'test', protocol: 3, host: { hostname: 'h', kernel: 'k' }, tiers: [1, 10, 60], historyFrom: start },
-    view: liveView(T0 + 60, 20),
-  });
+  const { h, dm, asked } = withTwoHours(liveView(T0 + 60, 20));
   dm.setLiveSchema(BUCKET_SCHEMA);
   dm.onFrames(Array.from({ length: 60 }, (_, s) => io(T0 + s)));
   dm.onCovered(T0, T0 + 60);
@@ -228,7 +233,7 @@ test('data layer: a fresh live page stands at the agent’s now from the first w
     view: liveView(NOW, 60),
   });
   dm.setLiveSchema(BUCKET_SCHEMA);
-  dm.setAgentClock(NOW, Date.now());
+  dm.setAgentClock(helloClock({ now: NOW, step: 1 }, Date.now()));
   const visibleTo = (): number => h.store.getState().visible.to;
   const shownFrom = (): number | undefined => h.window()?.frames[0]?.ts;
   // The first backfill page: the oldest 100 seconds.
@@ -292,7 +297,7 @@ test('data layer: back after five minutes away, a following window short of the 
     view: liveView(T0 + 60, 60),
   });
   dm.setLiveSchema(BUCKET_SCHEMA);
-  dm.setAgentClock(T0 + 60, Date.now());
+  dm.setAgentClock(helloClock({ now: T0 + 60, step: 1 }, Date.now()));
   dm.onFrames(Array.from({ length: 60 }, (_, s) => io(T0 + s)));
   dm.onCovered(T0, T0 + 60);
   dm.refresh();
@@ -300,11 +305,64 @@ test('data layer: back after five minutes away, a following window short of the 
   assert.equal(h.window()?.coveredTo, T0 + 60, 'the live minute is on screen, from the live buffer');
   const before = asked.length;
   // The connection comes back five minutes on: a new hello, and the backfill's first page.
-  dm.setAgentClock(T0 + 360, Date.now());
+  dm.setAgentClock(helloClock({ now: T0 + 360, step: 1 }, Date.now()));
   dm.onFrames(Array.from({ length: 30 }, (_, s) => io(T0 + 60 + s)));
   dm.onCovered(T0 + 60, T0 + 90);
   for (let i = 0; i < 50 && asked.length === before; i++) await new Promise((r) => setTimeout(r, 20));
   assert.equal(asked.length, before + 1, 'the visible minute is asked for');
   const req = asked.at(-1) as RangeRequestBody;
   assert.ok(req.to >= T0 + 358 && req.from <= T0 + 299, `the request covers the minute before now (${req.from - T0}..${req.to - T0})`);
+});
+
+test('data layer: following an hour live, a new second is added to the summary, not the hour summed again', async (t) => {
+  // The agent has two hours of history; the page follows the last hour live. Every frame of the
+  // history counts how often its disks are read: summing the visible hour again for each live
+  // second (what the page did until RunningSummary) reads each of them at least once a second.
+  const { h, dm, asked, start } = withTwoHours(liveView(T0, 3600));
+  dm.setLiveSchema(BUCKET_SCHEMA);
+  dm.onCovered(start, T0);
+  dm.refresh();
+  for (let i = 0; i < 100 && asked.length < 1; i++) await new Promise((r) => setTimeout(r, 20));
+  const ask = { ...asked[0]!.msg, step: asked[0]!.msg.step ?? 1 };
+  let reads = 0;
+  const history: Frame[] = [];
+  for (let ts = ask.from; ts < ask.to; ts += ask.step) {
+    const disks = io(ts, 2).disks;
+    history.push({
+      ts,
+      step: ask.step,
+      get disks() {
+        reads++;
+        return disks;
+      },
+    });
+  }
+  asked[0]!.answer(history);
+  for (let i = 0; i < 10; i++) await tick();
+  assert.equal(h.window()?.step, ask.step, 'the hour is on screen');
+  const held = h.window()?.frames.length ?? 0;
+  const liveSeconds = 40;
+  reads = 0;
+  for (let s = 0; s < liveSeconds; s++) {
+    dm.onFrames([io(T0 + s)]);
+    dm.onCovered(T0 + s, T0 + s + 1);
+    await new Promise((r) => setTimeout(r, 30));
+    const summary = h.store.getState().summary;
+    const visible = h.store.getState().visible;
+    // The summary is of the range shown and counts every I/O of it (history frames hold 2, live ones 5).
+    let want = 0;
+    for (const f of h.window()?.frames ?? []) if (summary && f.ts >= summary.from && f.ts < summary.to) want += f.ts < T0 ? 2 : 5;
+    assert.ok(summary && summary.from <= visible.from && summary.to >= visible.to, `second ${s}: the summary covers the visible range`);
+    assert.equal(summary.disks.get('7:0')?.n, want, `second ${s}: the summary counts the range's I/Os`);
+  }
+  // A new sum is left where the range's start moves on a column (once a column step); each sum
+  // reads a frame six times (weighed to choose at once or in slices, weighed for a slice, then
+  // the class, cgroup, size and submit-wait tallies).
+  const columnsCrossed = Math.ceil(liveSeconds / ask.step) + 1;
+  const bound = columnsCrossed * 6 * held;
+  t.diagnostic(
+    `a ${ask.step} s column step, ${held} frames held, ${liveSeconds} live seconds: ${reads} reads of history frames ` +
+      `(${(reads / held).toFixed(1)} per frame; a sum per column: at most ${bound}; a sum per second: ${liveSeconds * 6 * held})`,
+  );
+  assert.ok(reads <= bound, `${reads} reads of the history in ${liveSeconds} live seconds: more than a sum per column`);
 });

@@ -84,9 +84,11 @@ export interface FleetRankingQuery {
 
 /**
  * Why `s` cannot be a label filter, or undefined when it can: empty, longer than
- * MAX_RANKING_FILTER_CHARS, control characters, or a lone surrogate (no label value has them,
- * and Prometheus' string unquoting refuses the last). The page checks its inputs with it, the
- * fleet server its parameters and the PromQL it builds (apps/agent/src/fleet/promql.ts).
+ * MAX_RANKING_FILTER_CHARS, control characters, a lone surrogate or U+FFFD (Prometheus refuses
+ * the last two in a query's string: a lone surrogate is no UTF-8, and its lexer reads U+FFFD as
+ * "invalid UTF-8 rune"; U+FFFD is what a URL's invalid UTF-8, `%ED%A0%80`, decodes to, so it is
+ * bad input, not a label value). The page checks its inputs with it, the fleet server its
+ * parameters and the PromQL it builds (apps/agent/src/fleet/promql.ts).
  */
 export function labelTextProblem(s: string): string | undefined {
   if (s.length === 0) return 'empty (leave the filter out to match every value)';
@@ -94,6 +96,7 @@ export function labelTextProblem(s: string): string | undefined {
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
   if (/[\u0000-\u001f\u007f]/.test(s)) return 'control characters are not allowed';
   if (LONE_SURROGATE.test(s)) return 'not well-formed text (a lone surrogate)';
+  if (s.includes('\uFFFD')) return 'not well-formed text (U+FFFD: the parameter was not valid UTF-8)';
   return undefined;
 }
 

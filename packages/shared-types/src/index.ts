@@ -16,3 +16,4 @@ export * from './format.js';
 export * from './testhook.js';
 export * from './seeded-random.js';
 export * from './fleet-ranking.js';
+export * from './fleet-stuck.js';

@@ -73,6 +73,20 @@ export interface FleetInfo {
   readonly prometheus: string;
   /** Prometheus' scrape interval of the blkheat targets (s): the finest step the view has. */
   readonly scrapeInterval: number;
+  /**
+   * Added in 6 (after 0.4.0): where the fleet's data ends at the hello's `now`: the end of the
+   * newest column of the hello's `step` every current host has been scraped past (unix s, a
+   * multiple of `step`), dated by the agents' window ends as live columns are. A live view stands
+   * there, big fleet (no live frames) or small. Absent until the server has read it (its first
+   * seconds).
+   */
+  readonly liveTo?: number;
+  /**
+   * Added in 6 (after 0.4.0), with liveTo: how long after its end (s) the newest column was seen
+   * complete when the edge last moved. The next column, `liveTo + step`, is complete about
+   * `liveTo + step + liveLag` on the server's clock, and so on a column per step.
+   */
+  readonly liveLag?: number;
 }
 
 /** What the dashboard shows about the agent itself. Added in 3. */

@@ -295,4 +295,26 @@ export interface BlkheatHook {
   notices(): readonly { readonly kind: string; readonly text: string }[];
   /** Recent draw durations (ms) of a view key ("heat:7:0", "time-axis", ...), and frames drawn. */
   renderStats(): { readonly frames: number; readonly timings: Readonly<Record<string, readonly number[]>> };
+  /**
+   * A fleet view's "Stuck now" list as drawn (added after 0.4.0): each row's host, disk, kind and
+   * the age it shows now (seconds, and as written), or the text of the empty list; undefined: no
+   * list on the page (not a fleet view).
+   */
+  fleetStuck():
+    | {
+        readonly status: string;
+        /** When the fleet server asked Prometheus for the answer drawn (unix s); undefined before the first. */
+        readonly at: number | undefined;
+        readonly rows: readonly {
+          readonly instance: string;
+          readonly disk: string;
+          readonly kind: string;
+          readonly ageS: number;
+          readonly ageText: string;
+          readonly kindText: string;
+        }[];
+        /** The empty list's text (undefined when rows are listed or no answer came yet). */
+        readonly empty: string | undefined;
+      }
+    | undefined;
 }

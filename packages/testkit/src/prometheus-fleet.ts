@@ -17,6 +17,11 @@ export interface FleetPrometheus {
   readonly scrapeIntervalS: number;
   /** Targets whose last scrape succeeded, and how many there are. */
   targetsUp(): Promise<{ up: number; total: number }>;
+  /**
+   * Scrapes the first job's targets every `seconds` from now on: the config rewritten and
+   * Prometheus told to reload it (SIGHUP); resolves once its targets say the new interval.
+   */
+  setScrapeInterval(seconds: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -50,19 +55,21 @@ export async function startFleetPrometheus(options: FleetPrometheusOptions): Pro
   const interval = options.scrapeIntervalS ?? 15;
   const dir = mkdtempSync(join(tmpdir(), 'blkheat-prometheus-fleet-'));
   const config = join(dir, 'prometheus.yml');
-  writeFileSync(
-    config,
-    [
-      'global:',
-      `  scrape_interval: ${interval}s`,
-      `  evaluation_interval: ${interval}s`,
-      ...(options.ruleFiles?.length ? ['rule_files:', ...options.ruleFiles.map((f) => `  - '${f}'`)] : []),
-      'scrape_configs:',
-      ...jobLines('blkheat', options.targets, interval),
-      ...(options.moreJobs ?? []).flatMap((j, i) => jobLines(`blkheat-${i + 2}`, j.targets, j.scrapeIntervalS)),
-      '',
-    ].join('\n'),
-  );
+  const write = (first: number): void =>
+    writeFileSync(
+      config,
+      [
+        'global:',
+        `  scrape_interval: ${interval}s`,
+        `  evaluation_interval: ${interval}s`,
+        ...(options.ruleFiles?.length ? ['rule_files:', ...options.ruleFiles.map((f) => `  - '${f}'`)] : []),
+        'scrape_configs:',
+        ...jobLines('blkheat', options.targets, first),
+        ...(options.moreJobs ?? []).flatMap((j, i) => jobLines(`blkheat-${i + 2}`, j.targets, j.scrapeIntervalS)),
+        '',
+      ].join('\n'),
+    );
+  write(interval);
   const { url, pid, stop } = await spawnPrometheus(config, dir, options.t, { readyMs: 60_000, stopMs: 20_000 });
   return {
     url,
@@ -74,6 +81,20 @@ export async function startFleetPrometheus(options: FleetPrometheusOptions): Pro
       };
       const list = body.data.activeTargets;
       return { up: list.filter((t) => t.health === 'up').length, total: list.length };
+    },
+    async setScrapeInterval(seconds) {
+      write(seconds);
+      process.kill(pid, 'SIGHUP');
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const body = (await (await fetch(`${url}/api/v1/targets?state=active`)).json()) as {
+          data: { activeTargets: { labels: { job?: string }; scrapeInterval?: string }[] };
+        };
+        const first = body.data.activeTargets.filter((x) => x.labels.job === 'blkheat');
+        if (first.length > 0 && first.every((x) => x.scrapeInterval === `${seconds}s`)) return;
+        if (Date.now() > deadline) throw new Error(`Prometheus did not take a ${seconds} s scrape interval within 30 s`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
     },
     stop,
   };

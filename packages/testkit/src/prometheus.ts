@@ -1,6 +1,7 @@
 /**
  * A real Prometheus (Debian's `prometheus` package) for tests: started on loopback in a temp
- * directory with native histograms enabled, scraping the given targets every second with
+ * directory with native histograms enabled, scraping the given targets every second (or every
+ * `scrapeIntervalS`) with
  * honor_labels (each agent's own `instance` label is kept). Stopped and removed after the test.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -95,7 +96,10 @@ export async function startPrometheus(options: {
   t: CleanupContext;
   /** Rule files (recording and alerting) to load, evaluated every second. */
   ruleFiles?: readonly string[];
+  /** Seconds between scrapes (default 1); the scrape timeout is 90 % of it. */
+  scrapeIntervalS?: number;
 }): Promise<PrometheusServer> {
+  const intervalS = options.scrapeIntervalS ?? 1;
   const dir = mkdtempSync(join(tmpdir(), 'blkheat-prometheus-'));
   const config = join(dir, 'prometheus.yml');
   writeFileSync(
@@ -108,8 +112,8 @@ export async function startPrometheus(options: {
       'scrape_configs:',
       '  - job_name: blkheat',
       '    honor_labels: true',
-      '    scrape_interval: 1s',
-      '    scrape_timeout: 900ms',
+      `    scrape_interval: ${intervalS}s`,
+      `    scrape_timeout: ${Math.round(intervalS * 900)}ms`,
       '    static_configs:',
       `      - targets: [${options.targets.map((t) => `'${t}'`).join(', ')}]`,
       '',

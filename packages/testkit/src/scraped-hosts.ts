@@ -1,12 +1,12 @@
 /**
  * Three hosts on one machine for the fleet tests on real components: host-a and host-b on plain
  * loop devices, host-c on a FUSE-delayed loop device (SLOW_HOST_DELAY_MS), each with its own
- * agent (--instance, --disk, no samples), scraped every second by a real Prometheus. How an
- * agent is started is the caller's (each suite has its own data-directory rules); everything is
- * stopped and removed after the test.
+ * agent (--instance, --disk, no samples), scraped every second (or every `scrapeIntervalS`) by
+ * a real Prometheus. How an agent is started is the caller's (each suite has its own
+ * data-directory rules); everything is stopped and removed after the test.
  */
 import type { AgentProcess } from './agentprocess.js';
-import { createDelayedLoopDevice } from './fuse.js';
+import { createDelayedLoopDevice, type DelayedLoopDevice } from './fuse.js';
 import { createLoopDevice, type CleanupContext } from './loop.js';
 import { startPrometheus, type PrometheusServer } from './prometheus.js';
 
@@ -28,11 +28,19 @@ export interface ScrapedHosts {
   /** Their agents, in the same order. */
   readonly agents: readonly AgentProcess[];
   readonly prometheus: PrometheusServer;
+  /** host-c's disk, to change its delay or hold a read. */
+  readonly slowDisk: DelayedLoopDevice;
+}
+
+export interface ScrapedHostsOptions {
+  /** Seconds between Prometheus' scrapes (default 1). */
+  readonly scrapeIntervalS?: number;
 }
 
 export async function startScrapedHosts(
   t: CleanupContext,
   startAgent: (args: readonly string[]) => Promise<AgentProcess>,
+  options: ScrapedHostsOptions = {},
 ): Promise<ScrapedHosts> {
   const plainA = createLoopDevice({ sizeMiB: 64, t });
   const plainB = createLoopDevice({ sizeMiB: 64, t });
@@ -43,6 +51,10 @@ export async function startScrapedHosts(
     { instance: 'host-c', disk: slow.name, path: slow.path },
   ];
   const agents = await Promise.all(hosts.map((h) => startAgent(['--instance', h.instance, '--disk', h.disk, '--samples-budget', '0'])));
-  const prometheus = await startPrometheus({ targets: agents.map((a) => `127.0.0.1:${a.port}`), t });
-  return { hosts, agents, prometheus };
+  const prometheus = await startPrometheus({
+    targets: agents.map((a) => `127.0.0.1:${a.port}`),
+    t,
+    ...(options.scrapeIntervalS !== undefined ? { scrapeIntervalS: options.scrapeIntervalS } : {}),
+  });
+  return { hosts, agents, prometheus, slowDisk: slow };
 }

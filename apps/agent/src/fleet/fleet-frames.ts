@@ -38,6 +38,11 @@ import { matcher, re2Literal } from './promql.js';
 /** A host whose newest scrape is this much older than the newest host's is left behind by the live edge (s). */
 const STALE_HOST_S = 10;
 
+/** How far behind the newest host a host may be and still hold the live edge back (s): see completeOf. */
+export function currentHostBound(scrapeInterval: number): number {
+  return Math.max(STALE_HOST_S, 3 * scrapeInterval);
+}
+
 /** Beyond this many scrapes per series, a range is asked for as increase() per step. */
 export const RAW_SCRAPES_PER_SERIES = 3600;
 
@@ -194,7 +199,7 @@ function completeOf(newest: ReadonlyMap<string, number>, scrapeInterval: number)
   // A host no longer scraped (gone, or its agent down) must not hold the others back.
   const lastEnds = [...newest.values()];
   const latest = Math.max(...lastEnds);
-  const current = lastEnds.filter((e) => e >= latest - Math.max(STALE_HOST_S, 3 * scrapeInterval));
+  const current = lastEnds.filter((e) => e >= latest - currentHostBound(scrapeInterval));
   return current.length === 0 ? undefined : Math.min(...current);
 }
 

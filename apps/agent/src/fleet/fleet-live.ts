@@ -12,6 +12,14 @@
  * The tail's history has that step (HistoryStore fineStep): when the step changes (hosts at
  * another interval came or went), the tail starts afresh and the pages are told to reconnect
  * (CLOSE_CODES.restart), so that their hello names the new step.
+ *
+ * Where the fleet's data ends now (clock(): the hello's fleet.liveTo and liveLag) is kept here
+ * too, small fleet and big: the end of the newest column every current host has been scraped
+ * past, dated by the agents' window ends as the live columns are, and how long after its end it
+ * was seen complete. A small fleet's rounds read it with their columns; a big fleet, which makes
+ * no live frames (docs/fleet.md), reads it alone (clockRound: one instant query whatever the
+ * fleet's size). A page stands there from its first paint and moves on a step per `step`
+ * seconds (apps/web pipeline/source.ts), with or without live frames.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,7 +27,8 @@ import { alignDown, type BucketSchema, type Frame } from '@blkheat/shared-types'
 import { HistoryStore } from '../history/store.js';
 import type { StreamHub } from '../server/hub.js';
 import type { FleetDirectory } from './fleet-disks.js';
-import { fleetFrames } from './fleet-frames.js';
+import { WINDOW_END_METRIC } from '../server/metrics.js';
+import { currentHostBound, fleetFrames } from './fleet-frames.js';
 import type { PrometheusApi } from './prometheus-api.js';
 
 /** The live tail read at start, and the longest gap the live loop fills in one go (s). */
@@ -34,12 +43,25 @@ export interface FleetLiveOptions {
   readonly log: (line: string) => void;
 }
 
+/** Where the fleet's data ends (FleetInfo.liveTo, liveLag). */
+export interface FleetClock {
+  /** End of the newest column (of the live step) every current host has been scraped past (unix s). */
+  readonly liveTo: number;
+  /** Seconds after its end the newest column was seen complete, when the edge last moved. */
+  readonly liveLag: number;
+}
+
 export class FleetLive {
   private tail: HistoryStore;
   private generation = 0;
   /** The next column to read: the newest one the tail has, plus a step. */
   private liveFrom: number | undefined;
   private hub: StreamHub | undefined;
+  /**
+   * The newest second every current host has been scraped past (not aligned: a new step aligns
+   * it afresh), and the clock when the aligned edge last moved, less that edge (the lag).
+   */
+  private ends: { completeTo: number; liveTo: number; lag: number } | undefined;
 
   constructor(private readonly o: FleetLiveOptions) {
     this.tail = this.open(1);
@@ -70,6 +92,9 @@ export class FleetLive {
     const oldDir = this.dirOf(this.generation);
     this.tail = this.open(step);
     this.liveFrom = undefined;
+    // The pages reconnect at once: their hello names the edge at the new step (its lag is known
+    // again when that edge next moves).
+    if (this.ends) this.noteComplete(this.ends.completeTo, Date.now() / 1000, true);
     old.close();
     rmSync(oldDir, { recursive: true, force: true });
     this.o.log(`fleet: live columns of ${step} s (the hosts' coarsest scrape interval)`);
@@ -93,6 +118,7 @@ export class FleetLive {
     const { frames, completeTo } = await fleetFrames(this.o.api, this.o.dir, { from, to, step }, {}, step, this.o.schema);
     // The step changed while Prometheus answered: these columns belong to the old tail.
     if (tail !== this.tail || completeTo === undefined) return;
+    this.noteComplete(completeTo, Date.now() / 1000);
     const byTs = new Map(frames.map((f) => [f.ts, f]));
     // Columns before any host's first counted scrape have no difference to date them: not recorded.
     const firstSeen = frames[0]?.ts ?? Infinity;
@@ -106,6 +132,39 @@ export class FleetLive {
       this.hub?.broadcastFrame(frame);
     }
     this.liveFrom = Math.max(from, next);
+  }
+
+  /**
+   * A big fleet's round: where its data ends, without its columns. The same rule as a round's
+   * (fleet-frames.ts completeOf: the oldest newest window end among the hosts within
+   * currentHostBound of the newest), computed by Prometheus from each host's newest window end
+   * gauge: one series answers, whatever the fleet's size.
+   */
+  async clockRound(): Promise<void> {
+    const step = this.step;
+    const w = WINDOW_END_METRIC;
+    const [min] = await this.o.api.instant(`min(${w} >= scalar(max(${w})) - ${currentHostBound(step)})`, Date.now() / 1000);
+    const completeTo = min === undefined ? NaN : Number(min.value[1]);
+    if (step === this.step && Number.isFinite(completeTo)) this.noteComplete(Math.floor(completeTo), Date.now() / 1000);
+  }
+
+  /** Where the fleet's data ends now, for the hello; undefined until a round has read it. */
+  clock(): FleetClock | undefined {
+    return this.ends && { liveTo: this.ends.liveTo, liveLag: Math.max(0, Math.round(this.ends.lag * 1000) / 1000) };
+  }
+
+  /**
+   * Every current host has been scraped past `completeTo`, seen at `atS`. When the edge (at the
+   * live step) moves, or is read for the first time, its lag is how long after its end that was
+   * seen: the next column is complete about a step later. (The first reading's lag can be up to
+   * a step too long: a page told it then stands up to a step behind, never ahead.)
+   */
+  private noteComplete(completeTo: number, atS: number, stepChanged = false): void {
+    // The edge never moves back (a host that comes back behind the others does not pull it).
+    const prev = stepChanged ? undefined : this.ends;
+    const liveTo = Math.max(alignDown(completeTo, this.step), prev?.liveTo ?? -Infinity);
+    const moved = prev === undefined || liveTo > prev.liveTo;
+    this.ends = { completeTo, liveTo, lag: moved ? atS - liveTo : prev.lag };
   }
 
   close(): void {

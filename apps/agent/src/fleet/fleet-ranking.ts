@@ -3,16 +3,26 @@
  * (PromQL over the native histograms it stores), never by reading samples here: at a thousand
  * hosts the fleet server gets back a few hundred numbers, whatever the range.
  *
- * One instant query at the range's end ranks every host × disk (`topk` of
- * `histogram_quantile(0.99, sum by (instance, dev, disk) (increase(…[range])))`, every op class
+ * One instant query ranks every host × disk (`topk` of
+ * `histogram_quantile(0.99, sum by (instance, dev, disk) (rate(…[window])))`, every op class
  * together, or the filtered one); then, for the hosts of the ranked disks only, the rest of each
  * row: p99.9, I/Os, failed I/Os, the oldest I/O in flight seen in the range (the agents'
  * newest-second gauge, its highest value), untimed I/Os, and one range query for every row's
  * p99 sparkline (RANKING_SPARK_POINTS steps at most). Seven queries, whatever the fleet's size
  * or the range; none after the first when nothing ranks. A disk whose histograms have no I/O in
- * the range has no p99 and is not ranked. increase() extrapolates to the window's edges, so
- * counts are estimates within a scrape interval's worth at each edge (docs/fleet.md); quantiles
- * are exact to the bucket (the agents' own schema).
+ * the range has no p99 and is not ranked.
+ *
+ * The range counts the scrapes the heat map counts there (docs/fleet.md, "What a cell counts"):
+ * the differences between stored scrapes that start in [from, to), i.e. from the first scrape at
+ * or after `from` to the first at or after `to`. So each window is the range and one scrape
+ * interval more, [from, to + interval), evaluated there (scrapeWindow): it holds those scrapes
+ * and no other, two at least for any range of an interval or more. A window of the range alone,
+ * ending at `to`, held one scrape fewer: a range of one interval held one scrape, nothing to
+ * difference, and the table said "no I/O" beside rows full of it. Counts are the window's rate
+ * times the range (the rate over the scrapes' own span: Prometheus extrapolates increase() to
+ * the window's edges, here an interval past the range): exact for scrapes an interval apart,
+ * estimates where a series begins or ends inside the window. Quantiles are exact to the bucket
+ * (the agents' own schema).
  *
  * Label filters (job, instance glob, disk glob, op class) become matchers through promql.ts
  * (quoted, globs escaped), never pasted text. The class filter narrows the latency and error
@@ -60,6 +70,16 @@ function filterMatchers(f: FleetRankingFilter, withClass: boolean): string[] {
   return out;
 }
 
+/**
+ * The PromQL window of [from, to) and the time to evaluate it at: the range and one scrape
+ * interval more, less a millisecond (a range selector's ends are both inside it: the scrape an
+ * interval after the first one at or after `to` is left out).
+ */
+export function scrapeWindow(from: number, to: number, scrapeInterval: number): { readonly window: string; readonly at: number } {
+  const ms = Math.round((to - from + scrapeInterval) * 1000) - 1;
+  return { window: `${ms}ms`, at: from + ms / 1000 };
+}
+
 /** The sparkline's step (s), or undefined when the range holds fewer than two steps. */
 export function sparkStep(from: number, to: number, scrapeInterval: number): number | undefined {
   // An increase() window needs two scrapes in it; a step finer than that reads empty.
@@ -69,9 +89,11 @@ export function sparkStep(from: number, to: number, scrapeInterval: number): num
 
 export async function rankFleet(api: PrometheusApi, dir: FleetDirectory, req: RankingRequest): Promise<FleetRanking> {
   let queries = 0;
+  const interval = req.scrapeInterval ?? 15;
+  const { window, at } = scrapeWindow(req.from, req.to, interval);
   const instant = (expr: string): ReturnType<PrometheusApi['instant']> => {
     queries++;
-    return api.instant(expr, req.to);
+    return api.instant(expr, at);
   };
   /** An instant query's vector as key -> value. */
   const byDisk = async (expr: string): Promise<Map<string, number>> => {
@@ -84,8 +106,9 @@ export async function rankFleet(api: PrometheusApi, dir: FleetDirectory, req: Ra
   };
   const filter = req.filter ?? {};
   const limit = Math.max(1, Math.min(MAX_RANKED, Math.floor(req.limit ?? DEFAULT_RANKED)));
-  const windowS = Math.max(1, Math.round(req.to - req.from));
-  const perDisk = (sel: string, w = windowS): string => `sum by (${BY}) (increase(${sel}[${w}s]))`;
+  const rangeS = req.to - req.from;
+  /** Per disk, the rate over a window of scrapes (scrapeWindow); `* rangeS` makes it the range's count. */
+  const perDisk = (sel: string, w = window): string => `sum by (${BY}) (rate(${sel}[${w}]))`;
   const latency = (extra: readonly string[]): string => selector(DEVICE_LATENCY_METRIC, [...filterMatchers(filter, true), ...extra]);
   const top = await instant(`topk(${limit}, histogram_quantile(0.99, ${perDisk(latency([]))}))`);
   const ranked = top
@@ -97,22 +120,24 @@ export async function rankFleet(api: PrometheusApi, dir: FleetDirectory, req: Ra
   // The ranked hosts only, exactly (any names: escaped as RE2 literals).
   const hosts = matcher('instance', '=~', [...new Set(ranked.map((r) => r.metric.instance ?? ''))].sort().map(re2Literal).join('|'));
   const of = (metric: string, withClass: boolean): string => selector(metric, [...filterMatchers(filter, withClass), hosts]);
-  const step = sparkStep(req.from, req.to, req.scrapeInterval ?? 15);
+  const step = sparkStep(req.from, req.to, interval);
   const points = step === undefined ? 0 : Math.floor((req.to - req.from) / step);
   const sparkQuery = async (): Promise<Map<string, (number | null)[]>> => {
     const out = new Map<string, (number | null)[]>();
     if (step === undefined) return out;
     queries++;
+    // Step k counts the scrapes of [from + k step, from + (k + 1) step), as the table its range.
+    const first = scrapeWindow(req.from, req.from + step, interval);
     const series = await api.queryRange(
-      `histogram_quantile(0.99, ${perDisk(latency([hosts]), step)})`,
-      req.from + step,
-      req.from + points * step,
+      `histogram_quantile(0.99, ${perDisk(latency([hosts]), first.window)})`,
+      first.at,
+      first.at + (points - 1) * step,
       step,
     );
     for (const s of series) {
       const line: (number | null)[] = new Array<number | null>(points).fill(null);
       for (const [t, v] of s.values ?? []) {
-        const i = Math.round((t - req.from) / step) - 1;
+        const i = Math.round((t - first.at) / step);
         const n = Number(v);
         if (i >= 0 && i < points && Number.isFinite(n)) line[i] = n;
       }
@@ -122,10 +147,10 @@ export async function rankFleet(api: PrometheusApi, dir: FleetDirectory, req: Ra
   };
   const [p999, ios, errors, inflight, untimed, spark] = await Promise.all([
     byDisk(`histogram_quantile(0.999, ${perDisk(latency([hosts]))})`),
-    byDisk(`sum by (${BY}) (histogram_count(increase(${latency([hosts])}[${windowS}s])))`),
-    byDisk(perDisk(of('blkheat_io_errors_total', true))),
-    byDisk(`max by (${BY}) (max_over_time(${of('blkheat_inflight_oldest_seconds', false)}[${windowS}s]))`),
-    byDisk(perDisk(of('blkheat_untimed_ios_total', false))),
+    byDisk(`sum by (${BY}) (histogram_count(rate(${latency([hosts])}[${window}]))) * ${rangeS}`),
+    byDisk(`${perDisk(of('blkheat_io_errors_total', true))} * ${rangeS}`),
+    byDisk(`max by (${BY}) (max_over_time(${of('blkheat_inflight_oldest_seconds', false)}[${window}]))`),
+    byDisk(`${perDisk(of('blkheat_untimed_ios_total', false))} * ${rangeS}`),
     sparkQuery(),
   ]);
   const disks: RankedDisk[] = ranked.map(({ metric, p99 }) => {

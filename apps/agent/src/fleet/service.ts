@@ -10,7 +10,8 @@
  *  - every few seconds the disks (host × disk) are refreshed from Prometheus' series, and the
  *    links to each host's agent from its targets once a minute (sooner for new disks);
  *  - a big fleet (fleet-disks.ts, OVERVIEW_ABOVE_DISKS) gets a fleet row summed by Prometheus,
- *    its hosts' rows on demand in bounded batches, and no live edge (fleet-frames.ts, docs/fleet.md);
+ *    its hosts' rows on demand in bounded batches, and no live frames, only where its data ends
+ *    (fleet-frames.ts, fleet-live.ts, docs/fleet.md);
  *  - ranked(): the worst disks over a range, by PromQL (fleet-ranking.ts). While Prometheus is unreachable or has no
  *    blkheat series, the reason is logged once, shown on /healthz and on the page (the status
  *    message's fleetProblem),
@@ -35,6 +36,7 @@ import { agentUrlOf, FleetDirectory, linksOf } from './fleet-disks.js';
 import { fleetFrames, planFleetRange, wantsOverview } from './fleet-frames.js';
 import { FleetLive } from './fleet-live.js';
 import { rankFleet, type FleetRanking, type RankingRequest } from './fleet-ranking.js';
+import { stuckFleet } from './fleet-stuck.js';
 import type { FleetOptions } from './options.js';
 import { PrometheusApi, promDurationSeconds } from './prometheus-api.js';
 
@@ -88,7 +90,8 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     announceStatus();
   };
 
-  const info = (): FleetInfo => ({ prometheus: api.url, scrapeInterval });
+  // The hello's fleet: with where its data ends, once read (fleet-live.ts clock()).
+  const info = (): FleetInfo => ({ prometheus: api.url, scrapeInterval, ...liveEdge.clock() });
 
   const fleet: FleetSource = {
     info,
@@ -103,6 +106,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
       return cutAtBytes(asTexts(frames), plan.from, plan.to, plan.step, maxBytes);
     },
     ranked: (q) => rankFleet(api, dir, { ...q, scrapeInterval }),
+    stuck: (q) => stuckFleet(api, dir, { ...q, at: Date.now() / 1000, scrapeInterval }),
   };
 
   const context: AgentContext = {
@@ -206,10 +210,12 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   };
 
   const live = async (): Promise<void> => {
-    // A big fleet has no live edge yet: every round would read every host's series (docs/fleet.md).
-    if (!intervalsKnown || problem !== undefined || dir.big) return;
+    if (!intervalsKnown || problem !== undefined) return;
     try {
-      await liveEdge.round();
+      // A big fleet makes no live frames (each round would read every host's series: docs/fleet.md),
+      // but its pages are still told where its data ends.
+      if (dir.big) await liveEdge.clockRound();
+      else await liveEdge.round();
       announceDisks();
     } catch (e) {
       setProblem(e instanceof Error ? e.message : String(e));

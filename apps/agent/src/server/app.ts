@@ -20,6 +20,7 @@ import {
   parseRankingQuery,
   parseSamplesQuery,
   parseSnapshotQuery,
+  parseStuckQuery,
   TARGET_TOO_LONG_MESSAGE,
   type QueryResult,
 } from './http-query.js';
@@ -173,6 +174,21 @@ export function createApp(options: AppOptions): express.Express {
     const q = parseRankingQuery(params(req));
     if (!sendQueryError(res, q)) return;
     fleet.ranked(q.value).then(
+      (r) => res.json(r),
+      (e: unknown) => fail(res, 502, e instanceof Error ? e.message : String(e)),
+    );
+  });
+
+  // A fleet server's stuck I/O now (fleet/fleet-stuck.ts): from the agents' in-flight gauges, in two queries at most.
+  app.get('/api/v1/fleet/stuck', (req: Request, res: Response) => {
+    const fleet = ctx.fleet;
+    if (!fleet) {
+      fail(res, 404, "only a fleet server (blkheat fleet) lists a fleet's stuck I/O; this is an agent");
+      return;
+    }
+    const q = parseStuckQuery(params(req));
+    if (!sendQueryError(res, q)) return;
+    fleet.stuck(q.value).then(
       (r) => res.json(r),
       (e: unknown) => fail(res, 502, e instanceof Error ? e.message : String(e)),
     );

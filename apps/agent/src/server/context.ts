@@ -2,7 +2,17 @@
  * What the HTTP and WebSocket layers read from the rest of the agent. The server owns no
  * data: frames live in history, samples in the sample store, counters in the collector.
  */
-import type { AgentStatus, BucketSchema, DiskInfo, FleetInfo, FleetRanking, FleetRankingQuery, HostInfo } from '@blkheat/shared-types';
+import type {
+  AgentStatus,
+  BucketSchema,
+  DiskInfo,
+  FleetInfo,
+  FleetRanking,
+  FleetRankingQuery,
+  FleetStuck,
+  FleetStuckQuery,
+  HostInfo,
+} from '@blkheat/shared-types';
 import type { CollectorStats } from '../collector/types.js';
 import type { FramesAnswer, RangeQuery } from '../history/range-read.js';
 import type { HistoryStore } from '../history/store.js';
@@ -50,6 +60,8 @@ export interface FleetSource {
   range(req: RangeQuery, maxBytes: number): Promise<FramesAnswer>;
   /** The worst host × disk rows over a range, by p99, computed by Prometheus (added after 0.4.0). */
   ranked(q: FleetRankingQuery): Promise<FleetRanking>;
+  /** Host × disk rows with an I/O in flight for at least q.min seconds now, by PromQL (added after 0.4.0). */
+  stuck(q: FleetStuckQuery): Promise<FleetStuck>;
   /** The requests made of Prometheus so far (/metrics). */
   requestStats(): PrometheusRequestStats;
   /** Why the fleet view has no data now (Prometheus unreachable, no series), and since when. */

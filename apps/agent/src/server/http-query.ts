@@ -13,6 +13,12 @@ import {
   MAX_SPAN_SECONDS,
   RANKING_FILTER_KEYS,
   UNIX_SECONDS_RANGE,
+  DEFAULT_STUCK_MIN_S,
+  MAX_STUCK_MIN_S,
+  MAX_STUCK_ROWS,
+  STUCK_FILTER_KEYS,
+  type FleetStuckQuery,
+  type StuckFilter,
   type FleetRankingFilter,
   type FleetRankingQuery,
   rangeRequestSchema,
@@ -65,6 +71,13 @@ const RANKING_PARAMS: Readonly<Record<string, ParamSpec>> = {
   ...SPAN_PARAMS,
   limit: { kind: 'int' },
   ...Object.fromEntries(RANKING_FILTER_KEYS.map((k) => [k, { kind: 'string' }])),
+};
+
+/** A fleet server's stuck I/O now (added after 0.4.0): a threshold, a row limit and label filters. */
+const STUCK_PARAMS: Readonly<Record<string, ParamSpec>> = {
+  min: { kind: 'int' },
+  limit: { kind: 'int' },
+  ...Object.fromEntries(STUCK_FILTER_KEYS.map((k) => [k, { kind: 'string' }])),
 };
 
 /** Parameters every endpoint tolerates (the token is checked before routing). */
@@ -191,4 +204,25 @@ export function parseRankingQuery(params: URLSearchParams): QueryResult<FleetRan
     filter[k] = text;
   }
   return { ok: true, value: { from, to, ...(limit !== undefined ? { limit } : {}), filter } };
+}
+
+/** GET /api/v1/fleet/stuck's parameters: checked as the ranking's are, each problem a 400 naming it. */
+export function parseStuckQuery(params: URLSearchParams): QueryResult<FleetStuckQuery> {
+  const c = collect(params, STUCK_PARAMS, []);
+  if (!c.ok) return c;
+  const v = c.value;
+  const bad = (field: string, message: string): QueryResult<FleetStuckQuery> => ({ ok: false, field, message: `${field}: ${message}` });
+  const min = (v.min as number | undefined) ?? DEFAULT_STUCK_MIN_S;
+  if (min < 1 || min > MAX_STUCK_MIN_S) return bad('min', `expected whole seconds from 1 to ${MAX_STUCK_MIN_S}, got ${min}`);
+  const limit = v.limit as number | undefined;
+  if (limit !== undefined && (limit < 1 || limit > MAX_STUCK_ROWS)) return bad('limit', `expected 1 to ${MAX_STUCK_ROWS}, got ${limit}`);
+  const filter: { -readonly [K in keyof StuckFilter]: string } = {};
+  for (const k of STUCK_FILTER_KEYS) {
+    const text = v[k] as string | undefined;
+    if (text === undefined) continue;
+    const problem = labelTextProblem(text);
+    if (problem !== undefined) return bad(k, problem);
+    filter[k] = text;
+  }
+  return { ok: true, value: { min, ...(limit !== undefined ? { limit } : {}), filter } };
 }

@@ -1,6 +1,7 @@
 /**
  * A simulated fleet on a real Prometheus, no kernel: `hosts` simulated hosts × 4 disks
- * (fleet/simulated-hosts.ts, one of them slow), Debian's Prometheus scraping them every second,
+ * (fleet/simulated-hosts.ts, one of them slow), Debian's Prometheus scraping them every second
+ * (or every `scrapeIntervalS`),
  * and the fleet server asking it. Everything is torn down with the test.
  */
 import type { TestContext } from 'node:test';
@@ -16,10 +17,10 @@ export interface SimulatedFleetRig {
   readonly fleet: RunningFleet;
 }
 
-export async function startSimulatedFleetRig(t: TestContext, hosts: number): Promise<SimulatedFleetRig> {
+export async function startSimulatedFleetRig(t: TestContext, hosts: number, scrapeIntervalS = 1): Promise<SimulatedFleetRig> {
   const sim = await startSimulatedFleet({ hosts, seed: 7 });
   t.after(() => sim.stop());
-  const prom = await startFleetPrometheus({ targets: sim.targets, t, scrapeIntervalS: 1 });
+  const prom = await startFleetPrometheus({ targets: sim.targets, t, scrapeIntervalS });
   const fleet = await startFleet(
     { prometheus: prom.url, host: '127.0.0.1', port: 0, token: undefined, allowOrigins: [], schema: BUCKET_SCHEMA, webRoot: WEB_ROOT },
     () => {},

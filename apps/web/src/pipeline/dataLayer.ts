@@ -13,6 +13,7 @@
  *   selectedSamples.ts  the selected cells and their sampled I/Os
  *   comparison.ts       compare (A/B): the baseline and comparison ranges' distributions
  *   fleetRanking.ts     a fleet view's ranked table of the visible range (the fleet server's answer)
+ *   fleetStuck.ts       a fleet view's "Stuck now" list, asked every scrape interval (the fleet server's answer)
  *   busy.ts             the work under way, which the test hook's idle() waits out
  *
  * They read the UI store (store/uiStore.ts: what the user chose) and publish what they derive
@@ -30,11 +31,12 @@ import type { UiReader } from '../store/uiStore.js';
 import { Busy } from './busy.js';
 import { Comparison } from './comparison.js';
 import { FleetRankingPart, type RankingFetcher } from './fleetRanking.js';
+import { FleetStuckPart, type StuckFetcher } from './fleetStuck.js';
 import { HeatMaps } from './heatMaps.js';
 import { OffsetSamples, type OffsetRequest } from './offsetSamples.js';
 import { RankSamples } from './rankSamples.js';
 import { SelectedSamples } from './selectedSamples.js';
-import { type AgentSource, DataSource, type LiveLog } from './source.js';
+import { type AgentSource, DataSource, type LiveClock, type LiveLog } from './source.js';
 import { VisibleSummary } from './visibleSummary.js';
 import { WindowLoader } from './windowLoader.js';
 
@@ -51,6 +53,8 @@ export interface DataLayerOptions {
   readonly onUnknownDisk?: ((dev: string) => void) | undefined;
   /** How a fleet view's ranked table is asked for (app.ts: the fleet server's route); none: no table. */
   readonly fetchRanking?: RankingFetcher | undefined;
+  /** How a fleet view's "Stuck now" list is asked for (app.ts: the fleet server's route); none: no list. */
+  readonly fetchStuck?: StuckFetcher | undefined;
 }
 
 export class DataLayer {
@@ -64,11 +68,13 @@ export class DataLayer {
   private readonly offsets: OffsetSamples;
   private readonly ranks: RankSamples;
   private readonly ranking: FleetRankingPart;
+  private readonly stuck: FleetStuckPart;
 
   constructor(o: DataLayerOptions) {
     const { ui, store, client } = o;
     const busy = this.busy;
-    this.source = new DataSource({ ui, store, onUnknownDisk: o.onUnknownDisk });
+    // A fleet's clock moves the live view on, live frames or not (a big fleet sends none).
+    this.source = new DataSource({ ui, store, onUnknownDisk: o.onUnknownDisk, onEdgeMoved: () => this.refresh() });
     this.heatMaps = new HeatMaps({ ui, store, source: this.source });
     this.summary = new VisibleSummary({
       ui,
@@ -92,6 +98,7 @@ export class DataLayer {
     this.offsets = new OffsetSamples({ store, client, busy, source: this.source });
     this.ranks = new RankSamples({ ui, store, client, busy, source: this.source });
     this.ranking = new FleetRankingPart({ ui, store, busy, fetch: o.fetchRanking });
+    this.stuck = new FleetStuckPart({ ui, store, fetch: o.fetchStuck });
   }
 
   // ---------------------------------------------------------------- from the agent client
@@ -109,9 +116,9 @@ export class DataLayer {
     return problem;
   }
 
-  /** The agent's clock (hello.now) and when its hello came (ms, this page's clock): where a live view stands (DataSource.edge). */
-  setAgentClock(now: number, atMs: number): void {
-    this.source.setAgentClock(now, atMs);
+  /** Where the source's live data ends, from its hello (source.ts helloClock): where a live view stands (DataSource.edge). */
+  setAgentClock(clock: LiveClock): void {
+    this.source.setAgentClock(clock);
   }
 
   setAgentDisks(disks: readonly DiskInfo[]): void {
@@ -149,6 +156,11 @@ export class DataLayer {
   /** A fleet view's ranked table follows the visible range, the ranking filters and the source. */
   refreshRanking(): void {
     this.ranking.refresh();
+  }
+
+  /** A fleet view's "Stuck now" list polls while the source is a live fleet (its scrape interval). */
+  refreshStuck(): void {
+    this.stuck.refresh();
   }
 
   /** A new data window or other disks shown: a comparison following the view is summed again. */

@@ -9,7 +9,8 @@ import type { AgentSource } from './source.js';
 /**
  * The agent's frames of [from, to) at `step` or the coarser one it answers with, in pages of
  * at most MAX_FRAMES_PER_ANSWER (the agent may also stop early: each page continues after what
- * the last covered). Undefined once `wanted()` turns false (the answer is no longer wanted).
+ * the last covered), of every disk or those named (`disks`). Undefined once `wanted()` turns false
+ * (the answer is no longer wanted).
  */
 export async function fetchRange(
   client: AgentSource,
@@ -17,13 +18,14 @@ export async function fetchRange(
   to: number,
   step: number,
   wanted: () => boolean,
+  disks?: readonly string[],
 ): Promise<{ frames: Frame[]; step: number } | undefined> {
   const frames: Frame[] = [];
   let answered = step;
   let at = from;
   while (at < to) {
     const end = Math.min(to, at + MAX_FRAMES_PER_ANSWER * answered);
-    const answer = await client.request({ t: 'range', from: at, to: end, step });
+    const answer = await client.request({ t: 'range', from: at, to: end, step, ...(disks ? { disks } : {}) });
     if (!wanted()) return undefined;
     answered = Math.max(answered, answer.step);
     frames.push(...answer.frames);

@@ -80,7 +80,7 @@ export class HeatMaps {
   }
 
   /** Disks to draw: the user's choice (by name or MAJ:MIN), else every disk with I/O. */
-  private resolveDevs(): string[] {
+  resolveDevs(): string[] {
     const choice = this.ui.getState().diskChoice;
     const disks = this.store.getState().disks;
     const byName = new Map(disks.map((d) => [d.name, d.dev]));

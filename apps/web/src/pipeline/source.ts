@@ -12,6 +12,7 @@ import {
   compareDev,
   type DiskInfo,
   type Frame,
+  type HelloMessage,
   LATENCY_KINDS,
   type LatencyKind,
   MAX_SPAN_SECONDS,
@@ -36,11 +37,44 @@ export type AgentSource = Pick<AgentClient, 'connected' | 'hello' | 'request'>;
 /** The live frame log as the other parts see it: read-only. */
 export type LiveLog = Readonly<Pick<FrameLog, 'coveredFrom' | 'coveredTo' | 'covers' | 'range' | 'size' | 'last'>>;
 
+/** Where a source's live data ends, as its hello says (DataSource.setAgentClock). */
+export interface LiveClock {
+  /** The source's clock at its hello (hello.now, unix s). */
+  readonly now: number;
+  /** When the hello came (ms, this page's clock). */
+  readonly atMs: number;
+  /** End of the newest second or column closed at `now`: an agent's `now`, a fleet's `fleet.liveTo`. */
+  readonly end: number;
+  /** Live step (s): 1 for an agent, hello.step for a fleet. */
+  readonly step: number;
+  /** How long after its end a column closes (s): 0 for an agent (by its clock), a fleet's `fleet.liveLag`. */
+  readonly lag: number;
+  /**
+   * The view moves with this clock, not only with live frames (SourceOptions.onEdgeMoved): a
+   * fleet's (a big fleet sends no live frames). An agent's frames move it each second.
+   */
+  readonly ticks: boolean;
+}
+
+/**
+ * The live clock a hello says: an agent's now; a fleet server's live end (protocol 6: liveTo,
+ * liveLag, at its step). A fleet server that has not said it (its first seconds, or before it
+ * could) gives its clock as an agent's: the view waits at now for the columns (loading), never
+ * on an old window such as the end of an empty backfill (a big fleet sends no live frames).
+ */
+export function helloClock(hello: Pick<HelloMessage, 'now' | 'step' | 'fleet'>, atMs: number): LiveClock {
+  const liveTo = hello.fleet?.liveTo;
+  if (liveTo === undefined) return { now: hello.now, atMs, end: hello.now, step: 1, lag: 0, ticks: false };
+  return { now: hello.now, atMs, end: liveTo, step: hello.step, lag: hello.fleet?.liveLag ?? 0, ticks: true };
+}
+
 export interface SourceOptions {
   readonly ui: UiReader;
   readonly store: SliceStore<SourceSlice>;
   /** Called when live frames name a disk the agent has not described (yet). */
   readonly onUnknownDisk?: ((dev: string) => void) | undefined;
+  /** Called each time a clock that ticks (LiveClock.ticks) moves the live edge on. */
+  readonly onEdgeMoved?: (() => void) | undefined;
 }
 
 function snapshotInfo(snapshot: Snapshot, name: string): SnapshotInfo {
@@ -60,6 +94,9 @@ export class DataSource {
   private readonly ui: UiReader;
   private readonly store: SliceStore<SourceSlice>;
   private readonly onUnknownDisk: ((dev: string) => void) | undefined;
+  private readonly onEdgeMoved: (() => void) | undefined;
+  /** Fires when a ticking clock next moves the edge. */
+  private clockTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly log = new FrameLog(LIVE_KEEP);
   private snap: { snapshot: Snapshot; log: FrameLog } | undefined;
   /** The schema of the live frames (the last hello's); undefined before the first hello. */
@@ -79,13 +116,14 @@ export class DataSource {
   private submitTiming = false;
   /** The phases besides device latency some frame of the source split by cgroup (protocol 4): the cgroup filter applies to them. */
   private cgroupPhases: readonly LatencyKind[] = [];
-  /** The agent's clock at its last hello (`now`, unix seconds) and when that came (`atMs`, this page's clock). */
-  private agentClock: { readonly now: number; readonly atMs: number } | undefined;
+  /** The source's clock at its last hello and when that came (see setAgentClock). */
+  private agentClock: LiveClock | undefined;
 
   constructor(options: SourceOptions) {
     this.ui = options.ui;
     this.store = options.store;
     this.onUnknownDisk = options.onUnknownDisk;
+    this.onEdgeMoved = options.onEdgeMoved;
   }
 
   /** The live frames held (kept while a snapshot is on screen). */
@@ -103,7 +141,7 @@ export class DataSource {
 
   /**
    * End of the newest complete second (live) or the snapshot's end. Live, the newest second the
-   * frames reach, or the agent's clock where that is ahead (see clockEdge).
+   * frames reach, or the source's clock where that is ahead (see clockEdge).
    */
   edge(): number {
     if (this.snap) return this.snap.snapshot.range.to;
@@ -114,24 +152,47 @@ export class DataSource {
   }
 
   /**
-   * The agent's clock (hello.now) and when its hello came, on this page's clock: a live view
-   * stands at the agent's now from its first paint, not where the backfill has got to.
+   * Where the source's live data ends, from its hello: an agent's clock (`now`; its seconds close
+   * one a second), or a fleet server's `fleet.liveTo` (its columns of `step` close one a step,
+   * `lag` after their end); see helloClock. `atMs`: when the hello came, on this page's clock. A live view stands there from its first
+   * paint, not where the backfill has got to, and moves on with it, live frames or not.
    */
-  setAgentClock(now: number, atMs: number): void {
-    this.agentClock = { now, atMs };
+  setAgentClock(clock: LiveClock): void {
+    this.agentClock = clock;
+    this.armClockTick();
+  }
+
+  /** A ticking clock calls onEdgeMoved as it moves the edge on, a step at a time (see clockEdge). */
+  private armClockTick(): void {
+    clearTimeout(this.clockTimer);
+    const c = this.agentClock;
+    if (!c?.ticks || !this.onEdgeMoved) return;
+    const since = c.now + (Date.now() - c.atMs) / 1000 - c.end - c.lag;
+    const next = (Math.max(0, Math.floor(since / c.step)) + 1) * c.step;
+    this.clockTimer = setTimeout(
+      () => {
+        this.armClockTick();
+        if (!this.snap) this.onEdgeMoved?.();
+      },
+      Math.max(10, (next - since) * 1000 + 5),
+    );
   }
 
   /**
-   * The end of the newest second surely closed by the agent's clock: its hello's `now` (whole
-   * seconds, so at most the agent's time then) moved on by the time since on this page's clock.
-   * While the backfill still brings older seconds (oldest first, for seconds on end), the live
-   * edge is here, so an old window is never shown as live; in steady state the frames reach it
-   * (a second's frame comes just after it closes). -Infinity before a hello (and for a fleet
-   * view, which is not told of it: its newest second trails its scrapes).
+   * The end of the newest second (agent) or column (fleet) surely closed by the source's clock:
+   * the hello's end moved on a step each `step` seconds after the next one closes (`end + step +
+   * lag` on the source's clock: its `now` then, moved on by the time since on this page's). An
+   * agent's hello.now is whole seconds, so at most its time then; a fleet's lag was measured when
+   * its edge last moved. While the backfill still brings older seconds (oldest first, for seconds
+   * on end), the live edge is here, so an old window is never shown as live; in steady state the
+   * frames reach it (a column's frame comes just after it closes), and a big fleet, which sends
+   * none, is read at it by range. -Infinity before a hello.
    */
   private clockEdge(): number {
-    if (!this.agentClock) return -Infinity;
-    return Math.floor(this.agentClock.now + (Date.now() - this.agentClock.atMs) / 1000);
+    const c = this.agentClock;
+    if (!c) return -Infinity;
+    const sourceNow = c.now + (Date.now() - c.atMs) / 1000;
+    return c.end + c.step * Math.max(0, Math.floor((sourceNow - c.end - c.lag) / c.step));
   }
 
   /** Oldest second the source can answer for. */

@@ -1,4 +1,5 @@
 /**
+ * (Over 400 lines: loading a window (debounce, fetch, build, install) and growing it live are one lifecycle of the window on screen, sharing every field; what only a fleet view needs is in fleetWindow.ts.)
  * The window loader: which frames are on screen. A data window holds the frames of [from, to)
  * at one step, ~3× the visible span (Perfetto's buffered window): taken from the live log,
  * fetched from the agent for history the page does not hold, or sliced from a snapshot, when
@@ -20,6 +21,7 @@ import type { Built, HeatMaps } from './heatMaps.js';
 import type { AgentSource, DataSource } from './source.js';
 import type { VisibleSummary } from './visibleSummary.js';
 import { fetchRange } from './fetchRange.js';
+import { disksKey, fleetColumnsLate, fleetRangeDisks } from './fleetWindow.js';
 import { continues, reachTo, type Want, wantedWindow } from './windowWant.js';
 
 const LOAD_DEBOUNCE = 120;
@@ -53,6 +55,10 @@ export class WindowLoader {
   /** What the load under way (waiting, fetching or building) will install; undefined when none is. */
   private pending: Want | undefined;
   private refreshQueued = false;
+  /** A following window's newest columns are being asked for (extendFollowing). */
+  private extending = false;
+  /** The disks the window on screen was asked for (rangeDisks, as a key). */
+  private currentDisks = '';
 
   constructor(options: WindowLoaderOptions) {
     this.ui = options.ui;
@@ -196,6 +202,7 @@ export class WindowLoader {
       cur !== undefined &&
       sameSchema(cur.schema, this.source.schema()) &&
       cur.requestedStep === step &&
+      this.currentDisks === disksKey(this.rangeDisks()) &&
       cur.from <= Math.max(want.visible.from, floor) &&
       (want.following
         ? // A following window still short of the visible range (the backfill brings the seconds
@@ -208,11 +215,48 @@ export class WindowLoader {
     }
     if (!fits) {
       if (!(this.pending && continues(this.pending, want))) this.load(want);
+    } else if (cur && want.following && this.lateLive(cur)) {
+      void this.busy.during(() => this.extendFollowing(cur));
     } else if (cur && this.heatMaps.stale(cur)) {
       this.heatMaps.derive(cur);
       this.bump();
     } else {
       this.summary.viewChanged();
+    }
+  }
+
+  /** The disks a window is asked for (fleetRangeDisks): undefined, every disk, but on a fleet. */
+  private rangeDisks(): readonly string[] | undefined {
+    return fleetRangeDisks(this.ui.getState(), () => this.heatMaps.resolveDevs());
+  }
+
+  /** A fleet view's following window lacks closed columns (fleetColumnsLate) and none is being asked for. */
+  private lateLive(cur: DataWindow): boolean {
+    if (!this.ui.getState().agent?.fleet || this.extending || this.client?.connected !== true) return false;
+    return fleetColumnsLate(cur, this.source.edge(), this.source.minStep());
+  }
+
+  /** Asks for the columns a following window lacks (lateLive) and adds them as live frames are. */
+  private async extendFollowing(cur: DataWindow): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    const gen = this.loadGen;
+    const from = cur.coveredTo;
+    const to = alignFloor(this.source.edge(), cur.step);
+    this.extending = true;
+    try {
+      const wanted = (): boolean => gen === this.loadGen && this.current === cur;
+      const got = await fetchRange(client, alignFloor(from, cur.step), to, cur.step, wanted, this.rangeDisks());
+      if (!got) return;
+      this.appendLive(
+        got.frames.filter((f) => f.step === cur.step && f.ts + f.step <= to),
+        false,
+      );
+      this.coverLive(from, to);
+    } catch (e) {
+      this.notify?.('error', `could not fetch the newest columns: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      this.extending = false;
     }
   }
 
@@ -296,12 +340,13 @@ export class WindowLoader {
     const schema = this.source.schema();
     const edge = this.source.edge();
     const fetchTo = Math.max(want.from, Math.min(want.to, alignFloor(edge, want.step)));
+    const disks = this.rangeDisks();
     let frames: Frame[] = [];
     let step = want.step;
     let failed = false;
     try {
       if (!client || !client.connected) throw new Error('not connected to the agent');
-      const got = await fetchRange(client, want.from, fetchTo, want.step, () => gen === this.loadGen);
+      const got = await fetchRange(client, want.from, fetchTo, want.step, () => gen === this.loadGen, disks);
       if (!got) return;
       frames = got.frames;
       step = got.step;
@@ -317,21 +362,25 @@ export class WindowLoader {
     const tail = live.range(fetchTo, to);
     frames = frames.filter((f) => f.ts >= want.from && f.ts < fetchTo).concat(tail);
     const from = alignFloor(want.from, step);
-    this.install({
-      ...want,
-      schema,
-      from,
-      to: alignCeil(to, step),
-      step,
-      requestedStep: want.step,
-      frames,
-      coveredTo: Math.max(fetchTo, live.coveredTo ?? fetchTo),
-      // The agent answered for [from, fetchTo): a second it sent no frame for was not recorded.
-      knownFrom: failed ? Math.max(from, live.coveredFrom ?? Infinity) : from,
-      // A failed fetch was reported; retrying on every live second would repeat the error.
-      // It is retried when the connection comes back (if that was the cause) or on the next zoom.
-      provisional: failed && !this.client?.connected,
-    });
+    this.install(
+      {
+        ...want,
+        schema,
+        from,
+        to: alignCeil(to, step),
+        step,
+        requestedStep: want.step,
+        frames,
+        coveredTo: Math.max(fetchTo, live.coveredTo ?? fetchTo),
+        // The agent answered for [from, fetchTo): a second it sent no frame for was not recorded.
+        knownFrom: failed ? Math.max(from, live.coveredFrom ?? Infinity) : from,
+        // A failed fetch was reported; retrying on every live second would repeat the error.
+        // It is retried when the connection comes back (if that was the cause) or on the next zoom.
+        provisional: failed && !this.client?.connected,
+      },
+      undefined,
+      disks,
+    );
   }
 
   /**
@@ -354,8 +403,11 @@ export class WindowLoader {
     setTimeout(step, 0);
   }
 
-  /** What a window is made of; the rest of DataWindow is derived from it (`built`: heat maps made for it already). */
-  private install(w: WindowSource, built?: Built): void {
+  /**
+   * What a window is made of; the rest of DataWindow is derived from it (`built`: heat maps made
+   * for it already; `disks`: those its frames were asked for, rangeDisks).
+   */
+  private install(w: WindowSource, built?: Built, disks = this.rangeDisks()): void {
     this.pending = undefined;
     const cur: DataWindow = {
       ...w,
@@ -370,6 +422,7 @@ export class WindowLoader {
       scales: new Map(),
     };
     this.current = cur;
+    this.currentDisks = disksKey(disks);
     this.heatMaps.derive(cur, built);
     this.setCurrent(cur);
     this.bump();

@@ -13,6 +13,7 @@ import {
   type BucketSchema,
   type DiskInfo,
   type FleetRanking,
+  type FleetStuck,
   type Frame,
   type HostInfo,
   type IoSample,
@@ -172,6 +173,21 @@ export interface FleetRankingSlice {
   fleetRanking: FleetRankingState | undefined;
 }
 
+/** A fleet view's "Stuck now" list (pipeline/fleetStuck.ts), as the fleet server last answered it. */
+export interface FleetStuckState {
+  /** 'loading': asked again (the last answer, if any, stays meanwhile). */
+  readonly status: 'loading' | 'ready' | 'error';
+  readonly error?: string | undefined;
+  readonly answer: FleetStuck | undefined;
+  /** This page's clock (ms) when `answer` arrived: ages grow from it. */
+  readonly receivedAtMs: number;
+}
+
+export interface FleetStuckSlice {
+  /** Undefined: not a fleet view, or a snapshot on screen. */
+  fleetStuck: FleetStuckState | undefined;
+}
+
 export type DataState = SourceSlice &
   WindowSlice &
   HeatMapSlice &
@@ -180,7 +196,8 @@ export type DataState = SourceSlice &
   SamplesSlice &
   OffsetSamplesSlice &
   CompareSlice &
-  FleetRankingSlice;
+  FleetRankingSlice &
+  FleetStuckSlice;
 
 /** What one part of the pipeline may do with the pipeline store: read all of it, write its own slice. */
 export interface SliceStore<Slice> {
@@ -215,6 +232,7 @@ export function createDataStore() {
     offset: undefined,
     compare: undefined,
     fleetRanking: undefined,
+    fleetStuck: undefined,
   }));
 }
 

@@ -12,6 +12,7 @@ import { DiskRow } from './DiskRow.js';
 import { DropZone } from './DropZone.js';
 import { FilterBar } from './FilterBar.js';
 import { FleetRanking } from './FleetRanking.js';
+import { FleetStuck } from './FleetStuck.js';
 import { Header } from './Header.js';
 import { KeyboardHelp } from './KeyboardHelp.js';
 import { HistoryFault } from './HistoryFault.js';
@@ -96,6 +97,7 @@ export function App() {
       <FilterBar />
       <DiskPicker />
       <main>
+        <FleetStuck />
         <FleetRanking />
         <section className="heatmaps" aria-label="latency heat maps" data-testid="heatmaps">
           <TimeAxis />

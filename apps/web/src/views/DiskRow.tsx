@@ -24,6 +24,7 @@ import { StuckBadge, StuckList } from './StuckIo.js';
 import { paletteFor, resolvedTheme } from './theme.js';
 import { type DiskElements, useDiskDrawing } from './useDiskDrawing.js';
 import { type Size, useElementSize } from './useElementSize.js';
+import { AgentLink } from './AgentLink.js';
 
 export const Y_AXIS_WIDTH = 58;
 export const HIST_WIDTH = 200;
@@ -153,16 +154,7 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
         {/* In a fleet view `dev` is the fleet's own id, not a device number: not shown. */}
         {disk.host === undefined && <span className="disk-dev">{dev}</span>}
         {disk.link && (
-          <a
-            className="agent-link"
-            href={disk.link}
-            target="_blank"
-            rel="noopener noreferrer"
-            data-testid={`agent-link-${disk.name}`}
-            title={`${disk.host ?? disk.name}'s own blkheat agent: per-I/O drill-down (add #token=… if it needs one)`}
-          >
-            agent ↗
-          </a>
+          <AgentLink href={disk.link} host={disk.host ?? disk.name} testId={`agent-link-${disk.name}`} why="per-I/O drill-down" />
         )}
         {disk.kind === 'bio' && (
           <span

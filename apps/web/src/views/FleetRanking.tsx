@@ -16,6 +16,7 @@ import { setRankFilter, showHost } from '../store/actions.js';
 import { useData } from '../store/pipelineStore.js';
 import { useUi } from '../store/uiStore.js';
 import { renderTheme, resolvedTheme } from './theme.js';
+import { AgentLink } from './AgentLink.js';
 
 const SPARK_W = 96;
 const SPARK_H = 18;
@@ -107,21 +108,7 @@ function Row({ r, i, scale, onPick }: RowProps) {
         {t.untimed}
       </td>
       <td>{r.spark && scale ? <LineSpark values={r.spark} lo={scale.lo} hi={scale.hi} /> : null}</td>
-      <td>
-        {r.link && (
-          <a
-            className="agent-link"
-            href={r.link}
-            target="_blank"
-            rel="noopener noreferrer"
-            data-testid={`rank-link-${i}`}
-            onClick={(e) => e.stopPropagation()}
-            title={`${r.instance}'s own blkheat agent (add #token=… if it needs one)`}
-          >
-            agent ↗
-          </a>
-        )}
-      </td>
+      <td>{r.link && <AgentLink href={r.link} host={r.instance} testId={`rank-link-${i}`} />}</td>
     </tr>
   );
 }
@@ -133,7 +120,7 @@ function hostRow(host: string, shown: readonly string[], disks: readonly DiskInf
 }
 
 /** Scrolls to the first row of the host a ranked row's click showed: now, or once it is drawn. */
-function useScrollToHost(): (host: string) => void {
+export function useScrollToHost(): (host: string) => void {
   const pending = useRef<string | undefined>(undefined);
   const shown = useData((s) => s.shownDevs);
   const disks = useData((s) => s.disks);
