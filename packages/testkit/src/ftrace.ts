@@ -9,7 +9,7 @@
  * placed.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { procStatus } from './proc.js';
 import type { CleanupContext } from './loop.js';
 
@@ -254,6 +254,82 @@ export function completionWitness(
         hiddenFailed: hidesInitContext ? seen.onInitFailed : 0,
         text: `ftrace saw ${seen.completions} completions of ${disk.name}, ${seen.onInit} of them run on top of pid 1's threads (${describeRwbs(seen.onInitRwbs)}; ${seen.onInitFailed} failed)${rule}${overran}`,
       };
+    },
+  };
+}
+
+/** One request's device time as ftrace saw it: block_rq_issue to block_rq_complete. */
+export interface DeviceTime {
+  /** When it completed (unix seconds). */
+  readonly endS: number;
+  readonly ns: number;
+}
+
+export interface DeviceTimesRecorder {
+  /** Stops recording: every request of the disk issued and completed meanwhile, in completion order. */
+  stop(): { readonly times: readonly DeviceTime[]; readonly overrun: number };
+}
+
+/**
+ * ftrace's own timing (no BPF) of one disk's requests, from its block_rq_issue to its
+ * block_rq_complete, in a tracefs instance of its own (instances/: its own ring buffer, events,
+ * filters and clock), so it records beside a completion witness of another disk. Requests pair by
+ * sector and size (a disk's requests in flight never share both). The instance's clock is
+ * CLOCK_MONOTONIC (trace_clock mono), Node's hrtime's: completion times are placed on the wall
+ * clock by the offset between the two read at start. Removed on the test's way out.
+ */
+export function recordDeviceTimes(t: CleanupContext, disk: { readonly name: string; readonly dev: string }): DeviceTimesRecorder {
+  const m = /^(\d+):(\d+)$/.exec(disk.dev);
+  if (!m) throw new Error(`${disk.name}: not a major:minor device: ${disk.dev}`);
+  const kernelDev = (Number(m[1]) << 20) | Number(m[2]);
+  openSession();
+  const dir = `${TRACEFS}/instances/blkheat-devtimes-${process.pid}`;
+  const events = ['block_rq_issue', 'block_rq_complete'].map((e) => `${dir}/events/block/${e}`);
+  let open = true;
+  const close = (): void => {
+    if (!open) return;
+    open = false;
+    for (const e of events) if (existsSync(`${e}/enable`)) writeFileSync(`${e}/enable`, '0');
+    if (existsSync(dir)) rmdirSync(dir);
+    closeSession();
+  };
+  t.after(close);
+  mkdirSync(dir);
+  writeFileSync(`${dir}/trace_clock`, 'mono');
+  writeFileSync(`${dir}/buffer_size_kb`, String(BUFFER_KB));
+  for (const e of events) {
+    writeFileSync(`${e}/filter`, `dev == ${kernelDev}`);
+    writeFileSync(`${e}/enable`, '1');
+  }
+  const wallMinusMonoNs = BigInt(Date.now()) * 1_000_000n - process.hrtime.bigint();
+  return {
+    stop() {
+      for (const e of events) writeFileSync(`${e}/enable`, '0');
+      const issued = new Map<string, bigint>();
+      const times: DeviceTime[] = [];
+      for (const line of readFileSync(`${dir}/trace`, 'utf8').split('\n')) {
+        // "... [cpu] flags <s>.<us>: block_rq_issue: 7,0 R 4096 () <sector> + <sectors> [<comm>]" and
+        // "... block_rq_complete: 7,0 R () <sector> + <sectors> none,0,0 [<error>]" (the events' print fmts).
+        const e = /\s(\d+)\.(\d{6}): block_rq_(issue|complete): \d+,\d+ \S+ .*?\(.*?\) (\d+) \+ (\d+) /.exec(line);
+        if (!e) continue;
+        const ns = BigInt(e[1] as string) * 1_000_000_000n + BigInt(e[2] as string) * 1000n;
+        const key = `${e[4]}+${e[5]}`;
+        if (e[3] === 'issue') {
+          issued.set(key, ns);
+          continue;
+        }
+        const at = issued.get(key);
+        if (at === undefined) continue;
+        issued.delete(key);
+        times.push({ endS: Number(ns + wallMinusMonoNs) / 1e9, ns: Number(ns - at) });
+      }
+      let overrun = 0;
+      for (let cpu = 0; existsSync(`${dir}/per_cpu/cpu${cpu}`); cpu++) {
+        const o = /^overrun:\s*(\d+)/m.exec(readFileSync(`${dir}/per_cpu/cpu${cpu}/stats`, 'utf8'));
+        overrun += o ? Number(o[1]) : 0;
+      }
+      close();
+      return { times, overrun };
     },
   };
 }
