@@ -18,21 +18,13 @@ import {
   startFio,
   startScrapedHosts,
 } from '@blkheat/testkit';
+import { pollUntil } from './drill/steps.ts';
 import { canRun, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
 
 const missing = prometheusUnavailable();
 const SCRAPE_S = 15;
 const HOLD_S = 30;
 const MIN_S = 5;
-
-/** Polls `ok` every 250 ms until it holds; fails naming what it waited for. */
-async function until(what: string, ok: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(250);
-  }
-}
 
 /** The agent's own view: the oldest I/O with the driver on `dev` (s), from its /metrics. */
 async function agentOldest(agentUrl: string, dev: string): Promise<number> {
@@ -96,7 +88,7 @@ test(
     const plainB = hosts[1];
     startFio({ filename: plainA.path, rw: 'randread', runtimeS: 240, rateIops: 200 }, t);
     for (const h of [plainB, slow]) assert.equal(await directRead(t, h.path, 0).exited, 0, `a read of ${h.instance}'s disk`);
-    await until(
+    await pollUntil(
       'the fleet to find and link the three disks',
       async () => {
         const { disks } = (await (await fetch(new URL('api/v1/disks', fleet.url))).json()) as { disks: DiskInfo[] };
@@ -133,7 +125,7 @@ test(
     await sleep((nextScrape - firstAtAge) * 1000 - Date.now());
     slowDisk.holdNextRead();
     const dd = directRead(t, slow.path, 800);
-    await until('the daemon to hold the read', async () => slowDisk.holdState() === 'holding', 10_000);
+    await pollUntil('the daemon to hold the read', async () => slowDisk.holdState() === 'holding', 10_000);
     const heldAt = Date.now();
     t.diagnostic(
       `hold began ${(nextScrape - heldAt / 1000).toFixed(2)} s before host-c's next scrape (aimed at ${firstAtAge.toFixed(2)} s)`,
@@ -178,7 +170,7 @@ test(
 
     // The next scrape: an older age, by the time between the two scrapes.
     let second: FleetStuck | undefined;
-    await until(
+    await pollUntil(
       'the next scrape of host-c',
       async () => {
         const a = await stuckNow();
@@ -238,7 +230,7 @@ test(
     t.diagnostic(`released after ${((releasedAt - heldAt) / 1000).toFixed(2)} s held`);
     assert.equal(await dd.exited, 0, 'dd read the held block');
     let goneAt: number | undefined;
-    await until(
+    await pollUntil(
       'the row to leave the list',
       async () => {
         if ((await stuckNow()).disks.length > 0) return false;

@@ -28,6 +28,11 @@ export interface FleetDisk {
  */
 export const OVERVIEW_ABOVE_DISKS = 64;
 
+/** One host's disk as a map key (instance and dev): the directory's, and the ranked table's and stuck list's rows. */
+export function hostDiskKey(instance: string, dev: string): string {
+  return `${instance}\u0000${dev}`;
+}
+
 /** The fleet row's id (host 0 is no host: hosts number from 1). */
 export const FLEET_ROW_ID = '0:0';
 
@@ -66,7 +71,7 @@ export class FleetDirectory {
       const instance = s.instance;
       const dev = s.dev;
       if (!instance || !dev) continue;
-      const key = `${instance}\u0000${dev}`;
+      const key = hostDiskKey(instance, dev);
       const queued = s.__name__ === QUEUE_LATENCY_METRIC;
       const names = this.series.get(instance) ?? new Set<string>();
       names.add(`${s.__name__ ?? ''}\u0000${dev}\u0000${s.class ?? ''}`);
@@ -92,7 +97,7 @@ export class FleetDirectory {
 
   /** The fleet id of a host's disk, if known. */
   idOf(instance: string, dev: string): string | undefined {
-    return this.byKey.get(`${instance}\u0000${dev}`)?.id;
+    return this.byKey.get(hostDiskKey(instance, dev))?.id;
   }
 
   get disks(): FleetDisk[] {

@@ -37,9 +37,9 @@ import {
   type RankedDisk,
 } from '@blkheat/shared-types';
 import { DEVICE_LATENCY_METRIC } from '../server/metrics.js';
-import type { FleetDirectory } from './fleet-disks.js';
+import { type FleetDirectory, hostDiskKey } from './fleet-disks.js';
 import type { PrometheusApi } from './prometheus-api.js';
-import { globToRe2, matcher, re2Literal, selector } from './promql.js';
+import { labelFilterMatchers, matcher, re2Literal, selector } from './promql.js';
 
 export { MAX_RANKED, type FleetRanking, type RankedDisk } from '@blkheat/shared-types';
 
@@ -57,17 +57,7 @@ type Row = Readonly<Record<string, string>>;
 const BY = 'instance, dev, disk';
 
 function keyOf(m: Row): string {
-  return `${m.instance ?? ''}\u0000${m.dev ?? ''}`;
-}
-
-/** The matchers of a filter: every metric gets job, instance and disk; `withClass` adds the class. */
-function filterMatchers(f: FleetRankingFilter, withClass: boolean): string[] {
-  const out: string[] = [];
-  if (f.job !== undefined) out.push(matcher('job', '=', f.job));
-  if (f.instance !== undefined) out.push(matcher('instance', '=~', globToRe2(f.instance)));
-  if (f.disk !== undefined) out.push(matcher('disk', '=~', globToRe2(f.disk)));
-  if (withClass && f.class !== undefined) out.push(matcher('class', '=', f.class));
-  return out;
+  return hostDiskKey(m.instance ?? '', m.dev ?? '');
 }
 
 /**
@@ -109,7 +99,7 @@ export async function rankFleet(api: PrometheusApi, dir: FleetDirectory, req: Ra
   const rangeS = req.to - req.from;
   /** Per disk, the rate over a window of scrapes (scrapeWindow); `* rangeS` makes it the range's count. */
   const perDisk = (sel: string, w = window): string => `sum by (${BY}) (rate(${sel}[${w}]))`;
-  const latency = (extra: readonly string[]): string => selector(DEVICE_LATENCY_METRIC, [...filterMatchers(filter, true), ...extra]);
+  const latency = (extra: readonly string[]): string => selector(DEVICE_LATENCY_METRIC, [...labelFilterMatchers(filter, true), ...extra]);
   const top = await instant(`topk(${limit}, histogram_quantile(0.99, ${perDisk(latency([]))}))`);
   const ranked = top
     .map((s) => ({ metric: s.metric, p99: Number(s.value[1]) }))
@@ -119,7 +109,7 @@ export async function rankFleet(api: PrometheusApi, dir: FleetDirectory, req: Ra
   if (ranked.length === 0) return { ...answer, disks: [], hosts: [], prometheusQueries: queries };
   // The ranked hosts only, exactly (any names: escaped as RE2 literals).
   const hosts = matcher('instance', '=~', [...new Set(ranked.map((r) => r.metric.instance ?? ''))].sort().map(re2Literal).join('|'));
-  const of = (metric: string, withClass: boolean): string => selector(metric, [...filterMatchers(filter, withClass), hosts]);
+  const of = (metric: string, withClass: boolean): string => selector(metric, [...labelFilterMatchers(filter, withClass), hosts]);
   const step = sparkStep(req.from, req.to, interval);
   const points = step === undefined ? 0 : Math.floor((req.to - req.from) / step);
   const sparkQuery = async (): Promise<Map<string, (number | null)[]>> => {

@@ -21,13 +21,12 @@ import {
   type FleetStuck,
   type FleetStuckQuery,
   type StuckDisk,
-  type StuckFilter,
   type StuckKind,
 } from '@blkheat/shared-types';
 import { WINDOW_END_METRIC } from '../server/metrics.js';
-import type { FleetDirectory } from './fleet-disks.js';
+import { type FleetDirectory, hostDiskKey } from './fleet-disks.js';
 import type { PromSeries, PrometheusApi } from './prometheus-api.js';
-import { globToRe2, matcher, re2Literal, selector } from './promql.js';
+import { labelFilterMatchers, matcher, re2Literal, selector } from './promql.js';
 
 export type { FleetStuck, FleetStuckQuery } from '@blkheat/shared-types';
 
@@ -54,16 +53,8 @@ function names(list: readonly string[]): string {
   return list.map(re2Literal).join('|');
 }
 
-function filterMatchers(f: StuckFilter): string[] {
-  const out: string[] = [];
-  if (f.job !== undefined) out.push(matcher('job', '=', f.job));
-  if (f.instance !== undefined) out.push(matcher('instance', '=~', globToRe2(f.instance)));
-  if (f.disk !== undefined) out.push(matcher('disk', '=~', globToRe2(f.disk)));
-  return out;
-}
-
 function keyOf(m: { readonly instance?: string | undefined; readonly dev?: string | undefined }): string {
-  return `${m.instance ?? ''}\u0000${m.dev ?? ''}`;
+  return hostDiskKey(m.instance ?? '', m.dev ?? '');
 }
 
 /** The raw window (s): a few scrapes of the fleet, within Prometheus' lookback. */
@@ -75,7 +66,7 @@ export async function stuckFleet(api: PrometheusApi, dir: FleetDirectory, req: S
   const filter = req.filter;
   const limit = Math.max(1, Math.min(MAX_STUCK_ROWS, Math.floor(req.limit ?? DEFAULT_STUCK_ROWS)));
   const answer = { at: req.at, min: req.min, filter };
-  const ages = selector('', [matcher('__name__', '=~', names(KINDS.map((k) => GAUGES[k].age))), ...filterMatchers(filter)]);
+  const ages = selector('', [matcher('__name__', '=~', names(KINDS.map((k) => GAUGES[k].age))), ...labelFilterMatchers(filter, false)]);
   const candidates = await api.instant(`${ages} >= ${req.min}`, req.at);
   const wanted = new Set(candidates.filter((s) => KIND_OF_AGE.has(s.metric.__name__ ?? '')).map((s) => keyOf(s.metric)));
   if (wanted.size === 0) return { ...answer, disks: [], more: 0, prometheusQueries: 1 };

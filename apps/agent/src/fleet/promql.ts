@@ -4,7 +4,7 @@
  * is checked before: labelTextProblem); a glob becomes an RE2 regex whose literal parts are
  * escaped, so a `.` or `|` in a host name matches itself only.
  */
-import { LONE_SURROGATE } from '@blkheat/shared-types';
+import { type FleetRankingFilter, LONE_SURROGATE } from '@blkheat/shared-types';
 
 /**
  * A PromQL double-quoted string of `s`: backslash and quote escaped, control characters as
@@ -33,6 +33,19 @@ export function globToRe2(glob: string): string {
 export function matcher(label: string, op: '=' | '=~', value: string): string {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(label)) throw new RangeError(`not a label name: ${JSON.stringify(label.slice(0, 64))}`);
   return `${label}${op}${promString(value)}`;
+}
+
+/**
+ * The matchers of a page's label filter (the ranked table's and the stuck list's): job exact,
+ * instance and disk as globs; `withClass` adds the op class (only series split by class have it).
+ */
+export function labelFilterMatchers(f: FleetRankingFilter, withClass: boolean): string[] {
+  const out: string[] = [];
+  if (f.job !== undefined) out.push(matcher('job', '=', f.job));
+  if (f.instance !== undefined) out.push(matcher('instance', '=~', globToRe2(f.instance)));
+  if (f.disk !== undefined) out.push(matcher('disk', '=~', globToRe2(f.disk)));
+  if (withClass && f.class !== undefined) out.push(matcher('class', '=', f.class));
+  return out;
 }
 
 /** `metric{m1, m2, …}` (just `metric` without matchers). */

@@ -18,7 +18,6 @@ import {
   MAX_STUCK_ROWS,
   STUCK_FILTER_KEYS,
   type FleetStuckQuery,
-  type StuckFilter,
   type FleetRankingFilter,
   type FleetRankingQuery,
   rangeRequestSchema,
@@ -193,17 +192,31 @@ export function parseRankingQuery(params: URLSearchParams): QueryResult<FleetRan
   if (to - from > MAX_SPAN_SECONDS) return bad('to', `a range spans at most ${MAX_SPAN_SECONDS / 86400} days`);
   const limit = v.limit as number | undefined;
   if (limit !== undefined && (limit < 1 || limit > MAX_RANKED)) return bad('limit', `expected 1 to ${MAX_RANKED}, got ${limit}`);
-  const filter: { -readonly [K in keyof FleetRankingFilter]: string } = {};
-  for (const k of RANKING_FILTER_KEYS) {
+  const filter = labelFilter(v, RANKING_FILTER_KEYS);
+  if (!filter.ok) return filter;
+  return { ok: true, value: { from, to, ...(limit !== undefined ? { limit } : {}), filter: filter.value } };
+}
+
+/**
+ * The label filter of a fleet route (the ranking's, the stuck list's): each given text checked
+ * (labelTextProblem; a class must be a class name), each problem a 400 naming the parameter.
+ */
+function labelFilter<K extends keyof FleetRankingFilter>(
+  v: Readonly<Record<string, unknown>>,
+  keys: readonly K[],
+): QueryResult<{ [P in K]?: string }> {
+  const filter: { [P in K]?: string } = {};
+  for (const k of keys) {
     const text = v[k] as string | undefined;
     if (text === undefined) continue;
     const problem = labelTextProblem(text);
-    if (problem !== undefined) return bad(k, problem);
-    if (k === 'class' && !CLASS_NAME_RE.test(text))
-      return bad(k, `expected an op class name like "Sync-Write", got "${text.slice(0, 32)}"`);
+    const message =
+      problem ??
+      (k === 'class' && !CLASS_NAME_RE.test(text) ? `expected an op class name like "Sync-Write", got "${text.slice(0, 32)}"` : undefined);
+    if (message !== undefined) return { ok: false, field: k, message: `${k}: ${message}` };
     filter[k] = text;
   }
-  return { ok: true, value: { from, to, ...(limit !== undefined ? { limit } : {}), filter } };
+  return { ok: true, value: filter };
 }
 
 /** GET /api/v1/fleet/stuck's parameters: checked as the ranking's are, each problem a 400 naming it. */
@@ -216,13 +229,7 @@ export function parseStuckQuery(params: URLSearchParams): QueryResult<FleetStuck
   if (min < 1 || min > MAX_STUCK_MIN_S) return bad('min', `expected whole seconds from 1 to ${MAX_STUCK_MIN_S}, got ${min}`);
   const limit = v.limit as number | undefined;
   if (limit !== undefined && (limit < 1 || limit > MAX_STUCK_ROWS)) return bad('limit', `expected 1 to ${MAX_STUCK_ROWS}, got ${limit}`);
-  const filter: { -readonly [K in keyof StuckFilter]: string } = {};
-  for (const k of STUCK_FILTER_KEYS) {
-    const text = v[k] as string | undefined;
-    if (text === undefined) continue;
-    const problem = labelTextProblem(text);
-    if (problem !== undefined) return bad(k, problem);
-    filter[k] = text;
-  }
-  return { ok: true, value: { min, ...(limit !== undefined ? { limit } : {}), filter } };
+  const filter = labelFilter(v, STUCK_FILTER_KEYS);
+  if (!filter.ok) return filter;
+  return { ok: true, value: { min, ...(limit !== undefined ? { limit } : {}), filter: filter.value } };
 }
