@@ -313,7 +313,7 @@ test(
     /** The writes of each whole second of `run` (reads with buffered writes beside them): how many waited for their request. */
     const phase = async (
       runS: number,
-    ): Promise<{ ts: number; writes: number; held: number; p99: number; wbt: number; frozen: number }[]> => {
+    ): Promise<{ ts: number; writes: number; held: number; p99: number; wbt: number; frozen: number; tagsFull: number }[]> => {
       const from = Math.floor(Date.now() / 1000) + 1;
       const reads = startFio({ filename: d.path, rw: 'randread', runtimeS: runS + 1, readonly: true }, t);
       // Buffered 4 KiB writes at random places, an fsync every 64: write-back sends them as
@@ -337,6 +337,7 @@ test(
           p99: quantileBucket(waits, 0.99) ?? -1,
           wbt: disk?.wbt ?? 0,
           frozen: disk?.causes?.frozen ?? 0,
+          tagsFull: disk?.tags_full ?? 0,
         };
       });
     };
@@ -344,7 +345,7 @@ test(
       seconds
         .map(
           (s) =>
-            `${s.ts}: ${s.writes} writes, ${s.held} waited over 10 ms (p99 ${s.p99 < 0 ? '-' : bucketText(s.p99)}), wbt mark ${s.wbt}, frozen ${s.frozen}`,
+            `${s.ts}: ${s.writes} writes, ${s.held} waited over 10 ms (p99 ${s.p99 < 0 ? '-' : bucketText(s.p99)}), wbt mark ${s.wbt}, frozen ${s.frozen}, tags full ${s.tagsFull}`,
         )
         .join('; ');
     // Control: wbt off (0), the same load: no write waits for its request, and no mark.
@@ -352,10 +353,12 @@ test(
     const off = await phase(4);
     t.diagnostic(`wbt off, by second: ${text(off)}`);
     assert.ok(off.every((s) => s.writes > 0) && off.length >= 3, 'the control ran writes every second');
+    // The seconds themselves in the message: a CI log keeps only its tail.
+    const offHeld = off.filter((s) => s.held > 0 || s.wbt > 0);
     assert.deepEqual(
-      off.filter((s) => s.held > 0 || s.wbt > 0).map((s) => s.ts),
+      offHeld.map((s) => s.ts),
       [],
-      'with wbt off, seconds with writes held or a wbt mark',
+      `with wbt off, seconds with writes held or a wbt mark: ${text(offHeld)}`,
     );
     // Reads take 5 ms, over a 1 ms target: wbt scales writes down (the device's teardown puts
     // the target back: testkit's resetLoopQueue). Writing wbt_lat_usec freezes the queue until
@@ -368,7 +371,11 @@ test(
     const heldSeconds = bySecond.filter((s) => s.held > 0);
     assert.ok(heldSeconds.length >= 3, `writes waited over 10 ms for their request in ${heldSeconds.length} seconds, want 3 or more`);
     const unmarked = heldSeconds.filter((s) => s.wbt === 0 && s.frozen === 0).map((s) => s.ts);
-    assert.deepEqual(unmarked, [], 'seconds in which writes were held without wbt’s mark (or a freeze’s)');
+    assert.deepEqual(
+      unmarked,
+      [],
+      `seconds in which writes were held without wbt’s mark (or a freeze’s): ${text(heldSeconds.filter((s) => unmarked.includes(s.ts)))}`,
+    );
     const byWbt = heldSeconds.filter((s) => s.wbt > 0).length;
     assert.ok(byWbt >= 3, `seconds with writes held and wbt’s mark: ${byWbt}, want 3 or more`);
   },
