@@ -15,20 +15,27 @@
  *  - the ranked table (GET /api/v1/fleet/ranking, whole fleet and filtered): its Prometheus
  *    queries (its answer's own count, and the /metrics count as for every action), its time, the
  *    slow host first or not; how many rows link to their own host;
- *  - Prometheus' CPU (% of one core) and RSS over the run, from /proc/<pid>.
+ *  - Prometheus' CPU (% of one core) and RSS over the run, from /proc/<pid>;
+ *  - the page in chromium (bench/web/fleet-page.ts; --no-page skips it): a 1 h range and the
+ *    live page opened (to the heat maps' window, to idle, to the ranked table's rows), the ranked
+ *    table's first row clicked, screenshots of the overview, the table and that host in
+ *    artifacts/fleet-scale/.
  * Prints figures, asserts nothing about time. Loads no BPF.
  */
 import { parseArgs } from 'node:util';
 import type { DiskInfo, FleetRanking } from '@blkheat/shared-types';
 import { procCpuSeconds, procStatusKb, startAgentProcess, startFleetPrometheus } from '@blkheat/testkit';
 import { startSimulatedFleet } from '../apps/agent/src/fleet/simulated-hosts.js';
+import { fleetPageFigures, type FleetPageFigures } from './web/fleet-page.js';
 
 const { values } = parseArgs({
   options: {
     hosts: { type: 'string', default: '1000' },
     minutes: { type: 'string', default: '10' },
     scrape: { type: 'string', default: '15' },
+    page: { type: 'boolean', default: true },
   },
+  allowNegative: true,
 });
 const HOSTS = Number(values.hosts);
 const MINUTES = Number(values.minutes);
@@ -202,6 +209,12 @@ async function main(): Promise<void> {
   const rightLinks = hostRows.filter((d) => d.link === targetOf.get(d.host ?? '')).length;
   const noLinks = hostRows.filter((d) => d.link === undefined).length;
 
+  let page: FleetPageFigures | undefined;
+  if (values.page) {
+    log('opening the fleet page in chromium');
+    page = await fleetPageFigures(fleet.url, now);
+  }
+
   const promCpu = (procCpuSeconds(prom.pid) - promWatch.cpu0) / ((Date.now() - promWatch.t0) / 1000);
   console.log('');
   console.log(`fleet-scale: ${HOSTS} hosts x 4 disks, scrape ${SCRAPE_S} s, ${MINUTES} min of scrapes before the actions`);
@@ -230,6 +243,19 @@ async function main(): Promise<void> {
       `RSS max ${(promWatch.maxRss / MiB).toFixed(0)} MiB, at the end ${(promWatch.lastRss / MiB).toFixed(0)} MiB`,
   );
   console.log(`  simulated hosts answered ${sim.scrapes} scrapes`);
+  if (page) {
+    console.log('  the page in chromium (ms from navigation: heat maps hold the window / idle / ranked table ready):');
+    for (const o of page.opens) {
+      console.log(
+        `    ${o.what}: ${o.firstWindowMs.toFixed(0)} / ${o.idleMs.toFixed(0)} / ${o.tableMs.toFixed(0)} ms; first ranked ${o.firstRow}` +
+          ` (slow host ${sim.slowInstance}); ${o.chips} host and disk chips, ${o.rows} heat-map rows in the page; long tasks: ${o.longTasks}`,
+      );
+    }
+    console.log(
+      `    ranked row clicked (${page.click.host}): its rows drawn in ${page.click.ms.toFixed(0)} ms, ${page.click.rows} heat-map rows; long tasks: ${page.click.longTasks}`,
+    );
+    console.log(`    screenshots: ${page.screenshots.join(', ')}`);
+  }
 }
 
 main()

@@ -172,6 +172,24 @@ test(
     );
     assert.ok(after.following, 'still following live');
     await screenshot(page, 'fleet-live-edge-big-click', 'dashboard');
+
+    // The disk picker of a big fleet draws a few lines of chips and counts the rest; its find
+    // field finds the clicked host's disks, pressed.
+    const chips = page.locator('[data-testid^="disk-chip-"]');
+    const drawn = await chips.count();
+    const leftOut = Number(await page.locator('[data-testid="disk-more"]').getAttribute('data-hidden'));
+    t.diagnostic(`disk picker: ${drawn} chips drawn, ${leftOut} left out, of ${disks.length} disks`);
+    assert.ok(leftOut > 0 && drawn + leftOut === disks.length, `every disk drawn or counted: ${drawn} + ${leftOut} of ${disks.length}`);
+    await page.fill('[data-testid="disk-find"]', instance);
+    await eventually(
+      'the find lists the host’s disks alone',
+      async () => ((await chips.count()) === DISKS_PER_HOST ? true : undefined),
+      10_000,
+    );
+    for (const chip of await chips.all()) {
+      assert.ok(((await chip.getAttribute('data-testid')) ?? '').startsWith(`disk-chip-${instance}/`), 'a chip of the host found');
+      assert.equal(await chip.getAttribute('aria-pressed'), 'true', 'shown since the ranked row’s click');
+    }
   },
 );
 

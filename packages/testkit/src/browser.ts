@@ -44,6 +44,8 @@ export interface LaunchOptions {
   height?: number;
   colorScheme?: 'light' | 'dark';
   downloads?: boolean;
+  /** Device pixels per CSS pixel (1 unless a test is about high-DPI screens). */
+  dpr?: number;
 }
 
 /** A persistent context on a fresh profile directory (removed on close). */
@@ -55,7 +57,7 @@ export async function launch(opts: LaunchOptions = {}): Promise<BrowserSession> 
     args: CHROMIUM_ARGS,
     headless: true,
     viewport: { width: opts.width ?? 1400, height: opts.height ?? 1000 },
-    deviceScaleFactor: 1,
+    deviceScaleFactor: opts.dpr ?? 1,
     colorScheme: opts.colorScheme ?? 'dark',
     acceptDownloads: opts.downloads ?? true,
     timezoneId: 'UTC',

@@ -69,6 +69,23 @@ function setStyle(c: HTMLCanvasElement, width: string, transform: string): void 
   if (c.style.transform !== transform) c.style.transform = transform;
 }
 
+/**
+ * Device pixels per CSS pixel of the cell canvas: at most one. Cells are flat colour, so the
+ * compositor upscales a CSS-resolution canvas exactly at an integer DPR (`image-rendering:
+ * pixelated`, heatmaps.css) off the main thread, where rasterizing the blit at DPR 2 took 2.7 ms
+ * of a 4.7 ms full redraw (bench/web, 2,700 × 600 device pixels). Lines and "no data" bands keep
+ * the device's resolution: they are thin and antialiased.
+ */
+function cellDpr(dpr: number): number {
+  return Math.min(dpr, 1);
+}
+
+/** `rc` for the cell canvas: the same window and size at the cell canvas's resolution. */
+function cellContext(rc: RenderContext): RenderContext {
+  const vp = rc.viewport;
+  return vp.dpr <= 1 ? rc : renderContext({ ...vp, dpr: cellDpr(vp.dpr) }, rc.step);
+}
+
 /** Extra width painted to the right of the visible window, in CSS px. */
 function slackFor(width: number): number {
   return Math.round(Math.max(48, width * 0.125));
@@ -151,7 +168,7 @@ export class HeatLayers {
 
   private clear(width: number, height: number, dpr: number): void {
     for (const c of this.canvases()) {
-      const ctx = prepareCanvas(c, width, height, dpr);
+      const ctx = prepareCanvas(c, width, height, c === this.heat ? cellDpr(dpr) : dpr);
       ctx?.clearRect(0, 0, width, height);
       setStyle(c, `${width}px`, '');
     }
@@ -171,7 +188,7 @@ export class HeatLayers {
     const vp = rc.viewport;
     const wide = vp.width + slackFor(vp.width);
     const arc = renderContext({ ...vp, to: vp.from + wide / pxPerSec, width: wide }, rc.step);
-    const ctx = prepareCanvas(this.heat, wide, vp.height, vp.dpr);
+    const ctx = prepareCanvas(this.heat, wide, vp.height, cellDpr(vp.dpr));
     const lctx = prepareCanvas(this.linesCanvas, wide, vp.height, vp.dpr);
     for (const c of this.canvases()) setStyle(c, `${wide}px`, '');
     const tg = performance.now();
@@ -182,7 +199,7 @@ export class HeatLayers {
     const t0 = performance.now();
     if (ctx) {
       ctx.clearRect(0, 0, wide, vp.height);
-      bmp.draw(ctx, arc);
+      bmp.draw(ctx, cellContext(arc));
     }
     const t1 = performance.now();
     if (lctx) {
@@ -264,12 +281,13 @@ export class HeatLayers {
     if (st.columns > 0) {
       const ctx = this.heat.getContext('2d');
       if (ctx) {
-        // The changed columns' pixels, snapped like HeatmapBitmap.draw snaps them.
-        const dpr = vp.dpr;
+        // The changed columns' pixels, snapped like HeatmapBitmap.draw snaps them (at the cell canvas's resolution).
+        const cells = cellContext(arc);
+        const dpr = cells.viewport.dpr;
         const x0 = Math.round((arc.time.scale * st.lo * step + arc.time.offset) * dpr) / dpr;
         const x1 = Math.round((arc.time.scale * st.hi * step + arc.time.offset) * dpr) / dpr;
         ctx.clearRect(x0, 0, x1 - x0, vp.height);
-        bmp.draw(ctx, { ...arc, viewport: { ...vp, from: st.lo * step, to: st.hi * step } });
+        bmp.draw(ctx, { ...cells, viewport: { ...cells.viewport, from: st.lo * step, to: st.hi * step } });
       }
       const lctx = this.linesCanvas.getContext('2d');
       if (lctx && style.percentiles && track) {

@@ -1,0 +1,119 @@
+/**
+ * The fleet page at scale, in chromium (issue 30: "the fleet page opens a 1-hour range in ≤ 2 s
+ * and the ranked table puts the slow host first"; screenshots of the overview, the ranked table
+ * and one host). Used by bench/fleet-scale.ts once its simulated fleet has scrapes.
+ *
+ * For each page opened (a fixed 1 h range, and the live default), from `goto` on the page's own
+ * clock: when the heat maps first held the window (the hook's `window`), when the page was idle
+ * (nothing fetching, summing or drawing), when the ranked table was ready, and the long tasks
+ * over that time. Then the ranked table's first row is clicked (that host's rows) and timed the
+ * same way. Prints nothing itself; figures and screenshot paths are returned.
+ */
+import type { Page } from 'playwright-core';
+import { type Hooked, launch, screenshot } from '@blkheat/testkit';
+import { describeLongTasks, longTasksBetween, pageNow, recordLongTasks } from './longtasks.js';
+
+export interface FleetPageOpen {
+  readonly what: string;
+  /** ms from goto to the first state whose heat maps held a window. */
+  readonly firstWindowMs: number;
+  /** ms from goto to idle with the window held. */
+  readonly idleMs: number;
+  /** ms from goto to the ranked table's rows ('ready'). */
+  readonly tableMs: number;
+  readonly firstRow: string;
+  /** Host and disk chips in the DOM (the pickers). */
+  readonly chips: number;
+  /** Heat-map rows in the DOM. */
+  readonly rows: number;
+  readonly longTasks: string;
+}
+
+export interface FleetPageFigures {
+  readonly opens: readonly FleetPageOpen[];
+  readonly click: { readonly host: string; readonly ms: number; readonly rows: number; readonly longTasks: string };
+  readonly screenshots: readonly string[];
+}
+
+const SUB = 'fleet-scale';
+
+/** Waits (polling in the page) until `predicate` of the hook's state holds; ms since `t0` on the page's clock. */
+async function until(page: Page, t0: number, predicate: string, timeoutMs: number): Promise<number> {
+  await page.waitForFunction(predicate, undefined, { timeout: timeoutMs, polling: 20 });
+  return (await pageNow(page)) - t0;
+}
+
+const HAS_WINDOW = `(() => { const s = globalThis.__blkheat?.state(); return s !== undefined && s.window !== undefined; })()`;
+const TABLE_READY = `(() => { const t = document.querySelector('[data-testid="fleet-ranking"]'); return t?.getAttribute('data-status') === 'ready' && document.querySelector('[data-testid="rank-row-0"]') !== null; })()`;
+
+async function counts(page: Page): Promise<{ chips: number; rows: number; firstRow: string }> {
+  return page.evaluate(() => {
+    const d = (
+      globalThis as unknown as {
+        document: {
+          querySelectorAll(q: string): { length: number };
+          querySelector(q: string): { getAttribute(n: string): string | null } | null;
+        };
+      }
+    ).document;
+    return {
+      chips: d.querySelectorAll('[data-testid^="host-chip-"], [data-testid^="disk-chip-"]').length,
+      rows: d.querySelectorAll('[data-testid^="disk-row-"]').length,
+      firstRow: d.querySelector('[data-testid="rank-row-0"]')?.getAttribute('data-instance') ?? 'none',
+    };
+  });
+}
+
+async function open(page: Page, url: string, what: string, timeoutMs: number): Promise<FleetPageOpen> {
+  await page.goto('about:blank');
+  await page.goto(url, { waitUntil: 'commit' });
+  // The page's clock starts with its navigation: performance.now() is ms since then.
+  const t0 = 0;
+  const firstWindowMs = await until(page, t0, HAS_WINDOW, timeoutMs);
+  await page.evaluate((t) => (globalThis as unknown as Hooked).__blkheat.idle(t), timeoutMs);
+  const idleMs = (await pageNow(page)) - t0;
+  const tableMs = await until(page, t0, TABLE_READY, timeoutMs);
+  const end = await pageNow(page);
+  const c = await counts(page);
+  return { what, firstWindowMs, idleMs, tableMs, ...c, longTasks: describeLongTasks(await longTasksBetween(page, t0, end)) };
+}
+
+/**
+ * Opens the fleet page of `fleetUrl` over the last hour, then live; screenshots the overview and
+ * the ranked table; clicks the first ranked row and screenshots that host.
+ */
+export async function fleetPageFigures(fleetUrl: string, nowS: number, timeoutMs = 120_000): Promise<FleetPageFigures> {
+  const s = await launch({ width: 1400, height: 1000, colorScheme: 'light' });
+  try {
+    await recordLongTasks(s.context);
+    const page = s.page;
+    const opens = [await open(page, `${fleetUrl}?from=${nowS - 3600}&to=${nowS}`, '1 h range (fixed)', timeoutMs)];
+    const shots = [await screenshot(page, 'fleet-1000-overview', SUB)];
+    const table = page.locator('[data-testid="fleet-ranking"]');
+    const tablePath = shots[0]?.replace(/overview\.png$/, 'ranked-table.png') ?? '';
+    await table.screenshot({ path: tablePath });
+    shots.push(tablePath);
+    opens.push(await open(page, `${fleetUrl}?live=3600`, 'live, 1 h (the default page of a fleet, following)', timeoutMs));
+
+    // One host: the ranked table's first row, clicked; done when the host's rows are drawn.
+    const before = await counts(page);
+    const host = before.firstRow;
+    const t0 = await pageNow(page);
+    await page.click('[data-testid="rank-row-0"]');
+    await page.waitForFunction(`document.querySelector('[data-testid^="disk-row-${host}/"]') !== null`, undefined, {
+      timeout: timeoutMs,
+      polling: 20,
+    });
+    await page.evaluate((t) => (globalThis as unknown as Hooked).__blkheat.idle(t), timeoutMs);
+    const t1 = await pageNow(page);
+    const after = await counts(page);
+    shots.push(await screenshot(page, 'fleet-1000-one-host', SUB));
+    return {
+      opens,
+      click: { host, ms: t1 - t0, rows: after.rows, longTasks: describeLongTasks(await longTasksBetween(page, t0, t1)) },
+      screenshots: shots,
+    };
+  } finally {
+    await s.close();
+  }
+}
