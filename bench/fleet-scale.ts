@@ -209,12 +209,6 @@ async function main(): Promise<void> {
   const rightLinks = hostRows.filter((d) => d.link === targetOf.get(d.host ?? '')).length;
   const noLinks = hostRows.filter((d) => d.link === undefined).length;
 
-  let page: FleetPageFigures | undefined;
-  if (values.page) {
-    log('opening the fleet page in chromium');
-    page = await fleetPageFigures(fleet.url, now);
-  }
-
   const promCpu = (procCpuSeconds(prom.pid) - promWatch.cpu0) / ((Date.now() - promWatch.t0) / 1000);
   console.log('');
   console.log(`fleet-scale: ${HOSTS} hosts x 4 disks, scrape ${SCRAPE_S} s, ${MINUTES} min of scrapes before the actions`);
@@ -243,19 +237,28 @@ async function main(): Promise<void> {
       `RSS max ${(promWatch.maxRss / MiB).toFixed(0)} MiB, at the end ${(promWatch.lastRss / MiB).toFixed(0)} MiB`,
   );
   console.log(`  simulated hosts answered ${sim.scrapes} scrapes`);
-  if (page) {
-    console.log('  the page in chromium (ms from navigation: heat maps hold the window / idle / ranked table ready):');
-    for (const o of page.opens) {
-      console.log(
-        `    ${o.what}: ${o.firstWindowMs.toFixed(0)} / ${o.idleMs.toFixed(0)} / ${o.tableMs.toFixed(0)} ms; first ranked ${o.firstRow}` +
-          ` (slow host ${sim.slowInstance}); ${o.chips} host and disk chips, ${o.rows} heat-map rows in the page; long tasks: ${o.longTasks}`,
-      );
-    }
-    console.log(
-      `    ranked row clicked (${page.click.host}): its rows drawn in ${page.click.ms.toFixed(0)} ms, ${page.click.rows} heat-map rows; long tasks: ${page.click.longTasks}`,
-    );
-    console.log(`    screenshots: ${page.screenshots.join(', ')}`);
+  if (!values.page) return;
+  // After the figures above: a page that fails to open loses none of them.
+  log('opening the fleet page in chromium');
+  let page: FleetPageFigures;
+  try {
+    page = await fleetPageFigures(fleet.url, now);
+  } catch (e) {
+    console.log(`  the page in chromium: FAILED: ${e instanceof Error ? e.message : String(e)}`);
+    process.exitCode = 1;
+    return;
   }
+  console.log('  the page in chromium (ms from navigation: heat maps hold the window / idle / ranked table ready):');
+  for (const o of page.opens) {
+    console.log(
+      `    ${o.what}: ${o.firstWindowMs.toFixed(0)} / ${o.idleMs.toFixed(0)} / ${o.tableMs.toFixed(0)} ms; first ranked ${o.firstRow}` +
+        ` (slow host ${sim.slowInstance}); ${o.chips} host and disk chips, ${o.rows} heat-map rows in the page; long tasks: ${o.longTasks}`,
+    );
+  }
+  console.log(
+    `    ranked row clicked (${page.click.host}): its rows drawn in ${page.click.ms.toFixed(0)} ms, ${page.click.rows} heat-map rows; long tasks: ${page.click.longTasks}`,
+  );
+  console.log(`    screenshots: ${page.screenshots.join(', ')}`);
 }
 
 main()

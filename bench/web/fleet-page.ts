@@ -37,14 +37,35 @@ export interface FleetPageFigures {
 
 const SUB = 'fleet-scale';
 
-/** Waits (polling in the page) until `predicate` of the hook's state holds; ms since `t0` on the page's clock. */
-async function until(page: Page, t0: number, predicate: string, timeoutMs: number): Promise<number> {
+/** The page's globals the waits read (this file is type-checked without the DOM library). */
+interface PageDom {
+  readonly document: { querySelector(q: string): { getAttribute(n: string): string | null } | null };
+}
+
+/** The heat maps hold a window (a function, not a string: the dashboard's CSP allows no eval). */
+function hasWindow(): boolean {
+  return (globalThis as unknown as Partial<Hooked>).__blkheat?.state().window !== undefined;
+}
+
+/** The ranked table is ready with a first row. */
+function tableReady(): boolean {
+  const d = (globalThis as unknown as PageDom).document;
+  return (
+    d.querySelector('[data-testid="fleet-ranking"]')?.getAttribute('data-status') === 'ready' &&
+    d.querySelector('[data-testid="rank-row-0"]') !== null
+  );
+}
+
+/** A heat-map row of `host` is on the page. */
+function hostRowShown(host: string): boolean {
+  return (globalThis as unknown as PageDom).document.querySelector(`[data-testid^="disk-row-${host}/"]`) !== null;
+}
+
+/** Waits (polling in the page) until `predicate` holds; ms since `t0` on the page's clock. */
+async function until(page: Page, t0: number, predicate: () => boolean, timeoutMs: number): Promise<number> {
   await page.waitForFunction(predicate, undefined, { timeout: timeoutMs, polling: 20 });
   return (await pageNow(page)) - t0;
 }
-
-const HAS_WINDOW = `(() => { const s = globalThis.__blkheat?.state(); return s !== undefined && s.window !== undefined; })()`;
-const TABLE_READY = `(() => { const t = document.querySelector('[data-testid="fleet-ranking"]'); return t?.getAttribute('data-status') === 'ready' && document.querySelector('[data-testid="rank-row-0"]') !== null; })()`;
 
 async function counts(page: Page): Promise<{ chips: number; rows: number; firstRow: string }> {
   return page.evaluate(() => {
@@ -69,10 +90,10 @@ async function open(page: Page, url: string, what: string, timeoutMs: number): P
   await page.goto(url, { waitUntil: 'commit' });
   // The page's clock starts with its navigation: performance.now() is ms since then.
   const t0 = 0;
-  const firstWindowMs = await until(page, t0, HAS_WINDOW, timeoutMs);
+  const firstWindowMs = await until(page, t0, hasWindow, timeoutMs);
   await page.evaluate((t) => (globalThis as unknown as Hooked).__blkheat.idle(t), timeoutMs);
   const idleMs = (await pageNow(page)) - t0;
-  const tableMs = await until(page, t0, TABLE_READY, timeoutMs);
+  const tableMs = await until(page, t0, tableReady, timeoutMs);
   const end = await pageNow(page);
   const c = await counts(page);
   return { what, firstWindowMs, idleMs, tableMs, ...c, longTasks: describeLongTasks(await longTasksBetween(page, t0, end)) };
@@ -100,10 +121,7 @@ export async function fleetPageFigures(fleetUrl: string, nowS: number, timeoutMs
     const host = before.firstRow;
     const t0 = await pageNow(page);
     await page.click('[data-testid="rank-row-0"]');
-    await page.waitForFunction(`document.querySelector('[data-testid^="disk-row-${host}/"]') !== null`, undefined, {
-      timeout: timeoutMs,
-      polling: 20,
-    });
+    await page.waitForFunction(hostRowShown, host, { timeout: timeoutMs, polling: 20 });
     await page.evaluate((t) => (globalThis as unknown as Hooked).__blkheat.idle(t), timeoutMs);
     const t1 = await pageNow(page);
     const after = await counts(page);

@@ -4,7 +4,8 @@
 // lists its fleet row first.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FleetDirectory, FLEET_ROW_ID, linksOf, OVERVIEW_ABOVE_DISKS } from '../src/fleet/fleet-disks.js';
+import { FLEET_ROW_ID } from '@blkheat/shared-types';
+import { FleetDirectory, linksOf, OVERVIEW_ABOVE_DISKS } from '../src/fleet/fleet-disks.js';
 import type { PromSeries, PromTarget } from '../src/fleet/prometheus-api.js';
 
 const target = (address: string): PromTarget => ({

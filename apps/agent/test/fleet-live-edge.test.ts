@@ -15,7 +15,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import type { DiskInfo, FleetInfo } from '@blkheat/shared-types';
+import { type DiskInfo, FLEET_ROW_ID, type FleetInfo } from '@blkheat/shared-types';
 import {
   type BrowserSession,
   hook,
@@ -107,6 +107,18 @@ test(
       undefined,
       { timeout: 60_000, polling: 100 },
     );
+
+    // The overview is the fleet: its fleet row drawn by default, with the fleet's I/O.
+    const overview = await eventually(
+      'the fleet row drawn with I/O',
+      async () => {
+        await idle(page);
+        const c = await h.counts();
+        return (await h.state()).shownDisks.includes(FLEET_ROW_ID) && (c[FLEET_ROW_ID]?.histogram ?? 0) > 0 ? c : undefined;
+      },
+      30_000,
+    );
+    t.diagnostic(`the fleet row by default: ${overview[FLEET_ROW_ID]?.histogram} I/Os in the view`);
 
     // The view's end, every ~100 ms while following: each move is one step.
     const ends: { to: number; atMs: number }[] = [];

@@ -5,9 +5,8 @@
 // figures come from bench/fleet-scale.ts.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { bucketOfNs, BUCKET_SCHEMA, type DiskInfo, type Frame } from '@blkheat/shared-types';
+import { bucketOfNs, BUCKET_SCHEMA, type DiskInfo, FLEET_ROW_ID, type Frame } from '@blkheat/shared-types';
 import { prometheusUnavailable } from '@blkheat/testkit';
-import { FLEET_ROW_ID } from '../src/fleet/fleet-disks.js';
 import type { RunningFleet } from '../src/fleet/service.js';
 import { DISKS_PER_HOST, SLOW_FACTOR } from '../src/fleet/simulated-hosts.js';
 import { eventually } from './lib/fleet-rig.js';

@@ -16,4 +16,5 @@ export * from './format.js';
 export * from './testhook.js';
 export * from './seeded-random.js';
 export * from './fleet-ranking.js';
+export * from './fleet-row.js';
 export * from './fleet-stuck.js';

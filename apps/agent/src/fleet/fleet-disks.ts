@@ -6,7 +6,7 @@
  * rows and URL state work unchanged. Each entry also links to the host's own agent dashboard,
  * derived from the scrape URL Prometheus has for that host (targets API).
  */
-import { DISK_INFO_LIMITS, type DiskInfo } from '@blkheat/shared-types';
+import { DISK_INFO_LIMITS, type DiskInfo, FLEET_ROW, FLEET_ROW_ID } from '@blkheat/shared-types';
 import { QUEUE_LATENCY_METRIC } from '../server/metrics.js';
 import type { PromSeries, PromTarget } from './prometheus-api.js';
 
@@ -32,9 +32,6 @@ export const OVERVIEW_ABOVE_DISKS = 64;
 export function hostDiskKey(instance: string, dev: string): string {
   return `${instance}\u0000${dev}`;
 }
-
-/** The fleet row's id (host 0 is no host: hosts number from 1). */
-export const FLEET_ROW_ID = '0:0';
 
 export class FleetDirectory {
   private readonly hosts = new Map<string, number>();
@@ -127,9 +124,7 @@ export class FleetDirectory {
 
   /** The disks as the protocol lists them; a big fleet's fleet row first. */
   diskInfos(): DiskInfo[] {
-    const fleetRow: DiskInfo[] = this.big
-      ? [{ dev: FLEET_ROW_ID, name: 'fleet/all disks', kind: 'request', present: true, host: 'fleet' }]
-      : [];
+    const fleetRow: DiskInfo[] = this.big ? [FLEET_ROW] : [];
     return fleetRow.concat(
       this.disks.map((d) => {
         const link = this.links.get(d.instance);

@@ -20,6 +20,7 @@
 import {
   alignDown,
   filterFrame,
+  FLEET_ROW_ID,
   MAX_FRAMES_PER_ANSWER,
   MAX_STEP_SECONDS,
   mergeFrames,
@@ -30,7 +31,7 @@ import {
   type SparseHist,
 } from '@blkheat/shared-types';
 import { DEVICE_LATENCY_METRIC, QUEUE_LATENCY_METRIC, WINDOW_END_METRIC } from '../server/metrics.js';
-import { FLEET_ROW_ID, type FleetDirectory } from './fleet-disks.js';
+import type { FleetDirectory } from './fleet-disks.js';
 import { countsBetween, denseCounts, roundedCounts } from './native-buckets.js';
 import type { PrometheusApi, PromSeries } from './prometheus-api.js';
 import { matcher, re2Literal } from './promql.js';

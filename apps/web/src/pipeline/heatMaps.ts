@@ -7,7 +7,7 @@
  * A part of the data pipeline (dataLayer.ts composes it): it publishes into its own slice of the
  * pipeline store (store/pipelineStore.ts).
  */
-import { bucketCount, bucketOfSeconds, compareDev, type Frame } from '@blkheat/shared-types';
+import { bucketCount, bucketOfSeconds, compareDev, FLEET_ROW_ID, type Frame } from '@blkheat/shared-types';
 import { cgroupInForce } from '../model/cgroups.js';
 import { colourDomain, CountScale } from '../model/colour.js';
 import type { HeatMatrix, MatrixFilter } from '../model/heatmatrix.js';
@@ -79,7 +79,10 @@ export class HeatMaps {
     return `${filterKey(ui.kind, cgroup === undefined ? ui.classes : [], cgroup)}|${bio.join(',')}`;
   }
 
-  /** Disks to draw: the user's choice (by name or MAJ:MIN), else every disk with I/O. */
+  /**
+   * Disks to draw: the user's choice (by name or MAJ:MIN), else every disk with I/O, and a big
+   * fleet's fleet row (it has no live frames to say it has I/O: its ranges are read on demand).
+   */
   resolveDevs(): string[] {
     const choice = this.ui.getState().diskChoice;
     const disks = this.store.getState().disks;
@@ -90,6 +93,7 @@ export class HeatMaps {
       devs = choice.map((x) => byName.get(x) ?? x).filter((d) => known.has(d) || this.source.hasActive(d));
     } else {
       devs = this.source.activeDevs().slice(0, AUTO_DISKS);
+      if (known.has(FLEET_ROW_ID)) devs.push(FLEET_ROW_ID);
     }
     return [...new Set(devs)].sort(compareDev);
   }

@@ -94,6 +94,9 @@ export function useDiskDrawing(dev: string, el: DiskElements): void {
     const layers = heat && lines ? new HeatLayers(heat, lines, el.gaps.current ?? undefined) : undefined;
     const size = el.plotSize;
     let yKey = '';
+    // The share axis under the histogram changes with the largest share only: each live second
+    // brings a new summary, and an axis written again is a style and layout pass for nothing.
+    let shareKey = '';
 
     const drawHeat = (): void => {
       const cur = useData.getState().window;
@@ -153,7 +156,11 @@ export function useDiskDrawing(dev: string, el: DiskElements): void {
         },
         renderTheme(resolvedTheme(ui.theme)),
       );
-      if (el.shareAxis.current) renderShareAxis(el.shareAxis.current, s.maxShare, el.histWidth);
+      const key = `${s.maxShare}/${el.histWidth}`;
+      if (key !== shareKey && el.shareAxis.current) {
+        shareKey = key;
+        renderShareAxis(el.shareAxis.current, s.maxShare, el.histWidth);
+      }
     };
 
     const tput = throughputDraw(
