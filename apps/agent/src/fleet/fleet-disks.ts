@@ -6,7 +6,7 @@
  * rows and URL state work unchanged. Each entry also links to the host's own agent dashboard,
  * derived from the scrape URL Prometheus has for that host (targets API).
  */
-import { DISK_INFO_LIMITS, type DiskInfo, FLEET_ROW, FLEET_ROW_ID } from '@blkheat/shared-types';
+import { DISK_INFO_LIMITS, type DiskInfo, FLEET_ROW } from '@blkheat/shared-types';
 import { QUEUE_LATENCY_METRIC } from '../server/metrics.js';
 import type { PromSeries, PromTarget } from './prometheus-api.js';
 
