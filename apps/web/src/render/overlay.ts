@@ -89,9 +89,39 @@ function drawCompareStrips(
   strip(c.comparison, 'B comparison', false);
 }
 
+/** Whether `marks` draw nothing at all. */
+export function overlayBlank(marks: OverlayMarks): boolean {
+  const inc = marks.incidents;
+  return (
+    (!inc || (inc.stuck.length === 0 && inc.faults.length === 0)) &&
+    !marks.compare &&
+    marks.cursor === undefined &&
+    !marks.cell &&
+    !marks.selection &&
+    !marks.drag
+  );
+}
+
+/**
+ * Overlays known to be clear, by the size they were cleared at. Each live second moves the view
+ * and asks every overlay to draw again; most of them mark nothing, and clearing a clear canvas
+ * still hands it to the compositor (a canvas resource per overlay per frame, under load a good
+ * part of a frame's commit). The one thing renderers here keep of a canvas: whether it is blank.
+ */
+const blankOverlays = new WeakMap<HTMLCanvasElement, string>();
+
 export function drawOverlay(canvas: HTMLCanvasElement, rc: RenderContext, marks: OverlayMarks, theme: RenderTheme): void {
-  const ctx = clearedCanvas(canvas, rc.viewport);
+  const vp = rc.viewport;
+  const size = `${vp.width}x${vp.height}@${vp.dpr}`;
+  const blank = overlayBlank(marks);
+  if (blank && blankOverlays.get(canvas) === size) return;
+  const ctx = clearedCanvas(canvas, vp);
   if (!ctx) return;
+  if (blank) {
+    blankOverlays.set(canvas, size);
+    return;
+  }
+  blankOverlays.delete(canvas);
   const h = rc.viewport.height;
   if (marks.incidents) drawIncidentMarks(ctx, rc, marks.incidents, theme);
   if (marks.compare) drawCompareStrips(ctx, rc, marks.compare, theme);
