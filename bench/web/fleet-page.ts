@@ -27,6 +27,8 @@ export interface FleetPageOpen {
   /** Heat-map rows in the DOM. */
   readonly rows: number;
   readonly longTasks: string;
+  /** What the page asked over its WebSocket (the ranges) and when each answer came, ms from goto. */
+  readonly asked: readonly string[];
 }
 
 export interface FleetPageFigures {
@@ -85,8 +87,28 @@ async function counts(page: Page): Promise<{ chips: number; rows: number; firstR
   });
 }
 
+/** Requests the page sends over its WebSocket and the answers' types and sizes, timed from `t0` (Date.now()). */
+function watchSocket(page: Page, t0: number): string[] {
+  const seen: string[] = [];
+  const at = (): string => `${(Date.now() - t0).toFixed(0)} ms`;
+  page.on('websocket', (ws) => {
+    ws.on('framesent', (f) => {
+      const text = typeof f.payload === 'string' ? f.payload : f.payload.toString('utf8');
+      if (!text.includes('"hello"')) seen.push(`${at()} sent ${text.slice(0, 140)}`);
+    });
+    ws.on('framereceived', (f) => {
+      const text = typeof f.payload === 'string' ? f.payload : f.payload.toString('utf8');
+      const type = /"t":"(\w+)"/.exec(text)?.[1] ?? '?';
+      if (type !== 'frame' && type !== 'status') seen.push(`${at()} got ${type}, ${(text.length / 1024).toFixed(0)} KiB`);
+    });
+  });
+  return seen;
+}
+
 async function open(page: Page, url: string, what: string, timeoutMs: number): Promise<FleetPageOpen> {
   await page.goto('about:blank');
+  page.removeAllListeners('websocket');
+  const asked = watchSocket(page, Date.now());
   await page.goto(url, { waitUntil: 'commit' });
   // The page's clock starts with its navigation: performance.now() is ms since then.
   const t0 = 0;
@@ -96,7 +118,7 @@ async function open(page: Page, url: string, what: string, timeoutMs: number): P
   const tableMs = await until(page, t0, tableReady, timeoutMs);
   const end = await pageNow(page);
   const c = await counts(page);
-  return { what, firstWindowMs, idleMs, tableMs, ...c, longTasks: describeLongTasks(await longTasksBetween(page, t0, end)) };
+  return { what, firstWindowMs, idleMs, tableMs, ...c, longTasks: describeLongTasks(await longTasksBetween(page, t0, end)), asked };
 }
 
 /**
