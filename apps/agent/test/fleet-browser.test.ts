@@ -57,6 +57,10 @@ test(
       (await page.locator('[data-testid="cgroup-empty"]').textContent()) ?? '',
       /^The fleet view has no per-cgroup split: it reads only the agents' disk histograms/,
     );
+    assert.match(
+      (await page.locator('[data-testid="offset-hint"]').textContent()) ?? '',
+      /^The fleet view has no sampled I\/Os: it reads only the agents' disk histograms/,
+    );
 
     // The host picker hides and shows all of a host's disks.
     await page.click('[data-testid="host-chip-host-b"]');

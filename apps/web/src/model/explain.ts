@@ -16,6 +16,13 @@ export const EXPLAIN = Object.freeze({
   rate: 'I/Os per second over the seconds of the visible range the agent recorded (not the ones it was down for or before it started); peak: the busiest single step.',
 });
 
+/**
+ * Why a fleet view lists no sampled I/O: per-I/O records stay on each agent (its history), and the
+ * fleet server reads only the agents' histograms from Prometheus.
+ */
+export const FLEET_NO_SAMPLES =
+  "The fleet view has no sampled I/Os: it reads only the agents' disk histograms from Prometheus. Open a host's own agent for them.";
+
 /** A split of the data a panel needs: I/O sizes (protocol 2) or cgroups (protocol 3). */
 export type DataSplit = 'sizes' | 'cgroups';
 

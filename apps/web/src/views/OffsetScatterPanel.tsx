@@ -11,6 +11,7 @@
  */
 import { type PointerEvent, useEffect, useMemo, useRef, useState } from 'react';
 import { type IoSample, overflowIndex } from '@blkheat/shared-types';
+import { FLEET_NO_SAMPLES } from '../model/explain.js';
 import { formatBytes, formatClock, formatCount } from '../model/format.js';
 import { formatLatency, uToSeconds } from '../model/latency.js';
 import { alignCeil, alignFloor } from '../model/resolution.js';
@@ -36,6 +37,7 @@ import { type OffsetSamplesState, useData } from '../store/pipelineStore.js';
 import { useUi } from '../store/uiStore.js';
 import { Y_AXIS_WIDTH } from './DiskRow.js';
 import { PanelDiskSelect, usePanelDisk } from './PanelDisk.js';
+import { useFleetData } from './useFleetData.js';
 import { paletteFor, renderTheme, resolvedTheme } from './theme.js';
 
 const HEIGHT = 220;
@@ -197,6 +199,7 @@ export function OffsetScatterPanel() {
   }, [dev, rows, lo, hi, by, colours, uLo, uHi, schema, width, oldestOnly, lastTime]);
 
   const [hint, setHint] = useState<string | undefined>(undefined);
+  const fromFleet = useFleetData();
   const local = (e: PointerEvent): { x: number; y: number } => {
     const r = (e.currentTarget as HTMLCanvasElement).getBoundingClientRect();
     return { x: Math.max(0, Math.min(r.width, e.clientX - r.left)), y: Math.max(0, Math.min(r.height, e.clientY - r.top)) };
@@ -312,7 +315,9 @@ export function OffsetScatterPanel() {
         </svg>
       </div>
       <p className="muted" data-testid="offset-hint" aria-live="polite">
-        {hint ?? 'Drag a box to list the sampled I/Os inside it (flushes have no offset and are not drawn).'}
+        {hint ??
+          (fromFleet && rows.length === 0 ? FLEET_NO_SAMPLES : undefined) ??
+          'Drag a box to list the sampled I/Os inside it (flushes have no offset and are not drawn).'}
       </p>
     </section>
   );
