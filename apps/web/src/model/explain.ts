@@ -17,11 +17,15 @@ export const EXPLAIN = Object.freeze({
 });
 
 /**
- * Why a fleet view lists no sampled I/O: per-I/O records stay on each agent (its history), and the
- * fleet server reads only the agents' histograms from Prometheus.
+ * Why a fleet view has none of `what`: the fleet server reads only the agents' disk histograms
+ * from Prometheus (docs/fleet.md, "What a cell counts"); each host's own agent has it.
  */
-export const FLEET_NO_SAMPLES =
-  "The fleet view has no sampled I/Os: it reads only the agents' disk histograms from Prometheus. Open a host's own agent for them.";
+function fleetLacks(what: string, pronoun: 'it' | 'them'): string {
+  return `The fleet view has ${what}: it reads only the agents' disk histograms from Prometheus. Open a host's own agent for ${pronoun}.`;
+}
+
+/** Why a fleet view lists no sampled I/O: per-I/O records stay on each agent (its history). */
+export const FLEET_NO_SAMPLES = fleetLacks('no sampled I/Os', 'them');
 
 /** A split of the data a panel needs: I/O sizes (protocol 2) or cgroups (protocol 3). */
 export type DataSplit = 'sizes' | 'cgroups';
@@ -39,7 +43,5 @@ const SPLIT_WORDS: Readonly<Record<DataSplit, { what: string; since: number }>> 
  */
 export function missingSplitText(split: DataSplit, fromFleet: boolean): string {
   const { what, since } = SPLIT_WORDS[split];
-  return fromFleet
-    ? `The fleet view has ${what}: it reads only the agents' disk histograms from Prometheus. Open a host's own agent for it.`
-    : `This data has ${what} (agents before protocol ${since} do not send it).`;
+  return fromFleet ? fleetLacks(what, 'it') : `This data has ${what} (agents before protocol ${since} do not send it).`;
 }

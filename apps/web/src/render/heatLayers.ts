@@ -83,7 +83,8 @@ function cellDpr(dpr: number): number {
 /** `rc` for the cell canvas: the same window and size at the cell canvas's resolution. */
 function cellContext(rc: RenderContext): RenderContext {
   const vp = rc.viewport;
-  return vp.dpr <= 1 ? rc : renderContext({ ...vp, dpr: cellDpr(vp.dpr) }, rc.step);
+  const dpr = cellDpr(vp.dpr);
+  return dpr === vp.dpr ? rc : renderContext({ ...vp, dpr }, rc.step);
 }
 
 /** Extra width painted to the right of the visible window, in CSS px. */

@@ -58,7 +58,7 @@ function FindChips({
   );
 }
 
-function HostPicker({ disks, shown }: { disks: readonly DiskInfo[]; shown: readonly string[] }) {
+function HostPicker({ disks, on }: { disks: readonly DiskInfo[]; on: ReadonlySet<string> }) {
   const hosts = useMemo(() => {
     const byHost = new Map<string, DiskInfo[]>();
     for (const d of disks) {
@@ -70,7 +70,6 @@ function HostPicker({ disks, shown }: { disks: readonly DiskInfo[]; shown: reado
     return [...byHost].map(([name, mine]): Host => ({ name, disks: mine }));
   }, [disks]);
   const [filter, setFilter] = useState('');
-  const on = useMemo(() => new Set(shown), [shown]);
   if (hosts.length === 0) return null;
   const allShown = (h: Host): boolean => h.disks.every((d) => on.has(d.dev));
   const choice = pickChips(hosts, (h) => h.name, allShown, filter);
@@ -111,7 +110,7 @@ export function DiskPicker() {
   );
   return (
     <>
-      <HostPicker disks={disks} shown={shown} />
+      <HostPicker disks={disks} on={on} />
       <nav className="disk-picker" aria-label="disks" data-testid="disk-picker">
         <span className="muted">disks</span>
         {choice.shown.map((d) => {
