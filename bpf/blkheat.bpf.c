@@ -190,8 +190,7 @@ int BPF_PROG(bh_bio_split_btf, struct bio *bio, unsigned int new_sector)
 SEC("tp_btf/wbt_timer")
 int BPF_PROG(bh_wbt_timer_btf, struct backing_dev_info *bdi, unsigned int status, int step, unsigned int inflight)
 {
-	struct device *owner = bdi ? bdi->owner : NULL;
-	note_wbt_window(owner ? owner->devt : 0, status, step);
+	note_wbt_window(bdi, status, step);
 	return 0;
 }
 
@@ -258,7 +257,7 @@ SEC("raw_tp/wbt_timer")
 int bh_wbt_timer_raw(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct backing_dev_info *bdi = (struct backing_dev_info *)ctx->args[0];
-	note_wbt_window(BPF_CORE_READ(bdi, owner, devt), (unsigned int)ctx->args[1], (int)ctx->args[2]);
+	note_wbt_window(bdi, (unsigned int)ctx->args[1], (int)ctx->args[2]);
 	return 0;
 }
 
