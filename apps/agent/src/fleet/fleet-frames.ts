@@ -14,8 +14,10 @@
  *    edges, so counts are rounded estimates (docs/fleet.md says by how much).
  *
  * On a big fleet (FleetDirectory.big) a range that names no disk gets the fleet row instead:
- * every host summed by class by Prometheus (`sum by (class) (increase(…))`), and named disks are asked for in batches of hosts, so what
- * is held of Prometheus' answers is bounded by RAW_SAMPLES_PER_REQUEST, not by the fleet.
+ * every host summed by class by Prometheus (`sum by (class) (increase(…))`), its final columns
+ * kept by the fleet server (fleet-row-cache.ts) and asked of Prometheus once; named disks are
+ * asked for in batches of hosts, so what is held of Prometheus' answers is bounded by
+ * RAW_SAMPLES_PER_REQUEST, not by the fleet.
  */
 import {
   alignDown,
@@ -28,13 +30,13 @@ import {
   type ClassSeries,
   type Frame,
   type FrameFilter,
-  type SparseHist,
 } from '@blkheat/shared-types';
 import { DEVICE_LATENCY_METRIC, QUEUE_LATENCY_METRIC, WINDOW_END_METRIC } from '../server/metrics.js';
 import type { FleetDirectory } from './fleet-disks.js';
 import { countsBetween, denseCounts, roundedCounts } from './native-buckets.js';
 import type { PrometheusApi, PromSeries } from './prometheus-api.js';
 import { matcher, re2Literal } from './promql.js';
+import { type Cell, type ColumnSink, type FleetRowCache, rowFromCache } from './fleet-row-cache.js';
 
 /** A host whose newest scrape is this much older than the newest host's is left behind by the live edge (s). */
 const STALE_HOST_S = 10;
@@ -42,6 +44,15 @@ const STALE_HOST_S = 10;
 /** How far behind the newest host a host may be and still hold the live edge back (s): see completeOf. */
 export function currentHostBound(scrapeInterval: number): number {
   return Math.max(STALE_HOST_S, 3 * scrapeInterval);
+}
+
+/**
+ * A column ending at `end` is final `finalAfter(scrapeInterval)` seconds after it: every host's
+ * scrapes in its window are stored by then (a scrape is stamped when it starts and stored when
+ * it ends, within a scrape interval), with the live edge's margin for hosts scraped late.
+ */
+export function finalAfter(scrapeInterval: number): number {
+  return currentHostBound(scrapeInterval) + Math.ceil(scrapeInterval);
 }
 
 /** Beyond this many scrapes per series, a range is asked for as increase() per step. */
@@ -78,13 +89,8 @@ export function planFleetRange(from: number, to: number, step: number | undefine
   }
 }
 
-interface Cell {
-  d?: SparseHist;
-  q?: SparseHist;
-}
-
 /** Builds frames from per-column, per-series counts. */
-class ColumnBuilder {
+class ColumnBuilder implements ColumnSink {
   private readonly cols = new Map<number, Frame[]>();
   /** Columns that some scrape covered (a column no scrape covered is "not recorded"). */
   private readonly seen = new Set<number>();
@@ -212,7 +218,7 @@ async function increaseColumns(
   api: PrometheusApi,
   dir: FleetDirectory,
   plan: FleetPlan,
-  b: ColumnBuilder,
+  b: ColumnSink,
   schema: BucketSchema,
   source: IncreaseSource,
 ): Promise<void> {
@@ -259,7 +265,10 @@ export interface FleetFrames {
   readonly completeTo: number | undefined;
 }
 
-/** Frames of [plan.from, plan.to) at plan.step for the filter (fleet ids), from Prometheus. */
+/**
+ * Frames of [plan.from, plan.to) at plan.step for the filter (fleet ids), from Prometheus; a big
+ * fleet's row from `rowCache` where it has the columns (kept there once final at `nowS`).
+ */
 export async function fleetFrames(
   api: PrometheusApi,
   dir: FleetDirectory,
@@ -267,13 +276,18 @@ export async function fleetFrames(
   filter: FrameFilter,
   scrapeInterval: number,
   schema: BucketSchema,
+  rowCache?: FleetRowCache,
+  nowS = Date.now() / 1000,
 ): Promise<FleetFrames> {
   const b = new ColumnBuilder(plan, schema);
   const scrapes = (plan.to - plan.from) / Math.max(scrapeInterval, 1e-3);
   const raw = scrapes <= RAW_SCRAPES_PER_SERIES;
   const named = filter.disks?.filter((d) => d !== FLEET_ROW_ID) ?? [];
   let completeTo: number | undefined = plan.to;
-  if (dir.big && wantsOverview(filter)) await increaseColumns(api, dir, plan, b, schema, OVERVIEW);
+  if (dir.big && wantsOverview(filter)) {
+    const ask = (p: FleetPlan, sink: ColumnSink): Promise<void> => increaseColumns(api, dir, p, sink, schema, OVERVIEW);
+    await (rowCache ? rowFromCache(rowCache, plan, b, nowS - finalAfter(scrapeInterval), ask) : ask(plan, b));
+  }
   if (dir.big && named.length === 0) return { frames: b.frames(filter), completeTo };
   const batches = dir.big ? hostBatches(dir, named, raw ? scrapes : (plan.to - plan.from) / plan.step) : [hostMatcher(dir, filter)];
   // One batch at a time: what the fleet server holds of Prometheus' answers stays bounded.

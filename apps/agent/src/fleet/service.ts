@@ -9,7 +9,8 @@
  *    Prometheus, kept in a private live tail and broadcast as frames;
  *  - every few seconds the disks (host × disk) are refreshed from Prometheus' series, and the
  *    links to each host's agent from its targets once a minute (sooner for new disks);
- *  - a big fleet (fleet-disks.ts, OVERVIEW_ABOVE_DISKS) gets a fleet row summed by Prometheus,
+ *  - a big fleet (fleet-disks.ts, OVERVIEW_ABOVE_DISKS) gets a fleet row summed by Prometheus
+ *    (its final columns kept, the last 3 h kept warm: fleet-row-cache.ts),
  *    its hosts' rows on demand in bounded batches, and no live frames, only where its data ends
  *    (fleet-frames.ts, fleet-live.ts, docs/fleet.md);
  *  - ranked(): the worst disks over a range, by PromQL (fleet-ranking.ts). While Prometheus is unreachable or has no
@@ -20,7 +21,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type FleetInfo, type Frame, MAX_HOST_FIELD_LENGTH } from '@blkheat/shared-types';
+import { alignDown, type FleetInfo, FLEET_ROW_ID, type Frame, MAX_HOST_FIELD_LENGTH } from '@blkheat/shared-types';
 import { cutAtBytes, type FramesAnswer, type RangeQuery } from '../history/range-read.js';
 import { SampleStore } from '../history/samples.js';
 import { SampleSource } from '../history/sample-source.js';
@@ -33,7 +34,8 @@ import { StaticSite } from '../server/static.js';
 import { LatencyTotals } from '../server/totals.js';
 import { AGENT_VERSION } from '../version.js';
 import { agentUrlOf, FleetDirectory, linksOf } from './fleet-disks.js';
-import { fleetFrames, planFleetRange, wantsOverview } from './fleet-frames.js';
+import { finalAfter, fleetFrames, planFleetRange, wantsOverview } from './fleet-frames.js';
+import { FleetRowCache } from './fleet-row-cache.js';
 import { FleetLive } from './fleet-live.js';
 import { rankFleet, type FleetRanking, type RankingRequest } from './fleet-ranking.js';
 import { stuckFleet } from './fleet-stuck.js';
@@ -55,6 +57,14 @@ const DEFAULT_SCRAPE_INTERVAL_S = 15;
  * in the HTTP API; columns older than what it keeps read as not recorded.
  */
 const PROMETHEUS_RETENTION_S = 15 * 86400;
+/**
+ * The fleet row kept warm (fleet-row-cache.ts) on a big fleet: the last 3 h at the row's finest
+ * step, what a page opening on a 1 h view asks (its view and the margins either side), read
+ * from Prometheus at most WARM_CHUNK_S of it a round, newest first, so that filling it after a
+ * start never holds Prometheus for long; once filled, a column or two per scrape.
+ */
+const WARM_SPAN_S = 3 * 3600;
+const WARM_CHUNK_S = 15 * 60;
 
 export interface RunningFleet {
   readonly url: string;
@@ -62,6 +72,8 @@ export interface RunningFleet {
   readonly context: AgentContext;
   /** The worst disks over [from, to), by p99, computed by Prometheus (fleet-ranking.ts). */
   ranked(range: RankingRequest): Promise<FleetRanking>;
+  /** The big fleet's fleet row columns kept (fleet-row-cache.ts). */
+  readonly rowCache: FleetRowCache;
   stop(): Promise<void>;
 }
 
@@ -73,6 +85,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   // The live tail only (ranges come from Prometheus): private, gone when the fleet server stops.
   const tailDir = mkdtempSync(join(tmpdir(), 'blkheat-fleet-'));
   const liveEdge = new FleetLive({ api, dir, schema: options.schema, tailDir, log });
+  const rowCache = new FleetRowCache();
 
   let scrapeInterval = DEFAULT_SCRAPE_INTERVAL_S;
   /** Whether the targets said the scrape intervals yet (no live edge before: its step is the coarsest). */
@@ -102,7 +115,8 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
       // The fleet row is increase() per step: a step holds two scrapes at least, or it reads empty.
       const finest = dir.big && wantsOverview(req) ? 2 * scrapeInterval : scrapeInterval;
       const plan = planFleetRange(req.from, req.to, req.step, finest);
-      const { frames } = await fleetFrames(api, dir, plan, { disks: req.disks, classes: req.classes }, scrapeInterval, options.schema);
+      const filter = { disks: req.disks, classes: req.classes };
+      const { frames } = await fleetFrames(api, dir, plan, filter, scrapeInterval, options.schema, rowCache);
       return cutAtBytes(asTexts(frames), plan.from, plan.to, plan.step, maxBytes);
     },
     ranked: (q) => rankFleet(api, dir, { ...q, scrapeInterval }),
@@ -209,6 +223,35 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     }
   };
 
+  /**
+   * A big fleet's row kept warm: one chunk of WARM_SPAN_S not kept yet a round, newest first.
+   * Its own loop, so that filling it never delays the live edge's clock. A failure is logged
+   * (once until it changes or ends; a page's range says its own) and the next round tries again.
+   */
+  let warmFailure: string | undefined;
+  const warmRow = async (): Promise<void> => {
+    if (!dir.big || !intervalsKnown || problem !== undefined || rowCache.nearlyFull) return;
+    const nowS = Date.now() / 1000;
+    const step = 2 * scrapeInterval; // the row's finest step (range() above)
+    const end = alignDown(Math.floor(nowS - finalAfter(scrapeInterval)), step);
+    const chunk = Math.max(1, Math.floor(WARM_CHUNK_S / step)) * step;
+    for (let to = end; to > end - WARM_SPAN_S; to -= chunk) {
+      const from = Math.max(alignDown(end - WARM_SPAN_S, step), to - chunk);
+      if (!rowCache.lacks(step, from, to)) continue;
+      const plan = { from, to, step };
+      try {
+        await fleetFrames(api, dir, plan, { disks: [FLEET_ROW_ID] }, scrapeInterval, options.schema, rowCache, nowS);
+        if (warmFailure !== undefined) log('fleet: the fleet row is kept warm again');
+        warmFailure = undefined;
+      } catch (e) {
+        const message = e instanceof Error ? e.message : String(e);
+        if (message !== warmFailure) log(`fleet: keeping the fleet row warm failed: ${message}; retrying`);
+        warmFailure = message;
+      }
+      return;
+    }
+  };
+
   const live = async (): Promise<void> => {
     if (!intervalsKnown || problem !== undefined) return;
     try {
@@ -239,6 +282,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   };
   const stopDiscovery = loop(discover, DISCOVERY_MS);
   const stopLive = loop(live, 1000);
+  const stopWarm = loop(warmRow, 1000);
 
   let stopping: Promise<void> | undefined;
   const listening = server;
@@ -247,10 +291,11 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     port: server.address.port,
     context,
     ranked: (range) => rankFleet(api, dir, { scrapeInterval, ...range }),
+    rowCache,
     stop: () =>
       (stopping ??= (async () => {
         stopped = true;
-        await Promise.all([stopDiscovery(), stopLive()]);
+        await Promise.all([stopDiscovery(), stopLive(), stopWarm()]);
         await listening.close();
         liveEdge.close();
         rmSync(tailDir, { recursive: true, force: true });
