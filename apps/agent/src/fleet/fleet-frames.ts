@@ -47,9 +47,10 @@ export function currentHostBound(scrapeInterval: number): number {
 }
 
 /**
- * A column ending at `end` is final `finalAfter(scrapeInterval)` seconds after it: every host's
- * scrapes in its window are stored by then (a scrape is stamped when it starts and stored when
- * it ends, within a scrape interval), with the live edge's margin for hosts scraped late.
+ * A column ending at `end` is final `finalAfter(scrapeInterval)` seconds after it, for the
+ * hosts' coarsest scrape interval: every host's scrapes in its window are stored by then (a
+ * scrape is stamped when it starts and stored when it ends, within its timeout, at most an
+ * interval), with the live edge's margin for hosts scraped late.
  */
 export function finalAfter(scrapeInterval: number): number {
   return currentHostBound(scrapeInterval) + Math.ceil(scrapeInterval);
@@ -267,7 +268,8 @@ export interface FleetFrames {
 
 /**
  * Frames of [plan.from, plan.to) at plan.step for the filter (fleet ids), from Prometheus; a big
- * fleet's row from `rowCache` where it has the columns (kept there once final at `nowS`).
+ * fleet's row from `row.cache` where it has the columns (columns asked that end by
+ * `row.finalBefore` are kept there).
  */
 export async function fleetFrames(
   api: PrometheusApi,
@@ -276,8 +278,7 @@ export async function fleetFrames(
   filter: FrameFilter,
   scrapeInterval: number,
   schema: BucketSchema,
-  rowCache?: FleetRowCache,
-  nowS = Date.now() / 1000,
+  row?: { readonly cache: FleetRowCache; readonly finalBefore: number },
 ): Promise<FleetFrames> {
   const b = new ColumnBuilder(plan, schema);
   const scrapes = (plan.to - plan.from) / Math.max(scrapeInterval, 1e-3);
@@ -286,7 +287,7 @@ export async function fleetFrames(
   let completeTo: number | undefined = plan.to;
   if (dir.big && wantsOverview(filter)) {
     const ask = (p: FleetPlan, sink: ColumnSink): Promise<void> => increaseColumns(api, dir, p, sink, schema, OVERVIEW);
-    await (rowCache ? rowFromCache(rowCache, plan, b, nowS - finalAfter(scrapeInterval), ask) : ask(plan, b));
+    await (row ? rowFromCache(row.cache, plan, b, row.finalBefore, ask) : ask(plan, b));
   }
   if (dir.big && named.length === 0) return { frames: b.frames(filter), completeTo };
   const batches = dir.big ? hostBatches(dir, named, raw ? scrapes : (plan.to - plan.from) / plan.step) : [hostMatcher(dir, filter)];

@@ -90,6 +90,8 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   let scrapeInterval = DEFAULT_SCRAPE_INTERVAL_S;
   /** Whether the targets said the scrape intervals yet (no live edge before: its step is the coarsest). */
   let intervalsKnown = false;
+  /** The hosts' coarsest scrape interval (the live step): when a fleet row column is final follows from it. */
+  let coarsestInterval = DEFAULT_SCRAPE_INTERVAL_S;
   let problem: { message: string; since: number } | undefined = {
     message: `asking Prometheus at ${api.url}`,
     since: Math.floor(Date.now() / 1000),
@@ -106,6 +108,14 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   // The hello's fleet: with where its data ends, once read (fleet-live.ts clock()).
   const info = (): FleetInfo => ({ prometheus: api.url, scrapeInterval, ...liveEdge.clock() });
 
+  /**
+   * The fleet row's cache for a range, and which columns of it are final now (fleet-frames.ts
+   * finalAfter). None until the targets said the scrape intervals: the default could be shorter
+   * than the hosts', and a column kept before it was final would stay short.
+   */
+  const keptRow = (nowS = Date.now() / 1000): { cache: FleetRowCache; finalBefore: number } | undefined =>
+    intervalsKnown ? { cache: rowCache, finalBefore: nowS - finalAfter(coarsestInterval) } : undefined;
+
   const fleet: FleetSource = {
     info,
     problem: () => problem,
@@ -116,7 +126,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
       const finest = dir.big && wantsOverview(req) ? 2 * scrapeInterval : scrapeInterval;
       const plan = planFleetRange(req.from, req.to, req.step, finest);
       const filter = { disks: req.disks, classes: req.classes };
-      const { frames } = await fleetFrames(api, dir, plan, filter, scrapeInterval, options.schema, rowCache);
+      const { frames } = await fleetFrames(api, dir, plan, filter, scrapeInterval, options.schema, keptRow());
       return cutAtBytes(asTexts(frames), plan.from, plan.to, plan.step, maxBytes);
     },
     ranked: (q) => rankFleet(api, dir, { ...q, scrapeInterval }),
@@ -198,7 +208,8 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
       // Ranges: the finest step any host has. The live edge: the coarsest, the finest every host has.
       scrapeInterval = Math.min(...intervals);
       intervalsKnown = true;
-      liveEdge.setStep(Math.max(...intervals));
+      coarsestInterval = Math.max(...intervals);
+      liveEdge.setStep(coarsestInterval);
     }
     linksAt = Date.now();
   };
@@ -233,14 +244,14 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     if (!dir.big || !intervalsKnown || problem !== undefined || rowCache.nearlyFull) return;
     const nowS = Date.now() / 1000;
     const step = 2 * scrapeInterval; // the row's finest step (range() above)
-    const end = alignDown(Math.floor(nowS - finalAfter(scrapeInterval)), step);
+    const end = alignDown(Math.floor(nowS - finalAfter(coarsestInterval)), step);
     const chunk = Math.max(1, Math.floor(WARM_CHUNK_S / step)) * step;
     for (let to = end; to > end - WARM_SPAN_S; to -= chunk) {
       const from = Math.max(alignDown(end - WARM_SPAN_S, step), to - chunk);
       if (!rowCache.lacks(step, from, to)) continue;
       const plan = { from, to, step };
       try {
-        await fleetFrames(api, dir, plan, { disks: [FLEET_ROW_ID] }, scrapeInterval, options.schema, rowCache, nowS);
+        await fleetFrames(api, dir, plan, { disks: [FLEET_ROW_ID] }, scrapeInterval, options.schema, keptRow(nowS));
         if (warmFailure !== undefined) log('fleet: the fleet row is kept warm again');
         warmFailure = undefined;
       } catch (e) {
