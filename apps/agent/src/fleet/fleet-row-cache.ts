@@ -4,8 +4,8 @@
  * column's end (fleet-frames.ts): Prometheus reads every host's samples of the range for it, a
  * second per five minutes of range at a thousand hosts, while its answer is a few series. A
  * range query evaluates at start + k × step, so a column's value is the same whether it was
- * asked alone or inside a longer range; once every scrape in its window is stored (fleet-frames.ts finalAfter),
- * it never changes, and is asked of Prometheus once:
+ * asked alone or inside a longer range; once every scrape in its window is stored
+ * (fleet-frames.ts finalAfter), it never changes, and is asked of Prometheus once:
  *  - a range asks Prometheus only for the runs of its columns not kept (the newest ones, mostly);
  *  - the fleet server's live loop keeps the page's default window warm (service.ts), a column
  *    or two per scrape, so a page opening on the fleet finds it kept.
@@ -169,7 +169,7 @@ export async function rowFromCache(
     if (!kept) continue;
     cache.count(step, true);
     if (kept.covered) b.covered(ts, ts + step);
-    for (const { cls, d, q } of kept.cells) b.add(ts, FLEET_ROW_ID, cls, { ...(d && { d }), ...(q && { q }) });
+    for (const cell of kept.cells) b.add(ts, FLEET_ROW_ID, cell.cls, cell);
   }
   for (const [a, z] of runs) {
     const rec = new RowRecorder(b, step);

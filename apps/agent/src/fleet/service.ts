@@ -90,8 +90,6 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   let scrapeInterval = DEFAULT_SCRAPE_INTERVAL_S;
   /** Whether the targets said the scrape intervals yet (no live edge before: its step is the coarsest). */
   let intervalsKnown = false;
-  /** The hosts' coarsest scrape interval (the live step): when a fleet row column is final follows from it. */
-  let coarsestInterval = DEFAULT_SCRAPE_INTERVAL_S;
   let problem: { message: string; since: number } | undefined = {
     message: `asking Prometheus at ${api.url}`,
     since: Math.floor(Date.now() / 1000),
@@ -110,11 +108,12 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
 
   /**
    * The fleet row's cache for a range, and which columns of it are final now (fleet-frames.ts
-   * finalAfter). None until the targets said the scrape intervals: the default could be shorter
-   * than the hosts', and a column kept before it was final would stay short.
+   * finalAfter, for the hosts' coarsest interval: the live step). None until the targets said
+   * the scrape intervals: the default could be shorter than the hosts', and a column kept
+   * before it was final would stay short.
    */
   const keptRow = (nowS = Date.now() / 1000): { cache: FleetRowCache; finalBefore: number } | undefined =>
-    intervalsKnown ? { cache: rowCache, finalBefore: nowS - finalAfter(coarsestInterval) } : undefined;
+    intervalsKnown ? { cache: rowCache, finalBefore: nowS - finalAfter(liveEdge.step) } : undefined;
 
   const fleet: FleetSource = {
     info,
@@ -208,8 +207,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
       // Ranges: the finest step any host has. The live edge: the coarsest, the finest every host has.
       scrapeInterval = Math.min(...intervals);
       intervalsKnown = true;
-      coarsestInterval = Math.max(...intervals);
-      liveEdge.setStep(coarsestInterval);
+      liveEdge.setStep(Math.max(...intervals));
     }
     linksAt = Date.now();
   };
@@ -244,7 +242,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     if (!dir.big || !intervalsKnown || problem !== undefined || rowCache.nearlyFull) return;
     const nowS = Date.now() / 1000;
     const step = 2 * scrapeInterval; // the row's finest step (range() above)
-    const end = alignDown(Math.floor(nowS - finalAfter(coarsestInterval)), step);
+    const end = alignDown(Math.floor(nowS - finalAfter(liveEdge.step)), step);
     const chunk = Math.max(1, Math.floor(WARM_CHUNK_S / step)) * step;
     for (let to = end; to > end - WARM_SPAN_S; to -= chunk) {
       const from = Math.max(alignDown(end - WARM_SPAN_S, step), to - chunk);
