@@ -1,13 +1,18 @@
 /**
  * bench/fleet-scale: the fleet view at production scale (issue 30, "Scale").
  *
- *   node --import tsx bench/fleet-scale.ts [--hosts 1000] [--minutes 10] [--scrape 15]
+ *   flock /tmp/blkheat-kernel.lock node --import tsx bench/fleet-scale.ts \
+ *     [--hosts 1000] [--minutes 10] [--scrape 15] [--no-agents] [--probe-every 10] [--live-watch 120]
  *
  * Starts N simulated hosts x 4 disks in this process (apps/agent/src/fleet/simulated-hosts.ts:
- * each its own target and instance, the agent's own /metrics code, one host slow), Debian's
- * Prometheus scraping them every --scrape seconds, and the real `blkheat fleet` as its own
- * process (build first: node scripts/build.mjs). After --minutes of scrapes it performs page
- * actions over REST and prints:
+ * each its own target and instance, the agent's own /metrics code, one host slow), and beside
+ * them 3 real agents (testkit's startScrapedAgents: host-a and host-b on loop devices, host-c on
+ * a 5 ms FUSE-delayed one, each with fio; root and the kernel lock; --no-agents leaves them
+ * out), Debian's Prometheus scraping them all every --scrape seconds, and the real
+ * `blkheat fleet` as its own process (build first: node scripts/build.mjs). Every
+ * --probe-every minutes of the run it times the 1 h fleet row and the ranked table over REST (how
+ * their cost grows with the history Prometheus holds). After --minutes of scrapes it performs
+ * page actions over REST and prints:
  *  - per action: the Prometheus requests it made (blkheat_fleet_prometheus_requests_total on the
  *    fleet server's /metrics; the fewest of 3 tries, so that a discovery round running beside it
  *    is not counted), its time, its answer's size;
@@ -16,15 +21,28 @@
  *    queries (its answer's own count, and the /metrics count as for every action), its time, the
  *    slow host first or not; how many rows link to their own host;
  *  - Prometheus' CPU (% of one core) and RSS over the run, from /proc/<pid>;
+ *  - the real agents: their rows listed, linked to their own agent, their rank in the table;
  *  - the page in chromium (bench/web/fleet-page.ts; --no-page skips it): a 1 h range and the
- *    live page opened (to the heat maps' window, to idle, to the ranked table's rows), the ranked
- *    table's first row clicked, screenshots of the overview, the table and that host in
+ *    live page opened (to the heat maps' window, to idle, to the ranked table's rows), the live
+ *    page's view end watched for --live-watch seconds (a move a scrape?), the ranked table's
+ *    first row clicked, screenshots of the overview, the table and that host in
  *    artifacts/fleet-scale/.
- * Prints figures, asserts nothing about time. Loads no BPF.
+ * Prints figures, asserts nothing about time. Loads BPF only in the 3 real agents.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { DiskInfo, FleetRanking } from '@blkheat/shared-types';
-import { procCpuSeconds, procStatusKb, startAgentProcess, startFleetPrometheus } from '@blkheat/testkit';
+import {
+  procCpuSeconds,
+  procStatusKb,
+  startAgentProcess,
+  startFio,
+  startFleetPrometheus,
+  startScrapedAgents,
+  type ScrapedAgents,
+} from '@blkheat/testkit';
 import { startSimulatedFleet } from '../apps/agent/src/fleet/simulated-hosts.js';
 import { fleetPageFigures, type FleetPageFigures } from './web/fleet-page.js';
 
@@ -34,12 +52,27 @@ const { values } = parseArgs({
     minutes: { type: 'string', default: '10' },
     scrape: { type: 'string', default: '15' },
     page: { type: 'boolean', default: true },
+    agents: { type: 'boolean', default: true },
+    'probe-every': { type: 'string', default: '10' },
+    'live-watch': { type: 'string', default: '120' },
   },
   allowNegative: true,
 });
 const HOSTS = Number(values.hosts);
 const MINUTES = Number(values.minutes);
 const SCRAPE_S = Number(values.scrape);
+const PROBE_EVERY_MIN = Number(values['probe-every']);
+const LIVE_WATCH_S = Number(values['live-watch']);
+for (const [flag, v] of Object.entries({
+  hosts: HOSTS,
+  minutes: MINUTES,
+  scrape: SCRAPE_S,
+  'probe-every': PROBE_EVERY_MIN,
+  'live-watch': LIVE_WATCH_S,
+})) {
+  if (!Number.isFinite(v) || v <= 0)
+    throw new Error(`--${flag} takes a number over 0, not ${JSON.stringify(values[flag as keyof typeof values])}`);
+}
 const MiB = 1024 * 1024;
 
 const cleanups: (() => void | Promise<void>)[] = [];
@@ -115,7 +148,7 @@ async function action(fleetUrl: string, name: string, path: string): Promise<Act
 async function rankingFigures(
   fleetUrl: string,
   query: string,
-): Promise<{ queries: number[]; ms: number[]; first: string; firstP99: string; secondP99: string; rows: number }> {
+): Promise<{ queries: number[]; ms: number[]; first: string; firstP99: string; secondP99: string; rows: number; order: string[] }> {
   const ms: number[] = [];
   const queries: number[] = [];
   let ranking: FleetRanking | undefined;
@@ -136,20 +169,81 @@ async function rankingFigures(
     firstP99: a?.p99.toFixed(4) ?? '-',
     secondP99: b?.p99.toFixed(4) ?? '-',
     rows: ranking?.disks.length ?? 0,
+    order: ranking?.disks.map((d) => `${d.instance}/${d.disk}`) ?? [],
   };
+}
+
+/** The 3 real agents, with fio on each disk for the whole run; stopped and removed after it. */
+async function startRealAgents(): Promise<ScrapedAgents> {
+  log('starting 3 real agents (loop devices, one FUSE-delayed; needs root)');
+  const real = await startScrapedAgents(ctx, async (args) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'blkheat-bench-fleet-'));
+    const agent = await startAgentProcess({ dataDir, args });
+    ctx.after(async () => {
+      await agent.stop('SIGTERM', 15_000);
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    return agent;
+  });
+  const runtimeS = MINUTES * 60 + 900;
+  const [a, b, c] = real.hosts;
+  startFio({ filename: a.path, rw: 'randread', runtimeS, rateIops: 300 }, ctx);
+  startFio({ filename: b.path, rw: 'randrw', runtimeS, rateIops: 200 }, ctx);
+  startFio({ filename: c.path, rw: 'randread', runtimeS, rateIops: 100 }, ctx);
+  log(`real agents: ${real.hosts.map((h, i) => `${h.instance} ${h.disk} at ${real.targets[i]}`).join(', ')}`);
+  return real;
+}
+
+/** Each real agent's row: listed, linked to its own agent, its place in the ranked table. */
+function realAgentRows(real: ScrapedAgents, disks: readonly DiskInfo[], order: readonly string[]): string[] {
+  return real.hosts.map((h, i) => {
+    const row = disks.find((d) => d.name === `${h.instance}/${h.disk}`);
+    const own = `http://${real.targets[i]}/`;
+    const place = order.indexOf(`${h.instance}/${h.disk}`);
+    const link = row?.link === undefined ? 'no link' : row.link === own ? 'linked to its own agent' : `a WRONG link ${row.link}`;
+    return `${h.instance}/${h.disk}: ${row ? `listed, ${link}` : 'NOT LISTED'}; ranked ${place < 0 ? `not in the first ${order.length}` : `#${place + 1}`}`;
+  });
+}
+
+interface Probe {
+  readonly minutes: number;
+  readonly rowMs: number;
+  readonly rankingMs: number;
+  readonly queries: number;
+  readonly first: string;
+}
+
+/** The 1 h fleet row and ranked table over REST, once each, during the run. */
+async function probe(fleetUrl: string, minutes: number): Promise<Probe> {
+  const now = Math.floor(Date.now() / 1000);
+  const hour = `from=${now - 3600}&to=${now}`;
+  let t0 = performance.now();
+  const row = await fetch(`${fleetUrl}api/v1/range?${hour}`);
+  await row.arrayBuffer();
+  const rowMs = performance.now() - t0;
+  t0 = performance.now();
+  const res = await fetch(`${fleetUrl}api/v1/fleet/ranking?${hour}&limit=50`);
+  const body = await res.text();
+  const rankingMs = performance.now() - t0;
+  if (!row.ok || !res.ok) return { minutes, rowMs, rankingMs, queries: 0, first: `HTTP ${row.status} / ${res.status}` };
+  const ranking = JSON.parse(body) as FleetRanking;
+  const a = ranking.disks[0];
+  return { minutes, rowMs, rankingMs, queries: ranking.prometheusQueries, first: a ? `${a.instance}/${a.disk}` : 'none' };
 }
 
 async function main(): Promise<void> {
   log(`starting ${HOSTS} simulated hosts x 4 disks`);
   const sim = await startSimulatedFleet({ hosts: HOSTS });
   ctx.after(() => sim.stop());
-  const prom = await startFleetPrometheus({ targets: sim.targets, t: ctx, scrapeIntervalS: SCRAPE_S });
+  const real = values.agents ? await startRealAgents() : undefined;
+  const targets = [...sim.targets, ...(real?.targets ?? [])];
+  const prom = await startFleetPrometheus({ targets, t: ctx, scrapeIntervalS: SCRAPE_S });
   const promWatch = watch(prom.pid);
   ctx.after(() => promWatch.stop());
   log(`prometheus ${prom.url} (pid ${prom.pid}) scraping every ${SCRAPE_S} s; slow host ${sim.slowInstance}`);
   for (;;) {
     const t = await prom.targetsUp();
-    if (t.total === HOSTS && t.up === HOSTS) break;
+    if (t.total === targets.length && t.up === targets.length) break;
     await sleep(2000);
   }
   log('every target up');
@@ -164,7 +258,7 @@ async function main(): Promise<void> {
 
   let disks: DiskInfo[] = [];
   const discoverStart = Date.now();
-  while (disks.length < HOSTS * 4) {
+  while (disks.length < targets.length * 4 - (real ? real.targets.length * 3 : 0)) {
     disks = ((await (await fetch(`${fleet.url}api/v1/disks`)).json()) as { disks: DiskInfo[] }).disks;
     if (Date.now() - discoverStart > 300_000) throw new Error(`only ${disks.length} disks after 5 min`);
     await sleep(1000);
@@ -174,11 +268,24 @@ async function main(): Promise<void> {
   const idleFrom = await requestsMade(fleet.url);
   const idleStart = Date.now();
   const runEnd = Date.now() + MINUTES * 60_000;
+  const probes: Probe[] = [];
+  let probeRequests = 0;
+  let nextProbe = Date.now() + PROBE_EVERY_MIN * 60_000;
   while (Date.now() < runEnd) {
     await sleep(Math.min(30_000, runEnd - Date.now()));
     log(`running: fleet RSS ${(fleetWatch.lastRss / MiB).toFixed(0)} MiB, prometheus RSS ${(promWatch.lastRss / MiB).toFixed(0)} MiB`);
+    if (Date.now() >= nextProbe && Date.now() < runEnd - 60_000) {
+      const before = await requestsMade(fleet.url);
+      const p = await probe(fleet.url, (Date.now() - idleStart) / 60_000);
+      probeRequests += (await requestsMade(fleet.url)) - before;
+      probes.push(p);
+      log(
+        `probe at ${p.minutes.toFixed(0)} min of scrapes: 1 h fleet row ${p.rowMs.toFixed(0)} ms, ranked table ${p.rankingMs.toFixed(0)} ms (first ${p.first})`,
+      );
+      nextProbe += PROBE_EVERY_MIN * 60_000;
+    }
   }
-  const idleRequests = (await requestsMade(fleet.url)) - idleFrom;
+  const idleRequests = (await requestsMade(fleet.url)) - idleFrom - probeRequests;
   const idleMinutes = (Date.now() - idleStart) / 60_000;
 
   const now = Math.floor(Date.now() / 1000);
@@ -209,9 +316,13 @@ async function main(): Promise<void> {
   const rightLinks = hostRows.filter((d) => d.link === targetOf.get(d.host ?? '')).length;
   const noLinks = hostRows.filter((d) => d.link === undefined).length;
 
+  const realRows = real ? realAgentRows(real, disks, ranking.order) : [];
+
   const promCpu = (procCpuSeconds(prom.pid) - promWatch.cpu0) / ((Date.now() - promWatch.t0) / 1000);
   console.log('');
-  console.log(`fleet-scale: ${HOSTS} hosts x 4 disks, scrape ${SCRAPE_S} s, ${MINUTES} min of scrapes before the actions`);
+  console.log(
+    `fleet-scale: ${HOSTS} hosts x 4 disks${real ? ' and 3 real agents' : ''}, scrape ${SCRAPE_S} s, ${MINUTES} min of scrapes before the actions`,
+  );
   console.log(`  (a 1 h range holds the ${MINUTES} min Prometheus has: it cannot be back-filled with native histograms)`);
   console.log('  action                                      requests  time (ms, 3 tries)        answer');
   for (const a of actions) {
@@ -228,7 +339,15 @@ async function main(): Promise<void> {
   console.log(
     `  links: ${rightLinks} of ${hostRows.length} rows link to their own host, ${noLinks} have none, ${hostRows.length - rightLinks - noLinks} a wrong one`,
   );
-  console.log(`  idle (discovery): ${(idleRequests / idleMinutes).toFixed(1)} requests a minute`);
+  for (const r of realRows) console.log(`  real agent ${r}`);
+  if (probes.length > 0) {
+    console.log('  during the run (REST, 1 h): minutes of scrapes held / the fleet row (ms) / the ranked table, 50 rows (ms, its queries)');
+    for (const p of probes)
+      console.log(
+        `    ${p.minutes.toFixed(0)} min: ${p.rowMs.toFixed(0)} / ${p.rankingMs.toFixed(0)} ms, ${p.queries} queries, first ${p.first}`,
+      );
+  }
+  console.log(`  idle (discovery, the live clock, links, the warm loop): ${(idleRequests / idleMinutes).toFixed(1)} requests a minute`);
   console.log(
     `  fleet server RSS: max ${(fleetWatch.maxRss / MiB).toFixed(0)} MiB, at the end ${(fleetWatch.lastRss / MiB).toFixed(0)} MiB`,
   );
@@ -242,7 +361,7 @@ async function main(): Promise<void> {
   log('opening the fleet page in chromium');
   let page: FleetPageFigures;
   try {
-    page = await fleetPageFigures(fleet.url, now);
+    page = await fleetPageFigures(fleet.url, now, LIVE_WATCH_S);
   } catch (e) {
     console.log(`  the page in chromium: FAILED: ${e instanceof Error ? e.message : String(e)}`);
     process.exitCode = 1;
@@ -256,6 +375,13 @@ async function main(): Promise<void> {
     );
     for (const line of o.asked.slice(0, 12)) console.log(`      ${line}`);
   }
+  const edge = page.liveEdge;
+  console.log(
+    `    live edge at ${HOSTS} hosts, watched ${edge.watchedS} s from view end ${edge.firstTo}: ${edge.moves.length} moves` +
+      ` (${Math.floor(edge.watchedS / SCRAPE_S)} scrapes)${edge.leftLive ? '; LEFT LIVE during the watch' : ''}`,
+  );
+  console.log(`      moves (s): ${edge.moves.map((m) => m.by).join(', ')}`);
+  console.log(`      view end behind now when it moved (s): ${edge.moves.map((m) => m.behindS.toFixed(1)).join(', ')}`);
   console.log(
     `    ranked row clicked (${page.click.host}): its rows drawn in ${page.click.ms.toFixed(0)} ms, ${page.click.rows} heat-map rows; long tasks: ${page.click.longTasks}`,
   );

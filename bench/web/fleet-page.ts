@@ -6,11 +6,13 @@
  * For each page opened (a fixed 1 h range, and the live default), from `goto` on the page's own
  * clock: when the heat maps first held the window (the hook's `window`), when the page was idle
  * (nothing fetching, summing or drawing), when the ranked table was ready, and the long tasks
- * over that time. Then the ranked table's first row is clicked (that host's rows) and timed the
+ * over that time. The live page is then left following for `liveWatchS`: each move of its view's
+ * end, and how far that end stood behind now when it moved (issue 30: "the live edge advances at
+ * each scrape"). Then the ranked table's first row is clicked (that host's rows) and timed the
  * same way. Prints nothing itself; figures and screenshot paths are returned.
  */
 import type { Page } from 'playwright-core';
-import { type Hooked, launch, screenshot } from '@blkheat/testkit';
+import { type Hooked, hook, launch, screenshot } from '@blkheat/testkit';
 import { describeLongTasks, longTasksBetween, pageNow, recordLongTasks } from './longtasks.js';
 
 export interface FleetPageOpen {
@@ -31,8 +33,20 @@ export interface FleetPageOpen {
   readonly asked: readonly string[];
 }
 
+/** The live page's view end while it followed, one entry per move. */
+export interface LiveEdgeWatch {
+  readonly watchedS: number;
+  /** The view's end (s) when the watch began. */
+  readonly firstTo: number;
+  /** Each move: the new end, how far it moved (s), and how far it stood behind now (s) when seen. */
+  readonly moves: readonly { readonly to: number; readonly by: number; readonly behindS: number }[];
+  /** The page stopped following during the watch. */
+  readonly leftLive: boolean;
+}
+
 export interface FleetPageFigures {
   readonly opens: readonly FleetPageOpen[];
+  readonly liveEdge: LiveEdgeWatch;
   readonly click: { readonly host: string; readonly ms: number; readonly rows: number; readonly longTasks: string };
   readonly screenshots: readonly string[];
 }
@@ -121,11 +135,32 @@ async function open(page: Page, url: string, what: string, timeoutMs: number): P
   return { what, firstWindowMs, idleMs, tableMs, ...c, longTasks: describeLongTasks(await longTasksBetween(page, t0, end)), asked };
 }
 
+/** Reads the view's end every 100 ms for `seconds` while the page follows live. */
+async function watchLiveEdge(page: Page, seconds: number): Promise<LiveEdgeWatch> {
+  const h = hook(page);
+  const firstTo = (await h.state()).view.to;
+  const moves: { to: number; by: number; behindS: number }[] = [];
+  let to = firstTo;
+  let leftLive = false;
+  const end = Date.now() + seconds * 1000;
+  while (Date.now() < end) {
+    const st = await h.state();
+    leftLive ||= !st.following;
+    if (st.view.to !== to) {
+      moves.push({ to: st.view.to, by: st.view.to - to, behindS: Date.now() / 1000 - st.view.to });
+      to = st.view.to;
+    }
+    await page.waitForTimeout(100);
+  }
+  return { watchedS: seconds, firstTo, moves, leftLive };
+}
+
 /**
- * Opens the fleet page of `fleetUrl` over the last hour, then live; screenshots the overview and
+ * Opens the fleet page of `fleetUrl` over the last hour, then live (watched following for
+ * `liveWatchS`); screenshots the overview and
  * the ranked table; clicks the first ranked row and screenshots that host.
  */
-export async function fleetPageFigures(fleetUrl: string, nowS: number, timeoutMs = 120_000): Promise<FleetPageFigures> {
+export async function fleetPageFigures(fleetUrl: string, nowS: number, liveWatchS: number, timeoutMs = 120_000): Promise<FleetPageFigures> {
   const s = await launch({ width: 1400, height: 1000, colorScheme: 'light' });
   try {
     await recordLongTasks(s.context);
@@ -137,6 +172,7 @@ export async function fleetPageFigures(fleetUrl: string, nowS: number, timeoutMs
     await table.screenshot({ path: tablePath });
     shots.push(tablePath);
     opens.push(await open(page, `${fleetUrl}?live=3600`, 'live, 1 h (the default page of a fleet, following)', timeoutMs));
+    const liveEdge = await watchLiveEdge(page, liveWatchS);
 
     // One host: the ranked table's first row, clicked; done when the host's rows are drawn.
     const before = await counts(page);
@@ -150,6 +186,7 @@ export async function fleetPageFigures(fleetUrl: string, nowS: number, timeoutMs
     shots.push(await screenshot(page, 'fleet-1000-one-host', SUB));
     return {
       opens,
+      liveEdge,
       click: { host, ms: t1 - t0, rows: after.rows, longTasks: describeLongTasks(await longTasksBetween(page, t0, t1)) },
       screenshots: shots,
     };
