@@ -373,7 +373,7 @@ async function main(): Promise<void> {
       `    ${o.what}: ${o.firstWindowMs.toFixed(0)} / ${o.idleMs.toFixed(0)} / ${o.tableMs.toFixed(0)} ms; first ranked ${o.firstRow}` +
         ` (slow host ${sim.slowInstance}); ${o.chips} host and disk chips, ${o.rows} heat-map rows in the page; long tasks: ${o.longTasks}`,
     );
-    for (const line of o.asked.slice(0, 12)) console.log(`      ${line}`);
+    for (const line of o.asked.slice(0, 20)) console.log(`      ${line}`);
   }
   const edge = page.liveEdge;
   console.log(

@@ -101,10 +101,22 @@ async function counts(page: Page): Promise<{ chips: number; rows: number; firstR
   });
 }
 
-/** Requests the page sends over its WebSocket and the answers' types and sizes, timed from `t0` (Date.now()). */
+/**
+ * Requests the page sends over its WebSocket and the answers' types and sizes, and its HTTP
+ * requests to the fleet server's API (the ranked table, the stuck list), timed from `t0` (Date.now()).
+ */
 function watchSocket(page: Page, t0: number): string[] {
   const seen: string[] = [];
   const at = (): string => `${(Date.now() - t0).toFixed(0)} ms`;
+  const api = (url: string): string | undefined => /\/api\/v1\/[^?]*/.exec(url)?.[0];
+  page.on('request', (r) => {
+    const path = api(r.url());
+    if (path) seen.push(`${at()} asked ${path}`);
+  });
+  page.on('requestfinished', (r) => {
+    const path = api(r.url());
+    if (path) seen.push(`${at()} answered ${path}`);
+  });
   page.on('websocket', (ws) => {
     ws.on('framesent', (f) => {
       const text = typeof f.payload === 'string' ? f.payload : f.payload.toString('utf8');
@@ -122,6 +134,8 @@ function watchSocket(page: Page, t0: number): string[] {
 async function open(page: Page, url: string, what: string, timeoutMs: number): Promise<FleetPageOpen> {
   await page.goto('about:blank');
   page.removeAllListeners('websocket');
+  page.removeAllListeners('request');
+  page.removeAllListeners('requestfinished');
   const asked = watchSocket(page, Date.now());
   await page.goto(url, { waitUntil: 'commit' });
   // The page's clock starts with its navigation: performance.now() is ms since then.

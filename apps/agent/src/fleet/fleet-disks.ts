@@ -33,6 +33,12 @@ export function hostDiskKey(instance: string, dev: string): string {
   return `${instance}\u0000${dev}`;
 }
 
+/** hostDiskKey's inverse (an instance holds no NUL: Prometheus label values are UTF-8 text). */
+export function hostDiskOf(key: string): { readonly instance: string; readonly dev: string } {
+  const at = key.indexOf('\u0000');
+  return { instance: key.slice(0, at), dev: key.slice(at + 1) };
+}
+
 export class FleetDirectory {
   private readonly hosts = new Map<string, number>();
   private readonly byKey = new Map<string, FleetDisk>();

@@ -1,15 +1,16 @@
 /**
  * The fleet's worst disks over a range, ranked by p99 device latency, computed by Prometheus
  * (PromQL over the native histograms it stores), never by reading samples here: at a thousand
- * hosts the fleet server gets back a few hundred numbers, whatever the range.
+ * hosts the fleet server gets back a few hundred numbers, whatever the range; or, for a big
+ * fleet's long range, from every disk's counts summed by Prometheus in parts (below).
  *
  * One instant query ranks every host × disk (`topk` of
  * `histogram_quantile(0.99, sum by (instance, dev, disk) (rate(…[window])))`, every op class
  * together, or the filtered one); then, for the hosts of the ranked disks only, the rest of each
  * row: p99.9, I/Os, failed I/Os, the oldest I/O in flight seen in the range (the agents'
  * newest-second gauge, its highest value), untimed I/Os, and one range query for every row's
- * p99 sparkline (RANKING_SPARK_POINTS steps at most). Seven queries, whatever the fleet's size
- * or the range; none after the first when nothing ranks. A disk whose histograms have no I/O in
+ * p99 sparkline (RANKING_SPARK_POINTS steps at most). Seven queries, whatever the fleet's size;
+ * none after the first when nothing ranks. A disk whose histograms have no I/O in
  * the range has no p99 and is not ranked.
  *
  * The range counts the scrapes the heat map counts there (docs/fleet.md, "What a cell counts"):
@@ -24,11 +25,19 @@
  * estimates where a series begins or ends inside the window. Quantiles are exact to the bucket
  * (the agents' own schema).
  *
+ * Over a long range with no filter, a big fleet's ranking reads the per-disk counts of the range
+ * (every host's, a histogram each) in parts, most of them kept once final
+ * (fleet-ranking-chunks.ts; the first query's cost grew with the range's history): p99, p99.9
+ * and the I/Os are then computed here from the summed counts (native-buckets.ts nativeQuantile,
+ * as Prometheus computes them), and the rest of the row is asked as above, for the ranked hosts
+ * only. The first of the seven queries becomes a few parts, the next two none.
+ *
  * Label filters (job, instance glob, disk glob, op class) become matchers through promql.ts
  * (quoted, globs escaped), never pasted text. The class filter narrows the latency and error
  * figures; in-flight and untimed I/Os have no class (per disk: the agent's /metrics).
  */
 import {
+  type BucketSchema,
   DEFAULT_RANKED,
   MAX_RANKED,
   RANKING_SPARK_POINTS,
@@ -38,6 +47,8 @@ import {
 } from '@blkheat/shared-types';
 import { DEVICE_LATENCY_METRIC } from '../server/metrics.js';
 import { type FleetDirectory, hostDiskKey } from './fleet-disks.js';
+import { chunkSeconds, partCounts, type PartCounts, type RankingChunkCache, rangeCounts, rangeParts } from './fleet-ranking-chunks.js';
+import { nativeQuantile } from './native-buckets.js';
 import type { PrometheusApi } from './prometheus-api.js';
 import { labelFilterMatchers, matcher, re2Literal, selector } from './promql.js';
 
@@ -51,6 +62,14 @@ export interface RankingRequest {
   readonly filter?: FleetRankingFilter | undefined;
   /** Prometheus' scrape interval (s): a sparkline step holds two scrapes at least. Default 15. */
   readonly scrapeInterval?: number | undefined;
+}
+
+/** The chunks a big fleet's server keeps, and which of them are final now (fleet-ranking-chunks.ts). */
+export interface RankingChunks {
+  readonly cache: RankingChunkCache;
+  /** Chunks that end by this (Unix s) are final. */
+  readonly finalBefore: number;
+  readonly schema: BucketSchema;
 }
 
 type Row = Readonly<Record<string, string>>;
@@ -77,7 +96,43 @@ export function sparkStep(from: number, to: number, scrapeInterval: number): num
   return Math.floor((to - from) / step) >= 2 ? step : undefined;
 }
 
-export async function rankFleet(api: PrometheusApi, dir: FleetDirectory, req: RankingRequest): Promise<FleetRanking> {
+/** Every disk's device latency counts over [from, to): the per-disk rate over its scrape window, times its length. */
+async function askPerDisk(api: PrometheusApi, from: number, to: number, scrapeInterval: number, schema: BucketSchema): Promise<PartCounts> {
+  const { window, at } = scrapeWindow(from, to, scrapeInterval);
+  const samples = await api.instantHistograms(`sum by (${BY}) (rate(${DEVICE_LATENCY_METRIC}[${window}]))`, at);
+  return partCounts(samples, to - from, schema);
+}
+
+/**
+ * Keeps the newest final chunk of [from, to) not kept yet (the fleet server's warm loop); false
+ * when every one is kept.
+ */
+export async function warmRankingChunk(
+  api: PrometheusApi,
+  chunks: RankingChunks,
+  from: number,
+  to: number,
+  scrapeInterval: number,
+): Promise<boolean> {
+  const parts = rangeParts(from, to, chunkSeconds(scrapeInterval), chunks.finalBefore);
+  if (parts === undefined) return false;
+  const start = [...parts.chunks].reverse().find((s) => chunks.cache.get(parts.chunkS, s) === undefined);
+  if (start === undefined) return false;
+  chunks.cache.put(parts.chunkS, start, await askPerDisk(api, start, start + parts.chunkS, scrapeInterval, chunks.schema));
+  return true;
+}
+
+/** A filter that narrows nothing. */
+function unfiltered(f: FleetRankingFilter): boolean {
+  return Object.values(f).every((v) => v === undefined);
+}
+
+export async function rankFleet(
+  api: PrometheusApi,
+  dir: FleetDirectory,
+  req: RankingRequest,
+  chunks?: RankingChunks,
+): Promise<FleetRanking> {
   let queries = 0;
   const interval = req.scrapeInterval ?? 15;
   const { window, at } = scrapeWindow(req.from, req.to, interval);
@@ -100,11 +155,31 @@ export async function rankFleet(api: PrometheusApi, dir: FleetDirectory, req: Ra
   /** Per disk, the rate over a window of scrapes (scrapeWindow); `* rangeS` makes it the range's count. */
   const perDisk = (sel: string, w = window): string => `sum by (${BY}) (rate(${sel}[${w}]))`;
   const latency = (extra: readonly string[]): string => selector(DEVICE_LATENCY_METRIC, [...labelFilterMatchers(filter, true), ...extra]);
-  const top = await instant(`topk(${limit}, histogram_quantile(0.99, ${perDisk(latency([]))}))`);
+  const parts = chunks && unfiltered(filter) ? rangeParts(req.from, req.to, chunkSeconds(interval), chunks.finalBefore) : undefined;
+  /** p99.9 and I/Os where they were computed here from the range's counts. */
+  let local: Map<string, { p999: number; ios: number }> | undefined;
+  let top: { metric: Row; p99: number }[];
+  if (chunks && parts) {
+    const summed = await rangeCounts(chunks.cache, parts, (a, b) => askPerDisk(api, a, b, interval, chunks.schema), chunks.schema);
+    queries += summed.asked;
+    local = new Map();
+    top = [];
+    for (const [key, d] of summed.disks) {
+      const p99 = nativeQuantile(0.99, d.counts, chunks.schema);
+      if (!Number.isFinite(p99)) continue;
+      top.push({ metric: { instance: d.instance, dev: d.dev, disk: d.disk }, p99 });
+      local.set(key, { p999: nativeQuantile(0.999, d.counts, chunks.schema), ios: d.counts.reduce((a, n) => a + n, 0) });
+    }
+  } else {
+    top = (await instant(`topk(${limit}, histogram_quantile(0.99, ${perDisk(latency([]))}))`)).map((s) => ({
+      metric: s.metric,
+      p99: Number(s.value[1]),
+    }));
+  }
   const ranked = top
-    .map((s) => ({ metric: s.metric, p99: Number(s.value[1]) }))
     .filter((r) => Number.isFinite(r.p99))
-    .sort((a, b) => b.p99 - a.p99 || keyOf(a.metric).localeCompare(keyOf(b.metric)));
+    .sort((a, b) => b.p99 - a.p99 || keyOf(a.metric).localeCompare(keyOf(b.metric)))
+    .slice(0, limit);
   const answer = { from: req.from, to: req.to, filter };
   if (ranked.length === 0) return { ...answer, disks: [], hosts: [], prometheusQueries: queries };
   // The ranked hosts only, exactly (any names: escaped as RE2 literals).
@@ -135,9 +210,12 @@ export async function rankFleet(api: PrometheusApi, dir: FleetDirectory, req: Ra
     }
     return out;
   };
+  /** A figure computed here, for every disk that has one (as byDisk, finite values only). */
+  const fromCounts = (pick: (c: { p999: number; ios: number }) => number): Map<string, number> =>
+    new Map([...(local ?? [])].map(([key, c]) => [key, pick(c)] as const).filter(([, v]) => Number.isFinite(v)));
   const [p999, ios, errors, inflight, untimed, spark] = await Promise.all([
-    byDisk(`histogram_quantile(0.999, ${perDisk(latency([hosts]))})`),
-    byDisk(`sum by (${BY}) (histogram_count(rate(${latency([hosts])}[${window}]))) * ${rangeS}`),
+    local ? fromCounts((c) => c.p999) : byDisk(`histogram_quantile(0.999, ${perDisk(latency([hosts]))})`),
+    local ? fromCounts((c) => c.ios) : byDisk(`sum by (${BY}) (histogram_count(rate(${latency([hosts])}[${window}]))) * ${rangeS}`),
     byDisk(`${perDisk(of('blkheat_io_errors_total', true))} * ${rangeS}`),
     byDisk(`max by (${BY}) (max_over_time(${of('blkheat_inflight_oldest_seconds', false)}[${window}]))`),
     byDisk(`${perDisk(of('blkheat_untimed_ios_total', false))} * ${rangeS}`),

@@ -91,3 +91,39 @@ export function roundedCounts(dense: Float64Array): SparseHist {
   }
   return out;
 }
+
+/**
+ * The bounds Prometheus gives a dense bucket of `schema` (denseBucketOf's inverse): the zero
+ * bucket is (0, threshold] (a histogram with positive buckets only: Prometheus takes 0 as its
+ * lower bound), the overflow bucket ends one bucket above the last regular bound.
+ */
+function nativeBounds(dense: number, schema: BucketSchema): [number, number] {
+  if (dense === overflowIndex(schema)) return [upperBoundSeconds(dense - 1, schema), 2 ** ((schema.maxIndex + 1) / 2 ** schema.scale)];
+  return [lowerBoundSeconds(dense, schema), upperBoundSeconds(dense, schema)];
+}
+
+/**
+ * The q-quantile (s) of dense counts as Prometheus 2.42's histogram_quantile() takes it of a
+ * native histogram: the bucket where the rank q × count falls, interpolated linearly inside it.
+ * NaN when there are no counts. The fleet's ranked table computes it over counts it summed
+ * itself (fleet-ranking-chunks.ts), the same figure Prometheus gives for the same counts.
+ */
+export function nativeQuantile(q: number, counts: ArrayLike<number>, schema: BucketSchema): number {
+  let total = 0;
+  for (let k = 0; k < counts.length; k++) total += counts[k] as number;
+  if (!(total > 0)) return NaN;
+  const rank = q * total;
+  let seen = 0;
+  let at = -1;
+  for (let k = 0; k < counts.length; k++) {
+    const n = counts[k] as number;
+    if (n <= 0) continue;
+    seen += n;
+    at = k;
+    if (seen >= rank) break;
+  }
+  const [lower, upper] = nativeBounds(at, schema);
+  if (seen < rank) return upper;
+  const inBucket = counts[at] as number;
+  return lower + (upper - lower) * ((rank - (seen - inBucket)) / inBucket);
+}

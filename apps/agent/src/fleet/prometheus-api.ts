@@ -19,6 +19,12 @@ export interface PromSeries {
   readonly histograms?: readonly (readonly [number, PromHistogram])[];
 }
 
+/** One element of a vector answer holding a native histogram (a sum of rates, say). */
+export interface PromHistogramSample {
+  readonly metric: Readonly<Record<string, string>>;
+  readonly histogram: readonly [number, PromHistogram];
+}
+
 /** One element of a vector answer: a float sample (an aggregation's result). */
 export interface PromSample {
   readonly metric: Readonly<Record<string, string>>;
@@ -150,6 +156,16 @@ export class PrometheusApi {
     const data = (await this.get('/api/v1/query', { query: expr, time: String(time) })) as { resultType: string; result: PromSample[] };
     if (data.resultType !== 'vector') throw new PrometheusError(`${expr} gave a ${data.resultType}, not a vector`);
     return data.result;
+  }
+
+  /** An instant query whose answer is native histograms (floats in it are left out). */
+  async instantHistograms(expr: string, time: number): Promise<PromHistogramSample[]> {
+    const data = (await this.get('/api/v1/query', { query: expr, time: String(time) })) as {
+      resultType: string;
+      result: (PromHistogramSample | PromSample)[];
+    };
+    if (data.resultType !== 'vector') throw new PrometheusError(`${expr} gave a ${data.resultType}, not a vector`);
+    return data.result.filter((s): s is PromHistogramSample => 'histogram' in s);
   }
 
   /** A range query: the expression evaluated at start, start + step, … end. */

@@ -13,10 +13,11 @@
  *    (its final columns kept, the last 3 h kept warm: fleet-row-cache.ts),
  *    its hosts' rows on demand in bounded batches, and no live frames, only where its data ends
  *    (fleet-frames.ts, fleet-live.ts, docs/fleet.md);
- *  - ranked(): the worst disks over a range, by PromQL (fleet-ranking.ts). While Prometheus is unreachable or has no
- *    blkheat series, the reason is logged once, shown on /healthz and on the page (the status
- *    message's fleetProblem),
- *    and the loops keep retrying.
+ *  - ranked(): the worst disks over a range, by PromQL (fleet-ranking.ts); a big fleet's
+ *    per-disk counts of long ranges kept in final chunks, the last 3 h warm
+ *    (fleet-ranking-chunks.ts).
+ * While Prometheus is unreachable or has no blkheat series, the reason is logged once, shown on
+ * /healthz and on the page (the status message's fleetProblem), and the loops keep retrying.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,7 +38,8 @@ import { agentUrlOf, FleetDirectory, linksOf } from './fleet-disks.js';
 import { finalAfter, fleetFrames, planFleetRange, wantsOverview } from './fleet-frames.js';
 import { FleetRowCache } from './fleet-row-cache.js';
 import { FleetLive } from './fleet-live.js';
-import { rankFleet, type FleetRanking, type RankingRequest } from './fleet-ranking.js';
+import { rankFleet, type FleetRanking, type RankingChunks, type RankingRequest, warmRankingChunk } from './fleet-ranking.js';
+import { RankingChunkCache } from './fleet-ranking-chunks.js';
 import { stuckFleet } from './fleet-stuck.js';
 import type { FleetOptions } from './options.js';
 import { PrometheusApi, promDurationSeconds } from './prometheus-api.js';
@@ -59,7 +61,7 @@ const DEFAULT_SCRAPE_INTERVAL_S = 15;
 const PROMETHEUS_RETENTION_S = 15 * 86400;
 /**
  * The fleet row kept warm (fleet-row-cache.ts) on a big fleet: the last 3 h at the row's finest
- * step, what a page opening on a 1 h view asks (its view and the margins either side), read
+ * step (and the ranked table's chunks of them, fleet-ranking-chunks.ts), what a page opening on a 1 h view asks (its view and the margins either side), read
  * from Prometheus at most WARM_CHUNK_S of it a round, newest first, so that filling it after a
  * start never holds Prometheus for long; once filled, a column or two per scrape.
  */
@@ -74,6 +76,8 @@ export interface RunningFleet {
   ranked(range: RankingRequest): Promise<FleetRanking>;
   /** The big fleet's fleet row columns kept (fleet-row-cache.ts). */
   readonly rowCache: FleetRowCache;
+  /** The big fleet's per-disk counts of the ranked table kept (fleet-ranking-chunks.ts). */
+  readonly rankingCache: RankingChunkCache;
   stop(): Promise<void>;
 }
 
@@ -86,6 +90,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   const tailDir = mkdtempSync(join(tmpdir(), 'blkheat-fleet-'));
   const liveEdge = new FleetLive({ api, dir, schema: options.schema, tailDir, log });
   const rowCache = new FleetRowCache();
+  const rankingCache = new RankingChunkCache();
 
   let scrapeInterval = DEFAULT_SCRAPE_INTERVAL_S;
   /** Whether the targets said the scrape intervals yet (no live edge before: its step is the coarsest). */
@@ -115,6 +120,10 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   const keptRow = (nowS = Date.now() / 1000): { cache: FleetRowCache; finalBefore: number } | undefined =>
     intervalsKnown ? { cache: rowCache, finalBefore: nowS - finalAfter(liveEdge.step) } : undefined;
 
+  /** The ranked table's chunks, a big fleet's only (a small one's ranking reads little), final as keptRow's columns. */
+  const keptRanking = (nowS = Date.now() / 1000): RankingChunks | undefined =>
+    dir.big && intervalsKnown ? { cache: rankingCache, finalBefore: nowS - finalAfter(liveEdge.step), schema: options.schema } : undefined;
+
   const fleet: FleetSource = {
     info,
     problem: () => problem,
@@ -128,7 +137,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
       const { frames } = await fleetFrames(api, dir, plan, filter, scrapeInterval, options.schema, keptRow());
       return cutAtBytes(asTexts(frames), plan.from, plan.to, plan.step, maxBytes);
     },
-    ranked: (q) => rankFleet(api, dir, { ...q, scrapeInterval }),
+    ranked: (q) => rankFleet(api, dir, { ...q, scrapeInterval }, keptRanking()),
     stuck: (q) => stuckFleet(api, dir, { ...q, at: Date.now() / 1000, scrapeInterval }),
   };
 
@@ -233,31 +242,38 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   };
 
   /**
-   * A big fleet's row kept warm: one chunk of WARM_SPAN_S not kept yet a round, newest first.
+   * A big fleet's row, then its ranked table's chunks, kept warm over the last WARM_SPAN_S: one
+   * piece not kept yet a round, newest first (the row's: WARM_CHUNK_S; the table's: one chunk).
    * Its own loop, so that filling it never delays the live edge's clock. A failure is logged
    * (once until it changes or ends; a page's range says its own) and the next round tries again.
    */
-  let warmFailure: string | undefined;
-  const warmRow = async (): Promise<void> => {
-    if (!dir.big || !intervalsKnown || problem !== undefined || rowCache.nearlyFull) return;
-    const nowS = Date.now() / 1000;
+  const warmRow = async (nowS: number): Promise<boolean> => {
+    if (rowCache.nearlyFull) return false;
     const step = 2 * scrapeInterval; // the row's finest step (range() above)
     const end = alignDown(Math.floor(nowS - finalAfter(liveEdge.step)), step);
     const chunk = Math.max(1, Math.floor(WARM_CHUNK_S / step)) * step;
     for (let to = end; to > end - WARM_SPAN_S; to -= chunk) {
       const from = Math.max(alignDown(end - WARM_SPAN_S, step), to - chunk);
       if (!rowCache.lacks(step, from, to)) continue;
-      const plan = { from, to, step };
-      try {
-        await fleetFrames(api, dir, plan, { disks: [FLEET_ROW_ID] }, scrapeInterval, options.schema, keptRow(nowS));
-        if (warmFailure !== undefined) log('fleet: the fleet row is kept warm again');
-        warmFailure = undefined;
-      } catch (e) {
-        const message = e instanceof Error ? e.message : String(e);
-        if (message !== warmFailure) log(`fleet: keeping the fleet row warm failed: ${message}; retrying`);
-        warmFailure = message;
-      }
-      return;
+      await fleetFrames(api, dir, { from, to, step }, { disks: [FLEET_ROW_ID] }, scrapeInterval, options.schema, keptRow(nowS));
+      return true;
+    }
+    return false;
+  };
+  let warmFailure: string | undefined;
+  const warm = async (): Promise<void> => {
+    if (!dir.big || !intervalsKnown || problem !== undefined) return;
+    const nowS = Date.now() / 1000;
+    const chunks = keptRanking(nowS);
+    try {
+      if (!(await warmRow(nowS)) && chunks && !chunks.cache.nearlyFull)
+        await warmRankingChunk(api, chunks, nowS - WARM_SPAN_S, nowS, scrapeInterval);
+      if (warmFailure !== undefined) log('fleet: the fleet row and ranked table are kept warm again');
+      warmFailure = undefined;
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      if (message !== warmFailure) log(`fleet: keeping the fleet row and ranked table warm failed: ${message}; retrying`);
+      warmFailure = message;
     }
   };
 
@@ -291,7 +307,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   };
   const stopDiscovery = loop(discover, DISCOVERY_MS);
   const stopLive = loop(live, 1000);
-  const stopWarm = loop(warmRow, 1000);
+  const stopWarm = loop(warm, 1000);
 
   let stopping: Promise<void> | undefined;
   const listening = server;
@@ -299,8 +315,9 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     url: server.url,
     port: server.address.port,
     context,
-    ranked: (range) => rankFleet(api, dir, { scrapeInterval, ...range }),
+    ranked: (range) => rankFleet(api, dir, { scrapeInterval, ...range }, keptRanking()),
     rowCache,
+    rankingCache,
     stop: () =>
       (stopping ??= (async () => {
         stopped = true;
