@@ -29,14 +29,12 @@
  *    artifacts/fleet-scale/.
  * Prints figures, asserts nothing about time. Loads BPF only in the 3 real agents.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { DiskInfo, FleetRanking } from '@blkheat/shared-types';
 import {
   procCpuSeconds,
   procStatusKb,
+  startAgentInTempDir,
   startAgentProcess,
   startFio,
   startFleetPrometheus,
@@ -176,15 +174,7 @@ async function rankingFigures(
 /** The 3 real agents, with fio on each disk for the whole run; stopped and removed after it. */
 async function startRealAgents(): Promise<ScrapedAgents> {
   log('starting 3 real agents (loop devices, one FUSE-delayed; needs root)');
-  const real = await startScrapedAgents(ctx, async (args) => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'blkheat-bench-fleet-'));
-    const agent = await startAgentProcess({ dataDir, args });
-    ctx.after(async () => {
-      await agent.stop('SIGTERM', 15_000);
-      rmSync(dataDir, { recursive: true, force: true });
-    });
-    return agent;
-  });
+  const real = await startScrapedAgents(ctx, (args) => startAgentInTempDir(ctx, args, 'blkheat-bench-fleet-'));
   const runtimeS = MINUTES * 60 + 900;
   const [a, b, c] = real.hosts;
   startFio({ filename: a.path, rw: 'randread', runtimeS, rateIops: 300 }, ctx);

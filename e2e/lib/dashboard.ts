@@ -5,9 +5,6 @@
  * started here is stopped in t.after().
  */
 import { type ChildProcess, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { bucketCount, samplePhaseNs, type LatencyKind } from '@blkheat/shared-types';
 import {
@@ -20,7 +17,7 @@ import {
   idle,
   launchFor,
   screenshot,
-  startAgentProcess,
+  startAgentInTempDir,
   startFio,
 } from '@blkheat/testkit';
 
@@ -50,14 +47,8 @@ export function canRun(t: TestContextLike, needs: { fuse?: boolean; fio?: boolea
 }
 
 /** The real agent (`blkheat serve`) on a free port with a temporary data directory. */
-export async function startAgent(t: CleanupContext, args: readonly string[] = []): Promise<AgentProcess> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'blkheat-e2e-web-'));
-  const agent = await startAgentProcess({ dataDir, args });
-  t.after(async () => {
-    await agent.stop('SIGTERM', 15_000);
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  return agent;
+export function startAgent(t: CleanupContext, args: readonly string[] = []): Promise<AgentProcess> {
+  return startAgentInTempDir(t, args, 'blkheat-e2e-web-');
 }
 
 /**

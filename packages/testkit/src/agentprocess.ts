@@ -4,8 +4,11 @@
  * directory of the caller's choosing. Resolves once the agent printed its "listening on" line.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { CleanupContext } from './loop.js';
 import { procCpuSeconds, procStatusKb } from './proc.js';
 
 /** The compiled CLI of this checkout. */
@@ -113,4 +116,22 @@ export function startAgentProcess(options: AgentProcessOptions): Promise<AgentPr
       });
     });
   });
+}
+
+/**
+ * The real agent (`blkheat serve`) on a free port with a temporary data directory (named
+ * `prefix…`), stopped and the directory removed after the test.
+ */
+export async function startAgentInTempDir(
+  t: CleanupContext,
+  args: readonly string[] = [],
+  prefix = 'blkheat-agent-',
+): Promise<AgentProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), prefix));
+  const agent = await startAgentProcess({ dataDir, args });
+  t.after(async () => {
+    await agent.stop('SIGTERM', 15_000);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return agent;
 }

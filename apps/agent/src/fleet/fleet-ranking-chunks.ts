@@ -18,6 +18,7 @@
  */
 import { bucketCount, type BucketSchema } from '@blkheat/shared-types';
 import { hostDiskKey, hostDiskOf } from './fleet-disks.js';
+import { NumberBoundedMap } from './number-bounded-map.js';
 import { denseCounts } from './native-buckets.js';
 import type { PromHistogramSample } from './prometheus-api.js';
 
@@ -83,13 +84,14 @@ function numbersOf(part: PartCounts): number {
 }
 
 export class RankingChunkCache {
-  /** `${chunkS}:${start}` → the chunk's counts, oldest first (Map order). */
-  private readonly chunks = new Map<string, PartCounts>();
-  private numbers = 0;
+  /** `${chunkS}:${start}` → the chunk's counts, oldest first. */
+  private readonly chunks: NumberBoundedMap<PartCounts>;
   /** Chunks answered from here (kept) and asked of Prometheus (asked), since start. */
   readonly counts = { kept: 0, asked: 0 };
 
-  constructor(private readonly maxNumbers = MAX_CHUNK_NUMBERS) {}
+  constructor(maxNumbers = MAX_CHUNK_NUMBERS) {
+    this.chunks = new NumberBoundedMap(maxNumbers, numbersOf);
+  }
 
   get(chunkS: number, start: number): PartCounts | undefined {
     return this.chunks.get(`${chunkS}:${start}`);
@@ -97,28 +99,16 @@ export class RankingChunkCache {
 
   /** Keeps a final chunk (a newer answer of the same chunk replaces it). */
   put(chunkS: number, start: number, part: PartCounts): void {
-    const key = `${chunkS}:${start}`;
-    const old = this.chunks.get(key);
-    if (old) {
-      this.numbers -= numbersOf(old);
-      this.chunks.delete(key);
-    }
-    this.chunks.set(key, part);
-    this.numbers += numbersOf(part);
-    for (const [k, c] of this.chunks) {
-      if (this.numbers <= this.maxNumbers) break;
-      this.chunks.delete(k);
-      this.numbers -= numbersOf(c);
-    }
+    this.chunks.set(`${chunkS}:${start}`, part);
   }
 
-  /** Over three quarters of its bound: the warm loop adds no more (as FleetRowCache.nearlyFull). */
+  /** Over three quarters of its bound: the warm loop adds no more (NumberBoundedMap.nearlyFull). */
   get nearlyFull(): boolean {
-    return this.numbers > 0.75 * this.maxNumbers;
+    return this.chunks.nearlyFull;
   }
 
   get size(): { chunks: number; numbers: number } {
-    return { chunks: this.chunks.size, numbers: this.numbers };
+    return { chunks: this.chunks.count, numbers: this.chunks.numbers };
   }
 }
 

@@ -12,6 +12,7 @@
  * Bounded by the numbers it holds (MAX_NUMBERS: ~8 bytes each), oldest kept first out.
  */
 import { alignDown, FLEET_ROW_ID, type SparseHist } from '@blkheat/shared-types';
+import { NumberBoundedMap } from './number-bounded-map.js';
 
 /** One series' counts in a column: device and queue latency. */
 export interface Cell {
@@ -54,13 +55,14 @@ function numbersOf(c: RowColumn): number {
 }
 
 export class FleetRowCache {
-  /** `${step}:${ts}` → column, oldest first (Map order). */
-  private readonly columns = new Map<string, RowColumn>();
-  private numbers = 0;
+  /** `${step}:${ts}` → column, oldest first. */
+  private readonly columns: NumberBoundedMap<RowColumn>;
   /** Per step: columns answered from here, and asked of Prometheus, since start. */
   private readonly counts = new Map<number, { kept: number; asked: number }>();
 
-  constructor(private readonly maxNumbers = MAX_NUMBERS) {}
+  constructor(maxNumbers = MAX_NUMBERS) {
+    this.columns = new NumberBoundedMap(maxNumbers, numbersOf);
+  }
 
   get(step: number, ts: number): RowColumn | undefined {
     return this.columns.get(`${step}:${ts}`);
@@ -68,19 +70,7 @@ export class FleetRowCache {
 
   /** Keeps a final column (a newer answer of the same column replaces it). */
   put(step: number, ts: number, column: RowColumn): void {
-    const key = `${step}:${ts}`;
-    const old = this.columns.get(key);
-    if (old) {
-      this.numbers -= numbersOf(old);
-      this.columns.delete(key);
-    }
-    this.columns.set(key, column);
-    this.numbers += numbersOf(column);
-    for (const [k, c] of this.columns) {
-      if (this.numbers <= this.maxNumbers) break;
-      this.columns.delete(k);
-      this.numbers -= numbersOf(c);
-    }
+    this.columns.set(`${step}:${ts}`, column);
   }
 
   /** Columns of `step` answered from here (kept) and asked of Prometheus (asked), since start. */
@@ -102,16 +92,13 @@ export class FleetRowCache {
     return false;
   }
 
-  /**
-   * Over three quarters of its bound: the warm loop adds no more (service.ts), so that keeping a
-   * span that does not fit never turns into asking for it again and again as it is dropped.
-   */
+  /** Over three quarters of its bound: the warm loop adds no more (NumberBoundedMap.nearlyFull). */
   get nearlyFull(): boolean {
-    return this.numbers > 0.75 * this.maxNumbers;
+    return this.columns.nearlyFull;
   }
 
   get size(): { columns: number; numbers: number } {
-    return { columns: this.columns.size, numbers: this.numbers };
+    return { columns: this.columns.count, numbers: this.columns.numbers };
   }
 }
 
