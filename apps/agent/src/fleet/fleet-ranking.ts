@@ -47,7 +47,15 @@ import {
 } from '@blkheat/shared-types';
 import { DEVICE_LATENCY_METRIC } from '../server/metrics.js';
 import { type FleetDirectory, hostDiskKey } from './fleet-disks.js';
-import { chunkSeconds, partCounts, type PartCounts, type RankingChunkCache, rangeCounts, rangeParts } from './fleet-ranking-chunks.js';
+import {
+  chunkSeconds,
+  partCounts,
+  type PartCounts,
+  type RangeCounts,
+  type RankingChunkCache,
+  rangeCounts,
+  rangeParts,
+} from './fleet-ranking-chunks.js';
 import { nativeQuantile } from './native-buckets.js';
 import type { PrometheusApi } from './prometheus-api.js';
 import { labelFilterMatchers, matcher, re2Literal, selector } from './promql.js';
@@ -156,20 +164,17 @@ export async function rankFleet(
   const perDisk = (sel: string, w = window): string => `sum by (${BY}) (rate(${sel}[${w}]))`;
   const latency = (extra: readonly string[]): string => selector(DEVICE_LATENCY_METRIC, [...labelFilterMatchers(filter, true), ...extra]);
   const parts = chunks && unfiltered(filter) ? rangeParts(req.from, req.to, chunkSeconds(interval), chunks.finalBefore) : undefined;
-  /** p99.9 and I/Os where they were computed here from the range's counts. */
-  let local: Map<string, { p999: number; ios: number }> | undefined;
+  /** Every disk's counts over the range and their schema, where the ranking was computed here from them. */
+  let local: { readonly disks: Map<string, RangeCounts>; readonly schema: BucketSchema } | undefined;
   let top: { metric: Row; p99: number }[];
   if (chunks && parts) {
     const summed = await rangeCounts(chunks.cache, parts, (a, b) => askPerDisk(api, a, b, interval, chunks.schema), chunks.schema);
     queries += summed.asked;
-    local = new Map();
-    top = [];
-    for (const [key, d] of summed.disks) {
-      const p99 = nativeQuantile(0.99, d.counts, chunks.schema);
-      if (!Number.isFinite(p99)) continue;
-      top.push({ metric: { instance: d.instance, dev: d.dev, disk: d.disk }, p99 });
-      local.set(key, { p999: nativeQuantile(0.999, d.counts, chunks.schema), ios: d.counts.reduce((a, n) => a + n, 0) });
-    }
+    local = { disks: summed.disks, schema: chunks.schema };
+    top = [...summed.disks.values()].map((d) => ({
+      metric: { instance: d.instance, dev: d.dev, disk: d.disk },
+      p99: nativeQuantile(0.99, d.counts, chunks.schema),
+    }));
   } else {
     top = (await instant(`topk(${limit}, histogram_quantile(0.99, ${perDisk(latency([]))}))`)).map((s) => ({
       metric: s.metric,
@@ -210,12 +215,21 @@ export async function rankFleet(
     }
     return out;
   };
-  /** A figure computed here, for every disk that has one (as byDisk, finite values only). */
-  const fromCounts = (pick: (c: { p999: number; ios: number }) => number): Map<string, number> =>
-    new Map([...(local ?? [])].map(([key, c]) => [key, pick(c)] as const).filter(([, v]) => Number.isFinite(v)));
+  /** A figure of each ranked disk computed here from its counts (as byDisk, finite values only). */
+  const fromCounts = (figure: (counts: Float64Array, schema: BucketSchema) => number): Map<string, number> => {
+    const out = new Map<string, number>();
+    for (const r of ranked) {
+      const counts = local?.disks.get(keyOf(r.metric))?.counts;
+      const v = counts && local && figure(counts, local.schema);
+      if (v !== undefined && Number.isFinite(v)) out.set(keyOf(r.metric), v);
+    }
+    return out;
+  };
   const [p999, ios, errors, inflight, untimed, spark] = await Promise.all([
-    local ? fromCounts((c) => c.p999) : byDisk(`histogram_quantile(0.999, ${perDisk(latency([hosts]))})`),
-    local ? fromCounts((c) => c.ios) : byDisk(`sum by (${BY}) (histogram_count(rate(${latency([hosts])}[${window}]))) * ${rangeS}`),
+    local ? fromCounts((c, schema) => nativeQuantile(0.999, c, schema)) : byDisk(`histogram_quantile(0.999, ${perDisk(latency([hosts]))})`),
+    local
+      ? fromCounts((c) => c.reduce((a, n) => a + n, 0))
+      : byDisk(`sum by (${BY}) (histogram_count(rate(${latency([hosts])}[${window}]))) * ${rangeS}`),
     byDisk(`${perDisk(of('blkheat_io_errors_total', true))} * ${rangeS}`),
     byDisk(`max by (${BY}) (max_over_time(${of('blkheat_inflight_oldest_seconds', false)}[${window}]))`),
     byDisk(`${perDisk(of('blkheat_untimed_ios_total', false))} * ${rangeS}`),

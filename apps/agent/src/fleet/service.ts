@@ -61,9 +61,10 @@ const DEFAULT_SCRAPE_INTERVAL_S = 15;
 const PROMETHEUS_RETENTION_S = 15 * 86400;
 /**
  * The fleet row kept warm (fleet-row-cache.ts) on a big fleet: the last 3 h at the row's finest
- * step (and the ranked table's chunks of them, fleet-ranking-chunks.ts), what a page opening on a 1 h view asks (its view and the margins either side), read
+ * step, what a page opening on a 1 h view asks (its view and the margins either side), read
  * from Prometheus at most WARM_CHUNK_S of it a round, newest first, so that filling it after a
- * start never holds Prometheus for long; once filled, a column or two per scrape.
+ * start never holds Prometheus for long; once filled, a column or two per scrape. Then the
+ * ranked table's chunks of the same 3 h (fleet-ranking-chunks.ts), one a round.
  */
 const WARM_SPAN_S = 3 * 3600;
 const WARM_CHUNK_S = 15 * 60;
