@@ -118,6 +118,7 @@ function watchSocket(page: Page, t0: number): string[] {
     if (path) seen.push(`${at()} answered ${path}`);
   });
   page.on('websocket', (ws) => {
+    seen.push(`${at()} opened its WebSocket`);
     ws.on('framesent', (f) => {
       const text = typeof f.payload === 'string' ? f.payload : f.payload.toString('utf8');
       if (!text.includes('"hello"')) seen.push(`${at()} sent ${text.slice(0, 140)}`);
@@ -146,6 +147,15 @@ async function open(page: Page, url: string, what: string, timeoutMs: number): P
   const tableMs = await until(page, t0, tableReady, timeoutMs);
   const end = await pageNow(page);
   const c = await counts(page);
+  // Where the page's boot went before it asked anything (page clock: ms from navigation start).
+  const nav = await page.evaluate(() => {
+    type Navigation = { responseEnd: number; domContentLoadedEventEnd: number };
+    const timing = performance as unknown as { getEntriesByType(type: 'navigation'): Navigation[] };
+    const n = timing.getEntriesByType('navigation')[0];
+    return n === undefined ? undefined : { html: n.responseEnd, scripts: n.domContentLoadedEventEnd };
+  });
+  if (nav)
+    asked.unshift(`navigation: the page's HTML in ${nav.html.toFixed(0)} ms, its scripts run by ${nav.scripts.toFixed(0)} ms (page clock)`);
   return { what, firstWindowMs, idleMs, tableMs, ...c, longTasks: describeLongTasks(await longTasksBetween(page, t0, end)), asked };
 }
 

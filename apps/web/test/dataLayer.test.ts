@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUCKET_SCHEMA, FINE_BUCKET_SCHEMA, type Frame, type RangeAnswer, type RangeRequest } from '@blkheat/shared-types';
 import { type AgentSource, helloClock } from '../src/pipeline/source.ts';
-import { liveView, type ViewState } from '../src/model/view.ts';
+import { fixedView, liveView, type ViewState } from '../src/model/view.ts';
+import { alignCeil } from '../src/model/resolution.ts';
 import { answeringAgent, dataHarness, LOOP0, SDA, snapshotOf } from './fixtures/dataLayer.ts';
 
 const T0 = 1_700_000_000;
@@ -162,6 +163,45 @@ test('data layer: following, a history fetch slower than a live second still lan
     'the live seconds that came during the fetch are in it',
   );
   assert.ok(w && w.to >= T0 + 63, 'and the window reaches them');
+});
+
+test('data layer: a fixed range asked while the data’s end moves is asked once (only the buffer past the view moved)', async () => {
+  // A fleet's first window of an hour takes a second or more to answer, and its edge moves a
+  // scrape meanwhile. The view ends before the edge: the newer edge only moves the buffer past
+  // it, which a loaded window is not reloaded for either. Asking again doubled the fleet's work.
+  const { h, dm, asked } = withTwoHours(fixedView(T0 - 1800, T0 + 50));
+  dm.setLiveSchema(BUCKET_SCHEMA);
+  dm.onFrames(Array.from({ length: 60 }, (_, s) => io(T0 + s)));
+  dm.onCovered(T0, T0 + 60);
+  dm.refresh();
+  for (let i = 0; i < 100 && asked.length < 1; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(asked.length, 1, 'the range is asked for');
+  const first = { ...asked[0]!.msg, step: asked[0]!.msg.step ?? 1 };
+  assert.ok(first.to > T0 + 50, `its buffer reaches past the view (to the edge: ${first.to - T0})`);
+  for (const s of [60, 61, 62, 63, 64, 65, 66, 67, 68, 69]) {
+    dm.onFrames([io(T0 + s)]);
+    dm.onCovered(T0 + s, T0 + s + 1);
+    dm.refresh();
+    await new Promise((r) => setTimeout(r, 30));
+  }
+  assert.ok(dm.edge() >= alignCeil(T0 + 70, first.step) - first.step, 'the edge moved on while the range was out');
+  assert.equal(asked.length, 1, 'the request under way was not asked again');
+  const history: Frame[] = [];
+  for (let ts = first.from; ts < first.to; ts += first.step) history.push({ ...io(ts, 2), step: first.step });
+  asked[0]!.answer(history);
+  for (let i = 0; i < 10; i++) await tick();
+  const w = h.window();
+  assert.equal(w?.step, first.step, 'the range is on screen');
+  assert.ok(w && w.from <= T0 - 1800 && w.to >= T0 + 50, 'holding the visible range');
+  dm.refresh();
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(asked.length, 1, 'and kept: nothing more is asked for the view');
+
+  // A zoom the pending window does not hold still asks at once (the step changes).
+  h.ui.setState({ view: fixedView(T0 - 7000, T0 + 50) });
+  dm.refresh();
+  for (let i = 0; i < 100 && asked.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(asked.length, 2, 'a view the window does not hold is asked for');
 });
 
 test('data layer: following, a live second that comes while a new window waits to load is in that window', async () => {

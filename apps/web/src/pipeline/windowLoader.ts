@@ -22,7 +22,7 @@ import type { AgentSource, DataSource } from './source.js';
 import type { VisibleSummary } from './visibleSummary.js';
 import { fetchRange } from './fetchRange.js';
 import { disksKey, fleetColumnsLate, fleetRangeDisks } from './fleetWindow.js';
-import { continues, reachTo, type Want, wantedWindow } from './windowWant.js';
+import { continues, holdsVisible, reachTo, type Want, wantedWindow } from './windowWant.js';
 
 const LOAD_DEBOUNCE = 120;
 
@@ -54,6 +54,8 @@ export class WindowLoader {
   private fetchTimer: { readonly timer: ReturnType<typeof setTimeout>; readonly done: () => void } | undefined;
   /** What the load under way (waiting, fetching or building) will install; undefined when none is. */
   private pending: Want | undefined;
+  /** The disks the pending load asks for (disksKey). */
+  private pendingDisks = '';
   private refreshQueued = false;
   /** A following window's newest columns are being asked for (extendFollowing). */
   private extending = false;
@@ -198,23 +200,26 @@ export class WindowLoader {
     const step = want.step;
     const lowest = this.source.lowest();
     const floor = lowest === undefined ? -Infinity : alignFloor(lowest, step);
+    const disks = disksKey(this.rangeDisks());
+    const edge = this.source.edge();
     const fits =
       cur !== undefined &&
       sameSchema(cur.schema, this.source.schema()) &&
       cur.requestedStep === step &&
-      this.currentDisks === disksKey(this.rangeDisks()) &&
-      cur.from <= Math.max(want.visible.from, floor) &&
+      this.currentDisks === disks &&
       (want.following
         ? // A following window still short of the visible range (the backfill brings the seconds
           // before it, oldest first) is loaded afresh: what is visible is asked for at once.
-          cur.following && (cur.coveredTo >= want.visible.from || this.client?.connected !== true)
-        : cur.to >= Math.min(want.visible.to, alignCeil(this.source.edge(), step)));
+          cur.from <= Math.max(want.visible.from, floor) &&
+          cur.following &&
+          (cur.coveredTo >= want.visible.from || this.client?.connected !== true)
+        : holdsVisible(cur, want, floor, edge));
     if (cur && !want.following && cur.following) {
       // Paused: stop growing, so the ring never expires what the user is looking at.
       cur.following = false;
     }
     if (!fits) {
-      if (!(this.pending && continues(this.pending, want))) this.load(want);
+      if (!(this.pending && this.pendingDisks === disks && continues(this.pending, want, floor, edge))) this.load(want);
     } else if (cur && want.following && this.lateLive(cur)) {
       void this.busy.during(() => this.extendFollowing(cur));
     } else if (cur && this.heatMaps.stale(cur)) {
@@ -263,6 +268,7 @@ export class WindowLoader {
   private load(want: Want): void {
     const gen = ++this.loadGen;
     this.pending = want;
+    this.pendingDisks = disksKey(this.rangeDisks());
     if (this.fetchTimer !== undefined) {
       clearTimeout(this.fetchTimer.timer);
       this.fetchTimer.done();
