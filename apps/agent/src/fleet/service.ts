@@ -40,6 +40,7 @@ import { FleetRowCache } from './fleet-row-cache.js';
 import { FleetLive } from './fleet-live.js';
 import { rankFleet, type FleetRanking, type RankingChunks, type RankingRequest, warmRankingChunk } from './fleet-ranking.js';
 import { RankingChunkCache } from './fleet-ranking-chunks.js';
+import { SharedQuestions } from './shared-questions.js';
 import { stuckFleet } from './fleet-stuck.js';
 import type { FleetOptions } from './options.js';
 import { PrometheusApi, promDurationSeconds } from './prometheus-api.js';
@@ -125,6 +126,16 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   const keptRanking = (nowS = Date.now() / 1000): RankingChunks | undefined =>
     dir.big && intervalsKnown ? { cache: rankingCache, finalBefore: nowS - finalAfter(liveEdge.step), schema: options.schema } : undefined;
 
+  /**
+   * The ranked table, identical questions under way answered once (shared-questions.ts); a
+   * joined answer made no Prometheus query of its own, and says so.
+   */
+  const rankings = new SharedQuestions((q: RankingRequest) => rankFleet(api, dir, q, keptRanking()));
+  const ranked = async (q: RankingRequest): Promise<FleetRanking> => {
+    const { answer, joined } = await rankings.answer({ scrapeInterval, ...q });
+    return joined ? { ...answer, prometheusQueries: 0 } : answer;
+  };
+
   const fleet: FleetSource = {
     info,
     problem: () => problem,
@@ -138,7 +149,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
       const { frames } = await fleetFrames(api, dir, plan, filter, scrapeInterval, options.schema, keptRow());
       return cutAtBytes(asTexts(frames), plan.from, plan.to, plan.step, maxBytes);
     },
-    ranked: (q) => rankFleet(api, dir, { ...q, scrapeInterval }, keptRanking()),
+    ranked: (q) => ranked({ ...q, scrapeInterval }),
     stuck: (q) => stuckFleet(api, dir, { ...q, at: Date.now() / 1000, scrapeInterval }),
   };
 
@@ -316,7 +327,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     url: server.url,
     port: server.address.port,
     context,
-    ranked: (range) => rankFleet(api, dir, { scrapeInterval, ...range }, keptRanking()),
+    ranked,
     rowCache,
     rankingCache,
     stop: () =>
