@@ -72,15 +72,37 @@ export function isEmptyFrame(frame: Frame): boolean {
   return frame.disks.length === 0;
 }
 
+/** A device number split once (a fleet's disk list holds thousands: a sort splits each name once, not per comparison). */
+interface DevKey {
+  readonly dev: string;
+  readonly maj: number | undefined;
+  readonly min: number | undefined;
+}
+
+function devKey(dev: string): DevKey {
+  const [maj, min] = dev.split(':').map(Number);
+  return { dev, maj, min };
+}
+
+function compareDevKeys(a: DevKey, b: DevKey): number {
+  if (a.maj !== undefined && b.maj !== undefined && a.min !== undefined && b.min !== undefined) {
+    if (a.maj !== b.maj) return a.maj - b.maj;
+    if (a.min !== b.min) return a.min - b.min;
+  }
+  return a.dev < b.dev ? -1 : a.dev > b.dev ? 1 : 0;
+}
+
 /** Orders "MAJ:MIN" device numbers numerically (8:2 before 8:10), other strings after. */
 export function compareDev(a: string, b: string): number {
-  const [amaj, amin] = a.split(':').map(Number);
-  const [bmaj, bmin] = b.split(':').map(Number);
-  if (amaj !== undefined && bmaj !== undefined && amin !== undefined && bmin !== undefined) {
-    if (amaj !== bmaj) return amaj - bmaj;
-    if (amin !== bmin) return amin - bmin;
-  }
-  return a < b ? -1 : a > b ? 1 : 0;
+  return compareDevKeys(devKey(a), devKey(b));
+}
+
+/** `items` in compareDev order of `devOf(item)`, each device number split once (a new array). */
+export function sortedByDev<T>(items: readonly T[], devOf: (item: T) => string): T[] {
+  return items
+    .map((item) => ({ item, key: devKey(devOf(item)) }))
+    .sort((a, b) => compareDevKeys(a.key, b.key))
+    .map((k) => k.item);
 }
 
 /** A class's phases (PhaseAcc: submit wait and total present once an added frame's class had them), and the rest of it. */

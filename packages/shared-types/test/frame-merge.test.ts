@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { coarsenFrames, compareDev, conservedCount, filterFrame, FrameAccumulator, mergeFrames } from '../src/frame-merge.js';
+import { coarsenFrames, compareDev, conservedCount, filterFrame, FrameAccumulator, mergeFrames, sortedByDev } from '../src/frame-merge.js';
 import { sparseProblem, sparseTotal } from '../src/histogram.js';
 import {
   CGROUP_NONE,
@@ -163,6 +163,22 @@ test('FrameAccumulator reset starts over and counts frames', () => {
   acc.reset();
   assert.equal(acc.count, 0);
   assert.deepEqual(acc.toFrame(1_700_000_000, 10), { ts: 1_700_000_000, step: 10, disks: [] });
+});
+
+test('sortedByDev orders items as compareDev orders their device numbers, and leaves its input as it was', () => {
+  const devs = ['8:10', 'fleet', '253:0', '8:2', '7:0', '501:12', '501:2', 'b', 'a', '8:2'];
+  const items = devs.map((dev, i) => ({ dev, i }));
+  const sorted = sortedByDev(items, (d) => d.dev);
+  assert.deepEqual(
+    sorted.map((d) => d.dev),
+    [...devs].sort(compareDev),
+  );
+  assert.deepEqual(sorted.map((d) => d.dev).slice(0, 7), ['7:0', '8:2', '8:2', '8:10', '253:0', '501:2', '501:12']);
+  assert.deepEqual(
+    items.map((d) => d.dev),
+    devs,
+    'the input is not reordered',
+  );
 });
 
 test('compareDev orders device numbers numerically', () => {

@@ -10,6 +10,7 @@ import {
   type BucketSchema,
   BUCKET_SCHEMA,
   compareDev,
+  sortedByDev,
   type DiskInfo,
   type Frame,
   type HelloMessage,
@@ -327,7 +328,7 @@ export class DataSource {
 
   /** The agent's disks (a hello, a disks message, or a fetch of the list). Returns true when they are the ones on screen. */
   setAgentDisks(disks: readonly DiskInfo[]): boolean {
-    this.agentList = [...disks].sort((a, b) => compareDev(a.dev, b.dev));
+    this.agentList = sortedByDev(disks, (d) => d.dev);
     if (this.snap) return false;
     this.store.setState({ disks: this.agentList });
     return true;
@@ -343,7 +344,7 @@ export class DataSource {
     this.store.setState({
       mode: 'snapshot',
       snapshot: snapshotInfo(snapshot, name),
-      disks: [...snapshot.disks].sort((a, b) => compareDev(a.dev, b.dev)),
+      disks: sortedByDev(snapshot.disks, (d) => d.dev),
     });
     this.publishSchema();
   }
