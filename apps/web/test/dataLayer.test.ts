@@ -6,7 +6,7 @@ import { BUCKET_SCHEMA, FINE_BUCKET_SCHEMA, type Frame, type RangeAnswer, type R
 import { type AgentSource, helloClock } from '../src/pipeline/source.ts';
 import { fixedView, liveView, type ViewState } from '../src/model/view.ts';
 import { alignCeil } from '../src/model/resolution.ts';
-import { answeringAgent, dataHarness, LOOP0, SDA, snapshotOf } from './fixtures/dataLayer.ts';
+import { answeringAgent, type AskedRange, dataHarness, LOOP0, SDA, snapshotOf } from './fixtures/dataLayer.ts';
 
 const T0 = 1_700_000_000;
 
@@ -17,6 +17,14 @@ function io(ts: number, n = 5): Frame {
 type RangeRequestBody = Omit<RangeRequest, 'id'>;
 
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
+
+/** Answers a range request with 2 I/Os a column over its whole range, and lets the answer land. */
+async function answerWithHistory(range: AskedRange, step: number): Promise<void> {
+  const history: Frame[] = [];
+  for (let ts = range.msg.from; ts < range.msg.to; ts += step) history.push({ ...io(ts, 2), step });
+  range.answer(history);
+  for (let i = 0; i < 10; i++) await tick();
+}
 
 /** A page on an agent with two hours of history before T0 (answering range requests when told), showing `view`. */
 function withTwoHours(view: ViewState) {
@@ -149,10 +157,7 @@ test('data layer: following, a history fetch slower than a live second still lan
     await new Promise((r) => setTimeout(r, 200));
   }
   assert.equal(asked.length, 1, 'the request under way was not asked again');
-  const history: Frame[] = [];
-  for (let ts = first.from; ts < first.to; ts += first.step) history.push({ ...io(ts, 2), step: first.step });
-  asked[0]!.answer(history);
-  for (let i = 0; i < 10; i++) await tick();
+  await answerWithHistory(asked[0]!, first.step);
   const w = h.window();
   assert.equal(w?.step, first.step, 'the hour is on screen');
   assert.ok(w && w.from <= dm.edge() - 3600, 'from an hour ago');
@@ -186,10 +191,7 @@ test('data layer: a fixed range asked while the data’s end moves is asked once
   }
   assert.ok(dm.edge() >= alignCeil(T0 + 70, first.step) - first.step, 'the edge moved on while the range was out');
   assert.equal(asked.length, 1, 'the request under way was not asked again');
-  const history: Frame[] = [];
-  for (let ts = first.from; ts < first.to; ts += first.step) history.push({ ...io(ts, 2), step: first.step });
-  asked[0]!.answer(history);
-  for (let i = 0; i < 10; i++) await tick();
+  await answerWithHistory(asked[0]!, first.step);
   const w = h.window();
   assert.equal(w?.step, first.step, 'the range is on screen');
   assert.ok(w && w.from <= T0 - 1800 && w.to >= T0 + 50, 'holding the visible range');
