@@ -91,7 +91,7 @@ export interface TestAgent {
 /** Starts an in-process agent on 127.0.0.1:<free port> with a temp data dir and a tiny dashboard build. */
 export async function startTestAgent(
   t: { after(fn: () => void | Promise<void>): void },
-  overrides: Partial<ServeOptions> & { withSite?: boolean } = {},
+  overrides: Partial<ServeOptions> & { withSite?: boolean; collectorDisks?: DiskInfo[] } = {},
 ): Promise<TestAgent> {
   const dataDir = mkdtempSync(join(tmpdir(), 'blkheat-agent-'));
   const webRoot = mkdtempSync(join(tmpdir(), 'blkheat-web-'));
@@ -106,7 +106,7 @@ export async function startTestAgent(
   }
   let collector: ScriptedCollector | undefined;
   const logs: string[] = [];
-  const { withSite: _ignored, ...rest } = overrides;
+  const { withSite: _ignored, collectorDisks = TEST_DISKS, ...rest } = overrides;
   const options: ServeOptions = {
     host: '127.0.0.1',
     port: 0,
@@ -125,7 +125,7 @@ export async function startTestAgent(
     ...rest,
   };
   const agent = await startAgent(options, {
-    createCollector: async (o) => (collector = new ScriptedCollector(o, TEST_DISKS.slice())),
+    createCollector: async (o) => (collector = new ScriptedCollector(o, collectorDisks.slice())),
     log: (l) => logs.push(l),
   });
   t.after(async () => {

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { WsTestClient } from '@blkheat/testkit';
 import {
   BUCKET_SCHEMA,
+  type DiskInfo,
+  HELLO_INLINE_DISKS,
   MAX_CLIENT_MESSAGE_BYTES,
   PROTOCOL_VERSION,
   coarsenFrames,
@@ -56,6 +58,7 @@ test('hello describes the agent, then a subscriber gets each new second once, in
   assert.deepEqual(hello.tiers, [1, 10, 60]);
   assert.equal(hello.step, 1);
   assert.deepEqual(hello.disks, TEST_DISKS);
+  assert.equal(hello.disksFollow, undefined, 'a short list is in the hello');
   assert.ok(Math.abs(hello.now - nowS()) <= 2);
   assert.ok(hello.status && hello.status.startedAt <= hello.now, `status: ${JSON.stringify(hello.status)}`);
   assert.equal(hello.status.historyFault, undefined, 'no history fault');
@@ -72,6 +75,36 @@ test('hello describes the agent, then a subscriber gets each new second once, in
     got.push(m.frame);
   }
   assert.deepEqual(got, frames);
+});
+
+test('a disk list over HELLO_INLINE_DISKS follows the hello at once in a disks message; the hello says so', async (t) => {
+  // A big fleet lists thousands: a browser reads a long message in pieces between the page's
+  // own tasks, so the hello (and what the page asks on it) would wait for the list.
+  const many: DiskInfo[] = Array.from({ length: HELLO_INLINE_DISKS + 1 }, (_, i) => ({
+    dev: `259:${i}`,
+    name: `nvme${i}n1`,
+    kind: 'request',
+    present: true,
+  }));
+  const a = await startTestAgent(t, { collectorDisks: many });
+  const c = await connect(a.streamUrl, t);
+  const hello = (await c.next()).json<HelloMessage>();
+  assert.equal(hello.t, 'hello');
+  assert.equal(hello.disksFollow, true);
+  assert.deepEqual(hello.disks, [], 'the hello lists none itself');
+  const list = (await c.next()).json<Msg>();
+  assert.equal(list.t, 'disks', 'the very next message is the list');
+  assert.deepEqual(list.t === 'disks' ? list.disks : [], many, 'every disk, as the agent lists them');
+  // And the connection goes on as any other: a subscribe gets the live seconds.
+  c.sendJson({ t: 'subscribe' });
+  await new Promise((r) => setTimeout(r, 50));
+  const frames = randomFrames(33, nowS() - 5, 3);
+  for (const f of frames) a.collector.emit(f);
+  const { seconds } = await collectSeconds(c, (s) => s.length >= frames.length);
+  assert.deepEqual(
+    seconds,
+    frames.map((f) => f.ts),
+  );
 });
 
 test('subscribe with backfillFrom: every second from there to live exactly once, then live', async (t) => {

@@ -164,7 +164,12 @@ export function startApp(): void {
       onCovered(from, to) {
         data.onCovered(from, to);
       },
-      onDisks(disks) {
+      onDisks(disks, ofHello) {
+        // The hello's own list (it follows a big fleet's hello): nothing appeared or went away.
+        if (ofHello) {
+          data.setAgentDisks(disks);
+          return;
+        }
         const before = new Map(data.agentDisks.map((d) => [d.dev, d]));
         for (const d of disks) {
           const old = before.get(d.dev);

@@ -37,6 +37,9 @@ export interface HostInfo {
 
 // ---- agent -> client ----
 
+/** Disks a hello lists itself; a longer list follows it in a `disks` message (HelloMessage.disksFollow). */
+export const HELLO_INLINE_DISKS = 256;
+
 export interface HelloMessage {
   readonly t: 'hello';
   readonly protocol: number;
@@ -52,7 +55,16 @@ export interface HelloMessage {
    * whose hosts are scraped at over 1 s says the coarsest scrape interval (docs/fleet.md).
    */
   readonly step: number;
+  /** The disks; empty when `disksFollow` (a long list comes in a `disks` message right after). */
   readonly disks: readonly DiskInfo[];
+  /**
+   * Added after 0.4.0 (optional, protocol 6): the disk list is over HELLO_INLINE_DISKS (a big
+   * fleet: 4,000 disks are ~470 KiB of JSON), so this hello's `disks` is empty and the list is
+   * the `disks` message that follows it at once. A browser reads a long message in pieces
+   * between the page's own tasks: the hello, and what the page asks on it, would wait for the
+   * list. A client that ignores this sees the list arrive as a change.
+   */
+  readonly disksFollow?: true;
   /** Agent clock, unix seconds; the newest complete frame is at most `now - step`. */
   readonly now: number;
   /** Oldest second history can answer for. */
@@ -197,6 +209,18 @@ export type ServerMessage =
   | LaggingMessage
   | ErrorMessage
   | StatusMessage;
+
+/**
+ * What greets a client: the hello, with its disk list, or over HELLO_INLINE_DISKS disks the
+ * hello without them (`disksFollow`) and the list in a `disks` message right after.
+ */
+export function greeting(hello: HelloMessage): readonly [HelloMessage] | readonly [HelloMessage, DisksMessage] {
+  if (hello.disks.length <= HELLO_INLINE_DISKS) return [hello];
+  return [
+    { ...hello, disks: [], disksFollow: true },
+    { t: 'disks', disks: hello.disks },
+  ];
+}
 
 // ---- client -> agent ----
 

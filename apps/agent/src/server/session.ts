@@ -18,6 +18,7 @@ import type { WebSocket } from 'ws';
 import {
   alignDown,
   MAX_FRAMES_PER_ANSWER,
+  greeting,
   PROTOCOL_VERSION,
   CLOSE_CODES,
   filterFrame,
@@ -99,7 +100,8 @@ export class ClientSession {
   start(): void {
     const ctx = this.host.ctx;
     const now = Math.floor(Date.now() / 1000);
-    this.sendJson({
+    // A long list (a big fleet's) follows the hello: the page asks for its window on the hello.
+    for (const msg of greeting({
       t: 'hello',
       protocol: PROTOCOL_VERSION,
       agent: ctx.version,
@@ -112,7 +114,8 @@ export class ClientSession {
       tiers: ctx.history.tierSteps,
       status: agentStatus(ctx),
       ...(ctx.fleet ? { fleet: ctx.fleet.info() } : {}),
-    });
+    }))
+      this.sendJson(msg);
   }
 
   onClose(): void {

@@ -32,7 +32,11 @@ export interface ClientEvents {
    * agent stores a frame, maybe with `disks: []`, for every second it recorded).
    */
   onCovered(from: number, to: number): void;
-  onDisks(disks: readonly DiskInfo[]): void;
+  /**
+   * The agent's disks changed, or (`ofHello`) the hello's own long list, sent right after it
+   * (hello.disksFollow): no disk appeared or went away then.
+   */
+  onDisks(disks: readonly DiskInfo[], ofHello: boolean): void;
   /**
    * The agent's status, from each hello and from every `status` message (protocol 3); undefined
    * from an agent too old to report one.
@@ -66,6 +70,8 @@ export class AgentClient {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private gotHello = false;
+  /** The hello said its disk list follows (disksFollow): the next `disks` message is that list. */
+  private helloDisksDue = false;
   /** Newest second received (live or backfill); the next subscribe backfills from lastTs + 1. */
   lastTs: number | undefined;
   /** Seconds the live stream skipped that we had to fetch. */
@@ -207,6 +213,7 @@ export class AgentClient {
         // So do columns of another live step (a fleet server's scrape interval changed, protocol 6).
         if (this.hello && (!sameSchema(this.hello.schema, msg.schema) || this.hello.step !== msg.step)) this.lastTs = undefined;
         this.hello = msg;
+        this.helloDisksDue = msg.disksFollow === true;
         this.attempt = 0;
         this.opts.events.onHello(msg);
         // Every hello says it afresh: a fault that ended while we were away must not linger.
@@ -258,9 +265,12 @@ export class AgentClient {
         this.opts.events.onNotice(`agent: ${msg.message}`);
         return;
       }
-      case 'disks':
-        this.opts.events.onDisks(msg.disks);
+      case 'disks': {
+        const ofHello = this.helloDisksDue;
+        this.helloDisksDue = false;
+        this.opts.events.onDisks(msg.disks, ofHello);
         return;
+      }
       case 'status':
         this.opts.events.onStatus(msg.status);
         return;
