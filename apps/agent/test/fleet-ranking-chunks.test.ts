@@ -9,8 +9,15 @@ import { bucketCount, BUCKET_SCHEMA, lowerBoundSeconds, upperBoundSeconds } from
 import { prometheusUnavailable } from '@blkheat/testkit';
 import { FleetDirectory, hostDiskKey } from '../src/fleet/fleet-disks.js';
 import { finalAfter } from '../src/fleet/fleet-frames.js';
-import { rankFleet } from '../src/fleet/fleet-ranking.js';
-import { chunkSeconds, type PartCounts, RankingChunkCache, rangeCounts, rangeParts } from '../src/fleet/fleet-ranking-chunks.js';
+import { rankFleet, scrapeWindow } from '../src/fleet/fleet-ranking.js';
+import {
+  chunkSeconds,
+  type PartCounts,
+  RankingChunkCache,
+  rangeCounts,
+  rangeParts,
+  sparkFromParts,
+} from '../src/fleet/fleet-ranking-chunks.js';
 import { nativeQuantile } from '../src/fleet/native-buckets.js';
 import { PrometheusApi } from '../src/fleet/prometheus-api.js';
 import { eventually } from './lib/fleet-rig.js';
@@ -65,11 +72,55 @@ test('a range is cut at whole chunks: the final ones kept, the head, the tail an
   });
   assert.deepEqual(
     rangeParts(1000, 1600, 100, 1450),
-    { chunkS: 100, chunks: [1000, 1100, 1200, 1300], live: [[1400, 1600]] },
-    'not final after 1450',
+    {
+      chunkS: 100,
+      chunks: [1000, 1100, 1200, 1300],
+      live: [
+        [1400, 1500],
+        [1500, 1600],
+      ],
+    },
+    'not final after 1450; the tail cut where a chunk starts (each part inside one chunk span: a sparkline point)',
   );
   assert.equal(rangeParts(1010, 1150, 100, 2000), undefined, 'no whole chunk');
   assert.equal(rangeParts(1000, 1600, 100, 1050), undefined, 'no final chunk');
+});
+
+test('the sparkline from the parts: a point per chunk span, clipped to the range, merged past the most points; null where no I/O', () => {
+  const slow = { instance: 'slow', bucket: 60, n: 10 };
+  const calm = { instance: 'calm', bucket: 20, n: 10 };
+  const parts = [
+    { from: 1050, to: 1100, counts: part(slow, calm) }, // the head, half a span
+    { from: 1100, to: 1200, counts: part(calm) }, // a chunk where slow did nothing
+    { from: 1200, to: 1300, counts: part({ ...slow, bucket: 70 }, calm) },
+    { from: 1300, to: 1340, counts: part({ ...slow, bucket: 40, n: 100 }) }, // the tail
+  ];
+  const p99 = (c: Float64Array): number => nativeQuantile(0.99, c, schema);
+  /** The p99 of n I/Os all in bucket k. */
+  const top = (k: number, n = 10): number => {
+    const c = new Float64Array(bucketCount(schema));
+    c[k] = n;
+    return p99(c);
+  };
+  const keys = [hostDiskKey('slow', '8:0'), hostDiskKey('calm', '8:0')];
+  const s = sparkFromParts(parts, 100, keys, schema, 24, p99);
+  assert.ok(s);
+  assert.deepEqual([s.from, s.step], [1000, 100], 'the first point ends where the first chunk starts');
+  assert.deepEqual(
+    s.lines.get(keys[0] as string),
+    [top(60), null, top(70), top(40, 100)],
+    'slow: a point per span, none where it had no I/O',
+  );
+  assert.deepEqual(s.lines.get(keys[1] as string), [top(20), top(20), top(20), null]);
+  // Past the most points, k spans a point (the fewest that fit), their counts summed.
+  const merged = sparkFromParts(parts, 100, keys, schema, 2, p99);
+  assert.ok(merged);
+  assert.deepEqual([merged.from, merged.step], [1000, 200]);
+  const both = new Float64Array(bucketCount(schema));
+  both[70] = 10;
+  both[40] = 100;
+  assert.deepEqual(merged.lines.get(keys[0] as string), [top(60), p99(both)]);
+  assert.equal(sparkFromParts([], 100, keys, schema, 24, p99), undefined, 'no parts, no sparkline');
 });
 
 test('the counts of a range are its parts’ summed: final chunks asked once then kept, the others asked every time; the cache is bounded', async () => {
@@ -166,6 +217,23 @@ test(
     // equal the range's to well under a thousandth when scrapes are an interval apart.
     assert.ok(worstP99 <= 1e-3, `p99 within 1e-3 of Prometheus': ${worstP99}`);
     assert.ok(worstIos <= 1e-3, `I/Os within 1e-3 of Prometheus': ${worstIos}`);
+    // The sparkline from the parts: each whole chunk span's point is Prometheus' p99 over it.
+    const slow = fromChunks.disks[0];
+    const spark = fromChunks.spark;
+    assert.ok(slow?.spark && spark && spark.step === chunkS, `a point per chunk span (${JSON.stringify(spark)})`);
+    let compared = 0;
+    for (const [p, v] of slow.spark.entries()) {
+      const a = spark.from + p * spark.step;
+      if (a < from || a + spark.step > to) continue;
+      const w = scrapeWindow(a, a + spark.step, scrape);
+      const sel = `blkheat_device_latency_seconds{instance="${slow.instance}",dev="${slow.dev}"}`;
+      const [got] = await api.instant(`histogram_quantile(0.99, sum by (instance, dev, disk) (rate(${sel}[${w.window}])))`, w.at);
+      const want = Number(got?.value[1]);
+      assert.ok(v !== null && Math.abs(v - want) <= 1e-3 * want, `point ${p} [${a}, ${a + spark.step}): ${v} vs Prometheus' ${want}`);
+      compared++;
+    }
+    assert.equal(compared, 3, 'the three whole chunk spans compared');
+    assert.equal(slow.spark.length, Math.ceil((to - spark.from) / spark.step), 'a point per span the range touches');
     assert.deepEqual(
       again.disks.map((d) => [d.instance, d.disk, d.p99, d.ios]),
       fromChunks.disks.map((d) => [d.instance, d.disk, d.p99, d.ios]),

@@ -120,7 +120,10 @@ test(
     for (const d of top.disks) {
       if (d.link !== undefined) assert.equal(d.link, targetOf.get(d.instance), `${d.instance} links to its own host, or to none`);
       assert.ok(d.id !== undefined && disks.some((x) => x.dev === d.id && x.host === d.instance), 'the row’s fleet id');
-      assert.ok(d.spark && d.spark.length === Math.floor(30 / (top.spark?.step ?? 1)), 'a sparkline of every step');
+      // A point per step from the sparkline's start to the range's end (from kept chunks: a point
+      // per chunk span the range touches, fleet-ranking-chunks.ts sparkFromParts).
+      const points = top.spark ? Math.ceil((to - top.spark.from) / top.spark.step) : NaN;
+      assert.ok(d.spark && d.spark.length === points, `a sparkline of every step (${d.spark?.length} of ${points})`);
     }
     const slowSpark = top.disks[0]?.spark?.filter((v): v is number => v !== null) ?? [];
     assert.ok(slowSpark.length > 0 && slowSpark.every((v) => v > 0.005), `the slow disk's p99 over time: ${slowSpark.join(', ')}`);

@@ -12,7 +12,7 @@ export const MAX_RANKED = 200;
 export const DEFAULT_RANKED = 50;
 /** Longest label filter (job, instance pattern, disk pattern, class), characters. */
 export const MAX_RANKING_FILTER_CHARS = 128;
-/** Points of each row's p99 sparkline: one range query over the ranked hosts, at most this many steps. */
+/** Points of each row's p99 sparkline at most (one range query over the ranked hosts, or a big fleet's kept chunks). */
 export const RANKING_SPARK_POINTS = 24;
 
 /**
@@ -63,7 +63,11 @@ export interface FleetRanking {
   readonly hosts: readonly { readonly instance: string; readonly worstP99: number; readonly disks: number }[];
   /** The filters applied (as given). */
   readonly filter: FleetRankingFilter;
-  /** The sparklines' steps: the first ends at `from + step`, each `step` seconds long; absent: none drawn. */
+  /**
+   * The sparklines' steps: the first ends at `from + step`, each `step` seconds long, the first
+   * and last counting only what is inside the range (`from` may be before the range's: a big
+   * fleet's points are its chunk spans, added after 0.4.0); absent: none drawn.
+   */
   readonly spark?: { readonly from: number; readonly step: number };
   /** Requests this ranking made of Prometheus. */
   readonly prometheusQueries: number;

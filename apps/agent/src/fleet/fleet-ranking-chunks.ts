@@ -117,11 +117,21 @@ export interface RangeParts {
   readonly chunkS: number;
   /** Starts of the final chunks, oldest first. */
   readonly chunks: readonly number[];
-  /** [from, to) of the head and the tail: asked every time. */
+  /** [from, to) of the head and the tail (cut where a chunk starts): asked every time. */
   readonly live: readonly (readonly [number, number])[];
 }
 
-/** [from, to) cut at multiples of `chunkS`; undefined when no chunk in it is final (ask it whole). */
+/** One part of a range and every disk's counts in it. */
+export interface CountedPart {
+  readonly from: number;
+  readonly to: number;
+  readonly counts: PartCounts;
+}
+
+/**
+ * [from, to) cut at multiples of `chunkS`, each part inside one chunk's span; undefined when no
+ * chunk in it is final (ask it whole).
+ */
 export function rangeParts(from: number, to: number, chunkS: number, finalBefore: number): RangeParts | undefined {
   const first = Math.ceil(from / chunkS) * chunkS;
   const chunks: number[] = [];
@@ -131,46 +141,49 @@ export function rangeParts(from: number, to: number, chunkS: number, finalBefore
   const end = last + chunkS;
   const live: [number, number][] = [];
   if (from < first) live.push([from, first]);
-  if (end < to) live.push([end, to]);
+  // The tail cut where a chunk starts: every part lies in one chunk's span (a sparkline's cell).
+  for (let a = end; a < to; a += chunkS) live.push([a, Math.min(a + chunkS, to)]);
   return { chunkS, chunks, live };
 }
 
 /**
- * Every disk's counts over the range of `parts`, summed: the kept chunks from `cache`, the
- * others asked by `ask` (in parallel: PrometheusApi bounds how many are open), final chunks
- * asked kept. `asked` says how many parts were asked of Prometheus.
+ * Every disk's counts over the range of `parts`, summed, and each part's (oldest first): the kept
+ * chunks from `cache`, the others asked by `ask` (in parallel: PrometheusApi bounds how many are
+ * open), final chunks asked kept. `asked` says how many parts were asked of Prometheus.
  */
 export async function rangeCounts(
   cache: RankingChunkCache,
   parts: RangeParts,
   ask: (from: number, to: number) => Promise<PartCounts>,
   schema: BucketSchema,
-): Promise<{ readonly disks: Map<string, RangeCounts>; readonly asked: number }> {
+): Promise<{ readonly disks: Map<string, RangeCounts>; readonly parts: readonly CountedPart[]; readonly asked: number }> {
   let asked = 0;
-  const pending: Promise<PartCounts>[] = [];
+  const pending: Promise<CountedPart>[] = [];
   for (const start of parts.chunks) {
+    const end = start + parts.chunkS;
     const kept = cache.get(parts.chunkS, start);
     if (kept) {
       cache.counts.kept++;
-      pending.push(Promise.resolve(kept));
+      pending.push(Promise.resolve({ from: start, to: end, counts: kept }));
       continue;
     }
     asked++;
     cache.counts.asked++;
     pending.push(
-      ask(start, start + parts.chunkS).then((part) => {
-        cache.put(parts.chunkS, start, part);
-        return part;
+      ask(start, end).then((counts) => {
+        cache.put(parts.chunkS, start, counts);
+        return { from: start, to: end, counts };
       }),
     );
   }
   for (const [from, to] of parts.live) {
     asked++;
-    pending.push(ask(from, to));
+    pending.push(ask(from, to).then((counts) => ({ from, to, counts })));
   }
+  const counted = (await Promise.all(pending)).sort((a, b) => a.from - b.from);
   const disks = new Map<string, RangeCounts>();
   const size = bucketCount(schema);
-  for (const part of await Promise.all(pending)) {
+  for (const { counts: part } of counted) {
     for (const [i, key] of part.keys.entries()) {
       let sum = disks.get(key);
       if (!sum) {
@@ -178,11 +191,67 @@ export async function rangeCounts(
         sum = { instance, dev, disk: part.disks[i] ?? dev, counts: new Float64Array(size) };
         disks.set(key, sum);
       }
-      for (let j = part.offsets[i] as number; j < (part.offsets[i + 1] as number); j++) {
-        const k = part.buckets[j] as number;
-        sum.counts[k] = (sum.counts[k] as number) + (part.counts[j] as number);
-      }
+      addCounts(part, i, sum.counts);
     }
   }
-  return { disks, asked };
+  return { disks, parts: counted, asked };
+}
+
+/** Adds disk i's counts in `part` into the dense `into`. */
+function addCounts(part: PartCounts, i: number, into: Float64Array): void {
+  for (let j = part.offsets[i] as number; j < (part.offsets[i + 1] as number); j++) {
+    const k = part.buckets[j] as number;
+    into[k] = (into[k] as number) + (part.counts[j] as number);
+  }
+}
+
+/**
+ * The ranked disks' p99 sparklines from the range's parts (no query of Prometheus): a point per
+ * chunk span (`chunkS`) the range touches, or per `k` of them when there are more than
+ * `maxPoints` (k the fewest that fit), each the p99 of the disk's counts in the parts inside it:
+ * the first and last spans clipped to the range, as the table is. `from` is where the first
+ * point's span starts (a multiple of the step), so the first point ends at `from + step`.
+ */
+export function sparkFromParts(
+  parts: readonly CountedPart[],
+  chunkS: number,
+  keys: readonly string[],
+  schema: BucketSchema,
+  maxPoints: number,
+  quantile: (counts: Float64Array) => number,
+): { readonly from: number; readonly step: number; readonly lines: Map<string, (number | null)[]> } | undefined {
+  const first = parts[0];
+  const last = parts[parts.length - 1];
+  if (!first || !last) return undefined;
+  const firstSpan = Math.floor(first.from / chunkS);
+  const spans = Math.floor((last.to - 1) / chunkS) - firstSpan + 1;
+  const per = Math.ceil(spans / maxPoints);
+  const step = per * chunkS;
+  const from = firstSpan * chunkS;
+  const points = Math.ceil(spans / per);
+  const size = bucketCount(schema);
+  const wanted = new Map(keys.map((k, i) => [k, i]));
+  // Per ranked disk, per point: its counts.
+  const sums = keys.map(() => Array.from({ length: points }, () => new Float64Array(size)));
+  const seen = keys.map(() => new Array<boolean>(points).fill(false));
+  for (const part of parts) {
+    const point = Math.floor((part.from - from) / step);
+    for (const [i, key] of part.counts.keys.entries()) {
+      const d = wanted.get(key);
+      if (d === undefined) continue;
+      addCounts(part.counts, i, sums[d]?.[point] as Float64Array);
+      (seen[d] as boolean[])[point] = true;
+    }
+  }
+  const lines = new Map<string, (number | null)[]>();
+  for (const [d, key] of keys.entries()) {
+    lines.set(
+      key,
+      (sums[d] as Float64Array[]).map((counts, p) => {
+        const q = seen[d]?.[p] ? quantile(counts) : NaN;
+        return Number.isFinite(q) ? q : null;
+      }),
+    );
+  }
+  return { from, step, lines };
 }

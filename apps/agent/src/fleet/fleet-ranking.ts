@@ -30,7 +30,8 @@
  * (fleet-ranking-chunks.ts; the first query's cost grew with the range's history): p99, p99.9
  * and the I/Os are then computed here from the summed counts (native-buckets.ts nativeQuantile,
  * as Prometheus computes them), and the rest of the row is asked as above, for the ranked hosts
- * only. The first of the seven queries becomes a few parts, the next two none.
+ * only. The first of the seven queries becomes a few parts, the next two none, and the
+ * sparkline's none too: its points are the parts' own (a point per chunk span, sparkFromParts).
  *
  * Label filters (job, instance glob, disk glob, op class) become matchers through promql.ts
  * (quoted, globs escaped), never pasted text. The class filter narrows the latency and error
@@ -51,10 +52,12 @@ import {
   chunkSeconds,
   partCounts,
   type PartCounts,
+  type CountedPart,
   type RangeCounts,
   type RankingChunkCache,
   rangeCounts,
   rangeParts,
+  sparkFromParts,
 } from './fleet-ranking-chunks.js';
 import { nativeQuantile } from './native-buckets.js';
 import type { PrometheusApi } from './prometheus-api.js';
@@ -165,12 +168,19 @@ export async function rankFleet(
   const latency = (extra: readonly string[]): string => selector(DEVICE_LATENCY_METRIC, [...labelFilterMatchers(filter, true), ...extra]);
   const parts = chunks && unfiltered(filter) ? rangeParts(req.from, req.to, chunkSeconds(interval), chunks.finalBefore) : undefined;
   /** Every disk's counts over the range and their schema, where the ranking was computed here from them. */
-  let local: { readonly disks: Map<string, RangeCounts>; readonly schema: BucketSchema } | undefined;
+  let local:
+    | {
+        readonly disks: Map<string, RangeCounts>;
+        readonly parts: readonly CountedPart[];
+        readonly chunkS: number;
+        readonly schema: BucketSchema;
+      }
+    | undefined;
   let top: { metric: Row; p99: number }[];
   if (chunks && parts) {
     const summed = await rangeCounts(chunks.cache, parts, (a, b) => askPerDisk(api, a, b, interval, chunks.schema), chunks.schema);
     queries += summed.asked;
-    local = { disks: summed.disks, schema: chunks.schema };
+    local = { disks: summed.disks, parts: summed.parts, chunkS: parts.chunkS, schema: chunks.schema };
     top = [...summed.disks.values()].map((d) => ({
       metric: { instance: d.instance, dev: d.dev, disk: d.disk },
       p99: nativeQuantile(0.99, d.counts, chunks.schema),
@@ -190,9 +200,26 @@ export async function rankFleet(
   // The ranked hosts only, exactly (any names: escaped as RE2 literals).
   const hosts = matcher('instance', '=~', [...new Set(ranked.map((r) => r.metric.instance ?? ''))].sort().map(re2Literal).join('|'));
   const of = (metric: string, withClass: boolean): string => selector(metric, [...labelFilterMatchers(filter, withClass), hosts]);
-  const step = sparkStep(req.from, req.to, interval);
-  const points = step === undefined ? 0 : Math.floor((req.to - req.from) / step);
+  // Ranked from chunks: the sparklines are the parts' (a point per chunk span), no query.
+  const sparkLocal =
+    local &&
+    sparkFromParts(
+      local.parts,
+      local.chunkS,
+      ranked.map((r) => keyOf(r.metric)),
+      local.schema,
+      RANKING_SPARK_POINTS,
+      (c) => nativeQuantile(0.99, c, local.schema),
+    );
+  const sparkSteps = sparkLocal ? { from: sparkLocal.from, step: sparkLocal.step } : undefined;
+  const step = sparkLocal ? sparkLocal.step : sparkStep(req.from, req.to, interval);
+  const points = sparkLocal
+    ? Math.ceil((req.to - sparkLocal.from) / sparkLocal.step)
+    : step === undefined
+      ? 0
+      : Math.floor((req.to - req.from) / step);
   const sparkQuery = async (): Promise<Map<string, (number | null)[]>> => {
+    if (sparkLocal) return sparkLocal.lines;
     const out = new Map<string, (number | null)[]>();
     if (step === undefined) return out;
     queries++;
@@ -267,7 +294,7 @@ export async function rankFleet(
     ...answer,
     disks,
     hosts: [...byHost.values()],
-    ...(step !== undefined ? { spark: { from: req.from, step } } : {}),
+    ...(sparkSteps ? { spark: sparkSteps } : step !== undefined ? { spark: { from: req.from, step } } : {}),
     prometheusQueries: queries,
   };
 }
