@@ -4,9 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUCKET_SCHEMA, FINE_BUCKET_SCHEMA, type Frame, type RangeAnswer, type RangeRequest } from '@blkheat/shared-types';
 import { type AgentSource, helloClock } from '../src/pipeline/source.ts';
-import { fixedView, liveView, type ViewState } from '../src/model/view.ts';
-import { alignCeil } from '../src/model/resolution.ts';
-import { answeringAgent, type AskedRange, dataHarness, LOOP0, SDA, snapshotOf } from './fixtures/dataLayer.ts';
+import { liveView } from '../src/model/view.ts';
+import { answeringAgent, dataHarness, LOOP0, SDA, snapshotOf, withTwoHours } from './fixtures/dataLayer.ts';
 
 const T0 = 1_700_000_000;
 
@@ -17,26 +16,6 @@ function io(ts: number, n = 5): Frame {
 type RangeRequestBody = Omit<RangeRequest, 'id'>;
 
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
-
-/** Answers a range request with 2 I/Os a column over its whole range, and lets the answer land. */
-async function answerWithHistory(range: AskedRange, step: number): Promise<void> {
-  const history: Frame[] = [];
-  for (let ts = range.msg.from; ts < range.msg.to; ts += step) history.push({ ...io(ts, 2), step });
-  range.answer(history);
-  for (let i = 0; i < 10; i++) await tick();
-}
-
-/** A page on an agent with two hours of history before T0 (answering range requests when told), showing `view`. */
-function withTwoHours(view: ViewState) {
-  const { client, asked } = answeringAgent();
-  const h = dataHarness({ disks: [LOOP0], client });
-  const start = T0 - 7200;
-  h.ui.setState({
-    agent: { version: 'test', protocol: 3, host: { hostname: 'h', kernel: 'k' }, tiers: [1, 10, 60], historyFrom: start },
-    view,
-  });
-  return { h, dm: h.dm, asked, start };
-}
 
 test('data layer: live frames, a schema change, a snapshot and samples never write the UI store', async () => {
   const h = dataHarness({ disks: [LOOP0] });
@@ -125,85 +104,6 @@ test('data layer: a disk whose only I/O is in flight (a hang completes nothing) 
   idle.dm.refresh();
   for (let i = 0; i < 5; i++) await tick();
   assert.deepEqual(idle.store.getState().shownDevs, [LOOP0.dev]);
-});
-
-test('data layer: following, a history fetch slower than a live second still lands (the moving edge does not restart it)', async () => {
-  // The agent has two hours of history; the page holds the last minute live. Zooming the live
-  // view out to an hour needs a fetch at a coarser step. Each live second moves the edge while
-  // the fetch is out: it must not be dropped and asked again, or an agent slower than a second
-  // to answer never gets the hour on screen.
-  const { h, dm, asked } = withTwoHours(liveView(T0 + 60, 20));
-  dm.setLiveSchema(BUCKET_SCHEMA);
-  dm.onFrames(Array.from({ length: 60 }, (_, s) => io(T0 + s)));
-  dm.onCovered(T0, T0 + 60);
-  dm.refresh();
-  await tick();
-  assert.equal(h.window()?.step, 1, 'the last 20 s, from the live buffer');
-  assert.equal(asked.length, 0);
-
-  h.ui.setState({ view: liveView(dm.edge(), 3600) });
-  dm.refresh();
-  const waitAsked = async (n: number): Promise<void> => {
-    for (let i = 0; i < 100 && asked.length < n; i++) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(asked.length, n, `${n} range request(s)`);
-  };
-  await waitAsked(1);
-  const first = { ...asked[0]!.msg, step: asked[0]!.msg.step ?? 1 };
-  assert.ok(first.step > 1, `an hour at a coarser step (${first.step} s)`);
-  // Three live seconds arrive while the agent thinks.
-  for (const s of [60, 61, 62]) {
-    dm.onFrames([io(T0 + s)]);
-    dm.onCovered(T0 + s, T0 + s + 1);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  assert.equal(asked.length, 1, 'the request under way was not asked again');
-  await answerWithHistory(asked[0]!, first.step);
-  const w = h.window();
-  assert.equal(w?.step, first.step, 'the hour is on screen');
-  assert.ok(w && w.from <= dm.edge() - 3600, 'from an hour ago');
-  assert.ok(w && w.coveredTo >= T0 + 63, `up to the newest live second (covered to ${w ? w.coveredTo - T0 : '-'})`);
-  assert.deepEqual(
-    w?.frames.filter((f) => f.ts >= T0 + 60).map((f) => f.ts - T0),
-    [60, 61, 62],
-    'the live seconds that came during the fetch are in it',
-  );
-  assert.ok(w && w.to >= T0 + 63, 'and the window reaches them');
-});
-
-test('data layer: a fixed range asked while the data’s end moves is asked once (only the buffer past the view moved)', async () => {
-  // A fleet's first window of an hour takes a second or more to answer, and its edge moves a
-  // scrape meanwhile. The view ends before the edge: the newer edge only moves the buffer past
-  // it, which a loaded window is not reloaded for either. Asking again doubled the fleet's work.
-  const { h, dm, asked } = withTwoHours(fixedView(T0 - 1800, T0 + 50));
-  dm.setLiveSchema(BUCKET_SCHEMA);
-  dm.onFrames(Array.from({ length: 60 }, (_, s) => io(T0 + s)));
-  dm.onCovered(T0, T0 + 60);
-  dm.refresh();
-  for (let i = 0; i < 100 && asked.length < 1; i++) await new Promise((r) => setTimeout(r, 20));
-  assert.equal(asked.length, 1, 'the range is asked for');
-  const first = { ...asked[0]!.msg, step: asked[0]!.msg.step ?? 1 };
-  assert.ok(first.to > T0 + 50, `its buffer reaches past the view (to the edge: ${first.to - T0})`);
-  for (const s of [60, 61, 62, 63, 64, 65, 66, 67, 68, 69]) {
-    dm.onFrames([io(T0 + s)]);
-    dm.onCovered(T0 + s, T0 + s + 1);
-    dm.refresh();
-    await new Promise((r) => setTimeout(r, 30));
-  }
-  assert.ok(dm.edge() >= alignCeil(T0 + 70, first.step) - first.step, 'the edge moved on while the range was out');
-  assert.equal(asked.length, 1, 'the request under way was not asked again');
-  await answerWithHistory(asked[0]!, first.step);
-  const w = h.window();
-  assert.equal(w?.step, first.step, 'the range is on screen');
-  assert.ok(w && w.from <= T0 - 1800 && w.to >= T0 + 50, 'holding the visible range');
-  dm.refresh();
-  await new Promise((r) => setTimeout(r, 200));
-  assert.equal(asked.length, 1, 'and kept: nothing more is asked for the view');
-
-  // A zoom the pending window does not hold still asks at once (the step changes).
-  h.ui.setState({ view: fixedView(T0 - 7000, T0 + 50) });
-  dm.refresh();
-  for (let i = 0; i < 100 && asked.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
-  assert.equal(asked.length, 2, 'a view the window does not hold is asked for');
 });
 
 test('data layer: following, a live second that comes while a new window waits to load is in that window', async () => {
@@ -360,7 +260,7 @@ test('data layer: following an hour live, a new second is added to the summary, 
   // The agent has two hours of history; the page follows the last hour live. Every frame of the
   // history counts how often its disks are read: summing the visible hour again for each live
   // second (what the page did until RunningSummary) reads each of them at least once a second.
-  const { h, dm, asked, start } = withTwoHours(liveView(T0, 3600));
+  const { h, dm, asked, start } = withTwoHours(liveView(T0, 3600), T0);
   dm.setLiveSchema(BUCKET_SCHEMA);
   dm.onCovered(start, T0);
   dm.refresh();

@@ -19,7 +19,6 @@ import {
   alignDown,
   MAX_FRAMES_PER_ANSWER,
   greeting,
-  PROTOCOL_VERSION,
   CLOSE_CODES,
   filterFrame,
   parseClientMessage,
@@ -32,7 +31,8 @@ import {
   type ServerMessage,
   type SubscribeRequest,
 } from '@blkheat/shared-types';
-import { agentStatus, type AgentContext } from './context.js';
+import type { AgentContext } from './context.js';
+import { helloOf } from './hello.js';
 import { answerCutter, backfillCutter, parseAll, rangeAnswerFields } from '../history/range-read.js';
 import type { ReadScheduler } from './read-scheduler.js';
 import { filterKeyOf, frameMessage, requestIdOf, samplesAnswerFields } from './session-messages.js';
@@ -96,26 +96,9 @@ export class ClientSession {
     readonly remote: string,
   ) {}
 
-  /** Greets the client. */
+  /** Greets the client: the hello, and a long disk list (a big fleet's) right after it (greeting). */
   start(): void {
-    const ctx = this.host.ctx;
-    const now = Math.floor(Date.now() / 1000);
-    // A long list (a big fleet's) follows the hello: the page asks for its window on the hello.
-    for (const msg of greeting({
-      t: 'hello',
-      protocol: PROTOCOL_VERSION,
-      agent: ctx.version,
-      host: ctx.host,
-      schema: ctx.schema,
-      step: ctx.history.fineStep,
-      disks: ctx.disks(),
-      now,
-      historyFrom: ctx.fleet ? ctx.fleet.historyFrom() : (ctx.history.oldestTs ?? now),
-      tiers: ctx.history.tierSteps,
-      status: agentStatus(ctx),
-      ...(ctx.fleet ? { fleet: ctx.fleet.info() } : {}),
-    }))
-      this.sendJson(msg);
+    for (const msg of greeting(helloOf(this.host.ctx))) this.sendJson(msg);
   }
 
   onClose(): void {
