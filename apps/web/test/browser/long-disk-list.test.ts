@@ -1,9 +1,9 @@
 // A long disk list (a big fleet's thousands; here the fake agent's 3 busy disks and 300 quiet
 // ones) follows the hello in a `disks` message (protocol 6, `hello.disksFollow`): a browser reads
-// a long message in pieces between the page's own tasks, so the hello, and the window the page
-// asks on it, waited for the list. In chromium: the hello comes without the list and says it
-// follows; the page asks for its window before the list is read; every disk is then known to
-// the page (found by name in the picker); and the list is not taken for 300 disks appearing.
+// a long message in pieces between the page's own tasks, so the hello, and what the page asks on
+// it, waited for the list. In chromium: the hello comes without the list and says it follows;
+// the page subscribes before the list is read; every disk is then known to the page (found by
+// name in the picker); and the list is not taken for 300 disks appearing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HELLO_INLINE_DISKS } from '@blkheat/shared-types';
