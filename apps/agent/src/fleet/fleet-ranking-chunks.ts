@@ -219,7 +219,7 @@ export function sparkFromParts(
   schema: BucketSchema,
   maxPoints: number,
   quantile: (counts: Float64Array) => number,
-): { readonly from: number; readonly step: number; readonly lines: Map<string, (number | null)[]> } | undefined {
+): { readonly from: number; readonly step: number; readonly points: number; readonly lines: Map<string, (number | null)[]> } | undefined {
   const first = parts[0];
   const last = parts[parts.length - 1];
   if (!first || !last) return undefined;
@@ -231,27 +231,24 @@ export function sparkFromParts(
   const points = Math.ceil(spans / per);
   const size = bucketCount(schema);
   const wanted = new Map(keys.map((k, i) => [k, i]));
-  // Per ranked disk, per point: its counts.
+  // Per ranked disk, per point: its counts (none: the quantile is NaN, the point null).
   const sums = keys.map(() => Array.from({ length: points }, () => new Float64Array(size)));
-  const seen = keys.map(() => new Array<boolean>(points).fill(false));
   for (const part of parts) {
     const point = Math.floor((part.from - from) / step);
     for (const [i, key] of part.counts.keys.entries()) {
       const d = wanted.get(key);
-      if (d === undefined) continue;
-      addCounts(part.counts, i, sums[d]?.[point] as Float64Array);
-      (seen[d] as boolean[])[point] = true;
+      if (d !== undefined) addCounts(part.counts, i, sums[d]?.[point] as Float64Array);
     }
   }
   const lines = new Map<string, (number | null)[]>();
   for (const [d, key] of keys.entries()) {
     lines.set(
       key,
-      (sums[d] as Float64Array[]).map((counts, p) => {
-        const q = seen[d]?.[p] ? quantile(counts) : NaN;
+      (sums[d] as Float64Array[]).map((counts) => {
+        const q = quantile(counts);
         return Number.isFinite(q) ? q : null;
       }),
     );
   }
-  return { from, step, lines };
+  return { from, step, points, lines };
 }

@@ -211,13 +211,14 @@ export async function rankFleet(
       RANKING_SPARK_POINTS,
       (c) => nativeQuantile(0.99, c, local.schema),
     );
-  const sparkSteps = sparkLocal ? { from: sparkLocal.from, step: sparkLocal.step } : undefined;
-  const step = sparkLocal ? sparkLocal.step : sparkStep(req.from, req.to, interval);
-  const points = sparkLocal
-    ? Math.ceil((req.to - sparkLocal.from) / sparkLocal.step)
-    : step === undefined
-      ? 0
-      : Math.floor((req.to - req.from) / step);
+  // Otherwise one range query (sparkQuery) at this step.
+  const step = sparkLocal ? undefined : sparkStep(req.from, req.to, interval);
+  const sparkAxis = sparkLocal
+    ? { from: sparkLocal.from, step: sparkLocal.step }
+    : step !== undefined
+      ? { from: req.from, step }
+      : undefined;
+  const points = sparkLocal ? sparkLocal.points : step === undefined ? 0 : Math.floor((req.to - req.from) / step);
   const sparkQuery = async (): Promise<Map<string, (number | null)[]>> => {
     if (sparkLocal) return sparkLocal.lines;
     const out = new Map<string, (number | null)[]>();
@@ -281,7 +282,7 @@ export async function rankFleet(
       errors: Math.round(errors.get(key) ?? 0),
       oldestInflightS: inflight.get(key) ?? null,
       untimed: Math.round(untimed.get(key) ?? 0),
-      ...(step !== undefined ? { spark: line ?? new Array<number | null>(points).fill(null) } : {}),
+      ...(sparkAxis ? { spark: line ?? new Array<number | null>(points).fill(null) } : {}),
     };
   });
   const byHost = new Map<string, { instance: string; worstP99: number; disks: number }>();
@@ -294,7 +295,7 @@ export async function rankFleet(
     ...answer,
     disks,
     hosts: [...byHost.values()],
-    ...(sparkSteps ? { spark: sparkSteps } : step !== undefined ? { spark: { from: req.from, step } } : {}),
+    ...(sparkAxis ? { spark: sparkAxis } : {}),
     prometheusQueries: queries,
   };
 }
