@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { BUCKET_SCHEMA, type Frame } from '@blkheat/shared-types';
 import { fixedView, liveView } from '../src/model/view.ts';
 import { alignCeil } from '../src/model/resolution.ts';
-import { type AskedRange, withTwoHours } from './fixtures/dataLayer.ts';
+import { helloClock } from '../src/pipeline/source.ts';
+import { answeringAgent, type AskedRange, dataHarness, withTwoHours } from './fixtures/dataLayer.ts';
 
 const T0 = 1_700_000_000;
 
@@ -100,4 +101,38 @@ test('data layer: a fixed range asked while the data’s end moves is asked once
   dm.refresh();
   for (let i = 0; i < 100 && asked.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
   assert.equal(asked.length, 2, 'a view the window does not hold is asked for');
+});
+
+test('data layer: a fixed range opened before the hello is asked on the hello, not when the first backfill lands', async () => {
+  // A page opened on a fixed range draws a placeholder until it is connected. A big fleet's
+  // hello is followed by its disk list (466 KiB at 4,000 disks), read in pieces between the
+  // page's tasks: a range asked after a debounce went out behind it, 231 ms after the hello
+  // (bench/fleet-scale, 8 minutes of history at 1,000 hosts).
+  const { client, asked } = answeringAgent();
+  const link = client as { connected: boolean };
+  link.connected = false;
+  const h = dataHarness({ client });
+  h.ui.setState({
+    agent: { version: 'test', protocol: 6, host: { hostname: 'h', kernel: 'k' }, tiers: [15], historyFrom: T0 - 7200 },
+    view: fixedView(T0 - 3600, T0 - 60),
+  });
+  const dm = h.dm;
+  dm.refresh();
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(asked.length, 0, 'nothing is asked before the hello');
+  // The hello, as app.ts handles it: schema, clock, and an empty list (its disks follow).
+  link.connected = true;
+  dm.setLiveSchema(BUCKET_SCHEMA, 15);
+  dm.setAgentClock(helloClock({ now: T0, step: 15 }, Date.now()));
+  dm.setAgentDisks([]);
+  // At once, not after the gesture debounce (LOAD_DEBOUNCE, 120 ms) a window on screen waits:
+  // during those 120 ms the page reads the list, and the timer fires after it.
+  for (let i = 0; i < 3; i++) await tick();
+  assert.equal(asked.length, 1, 'the range is asked on the hello, before any backfill');
+  assert.ok(asked[0]!.msg.from <= T0 - 3600 && asked[0]!.msg.to >= T0 - 60, 'for the visible range');
+  // The backfill then lands: the load under way is not asked again.
+  dm.onCovered(T0 - 600, T0);
+  dm.refresh();
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(asked.length, 1, 'and the backfill does not ask it again');
 });

@@ -276,10 +276,12 @@ export class WindowLoader {
     }
     // While something is on screen, wait for the gesture to settle (the old window is drawn
     // at the new scale meanwhile): one load at the end of a wheel zoom, not one per event.
-    // With nothing on screen yet, load now; but a snapshot's first window in a task of its own
-    // (timeout 0): the task that received the file also holds its last part and React's switch
-    // to snapshot mode, and a big file's heat maps take tens of ms more.
-    const delay = this.current ? LOAD_DEBOUNCE : this.source.snapshot ? 0 : undefined;
+    // With nothing on screen yet, or only the placeholder drawn before the agent could answer,
+    // load now (a big fleet's disk list follows its hello, and a timer would fire after the
+    // page has read it); but a snapshot's first window in a task of its own (timeout 0): the
+    // task that received the file also holds its last part and React's switch to snapshot
+    // mode, and a big file's heat maps take tens of ms more.
+    const delay = this.current && !this.current.provisional ? LOAD_DEBOUNCE : this.source.snapshot ? 0 : undefined;
     const run = (): void => {
       if (gen !== this.loadGen) return;
       this.loadNow(gen, want);
