@@ -33,6 +33,10 @@ import type { PrometheusApi } from './prometheus-api.js';
 
 /** The live tail read at start, and the longest gap the live loop fills in one go (s). */
 const LIVE_CATCH_UP_S = 600;
+/** A big fleet's clock is read this often (s) while its edge is due to move (nextClockReadingMs)... */
+export const CLOCK_EVERY_S = 1;
+/** ...from this long (s) before a step after its last move: scrapes drift by less. */
+const CLOCK_EARLY_S = 1.5;
 
 export interface FleetLiveOptions {
   readonly api: PrometheusApi;
@@ -62,6 +66,9 @@ export class FleetLive {
    * it afresh), and the clock when the aligned edge last moved, less that edge (the lag).
    */
   private ends: { completeTo: number; liveTo: number; lag: number } | undefined;
+  /** When a big fleet's clock was last read (unix s), and when a reading last saw its edge move within a second or so of the move (clockRound). */
+  private clockReadAt: number | undefined;
+  private edgeMovedAt: number | undefined;
 
   constructor(private readonly o: FleetLiveOptions) {
     this.tail = this.open(1);
@@ -95,6 +102,7 @@ export class FleetLive {
     // The pages reconnect at once: their hello names the edge at the new step (its lag is known
     // again when that edge next moves).
     if (this.ends) this.noteComplete(this.ends.completeTo, Date.now() / 1000, true);
+    this.edgeMovedAt = undefined;
     old.close();
     rmSync(oldDir, { recursive: true, force: true });
     this.o.log(`fleet: live columns of ${step} s (the hosts' coarsest scrape interval)`);
@@ -143,9 +151,34 @@ export class FleetLive {
   async clockRound(): Promise<void> {
     const step = this.step;
     const w = WINDOW_END_METRIC;
-    const [min] = await this.o.api.instant(`min(${w} >= scalar(max(${w})) - ${currentHostBound(step)})`, Date.now() / 1000);
+    const askedAt = Date.now() / 1000;
+    const [min] = await this.o.api.instant(`min(${w} >= scalar(max(${w})) - ${currentHostBound(step)})`, askedAt);
     const completeTo = min === undefined ? NaN : Number(min.value[1]);
-    if (step === this.step && Number.isFinite(completeTo)) this.noteComplete(Math.floor(completeTo), Date.now() / 1000);
+    if (step !== this.step || !Number.isFinite(completeTo)) return;
+    const before = this.ends?.liveTo;
+    const atS = Date.now() / 1000;
+    this.noteComplete(Math.floor(completeTo), atS);
+    const previousRead = this.clockReadAt;
+    this.clockReadAt = askedAt;
+    if (before !== undefined && (this.ends?.liveTo ?? before) > before) {
+      // Moved since the last reading: when, is known to within the time between the two.
+      this.edgeMovedAt = previousRead !== undefined && askedAt - previousRead <= CLOCK_EVERY_S + 0.5 ? atS : undefined;
+    }
+  }
+
+  /**
+   * When a big fleet's clock is next worth reading (ms after `nowS`). Its edge moves a step at a
+   * time, about a step after it last moved, and each reading costs Prometheus every host's newest
+   * window end: read every second only from a little before the next move is due until it comes
+   * (at a 15 s scrape, 2–3 readings a step instead of 15), so the lag a hello says (liveLag) stays
+   * as exact as reading every second made it. Every second until a move has been seen to within
+   * a second (at start, after the step changed, or after a reading that came late).
+   */
+  nextClockReadingMs(nowS: number): number {
+    const movedAt = this.edgeMovedAt;
+    if (movedAt === undefined) return CLOCK_EVERY_S * 1000;
+    const due = movedAt + this.step - CLOCK_EARLY_S;
+    return Math.round(Math.max(CLOCK_EVERY_S, Math.min(this.step, due - nowS)) * 1000);
   }
 
   /** Where the fleet's data ends now, for the hello; undefined until a round has read it. */
