@@ -1,6 +1,6 @@
 // A big fleet's clock (FleetLive.clockRound, nextClockReadingMs): its edge moves a step a scrape,
 // so it is read every second only around the next move, and the lag a hello says (liveLag) is as
-// exact as reading every second made it. Simulated time (Date mocked) against a stand-in
+// exact as reading every second made it. Simulated time (FleetLive's clock) against a stand-in
 // Prometheus answering the hosts' oldest newest window end; no Prometheus needed (the real one,
 // through the page, is fleet-live-edge.test.ts).
 import { test, type TestContext } from 'node:test';
@@ -42,24 +42,23 @@ test('a big fleet’s clock is read around each move, not every second, and its 
   const { url, reads } = await standIn(t, (nowS) => Math.floor((nowS - LAG_S) / STEP) * STEP);
   const tailDir = mkdtempSync(join(tmpdir(), 'blkheat-clock-'));
   t.after(() => rmSync(tailDir, { recursive: true, force: true }));
+  let now = T0;
   const live = new FleetLive({
     api: new PrometheusApi(url),
     dir: new FleetDirectory(),
     schema: BUCKET_SCHEMA,
     tailDir,
     log: () => undefined,
+    nowS: () => now,
   });
   t.after(() => live.close());
   live.setStep(STEP);
-  t.mock.timers.enable({ apis: ['Date'], now: T0 * 1000 });
 
   // Run the live loop as service.ts does, on simulated time, for ten minutes.
   const RUN_S = 600;
-  let now = T0;
   const lags: number[] = [];
   let lastTo: number | undefined;
   while (now < T0 + RUN_S) {
-    t.mock.timers.setTime(Math.round(now * 1000));
     await live.clockRound();
     const clock = live.clock();
     assert.ok(clock, 'the clock is known after a reading');

@@ -45,6 +45,8 @@ export interface FleetLiveOptions {
   /** A private directory the tail's history lives in (removed by the caller). */
   readonly tailDir: string;
   readonly log: (line: string) => void;
+  /** The clock, unix seconds (tests run the live loop on simulated time); default the system's. */
+  readonly nowS?: () => number;
 }
 
 /** Where the fleet's data ends (FleetInfo.liveTo, liveLag). */
@@ -70,7 +72,10 @@ export class FleetLive {
   private clockReadAt: number | undefined;
   private edgeMovedAt: number | undefined;
 
+  private readonly nowS: () => number;
+
   constructor(private readonly o: FleetLiveOptions) {
+    this.nowS = o.nowS ?? ((): number => Date.now() / 1000);
     this.tail = this.open(1);
   }
 
@@ -101,7 +106,7 @@ export class FleetLive {
     this.liveFrom = undefined;
     // The pages reconnect at once: their hello names the edge at the new step (its lag is known
     // again when that edge next moves).
-    if (this.ends) this.noteComplete(this.ends.completeTo, Date.now() / 1000, true);
+    if (this.ends) this.noteComplete(this.ends.completeTo, this.nowS(), true);
     this.edgeMovedAt = undefined;
     old.close();
     rmSync(oldDir, { recursive: true, force: true });
@@ -116,7 +121,7 @@ export class FleetLive {
   async round(): Promise<void> {
     const step = this.step;
     const tail = this.tail;
-    const now = Math.floor(Date.now() / 1000);
+    const now = Math.floor(this.nowS());
     const oldest = alignDown(now - LIVE_CATCH_UP_S, step);
     const newest = tail.newestTs;
     const from = Math.max(this.liveFrom ?? (newest === undefined ? oldest : newest + step), oldest);
@@ -126,7 +131,7 @@ export class FleetLive {
     const { frames, completeTo } = await fleetFrames(this.o.api, this.o.dir, { from, to, step }, {}, step, this.o.schema);
     // The step changed while Prometheus answered: these columns belong to the old tail.
     if (tail !== this.tail || completeTo === undefined) return;
-    this.noteComplete(completeTo, Date.now() / 1000);
+    this.noteComplete(completeTo, this.nowS());
     const byTs = new Map(frames.map((f) => [f.ts, f]));
     // Columns before any host's first counted scrape have no difference to date them: not recorded.
     const firstSeen = frames[0]?.ts ?? Infinity;
@@ -151,12 +156,12 @@ export class FleetLive {
   async clockRound(): Promise<void> {
     const step = this.step;
     const w = WINDOW_END_METRIC;
-    const askedAt = Date.now() / 1000;
+    const askedAt = this.nowS();
     const [min] = await this.o.api.instant(`min(${w} >= scalar(max(${w})) - ${currentHostBound(step)})`, askedAt);
     const completeTo = min === undefined ? NaN : Number(min.value[1]);
     if (step !== this.step || !Number.isFinite(completeTo)) return;
     const before = this.ends?.liveTo;
-    const atS = Date.now() / 1000;
+    const atS = this.nowS();
     this.noteComplete(Math.floor(completeTo), atS);
     const previousRead = this.clockReadAt;
     this.clockReadAt = askedAt;
