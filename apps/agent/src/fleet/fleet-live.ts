@@ -160,30 +160,29 @@ export class FleetLive {
     const [min] = await this.o.api.instant(`min(${w} >= scalar(max(${w})) - ${currentHostBound(step)})`, askedAt);
     const completeTo = min === undefined ? NaN : Number(min.value[1]);
     if (step !== this.step || !Number.isFinite(completeTo)) return;
-    const before = this.ends?.liveTo;
     const atS = this.nowS();
-    this.noteComplete(Math.floor(completeTo), atS);
+    const moved = this.noteComplete(Math.floor(completeTo), atS);
     const previousRead = this.clockReadAt;
     this.clockReadAt = askedAt;
-    if (before !== undefined && (this.ends?.liveTo ?? before) > before) {
+    if (moved && previousRead !== undefined) {
       // Moved since the last reading: when, is known to within the time between the two.
-      this.edgeMovedAt = previousRead !== undefined && askedAt - previousRead <= CLOCK_EVERY_S + 0.5 ? atS : undefined;
+      this.edgeMovedAt = askedAt - previousRead <= CLOCK_EVERY_S + 0.5 ? atS : undefined;
     }
   }
 
   /**
-   * When a big fleet's clock is next worth reading (ms after `nowS`). Its edge moves a step at a
+   * When a big fleet's clock is next worth reading (ms from now). Its edge moves a step at a
    * time, about a step after it last moved, and each reading costs Prometheus every host's newest
    * window end: read every second only from a little before the next move is due until it comes
    * (at a 15 s scrape, 2–3 readings a step instead of 15), so the lag a hello says (liveLag) stays
    * as exact as reading every second made it. Every second until a move has been seen to within
    * a second (at start, after the step changed, or after a reading that came late).
    */
-  nextClockReadingMs(nowS: number): number {
+  nextClockReadingMs(): number {
     const movedAt = this.edgeMovedAt;
     if (movedAt === undefined) return CLOCK_EVERY_S * 1000;
     const due = movedAt + this.step - CLOCK_EARLY_S;
-    return Math.round(Math.max(CLOCK_EVERY_S, Math.min(this.step, due - nowS)) * 1000);
+    return Math.round(Math.max(CLOCK_EVERY_S, Math.min(this.step, due - this.nowS())) * 1000);
   }
 
   /** Where the fleet's data ends now, for the hello; undefined until a round has read it. */
@@ -195,14 +194,16 @@ export class FleetLive {
    * Every current host has been scraped past `completeTo`, seen at `atS`. When the edge (at the
    * live step) moves, or is read for the first time, its lag is how long after its end that was
    * seen: the next column is complete about a step later. (The first reading's lag can be up to
-   * a step too long: a page told it then stands up to a step behind, never ahead.)
+   * a step too long: a page told it then stands up to a step behind, never ahead.) Returns
+   * whether the edge moved (or was read for the first time).
    */
-  private noteComplete(completeTo: number, atS: number, stepChanged = false): void {
+  private noteComplete(completeTo: number, atS: number, stepChanged = false): boolean {
     // The edge never moves back (a host that comes back behind the others does not pull it).
     const prev = stepChanged ? undefined : this.ends;
     const liveTo = Math.max(alignDown(completeTo, this.step), prev?.liveTo ?? -Infinity);
     const moved = prev === undefined || liveTo > prev.liveTo;
     this.ends = { completeTo, liveTo, lag: moved ? atS - liveTo : prev.lag };
+    return moved;
   }
 
   close(): void {

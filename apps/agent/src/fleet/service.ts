@@ -37,7 +37,7 @@ import { AGENT_VERSION } from '../version.js';
 import { agentUrlOf, FleetDirectory, linksOf } from './fleet-disks.js';
 import { finalAfter, fleetFrames, planFleetRange, wantsOverview } from './fleet-frames.js';
 import { FleetRowCache } from './fleet-row-cache.js';
-import { CLOCK_EVERY_S, FleetLive } from './fleet-live.js';
+import { FleetLive } from './fleet-live.js';
 import { rankFleet, type FleetRanking, type RankingChunks, type RankingRequest, warmRankingChunk } from './fleet-ranking.js';
 import { RankingChunkCache } from './fleet-ranking-chunks.js';
 import { SharedQuestions } from './shared-questions.js';
@@ -320,7 +320,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   const stopDiscovery = loop(discover, DISCOVERY_MS);
   // A small fleet's rounds read its new columns each second; a big fleet's read only its clock,
   // when it is due to move (FleetLive.nextClockReadingMs).
-  const stopLive = loop(live, () => (dir.big ? liveEdge.nextClockReadingMs(Date.now() / 1000) : CLOCK_EVERY_S * 1000));
+  const stopLive = loop(live, () => (dir.big ? liveEdge.nextClockReadingMs() : 1000));
   const stopWarm = loop(warm, 1000);
 
   let stopping: Promise<void> | undefined;
