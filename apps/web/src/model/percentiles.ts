@@ -144,20 +144,23 @@ export class PercentileTrack {
    * column for renderers that draw all lines at once.
    */
   columnValues(col: number): { values: Float32Array; offset: number } | undefined {
-    const m = this.matrix;
-    if (!m.has(col)) return undefined;
-    const s = m.slot(col);
-    if (this.slotCol[s] !== col || this.slotVer[s] !== m.slotVersion[s]) this.compute(col, s);
-    return { values: this.values, offset: s * this.qs.length };
+    const s = this.freshSlot(col);
+    return s < 0 ? undefined : { values: this.values, offset: s * this.qs.length };
   }
 
   /** u of quantile index `qi` in column `col` (NaN when the column is empty or outside). */
   at(col: number, qi: number): number {
+    const s = this.freshSlot(col);
+    return s < 0 ? NaN : (this.values[s * this.qs.length + qi] as number);
+  }
+
+  /** The ring slot of column `col` with its values up to date; -1 outside the matrix. */
+  private freshSlot(col: number): number {
     const m = this.matrix;
-    if (!m.has(col)) return NaN;
+    if (!m.has(col)) return -1;
     const s = m.slot(col);
     if (this.slotCol[s] !== col || this.slotVer[s] !== m.slotVersion[s]) this.compute(col, s);
-    return this.values[s * this.qs.length + qi] as number;
+    return s;
   }
 
   private compute(col: number, s: number): void {

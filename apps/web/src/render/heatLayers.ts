@@ -70,20 +70,23 @@ function setStyle(c: HTMLCanvasElement, width: string, transform: string): void 
 }
 
 /**
- * Device pixels per CSS pixel of the cell canvas: at most one. Cells are flat colour, so the
- * compositor upscales a CSS-resolution canvas exactly at an integer DPR (`image-rendering:
- * pixelated`, heatmaps.css) off the main thread, where rasterizing the blit at DPR 2 took 2.7 ms
- * of a 4.7 ms full redraw (bench/web, 2,700 × 600 device pixels). Lines and "no data" bands keep
- * the device's resolution: they are thin and antialiased.
+ * Device pixels per CSS pixel of the cell and line canvases: at most one. Both hold flat pixels
+ * on the CSS pixel grid (cells are flat colour; the lines are hand-rasterized runs one CSS pixel
+ * wide, never antialiased: render/percentileLines.ts), so the compositor upscales them exactly
+ * at an integer DPR (`image-rendering: pixelated`, heatmaps.css) off the main thread. At DPR 2,
+ * rasterizing the cells' blit took 2.7 ms of a 4.7 ms full redraw (bench/web, 2,700 × 600
+ * device pixels), and rasterizing the lines into four times the pixels 2.0 ms of JavaScript
+ * against 1.1 at DPR 1. A line still covers one CSS pixel, on the cells' own grid. The "no data"
+ * bands keep the device's resolution: their hatching is stroked and antialiased.
  */
-function cellDpr(dpr: number): number {
+function flatDpr(dpr: number): number {
   return Math.min(dpr, 1);
 }
 
-/** `rc` for the cell canvas: the same window and size at the cell canvas's resolution. */
-function cellContext(rc: RenderContext): RenderContext {
+/** `rc` for the cell and line canvases: the same window and size at their resolution (flatDpr). */
+function flatContext(rc: RenderContext): RenderContext {
   const vp = rc.viewport;
-  const dpr = cellDpr(vp.dpr);
+  const dpr = flatDpr(vp.dpr);
   return dpr === vp.dpr ? rc : renderContext({ ...vp, dpr }, rc.step);
 }
 
@@ -169,7 +172,7 @@ export class HeatLayers {
 
   private clear(width: number, height: number, dpr: number): void {
     for (const c of this.canvases()) {
-      const ctx = prepareCanvas(c, width, height, c === this.heat ? cellDpr(dpr) : dpr);
+      const ctx = prepareCanvas(c, width, height, c === this.gapsCanvas ? dpr : flatDpr(dpr));
       ctx?.clearRect(0, 0, width, height);
       setStyle(c, `${width}px`, '');
     }
@@ -189,8 +192,9 @@ export class HeatLayers {
     const vp = rc.viewport;
     const wide = vp.width + slackFor(vp.width);
     const arc = renderContext({ ...vp, to: vp.from + wide / pxPerSec, width: wide }, rc.step);
-    const ctx = prepareCanvas(this.heat, wide, vp.height, cellDpr(vp.dpr));
-    const lctx = prepareCanvas(this.linesCanvas, wide, vp.height, vp.dpr);
+    const flat = flatContext(arc);
+    const ctx = prepareCanvas(this.heat, wide, vp.height, flatDpr(vp.dpr));
+    const lctx = prepareCanvas(this.linesCanvas, wide, vp.height, flatDpr(vp.dpr));
     for (const c of this.canvases()) setStyle(c, `${wide}px`, '');
     const tg = performance.now();
     if (this.gapsCanvas) this.fullGaps(this.gapsCanvas, arc, matrix, known, style.gapColour);
@@ -200,12 +204,12 @@ export class HeatLayers {
     const t0 = performance.now();
     if (ctx) {
       ctx.clearRect(0, 0, wide, vp.height);
-      bmp.draw(ctx, cellContext(arc));
+      bmp.draw(ctx, flat);
     }
     const t1 = performance.now();
     if (lctx) {
       if (style.percentiles && track) {
-        const up = this.lines.render(arc, track, style.lineColours);
+        const up = this.lines.render(flat, track, style.lineColours);
         if (up.w > 0 && up.h > 0) lctx.putImageData(up.image, 0, 0, up.x, up.y, up.w, up.h);
       } else {
         lctx.clearRect(0, 0, wide, vp.height);
@@ -256,6 +260,7 @@ export class HeatLayers {
     const bmp = this.bitmap as HeatmapBitmap;
     const st = bmp.sync();
     const arc = a.rc;
+    const flat = flatContext(arc);
     const vp = arc.viewport;
     const step = matrix.step;
     // "No data" bands: the changed columns, and those the known range's end moved over.
@@ -283,16 +288,15 @@ export class HeatLayers {
       const ctx = this.heat.getContext('2d');
       if (ctx) {
         // The changed columns' pixels, snapped like HeatmapBitmap.draw snaps them (at the cell canvas's resolution).
-        const cells = cellContext(arc);
-        const dpr = cells.viewport.dpr;
+        const dpr = flat.viewport.dpr;
         const x0 = Math.round((arc.time.scale * st.lo * step + arc.time.offset) * dpr) / dpr;
         const x1 = Math.round((arc.time.scale * st.hi * step + arc.time.offset) * dpr) / dpr;
         ctx.clearRect(x0, 0, x1 - x0, vp.height);
-        bmp.draw(ctx, { ...cells, viewport: { ...cells.viewport, from: st.lo * step, to: st.hi * step } });
+        bmp.draw(ctx, { ...flat, viewport: { ...flat.viewport, from: st.lo * step, to: st.hi * step } });
       }
       const lctx = this.linesCanvas.getContext('2d');
       if (lctx && style.percentiles && track) {
-        const up = this.lines.renderColumns(arc, track, style.lineColours, st.lo, st.hi);
+        const up = this.lines.renderColumns(flat, track, style.lineColours, st.lo, st.hi);
         if (up.w > 0 && up.h > 0) lctx.putImageData(up.image, 0, 0, up.x, up.y, up.w, up.h);
       }
     }

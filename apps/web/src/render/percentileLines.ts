@@ -2,13 +2,14 @@
  * Percentile lines over a heat map: one stepped line per quantile (a column's percentile holds
  * for its whole step), broken where a column had no I/O.
  *
- * Rasterized by hand into an ImageData at device resolution, on a canvas layer of its own: the
- * lines are all horizontal and vertical segments, so nothing is lost without antialiasing, and
- * it costs a few thousand pixel writes where stroking the same paths with Skia costs 10–50 ms
- * per redraw (measured with bench/web.ts). A full render clears and uploads only the band of
- * rows the lines occupy; an incremental one (live append) only the columns that changed. When
- * there are more columns than device pixels, a pixel column spans the levels of all the
- * columns in it. Dashes are a pixel pattern: p50 solid, p99 dashed, p99.9 dotted.
+ * Rasterized by hand into an ImageData at the render context's resolution (on the dashboard, one
+ * pixel per CSS pixel, upscaled exactly by the compositor: render/heatLayers.ts, flatDpr), on a
+ * canvas layer of its own: the lines are all horizontal and vertical segments, so nothing is lost
+ * without antialiasing, and it costs a few thousand pixel writes where stroking the same paths
+ * with Skia costs 10–50 ms per redraw (measured with bench/web.ts). A full render clears and
+ * uploads only the band of rows the lines occupy; an incremental one (live append) only the
+ * columns that changed. When there are more columns than pixels, a pixel column spans the levels
+ * of all the columns in it. Dashes are a pixel pattern: p50 solid, p99 dashed, p99.9 dotted.
  *
  * The lines are deliberately light: one CSS pixel wide, LINE_ALPHA opaque, no halo. They sit
  * on exactly the rows an anomaly lights up (a one-row spike holds every percentile of its
