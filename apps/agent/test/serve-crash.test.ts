@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { coarsenFrames, type Frame } from '@blkheat/shared-types';
+import { SEGMENT_SPANS } from '../src/history/store.js';
 import { agentOnLoop, diskCount, needsRootAndFio, readFrames, startRealAgent, subscriber, type TestContextLike } from './serve-fixtures.js';
 
 async function range(url: string, from: number, to: number, step: number): Promise<{ step: number; frames: Frame[] }> {
@@ -55,6 +56,10 @@ test('a history file cut mid-record is recovered up to the tear', { timeout: 120
   const { agent: first, dataDir } = await agentOnLoop(t, 64, { runtimeS: 20, rateIops: 2000, rw: 'randrw' });
   const { client } = await subscriber(t, first);
   const { frames: seen } = await readFrames(client, 8);
+  // The newest 1 s segment must hold a few whole records besides the one cut below. A segment
+  // begins every SEGMENT_SPANS[0] s of the wall clock, and an agent stopped in the first seconds
+  // of one holds only those seconds in it (3 records in a CI run stopped 3 s after one began).
+  while ((seen[seen.length - 1] as Frame).ts % SEGMENT_SPANS[0] < 4) seen.push(...(await readFrames(client, 1)).frames);
   const stopped = await first.stop('SIGTERM');
   assert.equal(stopped.code, 0, `clean exit on SIGTERM: ${first.stderr()}`);
   assert.equal((await client.closed).code, 1001, 'clients are closed with "going away"');
