@@ -193,8 +193,8 @@ export class HeatLayers {
     const wide = vp.width + slackFor(vp.width);
     const arc = renderContext({ ...vp, to: vp.from + wide / pxPerSec, width: wide }, rc.step);
     const flat = flatContext(arc);
-    const ctx = prepareCanvas(this.heat, wide, vp.height, flatDpr(vp.dpr));
-    const lctx = prepareCanvas(this.linesCanvas, wide, vp.height, flatDpr(vp.dpr));
+    const ctx = prepareCanvas(this.heat, wide, vp.height, flat.viewport.dpr);
+    const lctx = prepareCanvas(this.linesCanvas, wide, vp.height, flat.viewport.dpr);
     for (const c of this.canvases()) setStyle(c, `${wide}px`, '');
     const tg = performance.now();
     if (this.gapsCanvas) this.fullGaps(this.gapsCanvas, arc, matrix, known, style.gapColour);

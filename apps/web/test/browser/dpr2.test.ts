@@ -106,8 +106,13 @@ test('DPR 2: the cell and line canvases at CSS resolution, upscaled to the scree
           painted++;
           const cx = Math.floor(r.left + (x + 0.5) * sx);
           const cy = Math.floor(r.top + (y + 0.5) * sy);
-          const inside = cx - half >= box.left && cx + half <= box.right && cy - half >= Math.max(0, box.top);
-          if (!found && inside && cy + half <= Math.min(box.bottom, g.innerHeight)) found = { x: cx, y: cy };
+          // The whole square around it on screen: inside the plot and the viewport.
+          const inside =
+            cx - half >= box.left &&
+            cx + half <= box.right &&
+            cy - half >= Math.max(0, box.top) &&
+            cy + half <= Math.min(box.bottom, g.innerHeight);
+          if (!found && inside) found = { x: cx, y: cy };
         }
       return { painted, found };
     },
