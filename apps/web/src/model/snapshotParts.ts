@@ -2,7 +2,8 @@
  * A parsed snapshot cut into parts of bounded size, and put back together: how an imported
  * file crosses from the worker that parsed it to the page. One postMessage of a whole 50 MB
  * snapshot would be deserialized on the main thread in one long task; parts of about
- * PART_BUDGET values each are deserialized one task at a time, with the page free in between.
+ * PART_BUDGET values each are deserialized one task at a time, with the page free in between,
+ * and the page asks for each one when it has taken the one before (workers/snapshotImport.ts).
  * Frames and samples travel as JSON text, which the page parses back: chromium's JSON.parse
  * builds the objects about 6× faster than structured cloning's deserializer does (the one-hour
  * three-disk snapshot of bench/web: 56 ms of the page's main thread instead of 370 ms). The

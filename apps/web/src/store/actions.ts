@@ -266,7 +266,7 @@ export async function importFile(file: File): Promise<boolean> {
     notify('error', `Cannot import ${file.name}: ${sizeProblem}.`);
     return false;
   }
-  return data().whileBusy(async () => {
+  return data().whileReadingFile(async () => {
     try {
       const r = await parseSnapshotFile(file);
       if (!r.ok) {
