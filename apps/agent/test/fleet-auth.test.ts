@@ -146,9 +146,15 @@ test(
     }
 
     // With the token (and the CA for https): the same disks and the same range as the rig's own fleet.
-    const direct = await eventually('the direct fleet sees three disks', async () => {
+    // What the rig's own fleet showed last, for the message if it never gets there.
+    let seen = 'nothing';
+    const direct = await eventually('the direct fleet sees three disks, each linked', async () => {
       const r = (await (await fetch(`${rig.fleet.url}api/v1/disks`)).json()) as { disks: DiskInfo[] };
+      const health = await healthReasons(rig.fleet.url);
+      seen = `${r.disks.map((d) => `${d.name} link ${d.link ?? 'none'}`).join(', ')}; /healthz ${health.status} ${health.reasons.join('; ')}`;
       return r.disks.length === 3 && r.disks.every((d) => d.link) ? r.disks : undefined;
+    }).catch((e: unknown) => {
+      throw new Error(`${e instanceof Error ? e.message : String(e)} (last seen: ${seen})`);
     });
     for (const argv of [
       ['--prometheus', plain, '--prometheus-bearer-token-file', tokenFile],
