@@ -238,11 +238,27 @@ export class DataSource {
     return this.active.has(dev);
   }
 
+  /** The phases a frame of the source shows (submit-wait timing, cgroup phases), joined to those known. */
+  private notePhases(f: Frame): void {
+    if (!this.submitTiming && frameHasSubmitTiming(f)) this.submitTiming = true;
+    if (this.cgroupPhases.length < 3) this.cgroupPhases = joinPhases(this.cgroupPhases, cgroupPhasesOf(f));
+  }
+
+  /**
+   * Frames of the agent's history (a range it answered): their phases are the source's as live
+   * frames' are. A page opened on a past range with `lat=total` would otherwise sum it as device
+   * latency until the first live frame came, then again as total (phase-split.test.ts saw it once).
+   */
+  noteHistory(frames: readonly Frame[]): void {
+    if (this.snap) return;
+    for (const f of frames) this.notePhases(f);
+    this.publishSubmitTiming();
+  }
+
   private noteActive(frames: readonly Frame[]): boolean {
     let changed = false;
     for (const f of frames) {
-      if (!this.submitTiming && frameHasSubmitTiming(f)) this.submitTiming = true;
-      if (this.cgroupPhases.length < 3) this.cgroupPhases = joinPhases(this.cgroupPhases, cgroupPhasesOf(f));
+      this.notePhases(f);
       for (const d of f.disks) {
         // I/O in flight is I/O: a disk whose only I/O hangs (it completes nothing) must be shown,
         // and so is one whose bios wait for a request (a frozen queue has nothing in flight).

@@ -356,6 +356,9 @@ export class WindowLoader {
       if (!client || !client.connected) throw new Error('not connected to the agent');
       const got = await fetchRange(client, want.from, fetchTo, want.step, () => gen === this.loadGen, disks);
       if (!got) return;
+      // Before the window is built: a phase they show may change the one on screen (app.ts).
+      this.source.noteHistory(got.frames);
+      if (gen !== this.loadGen) return;
       frames = got.frames;
       step = got.step;
     } catch (e) {
