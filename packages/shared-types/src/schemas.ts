@@ -128,6 +128,17 @@ export function parseClientMessage(text: string): ParseResult<ClientMessage> {
  * then checks every index against the schema it names (see snapshotSchema).
  */
 const sparseNumbersSchema = z.array(z.number().int().min(0)).max(2 * MAX_BUCKET_COUNT);
+
+/** Why `h` is not a sparse histogram of indexes below MAX_BUCKET_COUNT, or undefined: one loop over it. */
+function sparseHistProblem(h: readonly unknown[]): string | undefined {
+  return h.length > 2 * MAX_BUCKET_COUNT ? 'too long' : sparseProblemUpTo(h as number[], MAX_BUCKET_COUNT - 1);
+}
+
+/** Adds the issues of a schema run on a part of the value (at `prefix` under it) as the refinement's own. */
+function addIssuesAt(ctx: z.RefinementCtx, issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[] = []): void {
+  for (const issue of issues) ctx.addIssue({ ...issue, code: 'custom', path: [...prefix, ...issue.path], message: issue.message });
+}
+
 export const sparseHistSchema = z
   // One loop over the array (sparseProblemUpTo checks every element) rather than zod's schema per
   // number: a snapshot at its class limit holds a quarter of a million histograms, and zod's run
@@ -136,11 +147,10 @@ export const sparseHistSchema = z
   // through zod's per-number schema, which names the element that is not a whole number ≥ 0.
   .custom<number[]>(Array.isArray, 'Invalid input: expected array')
   .superRefine((h, ctx) => {
-    if (!Array.isArray(h)) return; // zod runs refinements after a failed custom check too
-    const problem = h.length > 2 * MAX_BUCKET_COUNT ? 'too long' : sparseProblemUpTo(h, MAX_BUCKET_COUNT - 1);
+    const problem = sparseHistProblem(h);
     if (!problem) return;
     const numbers = sparseNumbersSchema.safeParse(h);
-    if (!numbers.success) for (const issue of numbers.error.issues) ctx.addIssue({ ...issue, code: 'custom', message: issue.message });
+    if (!numbers.success) addIssuesAt(ctx, numbers.error.issues);
     else ctx.addIssue({ code: 'custom', message: problem });
   });
 
@@ -190,8 +200,9 @@ export const classSeriesSchema = z
 /** The keys a class series may have for plainClassSeries; one with any other key is checked by classSeriesSchema. */
 const PLAIN_CLASS_KEYS: ReadonlySet<string> = new Set(['c', 'n', 'd', 'q', 'w', 't', 'wu', 'b']);
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
-const isSparse = (v: unknown): boolean =>
-  Array.isArray(v) && v.length <= 2 * MAX_BUCKET_COUNT && sparseProblemUpTo(v, MAX_BUCKET_COUNT - 1) === undefined;
+const isSparse = (v: unknown): boolean => Array.isArray(v) && sparseHistProblem(v) === undefined;
+/** Only its length: what a disk's class list is refused for before its classes are looked at. */
+const classCountSchema = z.array(z.unknown()).max(SNAPSHOT_LIMITS.classesPerDisk);
 
 /**
  * The class series that classSeriesSchema accepts, of the plain shape most have (a name, a count,
@@ -223,17 +234,14 @@ export function plainClassSeries(v: unknown): boolean {
 const classListOfDiskSchema = z
   .custom<z.output<typeof classSeriesSchema>[]>(Array.isArray, 'Invalid input: expected array')
   .superRefine((classes, ctx) => {
-    if (!Array.isArray(classes)) return;
     if (classes.length > SNAPSHOT_LIMITS.classesPerDisk) {
-      ctx.addIssue({ code: 'custom', message: `Too big: expected array to have <=${SNAPSHOT_LIMITS.classesPerDisk} items` });
+      addIssuesAt(ctx, classCountSchema.safeParse(classes).error?.issues ?? []);
       return;
     }
     for (const [i, c] of classes.entries()) {
       if (plainClassSeries(c)) continue;
       const checked = classSeriesSchema.safeParse(c);
-      if (!checked.success)
-        for (const issue of checked.error.issues)
-          ctx.addIssue({ ...issue, code: 'custom', path: [i, ...issue.path], message: issue.message });
+      if (!checked.success) addIssuesAt(ctx, checked.error.issues, [i]);
     }
   });
 
