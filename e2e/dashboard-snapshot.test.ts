@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { parseSnapshot } from '@blkheat/shared-types';
-import { artifactsDir, createLoopDevice, hook } from '@blkheat/testkit';
+import { artifactsDir, createLoopDevice, hook, idle } from '@blkheat/testkit';
 import { backgroundFio, canRun, dragAcross, openDashboard, shot, startAgent, waitFor } from './lib/dashboard.ts';
 
 test('dashboard: export a snapshot, import it offline in a fresh browser, reject bad files', { timeout: 300_000 }, async (t) => {
@@ -160,5 +160,7 @@ test('dashboard: the agent exports ranges with flushes as importable snapshots',
   assert.ok(parsed.ok, parsed.ok ? '' : `the agent's snapshot does not import: ${parsed.message}`);
   await s.page.setInputFiles('[data-testid=import-input]', file);
   await waitFor(s.page, 'snapshot mode', async () => (await h.state()).mode === 'snapshot', 10_000);
+  // The page sums the snapshot's range in tasks after it shows the snapshot: read it once settled.
+  await idle(s.page);
   assert.ok(((await h.classCounts())['Flush'] ?? 0) > 0, 'flushes shown from the snapshot');
 });

@@ -19,7 +19,7 @@ import {
 } from '@blkheat/shared-types';
 import { seededRandom } from '@blkheat/testkit';
 import { scaleLabels, scatterLatencyScale } from '../src/model/offsetScatter.ts';
-import { matchSamples, spreadSamples } from '../src/model/samples.ts';
+import { matchSamples, matchSamplesInSteps, type SamplesQuery, spreadSamples } from '../src/model/samples.ts';
 import type { AgentSource } from '../src/pipeline/source.ts';
 import { dataHarness, LOOP0 } from './fixtures/dataLayer.ts';
 import { readSample } from './fixtures/samples.ts';
@@ -200,6 +200,32 @@ test('a snapshot’s samples are spread by the same rule as the agent’s', () =
   assert.equal(r.matched, all.length);
   assert.deepEqual(r.samples, spreadSamples(all, q, 2000).items);
   assert.deepEqual(matchSamples(all, { ...q, pick: 'first' }, 2000).samples, all.slice(0, 2000));
+});
+
+test('matched a step at a time (a big snapshot, a task at a time), the answer is the one matched at once, for any step', () => {
+  const all = samples(60, 300);
+  const base = { from: T0 + 5, to: T0 + 50, kind: 'device', minNs: 200_000, maxNs: Number.MAX_SAFE_INTEGER, disks: ['7:0'] } as const;
+  const queries: SamplesQuery[] = [
+    { ...base, pick: 'spread' },
+    { ...base, pick: 'first' },
+    { ...base, pick: 'spread', cgroup: '/a' },
+  ];
+  for (const q of queries) {
+    for (const limit of [2000, 50_000, Infinity]) {
+      const atOnce = matchSamples(all, q, limit);
+      for (const step of [1, 7, 1000, 17_999]) {
+        const steps = matchSamplesInSteps(all, q, limit, step);
+        let yields = 0;
+        let r = steps.next();
+        for (; !r.done; r = steps.next()) yields++;
+        assert.deepEqual(r.value, atOnce, `${q.pick}${q.cgroup ?? ''}, limit ${limit}, step ${step}`);
+        // Stepping stops early only where the answer is complete: the first `limit` of a 'first' pick.
+        const looked = q.pick === 'first' && atOnce.truncated ? all.indexOf(atOnce.samples.at(-1) as IoSample) + 1 : all.length;
+        const passes = q.pick === 'spread' && atOnce.truncated ? all.length + 2 * (atOnce.matched ?? 0) : looked;
+        assert.ok(Math.abs(yields - Math.floor(passes / step)) <= 2, `yields ${yields} for ${passes} looked at, step ${step}`);
+      }
+    }
+  }
 });
 
 test('the colour scale is fitted to the points drawn: its top is the upper edge of the slowest point’s bucket', () => {

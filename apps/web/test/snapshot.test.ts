@@ -1,7 +1,7 @@
 // Snapshot export → import round-trips identical; hostile files give a message, never a throw.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUCKET_SCHEMA, MAX_SNAPSHOT_BYTES, MAX_SPAN_SECONDS } from '@blkheat/shared-types';
+import { BUCKET_SCHEMA, MAX_SNAPSHOT_BYTES, MAX_SPAN_SECONDS, type Snapshot } from '@blkheat/shared-types';
 import {
   checkSnapshotSize,
   exportSnapshotText,
@@ -11,6 +11,7 @@ import {
   snapshotFromFrames,
 } from '../src/model/snapshot.ts';
 import { matchSamples, selectionQuery } from '../src/model/samples.ts';
+import { SourceActivity } from '../src/model/activity.ts';
 import { SnapshotAssembler, snapshotParts } from '../src/model/snapshotParts.ts';
 import { syntheticSource } from './fixtures/synthetic.ts';
 
@@ -123,6 +124,33 @@ test('a snapshot cut into parts (worker → page) comes back identical, in parts
   for (const p of parts) back.add(structuredClone(p));
   assert.deepEqual(back.result(), snap);
   assert.equal(exportSnapshotText(back.result()!), exportSnapshotText(snap), 'same bytes on export');
+});
+
+test('what the frames say (disks with I/O, submit timing, cgroup phases) is gathered as the parts arrive, as from the whole snapshot', () => {
+  const snap = syntheticSource({ samplesPerClass: 2 }).snapshot(T0, T0 + 600, 'parts');
+  // Late frames say more: a disk whose only I/O waits for a request, submit timing, a cgroup's queue phase.
+  const frames = snap.frames.map((f, i) => {
+    if (i < snap.frames.length - 3) return f;
+    const [d0, ...rest] = f.disks;
+    const cls = d0!.cls.map((c) => ({ ...c, t: c.d }));
+    const frozen = { dev: '8:16', cls: [], inflight: { n: 0, oldest_ns: 0, ios: [], waiting: 2, oldest_wait_ns: 5e9 } };
+    return { ...f, disks: [{ ...d0!, cls, cg: [{ g: '/a', n: 1, d: d0!.cls[0]!.d, q: d0!.cls[0]!.q }] }, ...rest, frozen] };
+  });
+  const late: Snapshot = { ...snap, frames };
+  const whole = new SourceActivity();
+  whole.note(late.frames);
+  assert.ok(whole.has('8:16') && whole.devs().includes('8:16'), 'a disk with only waiting bios has I/O');
+  assert.equal(whole.submitTiming, true);
+  assert.deepEqual(whole.cgroupPhases, ['queue']);
+  const back = new SnapshotAssembler();
+  for (const p of snapshotParts(late, 2000)) back.add(structuredClone(p));
+  assert.deepEqual(
+    { devs: back.activity.devs(), timing: back.activity.submitTiming, phases: back.activity.cgroupPhases },
+    { devs: whole.devs(), timing: true, phases: ['queue'] },
+  );
+  const early = new SnapshotAssembler();
+  for (const p of snapshotParts(snap, 2000)) early.add(structuredClone(p));
+  assert.deepEqual([early.activity.submitTiming, early.activity.cgroupPhases, early.activity.has('8:16')], [false, [], false]);
 });
 
 test('samples of a cell: every match lies in the cell; nothing outside matches', () => {

@@ -274,22 +274,55 @@ export interface SpreadKeys<T> {
   hash(item: T): number;
 }
 
+/** What a spread pick of a list gives: the items kept, in their order. */
+export interface SpreadResult<T> {
+  readonly items: T[];
+  readonly matched: number;
+  readonly truncated: boolean;
+}
+
 /**
  * The spread pick of a list already matched (a snapshot's samples, an answer narrowed further
  * here): at most `limit` of `items`, in their order.
  */
-export function pickSpread<T>(
+export function pickSpread<T>(items: readonly T[], fromUs: number, toUs: number, limit: number, keys: SpreadKeys<T>): SpreadResult<T> {
+  return runSteps(pickSpreadInSteps(items, fromUs, toUs, limit, keys, Infinity));
+}
+
+/**
+ * pickSpread as steps: it yields after every `step` items of each of its two passes, so that a
+ * page can run a big pick (a snapshot's 190,800 samples) a task at a time (runSteps runs it in
+ * one go). The same picker in the same order: the pick does not depend on `step`.
+ */
+export function* pickSpreadInSteps<T>(
   items: readonly T[],
   fromUs: number,
   toUs: number,
   limit: number,
   keys: SpreadKeys<T>,
-): { items: T[]; matched: number; truncated: boolean } {
+  step: number,
+): Generator<void, SpreadResult<T>> {
   if (items.length <= limit) return { items: [...items], matched: items.length, truncated: false };
   const picker = new SpreadPicker(fromUs, toUs, limit);
-  items.forEach((item, i) => picker.count(keys.tsUs(item), keys.latencyNs(item), i));
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as T;
+    picker.count(keys.tsUs(item), keys.latencyNs(item), i);
+    if ((i + 1) % step === 0) yield;
+  }
   picker.plan();
-  items.forEach((item, i) => picker.offer(keys.tsUs(item), keys.hash(item), i));
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as T;
+    picker.offer(keys.tsUs(item), keys.hash(item), i);
+    if ((i + 1) % step === 0) yield;
+  }
   const r = picker.result();
   return { items: r.at.map((i) => items[i] as T), matched: r.matched, truncated: r.truncated };
+}
+
+/** Runs steps (a generator that yields between them) to their end, in this task; their result. */
+export function runSteps<R>(steps: Generator<void, R>): R {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
 }

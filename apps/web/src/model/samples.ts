@@ -7,10 +7,14 @@ import {
   type IoSample,
   type LatencyKind,
   pickSpread,
+  pickSpreadInSteps,
+  runSteps,
   samplePhaseNs,
   type SamplePick,
   type SamplesKept,
   spreadHash,
+  type SpreadKeys,
+  type SpreadResult,
 } from '@blkheat/shared-types';
 import { formatClock, formatCount } from './format.js';
 import { bucketRangeNs } from './latency.js';
@@ -98,26 +102,40 @@ export function sampleMatches(s: IoSample, q: SamplesQuery): boolean {
 }
 
 /** At most `limit` of the samples matching `q`, as the agent picks them (q.pick); `matched` with a spread pick. */
-export function matchSamples(
+export function matchSamples(all: readonly IoSample[], q: SamplesQuery, limit = Infinity): MatchedSamples {
+  return runSteps(matchSamplesInSteps(all, q, limit, Infinity));
+}
+
+export interface MatchedSamples {
+  readonly samples: IoSample[];
+  readonly truncated: boolean;
+  readonly matched?: number;
+}
+
+/**
+ * matchSamples as steps: it yields after every `step` samples it looks at (in each pass of a
+ * spread pick too), so that a page matches a big snapshot's samples a task at a time
+ * (pipeline/selectedSamples.ts). The answer does not depend on `step`.
+ */
+export function* matchSamplesInSteps(
   all: readonly IoSample[],
   q: SamplesQuery,
-  limit = Infinity,
-): { samples: IoSample[]; truncated: boolean; matched?: number } {
-  if (q.pick === 'spread' && Number.isFinite(limit)) {
-    const r = spreadSamples(
-      all.filter((s) => sampleMatches(s, q)),
-      q,
-      limit,
-    );
-    return { samples: r.items, truncated: r.truncated, matched: r.matched };
-  }
+  limit: number,
+  step: number,
+): Generator<void, MatchedSamples> {
+  const spread = q.pick === 'spread' && Number.isFinite(limit);
   const out: IoSample[] = [];
-  for (const s of all) {
-    if (!sampleMatches(s, q)) continue;
-    if (out.length >= limit) return { samples: out, truncated: true };
-    out.push(s);
+  for (let i = 0; i < all.length; i++) {
+    const s = all[i] as IoSample;
+    if (sampleMatches(s, q)) {
+      if (!spread && out.length >= limit) return { samples: out, truncated: true };
+      out.push(s);
+    }
+    if ((i + 1) % step === 0) yield;
   }
-  return { samples: out, truncated: false };
+  if (!spread) return { samples: out, truncated: false };
+  const r = yield* pickSpreadInSteps(out, q.from * 1e6, q.to * 1e6, limit, spreadKeys(q), step);
+  return { samples: r.items, truncated: r.truncated, matched: r.matched };
 }
 
 /** The agent's spread pick (sample-spread.ts) of samples that all match `q`: at most `limit`, in their order. */
@@ -125,13 +143,18 @@ export function spreadSamples(
   rows: readonly IoSample[],
   q: Pick<SamplesQuery, 'from' | 'to' | 'kind'>,
   limit: number,
-): { items: IoSample[]; matched: number; truncated: boolean } {
-  return pickSpread(rows, q.from * 1e6, q.to * 1e6, limit, {
+): SpreadResult<IoSample> {
+  return pickSpread(rows, q.from * 1e6, q.to * 1e6, limit, spreadKeys(q));
+}
+
+/** How the spread pick reads a sample matched by `q`. */
+function spreadKeys(q: Pick<SamplesQuery, 'kind'>): SpreadKeys<IoSample> {
+  return {
     tsUs: (s) => s.ts_us,
     // Every row matched q, so its phase is known (0 never happens; it keeps the types honest).
     latencyNs: (s) => samplePhaseNs(s, q.kind) ?? 0,
     hash: (s) => spreadHash(s.ts_us, s.sector, s.d_ns),
-  });
+  };
 }
 
 export type SampleSortKey = 'ts_us' | 'dev' | 'c' | 'sector' | 'bytes' | 'w_ns' | 'q_ns' | 'd_ns' | 'pid' | 'comm' | 'cg';

@@ -11,6 +11,7 @@
  * with, so they come back as they were, and a re-export writes the same bytes.
  */
 import type { Frame, IoSample, Snapshot } from '@blkheat/shared-types';
+import { SourceActivity } from './activity.js';
 
 /** About how many JSON values one part carries (a frame counts its disks, classes and buckets). */
 export const PART_BUDGET = 40_000;
@@ -62,8 +63,13 @@ export function* snapshotParts(s: Snapshot, budget = PART_BUDGET): Generator<Sna
   for (let i = 0; i < samples.length; i += perPart) yield { t: 'samples', json: JSON.stringify(samples.slice(i, i + perPart)) };
 }
 
-/** Puts parts back together, in the order snapshotParts made them. */
+/**
+ * Puts parts back together, in the order snapshotParts made them, and gathers what the frames
+ * say (`activity`) part by part: the page then shows the snapshot without walking its frames in
+ * that task.
+ */
 export class SnapshotAssembler {
+  readonly activity = new SourceActivity();
   private head: SnapshotHead | undefined;
   private keys: readonly string[] = [];
   private readonly frames: Frame[] = [];
@@ -73,8 +79,11 @@ export class SnapshotAssembler {
     if (part.t === 'head') {
       this.head = part.head;
       this.keys = part.keys;
-    } else if (part.t === 'frames') for (const f of JSON.parse(part.json) as Frame[]) this.frames.push(f);
-    else for (const x of JSON.parse(part.json) as IoSample[]) this.samples.push(x);
+    } else if (part.t === 'frames') {
+      const frames = JSON.parse(part.json) as Frame[];
+      for (const f of frames) this.frames.push(f);
+      this.activity.note(frames);
+    } else for (const x of JSON.parse(part.json) as IoSample[]) this.samples.push(x);
   }
 
   /** The snapshot, or undefined when no head arrived. */

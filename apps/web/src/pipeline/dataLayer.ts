@@ -22,6 +22,7 @@
  * call actions, cannot import it (eslint.config.js).
  */
 import type { BucketSchema, DiskInfo, Frame, IoSample, Snapshot } from '@blkheat/shared-types';
+import type { SourceActivity } from '../model/activity.js';
 import type { CellSelection } from '../model/samples.js';
 import type { Summary } from '../model/summary.js';
 import type { ViewLimits } from '../model/view.js';
@@ -203,9 +204,9 @@ export class DataLayer {
     this.windows.recolour();
   }
 
-  /** Shows a snapshot instead of live data (live frames are still kept). */
-  loadSnapshot(snapshot: Snapshot, name: string): void {
-    this.source.loadSnapshot(snapshot, name);
+  /** Shows a snapshot instead of live data (live frames are still kept); `activity`: see DataSource.loadSnapshot. */
+  loadSnapshot(snapshot: Snapshot, name: string, activity?: SourceActivity): void {
+    this.source.loadSnapshot(snapshot, name, activity);
     this.newSource();
   }
 

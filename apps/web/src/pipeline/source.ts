@@ -9,20 +9,16 @@
 import {
   type BucketSchema,
   BUCKET_SCHEMA,
-  compareDev,
   sortedByDev,
   type DiskInfo,
   type Frame,
   type HelloMessage,
-  LATENCY_KINDS,
-  type LatencyKind,
   MAX_SPAN_SECONDS,
   sameSchema,
   schemaProblem,
   type Snapshot,
 } from '@blkheat/shared-types';
-import { cgroupPhasesOf } from '../model/cgroups.js';
-import { frameHasSubmitTiming } from '../model/phase.js';
+import { SourceActivity } from '../model/activity.js';
 import { liveView, type ViewLimits, type ViewState } from '../model/view.js';
 import type { AgentClient } from '../net/client.js';
 import type { SliceStore, SnapshotInfo, SourceSlice } from '../store/pipelineStore.js';
@@ -109,14 +105,10 @@ export class DataSource {
   private liveStep = 1;
   /** Why the agent's schema cannot be drawn (its frames are then dropped), if it cannot. */
   private liveRefusal: string | undefined;
-  /** Disks with I/O in the source (completed or in flight), with the newest second they had some. */
-  private readonly active = new Map<string, number>();
+  /** Disks with I/O in the source (completed or in flight), its submit-wait timing and its cgroup phases. */
+  private activity = new SourceActivity();
   /** The agent's disks (kept while a snapshot replaces them on screen). */
   private agentList: readonly DiskInfo[] = [];
-  /** Some frame of the source carried submit-wait timing (protocol 4): the total and submit phases can be shown. */
-  private submitTiming = false;
-  /** The phases besides device latency some frame of the source split by cgroup (protocol 4): the cgroup filter applies to them. */
-  private cgroupPhases: readonly LatencyKind[] = [];
   /** The source's clock at its last hello and when that came (see setAgentClock). */
   private agentClock: LiveClock | undefined;
 
@@ -231,17 +223,11 @@ export class DataSource {
 
   /** Disks with I/O in the source, in device order. */
   activeDevs(): string[] {
-    return [...this.active.keys()].sort(compareDev);
+    return this.activity.devs();
   }
 
   hasActive(dev: string): boolean {
-    return this.active.has(dev);
-  }
-
-  /** The phases a frame of the source shows (submit-wait timing, cgroup phases), joined to those known. */
-  private notePhases(f: Frame): void {
-    if (!this.submitTiming && frameHasSubmitTiming(f)) this.submitTiming = true;
-    if (this.cgroupPhases.length < 3) this.cgroupPhases = joinPhases(this.cgroupPhases, cgroupPhasesOf(f));
+    return this.activity.has(dev);
   }
 
   /**
@@ -251,43 +237,30 @@ export class DataSource {
    */
   noteHistory(frames: readonly Frame[]): void {
     if (this.snap) return;
-    for (const f of frames) this.notePhases(f);
+    for (const f of frames) this.activity.notePhases(f);
     this.publishSubmitTiming();
   }
 
+  /** Notes the disks and phases of frames of the source; true when a disk showed I/O for the first time. */
   private noteActive(frames: readonly Frame[]): boolean {
-    let changed = false;
-    for (const f of frames) {
-      this.notePhases(f);
-      for (const d of f.disks) {
-        // I/O in flight is I/O: a disk whose only I/O hangs (it completes nothing) must be shown,
-        // and so is one whose bios wait for a request (a frozen queue has nothing in flight).
-        if (d.cls.length === 0 && !(d.inflight && (d.inflight.n > 0 || (d.inflight.waiting ?? 0) > 0))) continue;
-        const prev = this.active.get(d.dev);
-        if (prev === undefined) {
-          changed = true;
-          if (!this.snap && !this.agentList.some((x) => x.dev === d.dev)) this.onUnknownDisk?.(d.dev);
-        }
-        if (prev === undefined || f.ts > prev) this.active.set(d.dev, f.ts);
-      }
-    }
+    const fresh = this.activity.note(frames);
+    if (!this.snap) for (const dev of fresh) if (!this.agentList.some((x) => x.dev === dev)) this.onUnknownDisk?.(dev);
     this.publishSubmitTiming();
-    return changed;
+    return fresh.length > 0;
   }
 
   /** The source's submit-wait timing and cgroup phases as the pipeline store says them (phases follow them: app.ts). */
   private publishSubmitTiming(): void {
     const { submitTiming, cgroupPhases } = this.store.getState();
-    if (submitTiming !== this.submitTiming || cgroupPhases !== this.cgroupPhases) {
-      this.store.setState({ submitTiming: this.submitTiming, cgroupPhases: this.cgroupPhases });
+    const known = this.activity;
+    if (submitTiming !== known.submitTiming || cgroupPhases !== known.cgroupPhases) {
+      this.store.setState({ submitTiming: known.submitTiming, cgroupPhases: known.cgroupPhases });
     }
   }
 
   /** The data on screen changed source: what is known of its timing starts again. */
   private forgetActive(): void {
-    this.active.clear();
-    this.submitTiming = false;
-    this.cgroupPhases = [];
+    this.activity = new SourceActivity();
   }
 
   private publishSchema(): void {
@@ -350,13 +323,20 @@ export class DataSource {
     return true;
   }
 
-  loadSnapshot(snapshot: Snapshot, name: string): void {
+  /**
+   * Shows `snapshot`. `activity`: what its frames say, when it was gathered already (an imported
+   * file's, while its parts arrived); else it is gathered here.
+   */
+  loadSnapshot(snapshot: Snapshot, name: string, activity?: SourceActivity): void {
     const log = new FrameLog();
     log.insert(snapshot.frames);
     log.cover(snapshot.range.from, snapshot.range.to);
     this.snap = { snapshot, log };
     this.forgetActive();
-    this.noteActive(snapshot.frames);
+    if (activity) {
+      this.activity = activity;
+      this.publishSubmitTiming();
+    } else this.noteActive(snapshot.frames);
     this.store.setState({
       mode: 'snapshot',
       snapshot: snapshotInfo(snapshot, name),
@@ -375,10 +355,4 @@ export class DataSource {
     this.publishSchema();
     return true;
   }
-}
-
-/** The phases of `a` and `b`, in LATENCY_KINDS order; `a` itself when `b` adds none (the store is set only on a change). */
-function joinPhases(a: readonly LatencyKind[], b: readonly LatencyKind[]): readonly LatencyKind[] {
-  if (b.every((k) => a.includes(k))) return a;
-  return LATENCY_KINDS.filter((k) => a.includes(k) || b.includes(k));
 }

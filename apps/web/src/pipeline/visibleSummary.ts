@@ -17,6 +17,7 @@ import type { SliceStore, SummarySlice } from '../store/pipelineStore.js';
 import { windowKnown } from '../store/shownWindow.js';
 import type { UiReader } from '../store/uiStore.js';
 import type { DataSource } from './source.js';
+import { stepFor } from './steps.js';
 
 /** Summaries wait for changes to pause this long, but never longer than SUMMARY_MAX_WAIT. */
 const SUMMARY_DELAY = 80;
@@ -193,9 +194,7 @@ export class VisibleSummary {
     this.running = true;
     const next = (): void => {
       if (run !== this.run) return;
-      const t0 = performance.now();
-      let r = steps.next();
-      while (!r.done && performance.now() - t0 < SUMMARY_TASK_MS) r = steps.next();
+      const r = stepFor(steps, SUMMARY_TASK_MS);
       if (!r.done) {
         setTimeout(next, 0);
         return;

@@ -279,7 +279,7 @@ export async function importFile(file: File): Promise<boolean> {
       // The file's compare view, if it has one; a comparison of other times never carries over.
       const compare = compareInSnapshot(r.value);
       useUi.setState({ compare: typeof compare === 'string' ? undefined : compare });
-      data().loadSnapshot(r.value, file.name);
+      data().loadSnapshot(r.value, file.name, r.activity);
       notify('info', `Showing snapshot ${file.name} (offline).`, 'snapshot');
       if (typeof compare === 'string') notify('error', `${file.name}: ${compare}`, 'snapshot');
       return true;

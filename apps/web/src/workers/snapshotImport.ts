@@ -3,7 +3,8 @@
  * the page stays responsive and no task of its own runs long for a file of tens of MB. Where
  * workers cannot start (they are blocked, or the bundle has none), it parses on the page.
  */
-import type { ParseResult, Snapshot } from '@blkheat/shared-types';
+import type { Snapshot } from '@blkheat/shared-types';
+import { SourceActivity } from '../model/activity.js';
 import { importSnapshotText } from '../model/snapshot.js';
 import { SnapshotAssembler, type SnapshotPart } from '../model/snapshotParts.js';
 
@@ -24,18 +25,31 @@ function startWorker(): Worker | undefined {
   }
 }
 
-function onThePage(file: File): Promise<ParseResult<Snapshot>> {
-  return file.text().then(importSnapshotText, (e: unknown) => ({ ok: false, message: e instanceof Error ? e.message : String(e) }));
+/** A snapshot read from a file, with what its frames say (gathered as it arrived); or a message for people. */
+export type ImportedSnapshot =
+  { readonly ok: true; readonly value: Snapshot; readonly activity: SourceActivity } | { readonly ok: false; readonly message: string };
+
+function onThePage(file: File): Promise<ImportedSnapshot> {
+  return file.text().then(
+    (text): ImportedSnapshot => {
+      const r = importSnapshotText(text);
+      if (!r.ok) return r;
+      const activity = new SourceActivity();
+      activity.note(r.value.frames);
+      return { ok: true, value: r.value, activity };
+    },
+    (e: unknown) => ({ ok: false, message: e instanceof Error ? e.message : String(e) }),
+  );
 }
 
 /** The snapshot in `file`, or a message for people. Never rejects. */
-export function parseSnapshotFile(file: File): Promise<ParseResult<Snapshot>> {
+export function parseSnapshotFile(file: File): Promise<ImportedSnapshot> {
   const worker = startWorker();
   if (!worker) return onThePage(file);
-  return new Promise<ParseResult<Snapshot>>((resolve) => {
+  return new Promise<ImportedSnapshot>((resolve) => {
     const parts = new SnapshotAssembler();
     let heard = false;
-    const finish = (r: ParseResult<Snapshot> | Promise<ParseResult<Snapshot>>): void => {
+    const finish = (r: ImportedSnapshot | Promise<ImportedSnapshot>): void => {
       worker.terminate();
       resolve(r);
     };
@@ -45,7 +59,11 @@ export function parseSnapshotFile(file: File): Promise<ParseResult<Snapshot>> {
       if (m.t === 'error') finish({ ok: false, message: m.message });
       else if (m.t === 'done') {
         const snapshot = parts.result();
-        finish(snapshot ? { ok: true, value: snapshot } : { ok: false, message: 'the snapshot reader sent no snapshot' });
+        finish(
+          snapshot
+            ? { ok: true, value: snapshot, activity: parts.activity }
+            : { ok: false, message: 'the snapshot reader sent no snapshot' },
+        );
       } else {
         parts.add(m);
         worker.postMessage('next' satisfies WorkerRequest);
