@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClassSeries, DiskFrame, Frame } from '@blkheat/shared-types';
 import { formatRate } from '../src/model/format.ts';
-import { formatThroughput, throughputAt, throughputSeries, waitingAt } from '../src/model/throughput.ts';
+import { formatThroughput, ThroughputColumns, throughputAt, throughputSeries, waitingAt } from '../src/model/throughput.ts';
 
 const T0 = 1_700_000_000;
 const cls = (c: string, n: number, b?: number, pt?: true): ClassSeries => ({
@@ -109,4 +109,31 @@ test('waiting bios beside in flight (protocol 4): the worst frame of a column, t
   // A 10 s column keeps the worst second's count and age, frozen if any second was.
   const coarse = throughputSeries(frames.slice(0, 3), '7:0', 10, T0 / 10, T0 / 10 + 1);
   assert.deepEqual(waitingAt(coarse, T0 / 10), { count: 30, oldestS: 4, frozen: true });
+});
+
+test('a strip’s running column totals follow a live window as it moves on, equal to the window summed afresh; another array is refused', () => {
+  const step = 5;
+  // A live window: per-second frames, the oldest dropped as it moves (its first column partly, then whole).
+  const all = Array.from({ length: 80 }, (_, i) =>
+    frame(
+      T0 + i,
+      i % 7 === 3 ? [disk('8:0', [cls('Read', 9, 4096)], 1)] : [disk('7:0', [cls('Read', 10 + i, 4096 * (i + 1))], i % 4, 1000 * i)],
+    ),
+  );
+  const series = (s: ReturnType<typeof throughputSeries>) => [s.iops, s.mbps, s.queue, s.oldest, s.waiting, s.oldestWait].map(list);
+  const running = new ThroughputColumns('7:0', step);
+  const window: Frame[] = [];
+  for (let end = 1; end <= all.length; end++) {
+    window.push(all[end - 1] as Frame);
+    // Drop the frames more than 40 s old: from T0 + 41 on, a column is left part-dropped at times.
+    while ((window[0] as Frame).ts < T0 + end - 40) window.shift();
+    assert.ok(running.catchUp(window), `second ${end}: the same window moved on`);
+    const c0 = Math.floor((window[0] as Frame).ts / step);
+    const c1 = Math.ceil((T0 + end) / step);
+    assert.deepEqual(series(running.series(c0, c1)), series(throughputSeries(window, '7:0', step, c0, c1)), `second ${end}`);
+  }
+  // A second inserted in the middle (a gap filled), or another window's frames: not this one's, made anew.
+  const filled = [...window.slice(0, 5), frame(T0 + 100, []), ...window.slice(5)];
+  assert.equal(running.catchUp(filled), false);
+  assert.equal(running.catchUp(all.slice(0, 10)), false);
 });

@@ -23,6 +23,20 @@ export interface DiskRange {
   readonly devs?: ReadonlySet<string> | undefined;
 }
 
+/**
+ * How many of the frames `fed` holds `frames` no longer begins with, when `frames` is `fed` with
+ * its oldest frames dropped and new ones added at its end (a live window as it moves on:
+ * pipeline/windowLoader.ts); undefined otherwise. Compares references: a few thousand at most.
+ * Running tallies (model/summary.ts, model/throughput.ts) feed only the frames new since.
+ */
+export function droppedFromFront(fed: readonly Frame[], frames: readonly Frame[]): number | undefined {
+  if (fed.length === 0) return 0;
+  const k = frames.length > 0 ? fed.indexOf(frames[0] as Frame) : fed.length;
+  if (k < 0 || frames.length < fed.length - k) return undefined;
+  for (let i = k; i < fed.length; i++) if (frames[i - k] !== fed[i]) return undefined;
+  return k;
+}
+
 /** Calls `each` with every disk frame of frames[start, end) inside `range`, in order. */
 export function forEachDiskInRange(
   frames: readonly Frame[],

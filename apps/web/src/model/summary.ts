@@ -10,6 +10,7 @@
 import type { BucketSchema, Frame, LatencyKind } from '@blkheat/shared-types';
 import { BreakdownTally, type ClassSummary, type DiskPeak, type DiskSummary } from './breakdown.js';
 import { type CgroupBreakdown, CgroupTally } from './cgroups.js';
+import { droppedFromFront } from './diskFrames.js';
 import { type Known, unrecordedSeconds } from './gaps.js';
 import type { HeatMatrix } from './heatmatrix.js';
 import { quantilesOf, type QuantileValue } from './percentiles.js';
@@ -180,19 +181,11 @@ export class RunningSummary {
     );
   }
 
-  /**
-   * How many of the frames fed `frames` no longer begins with (a live window drops its oldest
-   * frames once they are out of its range), if it still holds the rest in the same order and
-   * those dropped were all before the range; undefined otherwise. Compares references: a few
-   * thousand at most.
-   */
+  /** droppedFromFront() of the frames fed, when those dropped were all before the range; undefined otherwise. */
   private droppedFrom(frames: readonly Frame[]): number | undefined {
-    const fed = this.fed;
-    if (fed.length === 0) return 0;
-    const k = frames.length > 0 ? fed.indexOf(frames[0] as Frame) : fed.length;
-    if (k < 0 || frames.length < fed.length - k) return undefined;
-    for (let i = 0; i < k; i++) if ((fed[i] as Frame).ts >= this.input.from) return undefined;
-    for (let i = k; i < fed.length; i++) if (frames[i - k] !== fed[i]) return undefined;
+    const k = droppedFromFront(this.fed, frames);
+    if (k === undefined) return undefined;
+    for (let i = 0; i < k; i++) if ((this.fed[i] as Frame).ts >= this.input.from) return undefined;
     return k;
   }
 

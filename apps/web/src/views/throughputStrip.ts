@@ -4,7 +4,7 @@
  * draw with data records what it drew (series and lane scales) in the scheduler's registry, for
  * the test hook.
  */
-import { type ThroughputSeries, throughputSeries } from '../model/throughput.js';
+import { ThroughputColumns, type ThroughputSeries, throughputSeries } from '../model/throughput.js';
 import { renderContext } from '../render/contract.js';
 import { type DrawFn, DrawnKind } from '../render/scheduler.js';
 import { paintThroughput, type ThroughputScales } from '../render/throughput.js';
@@ -33,6 +33,7 @@ export function visibleThroughput(dev: string): ThroughputSeries | undefined {
 export function throughputDraw(dev: string, canvas: () => HTMLCanvasElement | null, size: () => { width: number; height: number }): DrawFn {
   let key = '';
   let series: ThroughputSeries | undefined;
+  let columns: ThroughputColumns | undefined;
   return (record) => {
     const el = canvas();
     const { width, height } = size();
@@ -42,7 +43,12 @@ export function throughputDraw(dev: string, canvas: () => HTMLCanvasElement | nu
     const cols = visibleColumns();
     if (cols && cols.key !== key) {
       key = cols.key;
-      series = visibleThroughput(dev);
+      // A live window's new seconds are added to the column totals, not summed again with the whole window.
+      if (!columns || columns.step !== cur.step || !columns.catchUp(cur.frames)) {
+        columns = new ThroughputColumns(dev, cur.step);
+        columns.catchUp(cur.frames);
+      }
+      series = columns.series(cols.col0, cols.col1);
     }
     const ui = useUi.getState();
     const hv = useHover.getState();
