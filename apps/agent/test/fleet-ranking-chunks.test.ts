@@ -192,24 +192,6 @@ test(
     assert.equal(cache.counts.asked, 3, 'three final chunks asked');
     assert.equal(cache.counts.kept, 3, 'then kept');
     assert.equal(again.prometheusQueries, fromChunks.prometheusQueries - 3, 'the second time, the chunks are not asked');
-    const byKey = new Map(whole.disks.map((d) => [`${d.instance}/${d.disk}`, d]));
-    let worstP99 = 0;
-    let worstIos = 0;
-    for (const d of fromChunks.disks) {
-      const w = byKey.get(`${d.instance}/${d.disk}`);
-      assert.ok(w, `${d.instance}/${d.disk} in Prometheus' table`);
-      worstP99 = Math.max(worstP99, Math.abs(d.p99 - w.p99) / w.p99);
-      worstIos = Math.max(worstIos, Math.abs(d.ios - w.ios) / Math.max(1, w.ios));
-      assert.ok(
-        d.p999 !== null && w.p999 !== null && Math.abs(d.p999 - w.p999) <= 1e-3 * w.p999,
-        `${d.instance}/${d.disk} p99.9 ${d.p999} vs ${w.p999}`,
-      );
-      assert.deepEqual(
-        [d.errors, d.untimed, d.oldestInflightS],
-        [w.errors, w.untimed, w.oldestInflightS],
-        `${d.instance}/${d.disk}: the rest of the row`,
-      );
-    }
     // Prometheus' rate() extrapolates each window over its scrapes' own span: the parts' sums
     // equal the range's to well under a thousandth when scrapes are an interval apart (on a quiet
     // machine, exactly). A window's span ends at the scrapes just after its edges: one that
@@ -232,13 +214,54 @@ test(
         lateS = Math.max(lateS, first === undefined ? scrape : Math.abs(first - due));
       }
     }
+    assert.equal(ups.length, HOSTS, 'the scrape times of every host read');
     const iosBound = 1e-3 + (2 * lateS) / chunkS;
+    // A quantile of the parts' sum is Prometheus' at a rank moved by at most `shift`: each late
+    // edge moves the counts of the parts either side of it by about its lateness times their rate,
+    // so the parts' counts below any latency move by at most 2 lateS / chunkS of the range's, and
+    // their total as much again. So it lies between Prometheus' own quantiles at q − shift and
+    // q + shift (the same one when every edge scrape was on its beat), to 1e-3.
+    const shift = (4 * lateS) / chunkS;
+    const promQuantiles = async (q: number): Promise<Map<string, number>> => {
+      const w = scrapeWindow(from, to, scrape);
+      const got = await api.instant(
+        `histogram_quantile(${Math.min(1, Math.max(0, q))}, sum by (instance, dev, disk) (rate(blkheat_device_latency_seconds[${w.window}])))`,
+        w.at,
+      );
+      return new Map(got.map((g) => [`${g.metric.instance}/${g.metric.disk}`, Number(g.value[1])]));
+    };
+    const [p99Lo, p99Hi, p999Lo, p999Hi] = [
+      await promQuantiles(0.99 - shift),
+      await promQuantiles(0.99 + shift),
+      await promQuantiles(0.999 - shift),
+      await promQuantiles(0.999 + shift),
+    ];
+    const byKey = new Map(whole.disks.map((d) => [`${d.instance}/${d.disk}`, d]));
+    let worstP99 = 0;
+    let worstIos = 0;
+    for (const d of fromChunks.disks) {
+      const key = `${d.instance}/${d.disk}`;
+      const w = byKey.get(key);
+      assert.ok(w, `${key} in Prometheus' table`);
+      worstP99 = Math.max(worstP99, Math.abs(d.p99 - w.p99) / w.p99);
+      worstIos = Math.max(worstIos, Math.abs(d.ios - w.ios) / Math.max(1, w.ios));
+      for (const [name, got, lo, hi] of [
+        ['p99', d.p99, p99Lo.get(key), p99Hi.get(key)],
+        ['p99.9', d.p999, p999Lo.get(key), p999Hi.get(key)],
+      ] as const) {
+        assert.ok(
+          got !== null && lo !== undefined && hi !== undefined && got >= lo * (1 - 1e-3) && got <= hi * (1 + 1e-3),
+          `${key} ${name} ${got}: Prometheus' own at its rank ± ${shift.toExponential(2)} (scrapes at the edges off their beat by up to ${lateS} s) ` +
+            `is ${lo}..${hi} (its table: ${name === 'p99' ? w.p99 : w.p999})`,
+        );
+      }
+      assert.deepEqual([d.errors, d.untimed, d.oldestInflightS], [w.errors, w.untimed, w.oldestInflightS], `${key}: the rest of the row`);
+    }
     t.diagnostic(
       `largest differences from Prometheus' own table: p99 ${worstP99.toExponential(2)}, I/Os ${worstIos.toExponential(2)} (relative); ` +
-        `the scrapes at the ${edges.length} chunk and range edges off their target's beat by up to ${(lateS * 1000).toFixed(1)} ms, so I/Os within ${iosBound.toExponential(2)}`,
+        `the scrapes at the ${edges.length} chunk and range edges off their target's beat by up to ${(lateS * 1000).toFixed(1)} ms, so I/Os within ${iosBound.toExponential(2)} ` +
+        `and the quantiles within Prometheus' own at their rank ± ${shift.toExponential(2)}`,
     );
-    assert.equal(ups.length, HOSTS, 'the scrape times of every host read');
-    assert.ok(worstP99 <= 1e-3, `p99 within 1e-3 of Prometheus': ${worstP99}`);
     assert.ok(
       worstIos <= iosBound,
       `I/Os within ${iosBound} of Prometheus' (scrapes at the edges off their beat by up to ${lateS} s): ${worstIos}`,
