@@ -5,11 +5,13 @@
  * frames, plus the newest live frame while live so a hang shows up to the second it was last
  * seen). The marks are cached for the data version, view and threshold on screen (one entry
  * per disk, all dropped when any of them changes: a memo of the stores, not of what was drawn,
- * so it needs no unregistering); the model does the work (model/stuck.ts, model/faults.ts).
+ * so it needs no unregistering); the model does the work (model/stuck.ts, model/faults.ts), over
+ * the frames that can give a mark (model/incidentFrames.ts, kept for the window as it moves on).
  * What a heat map marked is in the scheduler's registry (useDiskDrawing.ts records it).
  */
 import type { Frame } from '@blkheat/shared-types';
 import { faultColumns } from '../model/faults.js';
+import { IncidentFrames, oldestAgeNs } from '../model/incidentFrames.js';
 import { stuckNow, stuckSpans, type StuckState } from '../model/stuck.js';
 import type { IncidentMarks } from '../render/incidents.js';
 import { useData } from '../store/pipelineStore.js';
@@ -25,6 +27,17 @@ export function stuckOf(lastFrame: Frame | undefined, mode: 'live' | 'snapshot',
 }
 
 let cache: { key: string; marks: Map<string, IncidentMarks> } | undefined;
+/** The frames of the window on screen that can give a mark (one window at a time). */
+let index: { id: number; frames: IncidentFrames } | undefined;
+
+/** The index of `frames`, the window `id`'s, brought up to them. */
+function indexOf(id: number, frames: readonly Frame[]): IncidentFrames {
+  if (index?.id !== id || !index.frames.update(frames)) {
+    index = { id, frames: new IncidentFrames() };
+    index.frames.update(frames);
+  }
+  return index.frames;
+}
 
 /** The incident marks of `dev` for the window and view on screen now. */
 export function incidentMarks(dev: string): IncidentMarks | undefined {
@@ -40,10 +53,13 @@ export function incidentMarks(dev: string): IncidentMarks | undefined {
   if (cache?.key !== key) cache = { key, marks: new Map() };
   const hit = cache.marks.get(dev);
   if (hit) return hit;
-  const frames = live ? [...cur.frames, live] : cur.frames;
+  const frames = indexOf(cur.id, cur.frames);
+  const stuckFrames = frames.stuckFrames(dev, threshold);
+  const liveDisk = live?.disks.find((x) => x.dev === dev);
+  if (live && liveDisk && oldestAgeNs(liveDisk) / 1e9 > threshold) stuckFrames.push(live);
   const marks: IncidentMarks = {
-    stuck: stuckSpans(frames, dev, threshold),
-    faults: faultColumns(cur.frames, dev, cur.step, col0, col1),
+    stuck: stuckSpans(stuckFrames, dev, threshold),
+    faults: faultColumns(frames.faultFrames(dev), dev, cur.step, col0, col1),
   };
   cache.marks.set(dev, marks);
   return marks;
