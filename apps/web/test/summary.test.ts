@@ -190,7 +190,8 @@ test('RunningSummary.follows: only the same range over the same frames array, gr
   for (let r = steps.next(); !r.done; r = steps.next());
   frames.push(all[100]!);
   assert.equal(running.follows({ ...base }), true, 'grown at the end');
-  assert.equal(running.follows({ ...base, from: T0 + 10 }), false, 'another start');
+  assert.equal(running.follows({ ...base, from: T0 - 10 }), false, 'an earlier start');
+  assert.equal(running.follows({ ...base, from: T0 + 10 }), true, 'a later start (the frames before it are taken back)');
   assert.equal(running.follows({ ...base, kind: 'queue' }), false, 'another phase');
   assert.equal(running.follows({ ...base, classes: new Set(['R']) }), false, 'a class filter');
   assert.equal(running.follows({ ...base, devs: new Set(['7:0']) }), false, 'other disks');
@@ -225,5 +226,88 @@ test('RunningSummary.follows: only the same range over the same frames array, gr
   assert.equal(closed.follows({ ...base, to: T0 + 50 }), true, 'frames past the end: the same range');
   assert.equal(closed.follows({ ...base, to: T0 + 60 }), false, 'frames past the end: the end may not move');
   assert.equal(new RunningSummary(base, false).follows({ ...base }), false, 'a summary that is not detached is summed once');
-  assert.throws(() => running.retarget({ ...base, from: T0 + 10 }), /not the same range/);
+  assert.throws(() => running.retarget({ ...base, from: T0 - 10 }), /not the same range/);
+  // Frames out of time order: a later start cannot take the ones it leaves out back from the front.
+  const shuffled = [...frames.slice(50, 60), ...frames.slice(0, 50)];
+  const unordered = new RunningSummary({ ...base, frames: shuffled }, true);
+  for (let r = unordered.catchUp().next(); !r.done; r = unordered.catchUp().next());
+  assert.equal(unordered.follows({ ...base, frames: shuffled, from: T0 + 20 }), false, 'frames left out after frames kept');
+  assert.equal(unordered.follows({ ...base, frames: shuffled }), true, 'the same start: order does not matter');
+});
+
+/**
+ * The frames with what else a disk's summary counts: failures by status, passthrough, untimed,
+ * records dropped, causes, wbt and full tags; some now and then, some only in a burst of
+ * [BURST, BURST + 20) (a class, a status, a wait's causes: gone from a range that moved past it).
+ */
+const BURST = 450;
+function withIncidents(frames: readonly Frame[]): Frame[] {
+  return frames.map((f, i) => ({
+    ...f,
+    disks: f.disks.map((d, k): DiskFrame => {
+      const j = i + 3 * k;
+      const burst = i >= BURST && i < BURST + 20;
+      return {
+        ...d,
+        cls: [
+          ...d.cls.map((c, m) => (j % 7 === m ? { ...c, e: { IOERR: 1 + (j % 3), ...(burst ? { TIMEOUT: 1 } : {}) } } : c)),
+          ...(j % 9 === 0 ? [{ c: `Passthrough-${j % 2}`, n: 2, d: [5, 2], q: [], pt: true as const }] : []),
+          ...(burst ? [{ c: 'Burst-Read', n: 5, d: [40, 5], q: [], w: [45, 5], t: [46, 5] }] : []),
+        ],
+        ...(j % 5 === 0 ? { untimed: { read: 3 }, dropped: 2, missed: 1 } : {}),
+        ...(burst ? { causes: { frozen: 2, refused: 1 }, wbt: 1, tags_full: 1 } : {}),
+      };
+    }),
+  }));
+}
+
+test('RunningSummary: a following range whose start moves on a column at a time equals summing it afresh at every second', () => {
+  const all = withIncidents(withSplits(syntheticSource().frames(T0, T0 + 1200)));
+  const SPAN = 300;
+  const STEP = 10;
+  const frames: Frame[] = all.slice(0, 400);
+  const base = input(all, T0, T0 + 1200, STEP);
+  // A following window's range: whole columns from SPAN seconds before the newest frame to the column after it.
+  const following = (): SummaryInput => {
+    const edge = frames.at(-1)!.ts + 1;
+    return { ...base, from: Math.floor((edge - SPAN) / STEP) * STEP, to: Math.ceil(edge / STEP) * STEP, frames, devs: new Set(base.devs) };
+  };
+  const running = new RunningSummary(following(), true);
+  for (let r = running.catchUp().next(); !r.done; r = running.catchUp().next());
+  let moved = 0;
+  let peaksMoved = 0;
+  const causes = new Set<string>();
+  let last = summarizeNow(following());
+  for (let i = 400; i < all.length;) {
+    const n = 1 + (i % 3);
+    for (const f of all.slice(i, i + n)) frames.push(f);
+    i += n;
+    const next = following();
+    // The window drops frames well before the range now and then (a live window's ring).
+    if (i % 17 === 0) while (frames[0]!.ts < next.from - 30) frames.shift();
+    assert.ok(running.follows(next), `at ${frames.length} frames, start ${next.from - T0}: the same range, moved on`);
+    if (next.from > last.from) moved++;
+    const r = running.retarget(next).catchUp().next();
+    assert.ok(r.done === true, 'a few new frames are one slice');
+    const fresh = summarizeNow(next);
+    assert.deepEqual(
+      numbers(r.value),
+      numbers(fresh),
+      `start ${next.from - T0}, end ${next.to - T0}: the same as summing the range afresh`,
+    );
+    if (JSON.stringify([...r.value.peaks]) !== JSON.stringify([...last.peaks])) peaksMoved++;
+    causes.add(r.value.submitWait.get('7:0')?.cause ?? 'none');
+    last = r.value;
+  }
+  assert.ok(moved >= 70, `the start moved ${moved} times`);
+  assert.ok(peaksMoved > 0, `the busiest step changed ${peaksMoved} times as the range moved`);
+  assert.deepEqual([...causes].sort(), ['none', 'tags'], 'the burst’s waits were named while it was in the range, and not after');
+  assert.equal(last.disks.get('7:0')?.byClass['Burst-Read'], undefined, 'the range moved past the burst');
+  // What the range counts that a moving start takes back: every kind of it is there to take.
+  const d = last.disks.get('7:0');
+  assert.ok(
+    d && d.failed > 0 && d.untimed > 0 && d.passthrough > 0 && d.dropped > 0,
+    'failures, untimed, passthrough and dropped records counted',
+  );
+  assert.ok((last.cgroups.get('7:0')?.rows.length ?? 0) === 2 && (last.sizes.get('7:0')?.sizes.length ?? 0) > 0);
 });

@@ -24,14 +24,17 @@ export function denseHist(schema: BucketSchema = BUCKET_SCHEMA): Float64Array {
   return new Float64Array(bucketCount(schema));
 }
 
-/** dense += sparse. Throws on an index outside the schema (a corrupt or foreign histogram). */
-export function addSparseInto(dense: Float64Array, sparse: SparseHist): void {
+/**
+ * dense += sparse (sign -1: dense −= sparse, taking back what was added: counts are integers, so
+ * exactly). Throws on an index outside the schema (a corrupt or foreign histogram).
+ */
+export function addSparseInto(dense: Float64Array, sparse: SparseHist, sign: 1 | -1 = 1): void {
   for (let k = 0; k + 1 < sparse.length; k += 2) {
     const i = sparse[k] as number;
     if (i < 0 || i >= dense.length || !Number.isInteger(i)) {
       throw new RangeError(`bucket index ${i} outside 0..${dense.length - 1}`);
     }
-    dense[i] = (dense[i] as number) + (sparse[k + 1] as number);
+    dense[i] = (dense[i] as number) + sign * (sparse[k + 1] as number);
   }
 }
 

@@ -69,10 +69,25 @@ interface ClassAcc {
   hist: Float64Array;
 }
 
+/** What a BreakdownTally counts. */
+interface BreakdownRange {
+  /** Frames in [from, to) are counted; class breakdowns only over `devs` (undefined = every disk). */
+  readonly from: number;
+  readonly to: number;
+  readonly devs?: ReadonlySet<string> | undefined;
+  readonly kind: LatencyKind;
+  /** Each disk's kind, for phaseHist() (default: every disk request-based). */
+  readonly diskKind?: DiskKindOf | undefined;
+  /** Results copy the running totals, so frames added later leave them as read (model/summary.ts RunningSummary). */
+  readonly detached?: boolean | undefined;
+}
+
 /**
  * Running totals behind the breakdowns, fed frames a slice at a time: a range of a big snapshot
  * can be summed across several short tasks (pipeline/visibleSummary.ts yields between slices) and give
- * what one call over all the frames gives. One pass per frame serves all three results.
+ * what one call over all the frames gives. One pass per frame serves all three results. A live
+ * range's start may move on (startAt): what the frames it leaves out added is taken back, so the
+ * totals are those of the frames left, as summing them afresh gives.
  */
 export class BreakdownTally {
   /**
@@ -83,38 +98,51 @@ export class BreakdownTally {
   /** classes() as last worked out (dropped by add()): with one disk, its table is the same list. */
   private together: ClassSummary[] | undefined;
   private readonly disk = new Map<string, DiskAcc>();
-  private readonly peak = new Map<string, DiskPeak>();
+  /** A running (detached) tally, per disk: its disk-frames in the range, and per class the series of them that named it (a total goes when nothing is left in it). */
+  private readonly diskFrames = new Map<string, number>();
+  private readonly classSeries = new Map<string, Map<string, number>>();
+  /** Per disk: its busiest steps in the range, in the order fed, each busier than every one after it (peaks() reads the first). */
+  private readonly peak = new Map<string, PeakCandidate[]>();
   /** Every class named by a frame fed, with how many disk-frames named it (forget() takes them back). */
   private readonly seen = new Map<string, number>();
 
   constructor(
-    /** Frames in [from, to) are counted; class breakdowns only over `devs` (undefined = every disk). */
-    private readonly opts: {
-      readonly from: number;
-      readonly to: number;
-      readonly devs?: ReadonlySet<string> | undefined;
-      readonly kind: LatencyKind;
-      /** Each disk's kind, for phaseHist() (default: every disk request-based). */
-      readonly diskKind?: DiskKindOf | undefined;
-      /** Results copy the running totals, so frames added later leave them as read (model/summary.ts RunningSummary). */
-      readonly detached?: boolean | undefined;
-    },
+    private opts: BreakdownRange,
     /** The schema of the frames' histograms. */
     private readonly schema: BucketSchema,
   ) {}
 
   /** Counts frames[start, end). Every frame names its classes for `allClasses`, in range or not. */
   add(frames: readonly Frame[], start = 0, end = frames.length): void {
-    const { from, to, devs, kind } = this.opts;
+    this.count(frames, start, end, this.opts.from, this.opts.to, 1);
+  }
+
+  /**
+   * The range starts at `from` from now on (not before its start): what the frames fed before it
+   * added is taken back. `fed`: every frame fed so far, in the order fed, those of the range
+   * before `from` ahead of the rest of the range (a live window's, in time order).
+   */
+  startAt(fed: readonly Frame[], from: number): void {
+    if (from < this.opts.from) throw new Error(`BreakdownTally.startAt: ${from} is before the range's start ${this.opts.from}`);
+    if (this.opts.detached !== true) throw new Error('BreakdownTally.startAt: only a detached (running) tally moves its start');
+    this.count(fed, 0, fed.length, this.opts.from, Math.min(from, this.opts.to), -1);
+    this.opts = { ...this.opts, from };
+  }
+
+  /**
+   * Adds (sign 1) or takes back (−1) what the frames in [from, to) of frames[start, end) count;
+   * frames added name their classes too, in the range or not (one pass for both).
+   */
+  private count(frames: readonly Frame[], start: number, end: number, from: number, to: number, sign: 1 | -1): void {
+    const { devs, kind } = this.opts;
     const diskKind = this.opts.diskKind ?? ALL_REQUEST;
     this.together = undefined;
     for (let i = start; i < end; i++) {
       const f = frames[i] as Frame;
-      const inside = f.ts >= from && f.ts < to;
+      if (sign > 0) for (const d of f.disks) for (const c of d.cls) this.seen.set(c.c, (this.seen.get(c.c) ?? 0) + 1);
+      if (f.ts < from || f.ts >= to) continue;
       for (const d of f.disks) {
-        for (const c of d.cls) this.seen.set(c.c, (this.seen.get(c.c) ?? 0) + 1);
-        if (!inside) continue;
-        this.addDisk(d, f.step);
+        this.addDisk(d, f.step, sign);
         if (!devs || devs.has(d.dev)) {
           const dk = diskKind(d.dev);
           let classes = this.byDiskClass.get(d.dev);
@@ -122,36 +150,78 @@ export class BreakdownTally {
           for (const series of d.cls) {
             let a = classes.get(series.c);
             if (!a) classes.set(series.c, (a = { count: 0, failed: 0, errors: {}, hist: new Float64Array(bucketCount(this.schema)) }));
-            a.count += series.n;
+            a.count += sign * series.n;
             if (series.e) {
               for (const [status, k] of Object.entries(series.e)) {
-                a.failed += k;
-                a.errors[status] = (a.errors[status] ?? 0) + k;
+                // A status with no failure is not listed (so taking one back leaves what a fresh sum has).
+                if (k === 0) continue;
+                a.failed += sign * k;
+                const left = (a.errors[status] ?? 0) + sign * k;
+                if (left !== 0) a.errors[status] = left;
+                else delete a.errors[status];
               }
             }
-            addSparseInto(a.hist, phaseHist(series, kind, dk));
+            addSparseInto(a.hist, phaseHist(series, kind, dk), sign);
           }
         }
+        // Only a running tally's start moves (a snapshot's thousands of classes a disk are summed once).
+        if (this.opts.detached === true) this.release(d, sign);
       }
     }
   }
 
-  private addDisk(disk: DiskFrame, step: number): void {
+  /** Counts the disk-frame's own and its classes' series in (sign 1) or out (−1); a disk or class with none left goes. */
+  private release(disk: DiskFrame, sign: 1 | -1): void {
+    const dev = disk.dev;
+    let series = this.classSeries.get(dev);
+    if (!series) this.classSeries.set(dev, (series = new Map()));
+    for (const cls of disk.cls) {
+      const left = (series.get(cls.c) ?? 0) + sign;
+      if (left > 0) series.set(cls.c, left);
+      else {
+        series.delete(cls.c);
+        delete this.disk.get(dev)?.byClass[cls.c];
+        this.byDiskClass.get(dev)?.delete(cls.c);
+      }
+    }
+    const frames = (this.diskFrames.get(dev) ?? 0) + sign;
+    if (frames > 0) this.diskFrames.set(dev, frames);
+    else {
+      for (const m of [this.diskFrames, this.classSeries, this.disk, this.byDiskClass, this.peak]) m.delete(dev);
+    }
+  }
+
+  private addDisk(disk: DiskFrame, step: number, sign: 1 | -1): void {
     let a = this.disk.get(disk.dev);
     if (!a) this.disk.set(disk.dev, (a = { n: 0, untimed: 0, failed: 0, passthrough: 0, timed: 0, dropped: 0, missed: 0, byClass: {} }));
-    a.dropped += disk.dropped ?? 0;
-    a.missed += disk.missed ?? 0;
+    a.dropped += sign * (disk.dropped ?? 0);
+    a.missed += sign * (disk.missed ?? 0);
     const n = conservedCount(disk);
-    a.n += n;
-    const peak = this.peak.get(disk.dev);
-    if (step > 0 && n / step > (peak?.rate ?? 0)) this.peak.set(disk.dev, { rate: n / step, step });
-    a.untimed += untimedCount(disk);
+    a.n += sign * n;
+    if (step > 0 && n / step > 0) this.notePeak(disk, n / step, step, sign);
+    a.untimed += sign * untimedCount(disk);
     for (const cls of disk.cls) {
-      if (cls.pt) a.passthrough += cls.n;
-      if (cls.e) for (const k in cls.e) a.failed += cls.e[k] ?? 0;
-      for (let k = 1; k < cls.d.length; k += 2) a.timed += cls.d[k] as number;
-      a.byClass[cls.c] = (a.byClass[cls.c] ?? 0) + cls.n;
+      if (cls.pt) a.passthrough += sign * cls.n;
+      if (cls.e) for (const k in cls.e) a.failed += sign * (cls.e[k] ?? 0);
+      for (let k = 1; k < cls.d.length; k += 2) a.timed += sign * (cls.d[k] as number);
+      a.byClass[cls.c] = (a.byClass[cls.c] ?? 0) + sign * cls.n;
     }
+  }
+
+  /**
+   * The busiest step, as a sliding maximum: a step joins at the back once every busier-or-equal
+   * one before it stays ahead (the first of equal peaks is the peak, as a fresh sum finds it), and
+   * leaves from the front when the range's start passes it (steps leave in the order they came).
+   */
+  private notePeak(disk: DiskFrame, rate: number, step: number, sign: 1 | -1): void {
+    let list = this.peak.get(disk.dev);
+    if (!list) this.peak.set(disk.dev, (list = []));
+    if (sign < 0) {
+      if (list[0]?.disk === disk) list.shift();
+      return;
+    }
+    while (list.length > 0 && (list[list.length - 1] as PeakCandidate).rate < rate) list.pop();
+    list.push({ disk, rate, step });
   }
 
   /** Per-class summary over every chosen disk, sorted by count. */
@@ -194,7 +264,9 @@ export class BreakdownTally {
 
   /** Per disk with I/O: its busiest step. */
   peaks(): Map<string, DiskPeak> {
-    return new Map(this.peak);
+    const out = new Map<string, DiskPeak>();
+    for (const [dev, list] of this.peak) if (list[0]) out.set(dev, { rate: list[0].rate, step: list[0].step });
+    return out;
   }
 
   /**
@@ -262,6 +334,13 @@ function classSummaries(classes: ReadonlyMap<string, ClassAcc>, schema: BucketSc
   }
   out.sort((x, y) => y.n - x.n || (x.c < y.c ? -1 : x.c > y.c ? 1 : 0));
   return out;
+}
+
+/** A step that is or may become a disk's busiest (BreakdownTally.notePeak). */
+interface PeakCandidate {
+  readonly disk: DiskFrame;
+  readonly rate: number;
+  readonly step: number;
 }
 
 type DiskAcc = { -readonly [K in Exclude<keyof DiskSummary, 'dev' | 'byClass'>]: number } & { byClass: Record<string, number> };

@@ -9,6 +9,7 @@
  */
 import {
   addCgroup,
+  addSparseInto,
   type BucketSchema,
   bucketCount,
   CGROUP_NONE,
@@ -20,8 +21,9 @@ import {
   type PhaseAcc,
   phaseCarried,
   phaseHist,
+  type SparseHist,
 } from '@blkheat/shared-types';
-import { forEachDiskInRange, type PhasedRange } from './diskFrames.js';
+import { type DiskRange, forEachDiskInRange, type PhasedRange } from './diskFrames.js';
 import { ALL_REQUEST } from './phase.js';
 import { quantilesOf, type QuantileValue } from './percentiles.js';
 
@@ -94,20 +96,29 @@ export function cgroupPhasesOf(frame: Frame): LatencyKind[] {
 
 /**
  * Running per-disk cgroup totals of frames in [from, to) over `devs`, fed a slice at a time
- * (model/summary.ts). Coarse (merged) frames sum the same: `cg` adds per path.
+ * (model/summary.ts), whose start may move on (startAt). Coarse (merged) frames sum the same:
+ * `cg` adds per path.
  */
 export class CgroupTally {
   /**
    * Per disk: its totals by cgroup path in the tally's phase and in device time (the fallback),
-   * how many frames split its I/O by cgroup, how many of those by the phase too, and how many had any.
+   * how many frames split its I/O by cgroup, how many of those by the phase too, how many had
+   * any, and how many it had in the range (none left: the disk goes).
    */
   private readonly disks = new Map<
     string,
-    { phase: Map<string, PhaseAcc>; device: Map<string, PhaseAcc>; framesWithCg: number; framesWithPhase: number; framesWithIo: number }
+    {
+      phase: Map<string, PhaseAcc>;
+      device: Map<string, PhaseAcc>;
+      framesWithCg: number;
+      framesWithPhase: number;
+      framesWithIo: number;
+      frames: number;
+    }
   >();
 
   constructor(
-    private readonly opts: PhasedRange & {
+    private opts: PhasedRange & {
       /** Results copy the running totals, so frames added later leave them as read (model/summary.ts RunningSummary). */
       readonly detached?: boolean | undefined;
     },
@@ -115,24 +126,36 @@ export class CgroupTally {
   ) {}
 
   add(frames: readonly Frame[], start = 0, end = frames.length): void {
+    this.count(frames, start, end, this.opts, 1);
+  }
+
+  /** The range starts at `from` from now on: what the frames fed before it added is taken back (BreakdownTally.startAt). */
+  startAt(fed: readonly Frame[], from: number): void {
+    this.count(fed, 0, fed.length, { ...this.opts, to: Math.min(from, this.opts.to) }, -1);
+    this.opts = { ...this.opts, from };
+  }
+
+  private count(frames: readonly Frame[], start: number, end: number, range: DiskRange, sign: 1 | -1): void {
     const buckets = bucketCount(this.schema);
     const { kind } = this.opts;
     const diskKind = this.opts.diskKind ?? ALL_REQUEST;
-    forEachDiskInRange(frames, start, end, this.opts, (disk) => {
+    forEachDiskInRange(frames, start, end, range, (disk) => {
       let acc = this.disks.get(disk.dev);
       if (!acc) {
-        acc = { phase: new Map(), device: new Map(), framesWithCg: 0, framesWithPhase: 0, framesWithIo: 0 };
+        acc = { phase: new Map(), device: new Map(), framesWithCg: 0, framesWithPhase: 0, framesWithIo: 0, frames: 0 };
         this.disks.set(disk.dev, acc);
       }
-      if (disk.cls.length > 0) acc.framesWithIo++;
+      acc.frames += sign;
+      if (acc.frames === 0) this.disks.delete(disk.dev);
+      if (disk.cls.length > 0) acc.framesWithIo += sign;
       if (!disk.cg) return;
-      acc.framesWithCg++;
+      acc.framesWithCg += sign;
       const dk = diskKind(disk.dev);
-      if (disk.cg.every((g) => phaseCarried(g, kind, dk))) acc.framesWithPhase++;
+      if (disk.cg.every((g) => phaseCarried(g, kind, dk))) acc.framesWithPhase += sign;
       for (const g of disk.cg) {
-        addCgroup(acc.phase, g.g, g.n, buckets, { d: phaseHist(g, kind, dk) });
+        countCgroup(acc.phase, g.g, g.n, buckets, phaseHist(g, kind, dk), sign);
         // The fallback, for a range of older data; device latency is the phase itself otherwise.
-        if (kind !== 'device') addCgroup(acc.device, g.g, g.n, buckets, { d: g.d });
+        if (kind !== 'device') countCgroup(acc.device, g.g, g.n, buckets, g.d, sign);
       }
     });
   }
@@ -160,6 +183,15 @@ export class CgroupTally {
     }
     return out;
   }
+}
+
+/** A cgroup's `n` I/Os of latency `hist` added to (sign 1) or taken back from (−1) its total by path. */
+function countCgroup(into: Map<string, PhaseAcc>, g: string, n: number, buckets: number, hist: SparseHist, sign: 1 | -1): void {
+  if (sign > 0) return addCgroup(into, g, n, buckets, { d: hist });
+  const acc = into.get(g);
+  if (!acc) throw new Error(`CgroupTally: ${g} taken back, never added`);
+  acc.n -= n;
+  addSparseInto(acc.d, hist, -1);
 }
 
 /** Per-disk cgroup breakdown of frames in [from, to) (all at once). */

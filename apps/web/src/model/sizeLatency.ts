@@ -16,7 +16,7 @@ import {
   phaseCarried,
   phaseHist,
 } from '@blkheat/shared-types';
-import { forEachDiskInRange, type PhasedRange } from './diskFrames.js';
+import { type DiskRange, forEachDiskInRange, type PhasedRange } from './diskFrames.js';
 import { ALL_REQUEST } from './phase.js';
 
 /** Size classes are shared-types' (the agent filters samples by them too). */
@@ -50,13 +50,22 @@ export function sizeCell(m: SizeLatency, s: number, bucket: number): number {
   return i < 0 ? 0 : ((m.hists[i] as Float64Array)[bucket] ?? 0);
 }
 
-/** Running per-disk size × latency of frames in [from, to) over `devs` and `classes`, fed a slice at a time. */
+/**
+ * Running per-disk size × latency of frames in [from, to) over `devs` and `classes`, fed a slice
+ * at a time, whose start may move on (startAt).
+ */
 export class SizeTally {
-  /** Per disk: its size classes, how many frames split its classes by size, and how many of those by the phase too. */
-  private readonly disks = new Map<string, { bySize: Map<number, SizeCell>; framesWithSz: number; framesWithPhase: number }>();
+  /**
+   * Per disk: its size classes, how many frames split its classes by size, how many of those by
+   * the phase too, and how many it had in the range (none left: the disk goes).
+   */
+  private readonly disks = new Map<
+    string,
+    { bySize: Map<number, SizeCell>; framesWithSz: number; framesWithPhase: number; frames: number }
+  >();
 
   constructor(
-    private readonly opts: PhasedRange & {
+    private opts: PhasedRange & {
       /** Classes counted; undefined = every class. */
       readonly classes?: ReadonlySet<string> | undefined;
       /** Results copy the running totals, so frames added later leave them as read (model/summary.ts RunningSummary). */
@@ -66,12 +75,24 @@ export class SizeTally {
   ) {}
 
   add(frames: readonly Frame[], start = 0, end = frames.length): void {
+    this.count(frames, start, end, this.opts, 1);
+  }
+
+  /** The range starts at `from` from now on: what the frames fed before it added is taken back (BreakdownTally.startAt). */
+  startAt(fed: readonly Frame[], from: number): void {
+    this.count(fed, 0, fed.length, { ...this.opts, to: Math.min(from, this.opts.to) }, -1);
+    this.opts = { ...this.opts, from };
+  }
+
+  private count(frames: readonly Frame[], start: number, end: number, range: DiskRange, sign: 1 | -1): void {
     const { classes, kind } = this.opts;
     const diskKind = this.opts.diskKind ?? ALL_REQUEST;
     const buckets = bucketCount(this.schema);
-    forEachDiskInRange(frames, start, end, this.opts, (disk) => {
+    forEachDiskInRange(frames, start, end, range, (disk) => {
       let acc = this.disks.get(disk.dev);
-      if (!acc) this.disks.set(disk.dev, (acc = { bySize: new Map(), framesWithSz: 0, framesWithPhase: 0 }));
+      if (!acc) this.disks.set(disk.dev, (acc = { bySize: new Map(), framesWithSz: 0, framesWithPhase: 0, frames: 0 }));
+      acc.frames += sign;
+      if (acc.frames === 0) this.disks.delete(disk.dev);
       const dk = diskKind(disk.dev);
       let any = false;
       let carried = true;
@@ -83,14 +104,14 @@ export class SizeTally {
         for (const z of series.sz) {
           let cell = acc.bySize.get(z.s);
           if (!cell) acc.bySize.set(z.s, (cell = { count: 0, phase: new Float64Array(buckets), device: new Float64Array(buckets) }));
-          cell.count += z.n;
-          addSparseInto(cell.phase, phaseHist(z, kind, dk));
+          cell.count += sign * z.n;
+          addSparseInto(cell.phase, phaseHist(z, kind, dk), sign);
           // The fallback, for a range of older data; device latency is the phase itself otherwise.
-          if (kind !== 'device') addSparseInto(cell.device, z.d);
+          if (kind !== 'device') addSparseInto(cell.device, z.d, sign);
         }
       }
-      if (any) acc.framesWithSz++;
-      if (any && carried) acc.framesWithPhase++;
+      if (any) acc.framesWithSz += sign;
+      if (any && carried) acc.framesWithPhase += sign;
     });
   }
 

@@ -43,6 +43,8 @@ interface DiskWaits {
   wbt: number;
   /** Seconds in which every tag was in use while bios waited (DiskFrame.tags_full). */
   tagsFull: number;
+  /** Frames of the range that added to it (none left: the disk goes). */
+  frames: number;
 }
 
 /** Marks of a disk's seconds (not counts of I/Os) that name a wait where no I/O's cause does. */
@@ -99,12 +101,15 @@ function causeWait(cause: SubmitCause | 'tags' | 'wbt'): string {
   return SUBMIT_CAUSE_WAIT[cause === 'tags' ? 'refused' : cause];
 }
 
-/** Running per-disk total and submit-wait histograms of frames in [from, to) over `devs` and `classes`, fed a slice at a time. */
+/**
+ * Running per-disk total and submit-wait histograms of frames in [from, to) over `devs` and
+ * `classes`, fed a slice at a time, whose start may move on (startAt).
+ */
 export class SubmitWaitTally {
   private readonly disks = new Map<string, DiskWaits>();
 
   constructor(
-    private readonly opts: DiskRange & {
+    private opts: DiskRange & {
       /** Classes counted; undefined = every class. */
       readonly classes?: ReadonlySet<string> | undefined;
       readonly diskKind: DiskKindOf;
@@ -113,8 +118,18 @@ export class SubmitWaitTally {
   ) {}
 
   add(frames: readonly Frame[], start = 0, end = frames.length): void {
+    this.count(frames, start, end, this.opts, 1);
+  }
+
+  /** The range starts at `from` from now on: what the frames fed before it added is taken back (BreakdownTally.startAt). */
+  startAt(fed: readonly Frame[], from: number): void {
+    this.count(fed, 0, fed.length, { ...this.opts, to: Math.min(from, this.opts.to) }, -1);
+    this.opts = { ...this.opts, from };
+  }
+
+  private count(frames: readonly Frame[], start: number, end: number, range: DiskRange, sign: 1 | -1): void {
     const { classes, diskKind } = this.opts;
-    forEachDiskInRange(frames, start, end, this.opts, (disk) => {
+    forEachDiskInRange(frames, start, end, range, (disk) => {
       const kind = diskKind(disk.dev);
       if (kind === 'bio') return; // no submit wait: bio → completion is all there is
       let acc: DiskWaits | undefined;
@@ -127,17 +142,19 @@ export class SubmitWaitTally {
           if (!acc)
             this.disks.set(
               disk.dev,
-              (acc = { total: new Float64Array(rows), submit: new Float64Array(rows), causes: {}, wbt: 0, tagsFull: 0 }),
+              (acc = { total: new Float64Array(rows), submit: new Float64Array(rows), causes: {}, wbt: 0, tagsFull: 0, frames: 0 }),
             );
         }
-        addSparseInto(acc.total, phaseHist(series, 'total', kind));
-        addSparseInto(acc.submit, phaseHist(series, 'submit', kind));
+        addSparseInto(acc.total, phaseHist(series, 'total', kind), sign);
+        addSparseInto(acc.submit, phaseHist(series, 'submit', kind), sign);
       }
       // Causes are per disk (not per class): counted once the disk has classes shown.
       if (!acc) return;
-      for (const c of SUBMIT_CAUSES) acc.causes[c] = (acc.causes[c] ?? 0) + (disk.causes?.[c] ?? 0);
-      acc.wbt += disk.wbt ?? 0;
-      acc.tagsFull += disk.tags_full ?? 0;
+      for (const c of SUBMIT_CAUSES) acc.causes[c] = (acc.causes[c] ?? 0) + sign * (disk.causes?.[c] ?? 0);
+      acc.wbt += sign * (disk.wbt ?? 0);
+      acc.tagsFull += sign * (disk.tags_full ?? 0);
+      acc.frames += sign;
+      if (acc.frames === 0) this.disks.delete(disk.dev);
     });
   }
 
