@@ -44,8 +44,8 @@ export class SourceActivity {
     return fresh;
   }
 
-  /** Notes the phases of a frame only (frames of the agent's history, whose disks the range shows). */
-  notePhases(f: Frame): void {
+  /** Notes the phases of a frame. */
+  private notePhases(f: Frame): void {
     if (!this.timing && frameHasSubmitTiming(f)) this.timing = true;
     if (this.phases.length < LATENCY_KINDS.length - 1) this.phases = joinPhases(this.phases, cgroupPhasesOf(f));
   }

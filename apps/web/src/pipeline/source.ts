@@ -231,14 +231,16 @@ export class DataSource {
   }
 
   /**
-   * Frames of the agent's history (a range it answered): their phases are the source's as live
-   * frames' are. A page opened on a past range with `lat=total` would otherwise sum it as device
-   * latency until the first live frame came, then again as total (phase-split.test.ts saw it once).
+   * Frames of the agent's history (a range it answered): their disks and phases are the source's
+   * as live frames' are. A page opened on a past range with `lat=total` would otherwise sum it as
+   * device latency until the first live frame came, then again as total (phase-split.test.ts saw
+   * it once); and a disk busy in the range, not in the live frames yet (or idle since), had no row:
+   * the cgroup table of such a page read another disk's until the first live frame came
+   * (cgroups.test.ts saw it once).
    */
   noteHistory(frames: readonly Frame[]): void {
     if (this.snap) return;
-    for (const f of frames) this.activity.notePhases(f);
-    this.publishSubmitTiming();
+    this.noteActive(frames);
   }
 
   /** Notes the disks and phases of frames of the source; true when a disk showed I/O for the first time. */
