@@ -300,6 +300,17 @@ test('RunningSummary: a following range whose start moves on a column at a time 
     last = r.value;
   }
   assert.ok(moved >= 70, `the start moved ${moved} times`);
+  // A zoom into the range's last 10 s would take back 290 s of frames at once: summed afresh instead.
+  const zoomed = { ...following(), from: following().to - 10 };
+  assert.ok(
+    summaryWeight(frames.filter((f) => f.ts >= last.from && f.ts < zoomed.from)) > SUMMARY_SLICE,
+    'more than a slice of work left out',
+  );
+  assert.equal(
+    running.follows(zoomed),
+    false,
+    'a start that leaves out more than a slice of work is summed afresh, not taken back at once',
+  );
   assert.ok(peaksMoved > 0, `the busiest step changed ${peaksMoved} times as the range moved`);
   assert.deepEqual([...causes].sort(), ['none', 'tags'], 'the burst’s waits were named while it was in the range, and not after');
   assert.equal(last.disks.get('7:0')?.byClass['Burst-Read'], undefined, 'the range moved past the burst');

@@ -180,22 +180,29 @@ export class RunningSummary {
       next.snapshotRange === a.snapshotRange &&
       sameSet(next.devs, a.devs) &&
       sameSet(next.classes, a.classes) &&
-      this.leftInOrder(next.from) &&
+      this.leavesFewInOrder(next.from) &&
       this.droppedFrom(frames, next.from) !== undefined
     );
   }
 
   /**
-   * The frames fed that a start at `from` leaves out all came before those it keeps (a live
-   * window's are in time order): the tallies take them back from the front (BreakdownTally's
-   * busiest step is a sliding maximum).
+   * The frames fed that a start at `from` leaves out are at most a slice of work (retarget takes
+   * them back at once, in the task that asks: a zoom from an hour into its last minute would take
+   * back the other 59 minutes, more than summing the minute afresh), and all came before those it
+   * keeps (a live window's are in time order): the tallies take them back from the front
+   * (BreakdownTally's busiest step is a sliding maximum).
    */
-  private leftInOrder(from: number): boolean {
+  private leavesFewInOrder(from: number, slice = SUMMARY_SLICE): boolean {
     if (from === this.input.from) return true;
     let kept = false;
+    let weight = 0;
     for (const f of this.fed) {
       if (f.ts >= from) kept = true;
-      else if (kept && f.ts >= this.input.from) return false;
+      else if (f.ts >= this.input.from) {
+        if (kept) return false;
+        weight += frameWeight(f);
+        if (weight > slice) return false;
+      }
     }
     return true;
   }
