@@ -60,6 +60,16 @@ function addDisk(a: Acc, d: DiskFrame): void {
   }
 }
 
+/** Whether a disk frame adds anything to its fault column (addDisk's fields: a new one goes in both). */
+export function hasFault(d: DiskFrame): boolean {
+  if ((d.requeues ?? 0) > 0 || (d.wbt ?? 0) > 0 || (d.tags_full ?? 0) > 0) return true;
+  if ((d.causes?.frozen ?? 0) > 0 || (d.causes?.refused ?? 0) > 0) return true;
+  if (d.queue_changed && d.queue_changed.length > 0) return true;
+  // Any status named, even at 0: faultColumns lists it in its column's byStatus.
+  for (const c of d.cls) if (c.e && Object.keys(c.e).length > 0) return true;
+  return false;
+}
+
 /** The columns in [col0, col1) of `dev` that had failed I/Os, requeues or a cause of submit wait, in column order. */
 export function faultColumns(frames: readonly Frame[], dev: string, step: number, col0: number, col1: number): FaultColumn[] {
   const accs = new Map<number, Acc>();

@@ -11,8 +11,10 @@
  * can give one. Every other frame adds nothing to either (a fault column needs a non-zero count,
  * a stuck span an age over the threshold), so the marks are the same as over the whole window.
  */
-import type { DiskFrame, Frame } from '@blkheat/shared-types';
+import type { Frame } from '@blkheat/shared-types';
 import { droppedFromFront } from './diskFrames.js';
+import { hasFault } from './faults.js';
+import { oldestAgeNs } from './stuck.js';
 
 /** A frame in which a disk had I/O in flight or waiting, and the oldest of it. */
 interface Aged {
@@ -25,28 +27,6 @@ interface DiskIndex {
   readonly faults: Frame[];
   /** Frames in which the disk had I/O in flight or waiting, in window order. */
   readonly aged: Aged[];
-}
-
-/** Whether a disk frame adds anything to its fault column (model/faults.ts addDisk's fields). */
-export function hasFault(d: DiskFrame): boolean {
-  if ((d.requeues ?? 0) > 0 || (d.wbt ?? 0) > 0 || (d.tags_full ?? 0) > 0) return true;
-  if ((d.causes?.frozen ?? 0) > 0 || (d.causes?.refused ?? 0) > 0) return true;
-  if (d.queue_changed && d.queue_changed.length > 0) return true;
-  // Any status named, even at 0: faultColumns lists it in its column's byStatus.
-  for (const c of d.cls) if (c.e && Object.keys(c.e).length > 0) return true;
-  return false;
-}
-
-/**
- * The oldest age (ns) of anything of the disk in flight or waiting for a request in the frame:
- * no I/O stuckSpans sights in it is older. 0 when nothing was.
- */
-export function oldestAgeNs(d: DiskFrame): number {
-  const inf = d.inflight;
-  if (!inf) return 0;
-  let age = Math.max(inf.oldest_ns, (inf.waiting ?? 0) > 0 ? (inf.oldest_wait_ns ?? 0) : 0);
-  for (const io of inf.ios) age = Math.max(age, io.age_ns);
-  return age;
 }
 
 export class IncidentFrames {

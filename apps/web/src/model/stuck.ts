@@ -164,6 +164,18 @@ function unlisted(ageNs: number): InflightIo {
 }
 
 /**
+ * The oldest age (ns) of anything of the disk in flight or waiting for a request in the frame:
+ * no I/O stuckSpans sights in it is older (model/incidentFrames.ts skips frames by it). 0 when nothing was.
+ */
+export function oldestAgeNs(d: DiskFrame): number {
+  const inf = d.inflight;
+  if (!inf) return 0;
+  let age = Math.max(inf.oldest_ns, (inf.waiting ?? 0) > 0 ? (inf.oldest_wait_ns ?? 0) : 0);
+  for (const io of inf.ios) age = Math.max(age, io.age_ns);
+  return age;
+}
+
+/**
  * The stuck I/Os of `dev` in `frames` (any order; any step), each once with its start and the
  * end of its newest sighting, oldest start first. I/Os of no listing (the agent lists the oldest
  * few) are represented by the frame's `oldest_ns` alone, as pid 0; bios waiting for a request by

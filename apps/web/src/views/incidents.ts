@@ -11,8 +11,8 @@
  */
 import type { Frame } from '@blkheat/shared-types';
 import { faultColumns } from '../model/faults.js';
-import { IncidentFrames, oldestAgeNs } from '../model/incidentFrames.js';
-import { stuckNow, stuckSpans, type StuckState } from '../model/stuck.js';
+import { IncidentFrames } from '../model/incidentFrames.js';
+import { oldestAgeNs, stuckNow, stuckSpans, type StuckState } from '../model/stuck.js';
 import type { IncidentMarks } from '../render/incidents.js';
 import { useData } from '../store/pipelineStore.js';
 import { useUi } from '../store/uiStore.js';
