@@ -31,7 +31,7 @@ import { cpuBetween, describeCpu, markCpu } from './web/cpu.ts';
 import { fps, type FpsResult, type PageGlobals, type Stats } from './web/fps.ts';
 import { LIVE, runLive, type LiveOutcome } from './web/live.ts';
 import { describeLongTasks, longTasksBetween, type LongTaskStats, pageNow, recordLongTasks } from './web/longtasks.ts';
-import { PROFILE_PATH } from './web/profile.ts';
+import { PROFILE_AT, PROFILE_PATH, startProfile } from './web/profile.ts';
 import { describeSections, NOT_ASKED, type Section, sectionsFromArgs } from './web/sections.ts';
 import { serveStatic } from './web/serve.ts';
 
@@ -213,11 +213,13 @@ async function dashboardSection(page: Page, appDir: string, out: string): Promis
     await hook(page).idle();
     // The long-task window opens on the page's clock before the file is handed over, and closes once the page is idle.
     const from = await pageNow(page);
+    const profiling = PROFILE_AT === 'import' ? await startProfile(page) : undefined;
     const t0 = Date.now();
     await page.setInputFiles('[data-testid=import-input]', file);
     await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat.state().mode === 'snapshot');
     await hook(page).idle();
     const importMs = Date.now() - t0;
+    await profiling?.stop();
     const importLongTasks = await longTasksBetween(page, from, await pageNow(page));
     const st = await hook(page).state();
     const snapshotMB = text.length / 1e6;

@@ -32,7 +32,7 @@ import { cpuBetween, cpusOf, type CpuUse, describeCpu, markCpu } from './cpu.ts'
 import { installClickTimer, median, settle, timeClick, type ClickTiming } from './clicks.ts';
 import { deviceRates, describeRates, type DeviceRates, type FioLoad, type FioReport, markDiskstats, startFioLoad } from './load.ts';
 import { describeLongTasks, longTasksBetween, type LongTaskStats, pageNow, recordLongTasks } from './longtasks.ts';
-import { startProfile } from './profile.ts';
+import { PROFILE_AT, startProfile } from './profile.ts';
 import { recordedFrames, seedHistory } from './seed.ts';
 
 export const LIVE = Object.freeze({
@@ -275,7 +275,7 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
     throw new Error(`the page does not follow a ${LIVE.spanS} s window (view ${st0.view.from}..${st0.view.to})`);
   const cpu0 = markCpu();
   const disk0 = markDiskstats();
-  const profiling = await startProfile(page);
+  const profiling = PROFILE_AT === 'live' ? await startProfile(page) : undefined;
   const a = await pageNow(page);
   await sleep(LIVE.observeS * 1000);
   const b = await pageNow(page);

@@ -3,16 +3,26 @@
  * its long tasks are: `BLKHEAT_BENCH_PROFILE=/path/live.cpuprofile node --import tsx
  * bench/web.ts --sections live` writes a V8 CPU profile (JavaScript by function; time in the
  * renderer's own code shows only as "(program)"), and a path ending in `.json` writes a
- * chromium trace instead (tasks, style, layout, paint, canvas, GC, with JavaScript by event),
- * both for chromium's DevTools (Performance panel) or speedscope. With either, the dashboard is
- * built unminified so they name functions as the sources do. Unset, nothing here runs and the
- * build is the shipped one.
+ * chromium trace instead (tasks, style, layout, paint, canvas, GC, with JavaScript by event, and
+ * every thread: the import's worker too), both for chromium's DevTools (Performance panel) or
+ * speedscope. `BLKHEAT_BENCH_PROFILE_AT=import` records the dashboard section's snapshot import
+ * (file handed over → idle) instead. With either, the dashboard is built unminified so they name
+ * functions as the sources do. Unset, nothing here runs and the build is the shipped one.
  */
 import { writeFileSync } from 'node:fs';
 import type { CDPSession, Page } from 'playwright-core';
 
 /** Where the record goes, or undefined when not asked for. */
 export const PROFILE_PATH: string | undefined = process.env.BLKHEAT_BENCH_PROFILE || undefined;
+
+/** What is recorded: the live section's steady window (default) or the dashboard section's import. */
+export const PROFILE_AT: 'live' | 'import' = profileAt(process.env.BLKHEAT_BENCH_PROFILE_AT);
+
+function profileAt(v: string | undefined): 'live' | 'import' {
+  if (v === undefined || v === '' || v === 'live') return 'live';
+  if (v === 'import') return 'import';
+  throw new Error(`BLKHEAT_BENCH_PROFILE_AT=${v}: expected "live" or "import"`);
+}
 
 /** A started record: `stop` writes it and says where. */
 export interface Profiling {
@@ -42,7 +52,7 @@ async function startTrace(cdp: CDPSession, path: string): Promise<Profiling> {
       await complete;
       writeFileSync(path, JSON.stringify({ traceEvents: events }));
       await cdp.detach();
-      console.log(`  trace of the steady window written to ${path} (${events.length} events)`);
+      console.log(`  trace of the ${PROFILE_AT === 'live' ? 'steady window' : 'import'} written to ${path} (${events.length} events)`);
     },
   };
 }
@@ -61,7 +71,7 @@ export async function startProfile(page: Page): Promise<Profiling | undefined> {
       const { profile } = await cdp.send('Profiler.stop');
       writeFileSync(path, JSON.stringify(profile));
       await cdp.detach();
-      console.log(`  cpu profile of the steady window written to ${path}`);
+      console.log(`  cpu profile of the ${PROFILE_AT === 'live' ? 'steady window' : 'import'} written to ${path}`);
     },
   };
 }

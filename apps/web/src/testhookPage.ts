@@ -2,6 +2,7 @@
  * How the test hook (testhook*.ts) reads the page: whether a point is in the viewport, and the
  * colour of a canvas's pixel under a point.
  */
+import { pageContext } from './render/contract.js';
 import { useData } from './store/pipelineStore.js';
 
 export type Rgba = [number, number, number, number];
@@ -20,7 +21,7 @@ export function canvasPixel(prefix: string, dev: string, x: number, y: number): 
 export function pixelInBox(canvas: HTMLCanvasElement, x: number, y: number, width: number, height: number): Rgba | undefined {
   const px = Math.floor((x / width) * canvas.width);
   const py = Math.floor((y / height) * canvas.height);
-  const d = canvas.getContext('2d')?.getImageData(px, py, 1, 1).data;
+  const d = pageContext(canvas)?.getImageData(px, py, 1, 1).data;
   return d ? [d[0] ?? 0, d[1] ?? 0, d[2] ?? 0, d[3] ?? 0] : undefined;
 }
 

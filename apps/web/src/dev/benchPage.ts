@@ -10,7 +10,7 @@ import { BUCKET_SCHEMA, bucketCount, schemaOfScale } from '@blkheat/shared-types
 import { buildPalette, CountScale, paletteInterpolator } from '../model/colour.js';
 import { HeatMatrix } from '../model/heatmatrix.js';
 import { PercentileTrack } from '../model/percentiles.js';
-import { renderContext } from '../render/contract.js';
+import { pageContext, renderContext } from '../render/contract.js';
 import { HeatLayers, type LayerStyle } from '../render/heatLayers.js';
 
 const SCHEMA = schemaOfScale(Number(new URLSearchParams(window.location.search).get('scale') ?? 2)) ?? BUCKET_SCHEMA;
@@ -92,8 +92,8 @@ function setup(width: number, height: number, dpr: number, withGaps: boolean) {
     }).kind;
   // Reading one pixel back makes each canvas rasterize what was recorded, so times include the
   // pixels actually being produced, not only the JavaScript that asked for them.
-  const hctx = heat.getContext('2d');
-  const lctx = lines.getContext('2d');
+  const hctx = pageContext(heat);
+  const lctx = pageContext(lines);
   const flush = (): void => {
     hctx?.getImageData(0, 0, 1, 1);
     lctx?.getImageData(0, 0, 1, 1);

@@ -21,6 +21,25 @@ export function renderContext(viewport: Viewport, step: number): RenderContext {
 }
 
 /**
+ * Options of every canvas on the page (pageContext): `desynchronized` hands a canvas's pixels to
+ * the compositor when they are drawn, instead of with the page's next commit. Without it,
+ * chromium with software compositing (no GPU: VMs, remote desktops, headless) copies every
+ * visible canvas into the commit of every frame that changes anything on the page, drawn or not:
+ * 1-8 ms a canvas, five to thirty canvases here, most frames (bench/web's import: 25-74 ms of a
+ * frame's commit; a throwaway page of four untouched 1222 × 256 canvases and a changing line of
+ * text, 80 copies in 20 frames, none with the option).
+ */
+const PAGE_CANVAS: CanvasRenderingContext2DSettings = { desynchronized: true };
+
+/**
+ * The 2D context of a canvas on the page. The first getContext call fixes a canvas's options, so
+ * every on-page canvas is first asked for here (offscreen scratch canvases are not composited).
+ */
+export function pageContext(canvas: HTMLCanvasElement): CanvasRenderingContext2D | null {
+  return canvas.getContext('2d', PAGE_CANVAS);
+}
+
+/**
  * Sizes a canvas's backing store for `dpr` (only when it changed: resizing clears it) and
  * returns its context scaled so callers draw in CSS pixels.
  */
@@ -29,7 +48,7 @@ export function prepareCanvas(canvas: HTMLCanvasElement, width: number, height: 
   const h = Math.max(1, Math.round(height * dpr));
   if (canvas.width !== w) canvas.width = w;
   if (canvas.height !== h) canvas.height = h;
-  const ctx = canvas.getContext('2d');
+  const ctx = pageContext(canvas);
   if (!ctx) return null;
   ctx.setTransform(w / width, 0, 0, h / height, 0, 0);
   return ctx;

@@ -17,7 +17,7 @@ import type { CountScale } from '../model/colour.js';
 import { type Known, NOTHING_KNOWN, unrecordedRuns } from '../model/gaps.js';
 import type { HeatMatrix } from '../model/heatmatrix.js';
 import type { PercentileTrack } from '../model/percentiles.js';
-import { clearedCanvas, prepareCanvas, type RenderContext, renderContext } from './contract.js';
+import { clearedCanvas, pageContext, prepareCanvas, type RenderContext, renderContext } from './contract.js';
 import { drawGaps, paintRuns } from './gaps.js';
 import { HeatmapBitmap } from './heatmap.js';
 import { PercentileLayer } from './percentileLines.js';
@@ -274,7 +274,7 @@ export class HeatLayers {
       a.known = known;
     }
     if (this.gapsCanvas && style.gapColour && gLo < gHi && Number.isFinite(gLo) && Number.isFinite(gHi)) {
-      const gctx = this.gapsCanvas.getContext('2d');
+      const gctx = pageContext(this.gapsCanvas);
       if (gctx) {
         const dpr = vp.dpr;
         const x0 = Math.round((arc.time.scale * gLo * step + arc.time.offset) * dpr) / dpr;
@@ -285,7 +285,7 @@ export class HeatLayers {
       }
     }
     if (st.columns > 0) {
-      const ctx = this.heat.getContext('2d');
+      const ctx = pageContext(this.heat);
       if (ctx) {
         // The changed columns' pixels, snapped like HeatmapBitmap.draw snaps them (at the cell canvas's resolution).
         const dpr = flat.viewport.dpr;
@@ -294,7 +294,7 @@ export class HeatLayers {
         ctx.clearRect(x0, 0, x1 - x0, vp.height);
         bmp.draw(ctx, { ...flat, viewport: { ...flat.viewport, from: st.lo * step, to: st.hi * step } });
       }
-      const lctx = this.linesCanvas.getContext('2d');
+      const lctx = pageContext(this.linesCanvas);
       if (lctx && style.percentiles && track) {
         const up = this.lines.renderColumns(flat, track, style.lineColours, st.lo, st.hi);
         if (up.w > 0 && up.h > 0) lctx.putImageData(up.image, 0, 0, up.x, up.y, up.w, up.h);

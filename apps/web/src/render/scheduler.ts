@@ -49,10 +49,11 @@ const TIMING_WINDOW = 240;
  * Views drawn in one frame start within this many ms of its start (at least one view per
  * frame, so every view gets drawn): the slowest frame's script is about this plus one view's
  * draw. The frame's task also carries the browser's layout, paint and commit, and the commit
- * hands over every canvas drawn in the frame (0.5-1 ms each in chromium without a GPU): with
- * 24 ms, the first frames of an imported snapshot's window committed up to 30 canvases each and
- * ran over 50 ms. At 12, about half of a frame's task is script; a live second's redraw of a
- * few disks may take two or three frames.
+ * hands over every canvas drawn in the frame (0.5-8 ms each in chromium without a GPU; only
+ * those drawn since pageContext, render/contract.ts): with 24 ms, the first frames of an
+ * imported snapshot's window committed up to 30 canvases each and ran over 50 ms. At 12, about
+ * half of a frame's task is script; a live second's redraw of a few disks may take two or three
+ * frames.
  */
 export const FRAME_BUDGET_MS = 12;
 
