@@ -83,3 +83,75 @@ export function describeCpu(u: CpuUse): string {
   const top = u.top.map((p) => `${p.comm}${p.ours ? '' : ' (other)'} ${p.cpus.toFixed(2)}`).join(', ');
   return `${Math.round(u.machineBusy * 100)}% of all CPUs busy; ${u.others.toFixed(2)} CPUs used by processes not this bench's (kernel threads count there); busiest: ${top}`;
 }
+
+/**
+ * A thread's scheduling, from /proc/<pid>/task/<tid>/schedstat: ns on a CPU, ns runnable but
+ * waiting in a run queue, and timeslices. On a loaded machine a long task's wall time is mostly
+ * the second: the page's main thread ready to run and no CPU free for it.
+ */
+export interface SchedMark {
+  readonly onCpuNs: number;
+  readonly waitNs: number;
+  readonly slices: number;
+}
+
+function readSched(pid: number): SchedMark | undefined {
+  try {
+    const [onCpuNs, waitNs, slices] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').trim().split(/\s+/).map(Number);
+    return onCpuNs === undefined || waitNs === undefined || slices === undefined ? undefined : { onCpuNs, waitNs, slices };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The main thread (tid = pid) of each chromium renderer process this bench started, by pid. */
+export function markRendererThreads(): Map<number, SchedMark> {
+  const marks = new Map<number, SchedMark>();
+  const procs = markCpu().procs;
+  for (const pid of procs.keys()) {
+    if (!isOurs(procs, pid)) continue;
+    let cmdline: string;
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue;
+    }
+    // Chromium rewrites its command line (one string, spaces between): look for the flag within it.
+    if (!/(^|[\s\0])--type=renderer([\s\0]|$)/.test(cmdline)) continue;
+    const s = readSched(pid);
+    if (s) marks.set(pid, s);
+  }
+  return marks;
+}
+
+/** The page's main thread over a window: the renderer main thread that ran most between the marks. */
+export interface PageThreadUse {
+  readonly pid: number;
+  readonly onCpuMs: number;
+  readonly waitMs: number;
+  readonly slices: number;
+}
+
+export function pageThreadBetween(a: Map<number, SchedMark>, b: Map<number, SchedMark>): PageThreadUse | undefined {
+  let best: PageThreadUse | undefined;
+  for (const [pid, end] of b) {
+    const start = a.get(pid) ?? { onCpuNs: 0, waitNs: 0, slices: 0 };
+    const use = {
+      pid,
+      onCpuMs: (end.onCpuNs - start.onCpuNs) / 1e6,
+      waitMs: (end.waitNs - start.waitNs) / 1e6,
+      slices: end.slices - start.slices,
+    };
+    if (!best || use.onCpuMs > best.onCpuMs) best = use;
+  }
+  return best;
+}
+
+export function describePageThread(u: PageThreadUse | undefined, windowMs: number): string {
+  if (!u) return "the page's main thread: not found (no chromium renderer of this bench's)";
+  const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+  return (
+    `the page's main thread (renderer ${u.pid}) over ${s(windowMs)}: ${s(u.onCpuMs)} on a CPU, ` +
+    `${s(u.waitMs)} ready to run but waiting for one (run queue), in ${u.slices.toLocaleString('en-US')} timeslices`
+  );
+}

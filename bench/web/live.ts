@@ -28,7 +28,17 @@ import {
   waitLive,
 } from '@blkheat/testkit';
 import { LIVE_SPANS } from '../../apps/web/src/model/view.ts';
-import { cpuBetween, cpusOf, type CpuUse, describeCpu, markCpu } from './cpu.ts';
+import {
+  cpuBetween,
+  cpusOf,
+  type CpuUse,
+  describeCpu,
+  describePageThread,
+  markCpu,
+  markRendererThreads,
+  type PageThreadUse,
+  pageThreadBetween,
+} from './cpu.ts';
 import { installClickTimer, median, settle, timeClick, type ClickTiming } from './clicks.ts';
 import { deviceRates, describeRates, type DeviceRates, type FioLoad, type FioReport, markDiskstats, startFioLoad } from './load.ts';
 import { describeLongTasks, longTasksBetween, type LongTaskStats, pageNow, recordLongTasks } from './longtasks.ts';
@@ -63,6 +73,10 @@ export type LiveOutcome =
       readonly devices: DeviceRates;
       /** CPUs used over the window: the machine's busy share, the busiest processes, the agent and fio. */
       readonly cpu: CpuUse & { readonly agent: number; readonly fio: number; readonly of: number };
+      /** The page's main thread over the window: on a CPU, and runnable but waiting for one. */
+      readonly pageThread: PageThreadUse | undefined;
+      /** The same over the time-range clicks. */
+      readonly clicksPageThread: PageThreadUse | undefined;
       readonly clicks: readonly ClickTiming[];
       readonly clickMedianMs: number;
       readonly clickWorstMs: number;
@@ -274,6 +288,7 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
   if (Math.round(st0.view.to - st0.view.from) !== LIVE.spanS || !st0.following)
     throw new Error(`the page does not follow a ${LIVE.spanS} s window (view ${st0.view.from}..${st0.view.to})`);
   const cpu0 = markCpu();
+  const threads0 = markRendererThreads();
   const disk0 = markDiskstats();
   const profiling = PROFILE_AT === 'live' ? await startProfile(page) : undefined;
   const a = await pageNow(page);
@@ -281,7 +296,9 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
   const b = await pageNow(page);
   await profiling?.stop();
   const disk1 = markDiskstats();
+  const threads1 = markRendererThreads();
   const cpu1 = markCpu();
+  const pageThread = pageThreadBetween(threads0, threads1);
   const st1 = await hook(page).state();
   const steady = await longTasksBetween(page, a, b);
   const devicesRate = deviceRates(disk0, disk1, names);
@@ -300,6 +317,8 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
   console.log(
     `  steady live updates, ${LIVE.observeS} s: ${describeLongTasks(steady)}; ${framesReceived} live seconds arrived, ${reconnects} reconnects   budget: no task > 50 ms`,
   );
+  // What the long tasks' wall time was made of: the page working, or the page waiting for a CPU.
+  console.log(`    ${describePageThread(pageThread, cpu1.at - cpu0.at)}`);
 
   // ---- time-range clicks
   const spans = Object.fromEntries(LIVE_SPANS.map((s) => [s.label, s.span]));
@@ -309,6 +328,8 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
   const rnd = seededRandom(29);
   const clicks: ClickTiming[] = [];
   const c0 = await pageNow(page);
+  const clickThreads0 = markRendererThreads();
+  const clickStart = performance.now();
   for (let round = 0; round < LIVE.clickRounds; round++) {
     for (const label of order) {
       // At a random point of the live second, as a person's click would land.
@@ -317,6 +338,8 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
     }
   }
   const c1 = await pageNow(page);
+  const clicksPageThread = pageThreadBetween(clickThreads0, markRendererThreads());
+  const clicksMs = performance.now() - clickStart;
   const clicksLongTasks = await longTasksBetween(page, c0, c1);
   const paint = clicks.map((c) => c.paintMs);
   const clickMedianMs = median(paint);
@@ -339,6 +362,7 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
     `    click → idle (data fetched, every view drawn, + idle()'s two quiet frames): median ${fmt(median(idles))} ms, worst ${fmt(Math.max(...idles))} ms`,
   );
   console.log(`    long tasks while clicking: ${describeLongTasks(clicksLongTasks)}`);
+  console.log(`    ${describePageThread(clicksPageThread, clicksMs)}`);
 
   fioReport = await fio.stop();
   console.log(
@@ -355,6 +379,7 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
     caughtUpMs: caughtUp ? caughtUpMs : undefined,
     shown: { seconds: shownS, disks: shown.disks, ios: shown.ios },
     steady,
+    pageThread,
     framesReceived,
     reconnects,
     devices: devicesRate,
@@ -363,6 +388,7 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
     clickMedianMs,
     clickWorstMs,
     clicksLongTasks,
+    clicksPageThread,
     fio: fioReport,
     pageErrors,
   };
