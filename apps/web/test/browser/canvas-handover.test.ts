@@ -11,7 +11,7 @@ import { type Hooked, idle, unexpectedErrors, waitLive } from '@blkheat/testkit'
 import { openFakeAgent, skipWithoutDashboard } from '../fixtures/browser.ts';
 
 test(
-  'every canvas on the page is drawn through pageContext (desynchronized), live and with every panel open',
+  'every canvas on a live page (heat maps, histograms, strips, offset scatter, sparklines) is drawn through pageContext (desynchronized)',
   { timeout: 120_000 },
   async (t) => {
     if (skipWithoutDashboard(t)) return;
