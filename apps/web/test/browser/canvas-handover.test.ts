@@ -7,8 +7,8 @@
 // copies back for its canvas. Needs apps/web/dist and chromium.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Hooked, idle, unexpectedErrors, waitLive } from '@blkheat/testkit';
-import { openFakeAgent, skipWithoutDashboard } from '../fixtures/browser.ts';
+import { idle, unexpectedErrors } from '@blkheat/testkit';
+import { gotoSummed, openFakeAgent, skipWithoutDashboard } from '../fixtures/browser.ts';
 
 test(
   'every canvas on a live page (heat maps, histograms, strips, offset scatter, sparklines) is drawn through pageContext (desynchronized)',
@@ -16,11 +16,7 @@ test(
   async (t) => {
     if (skipWithoutDashboard(t)) return;
     const { agent, session, page } = await openFakeAgent(t);
-    await page.goto(`${agent.url}?live=600`);
-    await waitLive(page, 20_000);
-    await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().summaryRange !== undefined, undefined, {
-      timeout: 20_000,
-    });
+    await gotoSummed(page, `${agent.url}?live=600`);
     // Hover a heat map (the overlay draws its cursor) and let every view draw.
     const box = await page.locator('[data-testid="heatmap-overlay-loop0"]').boundingBox();
     assert.ok(box, 'loop0 has a heat map');

@@ -6,8 +6,8 @@
 // chromium.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Hooked, idle, unexpectedErrors, waitLive } from '@blkheat/testkit';
-import { openFakeAgent, type Page, skipWithoutDashboard } from '../fixtures/browser.ts';
+import { type Hooked, idle, unexpectedErrors } from '@blkheat/testkit';
+import { gotoSummed, openFakeAgent, type Page, skipWithoutDashboard } from '../fixtures/browser.ts';
 
 const LOOP0 = '7:0';
 /** Half the side of the square screenshotted around a cell, CSS px. */
@@ -24,11 +24,7 @@ test('DPR 2: the cell and line canvases at CSS resolution, upscaled to the scree
   const { agent, session, page } = await openFakeAgent(t, {}, { dpr: 2, colorScheme: 'light' });
   // A fixed minute of the past: the view holds still between reading a cell and its screenshot.
   const now = Math.floor(Date.now() / 1000);
-  await page.goto(`${agent.url}?from=${now - 120}&to=${now - 60}`);
-  await waitLive(page, 20_000);
-  await page.waitForFunction(() => (globalThis as unknown as Hooked).__blkheat?.state().summaryRange !== undefined, undefined, {
-    timeout: 20_000,
-  });
+  await gotoSummed(page, `${agent.url}?from=${now - 120}&to=${now - 60}`);
   // Lines off: only cells (and the page behind them) in the screenshot.
   await page.uncheck('[data-testid=percentiles]');
   await page.mouse.move(1, 1);
