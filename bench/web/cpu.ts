@@ -104,12 +104,17 @@ function readSched(pid: number): SchedMark | undefined {
   }
 }
 
-/** The main thread (tid = pid) of each chromium renderer process this bench started, by pid. */
-export function markRendererThreads(): Map<number, SchedMark> {
-  const marks = new Map<number, SchedMark>();
-  const procs = markCpu().procs;
-  for (const pid of procs.keys()) {
-    if (!isOurs(procs, pid)) continue;
+/** The main thread (tid = pid) of each chromium renderer process this bench started, by pid, at `at` (performance.now()). */
+export interface RendererThreadsMark {
+  readonly at: number;
+  readonly threads: ReadonlyMap<number, SchedMark>;
+}
+
+/** Marks the renderers among `cpu`'s processes (a mark just taken: its pids are this moment's). */
+export function markRendererThreads(cpu: CpuMark = markCpu()): RendererThreadsMark {
+  const threads = new Map<number, SchedMark>();
+  for (const pid of cpu.procs.keys()) {
+    if (!isOurs(cpu.procs, pid)) continue;
     let cmdline: string;
     try {
       cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
@@ -119,25 +124,27 @@ export function markRendererThreads(): Map<number, SchedMark> {
     // Chromium rewrites its command line (one string, spaces between): look for the flag within it.
     if (!/(^|[\s\0])--type=renderer([\s\0]|$)/.test(cmdline)) continue;
     const s = readSched(pid);
-    if (s) marks.set(pid, s);
+    if (s) threads.set(pid, s);
   }
-  return marks;
+  return { at: performance.now(), threads };
 }
 
-/** The page's main thread over a window: the renderer main thread that ran most between the marks. */
+/** The page's main thread over a window of `windowMs`: the renderer main thread that ran most between two marks. */
 export interface PageThreadUse {
   readonly pid: number;
+  readonly windowMs: number;
   readonly onCpuMs: number;
   readonly waitMs: number;
   readonly slices: number;
 }
 
-export function pageThreadBetween(a: Map<number, SchedMark>, b: Map<number, SchedMark>): PageThreadUse | undefined {
+export function pageThreadBetween(a: RendererThreadsMark, b: RendererThreadsMark): PageThreadUse | undefined {
   let best: PageThreadUse | undefined;
-  for (const [pid, end] of b) {
-    const start = a.get(pid) ?? { onCpuNs: 0, waitNs: 0, slices: 0 };
+  for (const [pid, end] of b.threads) {
+    const start = a.threads.get(pid) ?? { onCpuNs: 0, waitNs: 0, slices: 0 };
     const use = {
       pid,
+      windowMs: b.at - a.at,
       onCpuMs: (end.onCpuNs - start.onCpuNs) / 1e6,
       waitMs: (end.waitNs - start.waitNs) / 1e6,
       slices: end.slices - start.slices,
@@ -147,11 +154,11 @@ export function pageThreadBetween(a: Map<number, SchedMark>, b: Map<number, Sche
   return best;
 }
 
-export function describePageThread(u: PageThreadUse | undefined, windowMs: number): string {
+export function describePageThread(u: PageThreadUse | undefined): string {
   if (!u) return "the page's main thread: not found (no chromium renderer of this bench's)";
   const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
   return (
-    `the page's main thread (renderer ${u.pid}) over ${s(windowMs)}: ${s(u.onCpuMs)} on a CPU, ` +
+    `the page's main thread (renderer ${u.pid}) over ${s(u.windowMs)}: ${s(u.onCpuMs)} on a CPU, ` +
     `${s(u.waitMs)} ready to run but waiting for one (run queue), in ${u.slices.toLocaleString('en-US')} timeslices`
   );
 }

@@ -288,7 +288,7 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
   if (Math.round(st0.view.to - st0.view.from) !== LIVE.spanS || !st0.following)
     throw new Error(`the page does not follow a ${LIVE.spanS} s window (view ${st0.view.from}..${st0.view.to})`);
   const cpu0 = markCpu();
-  const threads0 = markRendererThreads();
+  const threads0 = markRendererThreads(cpu0);
   const disk0 = markDiskstats();
   const profiling = PROFILE_AT === 'live' ? await startProfile(page) : undefined;
   const a = await pageNow(page);
@@ -296,9 +296,8 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
   const b = await pageNow(page);
   await profiling?.stop();
   const disk1 = markDiskstats();
-  const threads1 = markRendererThreads();
   const cpu1 = markCpu();
-  const pageThread = pageThreadBetween(threads0, threads1);
+  const pageThread = pageThreadBetween(threads0, markRendererThreads(cpu1));
   const st1 = await hook(page).state();
   const steady = await longTasksBetween(page, a, b);
   const devicesRate = deviceRates(disk0, disk1, names);
@@ -318,7 +317,7 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
     `  steady live updates, ${LIVE.observeS} s: ${describeLongTasks(steady)}; ${framesReceived} live seconds arrived, ${reconnects} reconnects   budget: no task > 50 ms`,
   );
   // What the long tasks' wall time was made of: the page working, or the page waiting for a CPU.
-  console.log(`    ${describePageThread(pageThread, cpu1.at - cpu0.at)}`);
+  console.log(`    ${describePageThread(pageThread)}`);
 
   // ---- time-range clicks
   const spans = Object.fromEntries(LIVE_SPANS.map((s) => [s.label, s.span]));
@@ -329,7 +328,6 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
   const clicks: ClickTiming[] = [];
   const c0 = await pageNow(page);
   const clickThreads0 = markRendererThreads();
-  const clickStart = performance.now();
   for (let round = 0; round < LIVE.clickRounds; round++) {
     for (const label of order) {
       // At a random point of the live second, as a person's click would land.
@@ -339,7 +337,6 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
   }
   const c1 = await pageNow(page);
   const clicksPageThread = pageThreadBetween(clickThreads0, markRendererThreads());
-  const clicksMs = performance.now() - clickStart;
   const clicksLongTasks = await longTasksBetween(page, c0, c1);
   const paint = clicks.map((c) => c.paintMs);
   const clickMedianMs = median(paint);
@@ -362,7 +359,7 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
     `    click → idle (data fetched, every view drawn, + idle()'s two quiet frames): median ${fmt(median(idles))} ms, worst ${fmt(Math.max(...idles))} ms`,
   );
   console.log(`    long tasks while clicking: ${describeLongTasks(clicksLongTasks)}`);
-  console.log(`    ${describePageThread(clicksPageThread, clicksMs)}`);
+  console.log(`    ${describePageThread(clicksPageThread)}`);
 
   fioReport = await fio.stop();
   console.log(
