@@ -20,6 +20,7 @@ import { type DataState, useData } from './store/pipelineStore.js';
 import { notify } from './store/notices.js';
 import { type ThemeChoice, useUi, type UiState } from './store/uiStore.js';
 import { installTestHook } from './testhook.js';
+import { warmSnapshotReaderWhenIdle } from './workers/snapshotImport.js';
 
 function applyUrl(): void {
   const u = decodeUrlState(window.location.search);
@@ -239,4 +240,6 @@ export function startApp(): void {
   data.refresh();
   installTestHook({ connection: client, data });
   window.addEventListener('pagehide', () => client.stop());
+  // A snapshot picked later is read by a worker that has already loaded.
+  warmSnapshotReaderWhenIdle();
 }

@@ -2,7 +2,8 @@
 // outside its range is refused with a message that says so; a ~50 MB file is read, parsed and
 // validated in a worker, and leaves no main-thread task over 200 ms (Long Tasks API): the
 // page builds the heat maps in one task and sums the range's summary one slice of frames per
-// task after it (pipeline/visibleSummary.ts). Screenshots in artifacts/web-browser/. Needs
+// task after it (pipeline/visibleSummary.ts); the reader (a worker) is started before a file is
+// picked, and a new one after each import. Screenshots in artifacts/web-browser/. Needs
 // apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -67,5 +68,42 @@ test('snapshot import: 50 MB with no main-thread task over 200 ms', { timeout: 1
   const worst = Math.max(0, ...longTasks);
   t.diagnostic(`imported ${(bytes / 1048576).toFixed(1)} MiB in ${loadMs} ms; long tasks: [${longTasks.join(', ')}] ms`);
   assert.ok(worst <= LONG_TASK_MS, `no main-thread task over ${LONG_TASK_MS} ms (worst ${worst} ms: [${longTasks.join(', ')}])`);
+  assert.deepEqual(unexpectedErrors(s), []);
+});
+
+/** A worker of the page (playwright's). */
+type Worker = ReturnType<BrowserSession['page']['workers']>[number];
+
+/** The page's workers that read snapshot files (workers/snapshotImport.worker.ts). */
+function readers(s: BrowserSession): Worker[] {
+  return s.page.workers().filter((w) => /snapshotImport\.worker/.test(w.url()));
+}
+
+/** Waits until exactly one reader is running, and not `old`; returns it. */
+async function oneReader(s: BrowserSession, what: string, old?: Worker): Promise<Worker> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const now = readers(s);
+    if (now.length === 1 && now[0] !== old) return now[0] as Worker;
+    assert.ok(
+      Date.now() < deadline,
+      `${what}: ${now.length} snapshot readers${old && now.includes(old) ? ', the used one among them' : ''}`,
+    );
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+test('snapshot import: the reader is started before a file is picked, and again after each import', { timeout: 90_000 }, async (t) => {
+  if (skipWithoutDashboard(t)) return;
+  const file = jsonFile(t, 'small-snapshot.json', syntheticSource().snapshot(T0, T0 + 120, 'small'));
+  const s = await openPage(t);
+  const page = s.page;
+  // Started once the page is idle (requestIdleCallback, at most 5 s after start): a picked file
+  // then waits for none of the worker's loading (bench/web's import).
+  const first = await oneReader(s, 'a reader waiting before any file is picked');
+  await importSnapshot(page, file, 30_000);
+  assert.equal((await hook(page).state()).mode, 'snapshot');
+  // The one that read the file has ended; the next import's has started.
+  await oneReader(s, 'a new reader waiting after the import', first);
   assert.deepEqual(unexpectedErrors(s), []);
 });
