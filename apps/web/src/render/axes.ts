@@ -9,6 +9,30 @@ import { offsetTicks } from '../model/offsetScatter.js';
 import { shareTicks } from '../model/shareTicks.js';
 import { timeTickFormat, timeTicks } from '../model/timeTicks.js';
 
+/**
+ * What each axis group shows: its ticks (value, label, position to 0.1 px) and length. A call
+ * that would draw the same again is skipped: d3's join rewrites every tick's attributes on each
+ * call, and a live page called it every second for axes that had not moved (the histograms'
+ * share axes, whose top share changes in its fourth digit; the latency axes): about 250 ms of 30 s
+ * of the page's main thread in bench/web's live section, four disks. Tick lines and labels take
+ * their colour from CSS (currentColor), so a theme change needs no redraw.
+ */
+const shownAxes = new WeakMap<SVGGElement, string>();
+
+/** True when `g` already shows exactly `key`; otherwise records it (the caller draws). */
+function alreadyShown(g: SVGGElement, key: string): boolean {
+  if (shownAxes.get(g) === key) return true;
+  shownAxes.set(g, key);
+  return false;
+}
+
+/** An axis's key for alreadyShown: its length and each tick's value, label and position (0.1 px). */
+function axisKey(length: number, ticks: readonly { readonly value: number; readonly label: string }[], at: (v: number) => number): string {
+  let key = `${length}`;
+  for (const t of ticks) key += `|${t.value}:${t.label}@${at(t.value).toFixed(1)}`;
+  return key;
+}
+
 export function timeScale(from: number, to: number, width: number) {
   return scaleTime()
     .domain([new Date(from * 1000), new Date(to * 1000)])
@@ -18,8 +42,11 @@ export function timeScale(from: number, to: number, width: number) {
 /** The shared time axis above the heat maps; ticks never finer than the data's `step` (model/timeTicks.ts). */
 export function renderTimeAxis(g: SVGGElement, from: number, to: number, width: number, orient: 'top' | 'bottom' = 'top', step = 1): void {
   const scale = timeScale(from, to, width);
+  const values = timeTicks(from, to, width, step);
+  const ticks = values.map((d) => ({ value: d.getTime(), label: timeTickFormat(d) }));
+  if (alreadyShown(g, `${orient}/${axisKey(width, ticks, (ms) => scale(new Date(ms)))}`)) return;
   const axis = (orient === 'top' ? axisTop(scale) : axisBottom(scale))
-    .tickValues(timeTicks(from, to, width, step))
+    .tickValues(values)
     .tickFormat((d) => timeTickFormat(d as Date))
     .tickSizeOuter(0);
   select(g).call(axis);
@@ -50,10 +77,9 @@ export function renderLatencyAxis(g: SVGGElement, uLo: number, uHi: number, sche
       lastY = y;
     }
   }
-  const axis = labelledAxis(
-    axisLeft(scale),
-    ticks.map((t) => ({ value: t.u, label: labelled.has(t.u) ? t.label : '' })),
-  );
+  const shown = ticks.map((t) => ({ value: t.u, label: labelled.has(t.u) ? t.label : '' }));
+  if (alreadyShown(g, axisKey(height, shown, scale))) return;
+  const axis = labelledAxis(axisLeft(scale), shown);
   const sel = select(g).call(axis);
   sel.selectAll<SVGLineElement, number>('.tick line').attr('x2', (u) => (labelled.has(u) ? -6 : -3));
 }
@@ -61,13 +87,9 @@ export function renderLatencyAxis(g: SVGGElement, uLo: number, uHi: number, sche
 /** The offset scatter's y axis: sectors drawn linearly, labelled with their byte offsets (model/offsetScatter.ts). */
 export function renderOffsetAxis(g: SVGGElement, sectorLo: number, sectorHi: number, height: number): void {
   const scale = scaleLinear().domain([sectorLo, sectorHi]).range([height, 0]);
-  const ticks = offsetTicks(sectorLo, sectorHi, height);
-  select(g).call(
-    labelledAxis(
-      axisLeft(scale),
-      ticks.map((t) => ({ value: t.sector, label: t.label })),
-    ),
-  );
+  const ticks = offsetTicks(sectorLo, sectorHi, height).map((t) => ({ value: t.sector, label: t.label }));
+  if (alreadyShown(g, axisKey(height, ticks, scale))) return;
+  select(g).call(labelledAxis(axisLeft(scale), ticks));
 }
 
 /** Share axis under a histogram: no ticks without I/O, labels never overlapping (model/shareTicks.ts). */
@@ -77,6 +99,7 @@ export function renderShareAxis(g: SVGGElement, maxShare: number, width: number)
     .domain([0, Math.max(maxShare, 1e-9)])
     .range([0, length]);
   const ticks = shareTicks(maxShare, length);
+  if (alreadyShown(g, axisKey(length, ticks, scale))) return;
   select(g).call(labelledAxis(axisBottom(scale), ticks));
 }
 
