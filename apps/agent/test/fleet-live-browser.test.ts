@@ -66,15 +66,20 @@ test(
     const page = s.page;
     await page.goto(`${fleet.url}?disks=${disks.map((d) => d.dev).join(',')}`);
     const h = hook(page);
-    // The first live column in the page, its step the coarsest interval.
+    // The first live column in the page, its step the coarsest interval. Until the 15 s hosts'
+    // second scrape the fleet's coarsest interval is the fast host's 5 s: the page's newest frame
+    // can then be a 5 s column (1796056805 in a failed CI run) that stays the newest after the
+    // step becomes 15, until the first 15 s column arrives. So the start is a frame on the 15 s grid.
     await page.waitForFunction(
-      (n) => {
+      ({ n, step }) => {
         const st = (
           globalThis as unknown as { __blkheat?: { state(): { shownDisks: readonly string[]; lastFrameTs?: number; step?: number } } }
         ).__blkheat?.state();
-        return st !== undefined && st.shownDisks.length === n && st.lastFrameTs !== undefined && st.step === 15;
+        return (
+          st !== undefined && st.shownDisks.length === n && st.lastFrameTs !== undefined && st.lastFrameTs % step === 0 && st.step === step
+        );
       },
-      rows,
+      { n: rows, step: STEP },
       { timeout: 150_000, polling: 200 },
     );
     await idle(page);
