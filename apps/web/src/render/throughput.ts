@@ -41,6 +41,9 @@ export function laneBounds(i: number, height: number): [number, number] {
   return [i * h, (i + 1) * h];
 }
 
+/** Space above a lane's bars, css px (its label's plate starts there). */
+const LANE_PAD = 2;
+
 /** Height of the "queue frozen" tick, css px. */
 export const FROZEN_TICK_PX = 3;
 
@@ -102,8 +105,9 @@ interface LaneColumns {
 /**
  * Writes the lanes' bars into `img` (device pixels, cleared): one pass over the columns, then one
  * over the pixels, with no canvas call per bar. Drawn as fillRects (one to four a column, a lane
- * at a time), a live hour's four strips took 600 ms of 30 s of the page's main thread in
- * bench/web's live section (720 columns × 4 lanes × 4 disks every second). A pixel column shows
+ * at a time), a live hour's four strips (720 columns × 4 lanes × 4 disks every second) took
+ * 608 ms of 30 s in a CPU profile of bench/web's loaded live section, 297 ms after (such a
+ * profile counts run-queue waits too); on a quiet page the main thread's CPU fell ~10 %. A pixel column shows
  * the columns whose span covers its centre; where columns are narrower than a pixel, the
  * tallest of them (as the overdrawn bars showed it). Returns, per lane, whether it drew waiting
  * bios (its label then says so).
@@ -125,7 +129,7 @@ function rasterLanes(
   const gapWord = word(theme.gap, 0.18);
   const frozenWord = word(theme.accent);
   const lanes: LaneColumns = { bar: new Float32Array(W), extra: new Float32Array(W), gap: new Uint8Array(W), frozen: new Uint8Array(W) };
-  const pad = 2;
+  const pad = LANE_PAD;
   const waits: boolean[] = [];
   THROUGHPUT_KEYS.forEach((key, li) => {
     lanes.bar.fill(0);
@@ -203,7 +207,7 @@ export function paintThroughput(
   ctx.textBaseline = 'top';
   THROUGHPUT_KEYS.forEach((key, li) => {
     const [top, bottom] = laneBounds(li, h);
-    const pad = 2;
+    const pad = LANE_PAD;
     const lane = bottom - top - pad;
     if (li > 0) {
       ctx.fillStyle = theme.grid;

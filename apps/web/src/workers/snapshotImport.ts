@@ -27,7 +27,7 @@ function startWorker(): Worker | undefined {
 
 /**
  * A reader started before any file is picked (warmSnapshotReader), for the next import to take:
- * loading and running the worker's code (building its validators) took ~150 ms of bench/web's
+ * loading and running the worker's code (building its validators) took ~135 ms of bench/web's
  * import on two CPUs, between the file being handed over and the first byte read.
  */
 let spare: Worker | undefined;
