@@ -326,6 +326,7 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
   order.push(LIVE_SPANS.find((s) => s.span === LIVE.spanS)?.label ?? '1h');
   const rnd = seededRandom(29);
   const clicks: ClickTiming[] = [];
+  const clickProfiling = PROFILE_AT === 'clicks' ? await startProfile(page) : undefined;
   const c0 = await pageNow(page);
   const clickThreads0 = markRendererThreads();
   for (let round = 0; round < LIVE.clickRounds; round++) {
@@ -336,6 +337,7 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
     }
   }
   const c1 = await pageNow(page);
+  await clickProfiling?.stop();
   const clicksPageThread = pageThreadBetween(clickThreads0, markRendererThreads());
   const clicksLongTasks = await longTasksBetween(page, c0, c1);
   const paint = clicks.map((c) => c.paintMs);

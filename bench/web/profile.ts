@@ -6,7 +6,7 @@
  * chromium trace instead (tasks, style, layout, paint, canvas, GC, with JavaScript by event, and
  * every thread: the import's worker too), both for chromium's DevTools (Performance panel) or
  * speedscope. `BLKHEAT_BENCH_PROFILE_AT=import` records the dashboard section's snapshot import
- * (file handed over → idle) instead. With either, the dashboard is built unminified so they name
+ * (file handed over → idle) instead, and `=clicks` the live section's time-range clicks. With either, the dashboard is built unminified so they name
  * functions as the sources do. Unset, nothing here runs and the build is the shipped one.
  */
 import { writeFileSync } from 'node:fs';
@@ -15,13 +15,17 @@ import type { CDPSession, Page } from 'playwright-core';
 /** Where the record goes, or undefined when not asked for. */
 export const PROFILE_PATH: string | undefined = process.env.BLKHEAT_BENCH_PROFILE || undefined;
 
-/** What is recorded: the live section's steady window (default) or the dashboard section's import. */
-export const PROFILE_AT: 'live' | 'import' = profileAt(process.env.BLKHEAT_BENCH_PROFILE_AT);
+/** What is recorded: the live section's steady window (default) or time-range clicks, or the dashboard section's import. */
+export const PROFILE_AT: ProfilePoint = profileAt(process.env.BLKHEAT_BENCH_PROFILE_AT);
 
-function profileAt(v: string | undefined): 'live' | 'import' {
+type ProfilePoint = 'live' | 'clicks' | 'import';
+
+const PROFILED: Record<ProfilePoint, string> = { live: 'steady window', clicks: 'time-range clicks', import: 'import' };
+
+function profileAt(v: string | undefined): ProfilePoint {
   if (v === undefined || v === '' || v === 'live') return 'live';
-  if (v === 'import') return 'import';
-  throw new Error(`BLKHEAT_BENCH_PROFILE_AT=${v}: expected "live" or "import"`);
+  if (v === 'import' || v === 'clicks') return v;
+  throw new Error(`BLKHEAT_BENCH_PROFILE_AT=${v}: expected "live", "clicks" or "import"`);
 }
 
 /** A started record: `stop` writes it and says where. */
@@ -52,7 +56,7 @@ async function startTrace(cdp: CDPSession, path: string): Promise<Profiling> {
       await complete;
       writeFileSync(path, JSON.stringify({ traceEvents: events }));
       await cdp.detach();
-      console.log(`  trace of the ${PROFILE_AT === 'live' ? 'steady window' : 'import'} written to ${path} (${events.length} events)`);
+      console.log(`  trace of the ${PROFILED[PROFILE_AT]} written to ${path} (${events.length} events)`);
     },
   };
 }
@@ -71,7 +75,7 @@ export async function startProfile(page: Page): Promise<Profiling | undefined> {
       const { profile } = await cdp.send('Profiler.stop');
       writeFileSync(path, JSON.stringify(profile));
       await cdp.detach();
-      console.log(`  cpu profile of the ${PROFILE_AT === 'live' ? 'steady window' : 'import'} written to ${path}`);
+      console.log(`  cpu profile of the ${PROFILED[PROFILE_AT]} written to ${path}`);
     },
   };
 }
