@@ -67,7 +67,11 @@ test('HeatMatrix ring: appending expires the oldest columns, counts never leak b
   // A jump far ahead clears everything.
   m.addSparse(100, [1, 1]);
   assert.equal(m.start, 97);
-  for (let c = 97; c < 100; c++) assert.equal(m.total(c), 0);
+  for (let c = 97; c < 100; c++) {
+    assert.equal(m.total(c), 0);
+    // Their slots held columns 9, 6 and 7: the counts themselves are cleared, not just the totals.
+    assert.deepEqual([...m.column(c)], new Array<number>(ROWS).fill(0), `column ${c}'s counts`);
+  }
   // Growing left while there is room.
   const l = new HeatMatrix(ROWS, 1, 4, 10);
   l.addSparse(10, [1, 1]);
