@@ -31,7 +31,7 @@ import { cpuBetween, describeCpu, markCpu } from './web/cpu.ts';
 import { fps, type FpsResult, type PageGlobals, type Stats } from './web/fps.ts';
 import { LIVE, runLive, type LiveOutcome } from './web/live.ts';
 import { describeLongTasks, longTasksBetween, type LongTaskStats, pageNow, recordLongTasks } from './web/longtasks.ts';
-import { PROFILE_AT, PROFILE_PATH, startProfile } from './web/profile.ts';
+import { PROFILE_AT, PROFILE_PATH, profileUnrecordable, startProfile } from './web/profile.ts';
 import { describeSections, NOT_ASKED, type Section, sectionsFromArgs } from './web/sections.ts';
 import { serveStatic } from './web/serve.ts';
 
@@ -94,6 +94,11 @@ interface Check {
 }
 
 const sections = sectionsFromArgs();
+const unrecordable = profileUnrecordable(sections);
+if (unrecordable) {
+  console.error(`bench/web: ${unrecordable}`);
+  process.exit(2);
+}
 
 async function main(): Promise<void> {
   console.log(describeSections(sections));

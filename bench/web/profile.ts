@@ -11,6 +11,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { CDPSession, Page } from 'playwright-core';
+import type { Section } from './sections.ts';
 
 /** Where the record goes, or undefined when not asked for. */
 export const PROFILE_PATH: string | undefined = process.env.BLKHEAT_BENCH_PROFILE || undefined;
@@ -21,6 +22,20 @@ export const PROFILE_AT: ProfilePoint = profileAt(process.env.BLKHEAT_BENCH_PROF
 type ProfilePoint = 'live' | 'clicks' | 'import';
 
 const PROFILED: Record<ProfilePoint, string> = { live: 'steady window', clicks: 'time-range clicks', import: 'import' };
+
+/** The section each point is in. */
+const SECTION_OF: Record<ProfilePoint, Section> = { live: 'live', clicks: 'live', import: 'dashboard' };
+
+/**
+ * Why the record asked for cannot be made with `sections` (its section left out: it would
+ * silently record nothing), or undefined.
+ */
+export function profileUnrecordable(sections: ReadonlySet<Section>): string | undefined {
+  if (PROFILE_PATH === undefined) return undefined;
+  const section = SECTION_OF[PROFILE_AT];
+  if (sections.has(section)) return undefined;
+  return `BLKHEAT_BENCH_PROFILE asks for a record of the ${PROFILED[PROFILE_AT]} (BLKHEAT_BENCH_PROFILE_AT=${PROFILE_AT}), which is in the ${section} section, and --sections leaves it out`;
+}
 
 function profileAt(v: string | undefined): ProfilePoint {
   if (v === undefined || v === '' || v === 'live') return 'live';
