@@ -6,8 +6,9 @@
  * chromium trace instead (tasks, style, layout, paint, canvas, GC, with JavaScript by event, and
  * every thread: the import's worker too), both for chromium's DevTools (Performance panel) or
  * speedscope. `BLKHEAT_BENCH_PROFILE_AT=import` records the dashboard section's snapshot import
- * (file handed over → idle) instead, and `=clicks` the live section's time-range clicks. With either, the dashboard is built unminified so they name
- * functions as the sources do. Unset, nothing here runs and the build is the shipped one.
+ * (file handed over → idle) instead, and `BLKHEAT_BENCH_PROFILE_AT=clicks` the live section's
+ * time-range clicks. With any of them, the dashboard is built unminified so they name functions
+ * as the sources do. Unset, nothing here runs and the build is the shipped one.
  */
 import { writeFileSync } from 'node:fs';
 import type { CDPSession, Page } from 'playwright-core';
@@ -16,11 +17,13 @@ import type { Section } from './sections.ts';
 /** Where the record goes, or undefined when not asked for. */
 export const PROFILE_PATH: string | undefined = process.env.BLKHEAT_BENCH_PROFILE || undefined;
 
-/** What is recorded: the live section's steady window (default) or time-range clicks, or the dashboard section's import. */
-export const PROFILE_AT: ProfilePoint = profileAt(process.env.BLKHEAT_BENCH_PROFILE_AT);
-
+/** What can be recorded: the live section's steady window or its time-range clicks, or the dashboard section's import. */
 type ProfilePoint = 'live' | 'clicks' | 'import';
 
+/** What is recorded (BLKHEAT_BENCH_PROFILE_AT; the steady window by default). */
+export const PROFILE_AT: ProfilePoint = profileAt(process.env.BLKHEAT_BENCH_PROFILE_AT);
+
+/** Each point as the bench names it in what it prints. */
 const PROFILED: Record<ProfilePoint, string> = { live: 'steady window', clicks: 'time-range clicks', import: 'import' };
 
 /** The section each point is in. */
@@ -40,7 +43,9 @@ export function profileUnrecordable(sections: ReadonlySet<Section>): string | un
 function profileAt(v: string | undefined): ProfilePoint {
   if (v === undefined || v === '' || v === 'live') return 'live';
   if (v === 'import' || v === 'clicks') return v;
-  throw new Error(`BLKHEAT_BENCH_PROFILE_AT=${v}: expected "live", "clicks" or "import"`);
+  // As a bad flag does (sections.ts): said plainly, before anything starts.
+  console.error(`bench/web: BLKHEAT_BENCH_PROFILE_AT=${v}: expected "live", "clicks" or "import"`);
+  process.exit(2);
 }
 
 /** A started record: `stop` writes it and says where. */
