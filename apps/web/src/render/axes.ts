@@ -14,8 +14,9 @@ import { timeTickFormat, timeTicks } from '../model/timeTicks.js';
  * that would draw the same again is skipped: d3's join rewrites every tick's attributes on each
  * call, and a live page called it every second for axes that had not moved (the histograms'
  * share axes, whose top share changes in its fourth digit; the latency axes). A live page now
- * rewrites only its time axis each second; the CPU this saves was too small to measure here. Tick lines and labels take
- * their colour from CSS (currentColor), so a theme change needs no redraw.
+ * rewrites only its time axis each second; the CPU this saves was too small to measure here.
+ * Tick lines and labels take their colour from CSS (currentColor), so a theme change needs no
+ * redraw.
  */
 const shownAxes = new WeakMap<SVGGElement, string>();
 
