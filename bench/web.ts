@@ -10,7 +10,8 @@
  *      times. Sections 1 and 2 run on a quiet machine.
  *   3. Live (bench/web/live.ts): the real agent and fio at up to 45 k IOPS on four loop devices
  *      on this machine, the page at ?live=3600: long tasks over 30 s of steady live updates (no
- *      task over 50 ms) and time-range click latency (≤ 200 ms). Needs root and fio; skipped,
+ *      task over 50 ms) and time-range click latency (≤ 200 ms); beside the long tasks, those of
+ *      a near-idle page under the same load (the machine's floor). Needs root and fio; skipped,
  *      saying so, without them.
  *
  * `--sections renderer,dashboard,live` runs a subset (default: all; bench/web/sections.ts): the
@@ -318,7 +319,8 @@ function verdict(
   checks.push({
     name: `long tasks, ${LIVE.observeS} s of live updates${load}`,
     measured: m
-      ? `${m.steady.count} (longest ${Math.round(m.steady.longestMs)} ms, ${(m.steady.blockedShare * 100).toFixed(1)}% blocked)`
+      ? `${m.steady.count} (longest ${Math.round(m.steady.longestMs)} ms, ${(m.steady.blockedShare * 100).toFixed(1)}% blocked); ` +
+        `a near-idle page under the same load: ${m.floor.steady.count} (longest ${Math.round(m.floor.steady.longestMs)} ms)`
       : `—${why}`,
     budget: 'none > 50 ms',
     ok: m ? m.steady.count <= BUDGET.longTasks : undefined,

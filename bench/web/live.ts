@@ -2,7 +2,8 @@
  * The live section of bench/web: the real agent (`blkheat serve`, BPF probes) on four loop
  * devices backed by files in /dev/shm, fio driving them at up to 45 k IOPS in all on this same
  * machine, and the dashboard at `?live=3600` in chromium. Measures the main thread's long tasks
- * over 30 s of steady live updates, and how fast a time-range click takes effect (clicks.ts).
+ * over 30 s of steady live updates, how fast a time-range click takes effect (clicks.ts), and
+ * the same long tasks for a near-idle page under the same load: the machine's floor (floor.ts).
  *
  * Needs root (BPF, loop devices) and fio: without them it says why and measures nothing.
  * Everything it starts (fio, the agents, the browser, loop devices, the data directory) is
@@ -40,6 +41,7 @@ import {
   pageThreadBetween,
 } from './cpu.ts';
 import { installClickTimer, median, settle, timeClick, type ClickTiming } from './clicks.ts';
+import { describeLongTaskFloor, type LongTaskFloor, measureLongTaskFloor } from './floor.ts';
 import { deviceRates, describeRates, type DeviceRates, type FioLoad, type FioReport, markDiskstats, startFioLoad } from './load.ts';
 import { describeLongTasks, longTasksBetween, type LongTaskStats, pageNow, recordLongTasks } from './longtasks.ts';
 import { PROFILE_AT, startProfile } from './profile.ts';
@@ -81,6 +83,7 @@ export type LiveOutcome =
       readonly clickMedianMs: number;
       readonly clickWorstMs: number;
       readonly clicksLongTasks: LongTaskStats;
+      readonly floor: LongTaskFloor; // the same figures for a near-idle page under the same load
       readonly fio: FioReport | undefined;
       readonly pageErrors: readonly string[];
     };
@@ -362,7 +365,9 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
   );
   console.log(`    long tasks while clicking: ${describeLongTasks(clicksLongTasks)}`);
   console.log(`    ${describePageThread(clicksPageThread)}`);
-
+  await page.close(); // before the floor: the dashboard would compete with its page for the CPUs
+  const floor = await measureLongTaskFloor(session.context, LIVE.observeS);
+  console.log(describeLongTaskFloor(floor));
   fioReport = await fio.stop();
   console.log(
     fioReport
@@ -388,6 +393,7 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
     clickWorstMs,
     clicksLongTasks,
     clicksPageThread,
+    floor,
     fio: fioReport,
     pageErrors,
   };
