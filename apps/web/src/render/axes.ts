@@ -40,17 +40,58 @@ export function timeScale(from: number, to: number, width: number) {
     .range([0, width]);
 }
 
-/** The shared time axis above the heat maps; ticks never finer than the data's `step` (model/timeTicks.ts). */
+/**
+ * A time axis's ticks as last drawn, in the slide group (slideGroup) they were drawn into: which
+ * ticks (values and labels), at which length and span, and the window start they were placed for.
+ */
+interface DrawnTimeTicks {
+  readonly ticks: string;
+  readonly from: number;
+  dx: number;
+}
+const drawnTimeTicks = new WeakMap<SVGGElement, DrawnTimeTicks>();
+
+/**
+ * The group a time axis draws its ticks into, inside `g`: moved as one (its transform) while
+ * the window slides and the ticks stay the same. A live window slides every second; drawing the
+ * axis again rewrote each tick's position, line and label (a new text node each), and chromium
+ * laid out every label again each second.
+ */
+function slideGroup(g: SVGGElement): SVGGElement {
+  const slide = g.querySelector<SVGGElement>(':scope > g.time-slide');
+  if (slide) return slide;
+  return select(g).append('g').attr('class', 'time-slide').node() as SVGGElement;
+}
+
+/**
+ * The shared time axis above the heat maps; ticks never finer than the data's `step`
+ * (model/timeTicks.ts). When the window has only slid (the same span and length) and the ticks
+ * are the same times, the drawn ticks are moved, not drawn again. The domain line is drawn a
+ * length either side, so that the moved group still spans the axis (the svg clips it).
+ */
 export function renderTimeAxis(g: SVGGElement, from: number, to: number, width: number, orient: 'top' | 'bottom' = 'top', step = 1): void {
-  const scale = timeScale(from, to, width);
   const values = timeTicks(from, to, width, step);
-  const ticks = values.map((d) => ({ value: d.getTime(), label: timeTickFormat(d) }));
-  if (alreadyShown(g, `${orient}/${axisKey(width, ticks, (ms) => scale(new Date(ms)))}`)) return;
-  const axis = (orient === 'top' ? axisTop(scale) : axisBottom(scale))
+  const ticks = `${orient}/${width}/${to - from}/${values.map((d) => `${d.getTime()}:${timeTickFormat(d)}`).join('|')}`;
+  const slide = slideGroup(g);
+  const drawn = drawnTimeTicks.get(g);
+  if (drawn?.ticks === ticks) {
+    const dx = to > from ? ((drawn.from - from) * width) / (to - from) : 0;
+    if (dx !== drawn.dx) {
+      slide.setAttribute('transform', `translate(${dx},0)`);
+      drawn.dx = dx;
+    }
+    return;
+  }
+  drawnTimeTicks.set(g, { ticks, from, dx: 0 });
+  slide.removeAttribute('transform');
+  const axis = (orient === 'top' ? axisTop(timeScale(from, to, width)) : axisBottom(timeScale(from, to, width)))
     .tickValues(values)
     .tickFormat((d) => timeTickFormat(d as Date))
     .tickSizeOuter(0);
-  select(g).call(axis);
+  select(slide).call(axis);
+  const domain = select(slide).select<SVGPathElement>('.domain');
+  // d3's "M0.5,0V0.5H<width>.5V0" (its 0.5 px offset at DPR 1), from -width to 2 width.
+  domain.attr('d', (domain.attr('d') ?? '').replace(/^M[^,]+,/, `M${-width},`).replace(/H[^V]+/, `H${2 * width}`));
 }
 
 /** `axis` with a tick at each value, labelled as given ('' for none), and no outer ticks. */

@@ -25,7 +25,8 @@ export function TimeAxis() {
       const el = g.current;
       const w = size.current.width;
       if (!el || w <= 0) return;
-      svg.current?.setAttribute('width', String(w));
+      // Only when it changed: the same value written again still asks chromium to look at the svg.
+      if (svg.current && svg.current.getAttribute('width') !== String(w)) svg.current.setAttribute('width', String(w));
       const { visible: v, window: cur } = useData.getState();
       renderTimeAxis(el, v.from, v.to, w, 'top', cur?.step ?? 1);
     });
