@@ -13,9 +13,9 @@ import { timeTickFormat, timeTicks } from '../model/timeTicks.js';
  * What each axis group shows: its ticks (value, label, position to 0.1 px) and length. A call
  * that would draw the same again is skipped: d3's join rewrites every tick's attributes on each
  * call, and a live page called it every second for axes that had not moved (the histograms'
- * share axes, whose top share changes in its fourth digit; the latency axes). A live page now
- * rewrites only its time axis each second; the CPU this saves was too small to measure here.
- * Tick lines and labels take their colour from CSS (currentColor), so a theme change needs no
+ * share axes, whose top share changes in its fourth digit; the latency axes). The CPU this saves
+ * was too small to measure here. Time axes move instead (renderTimeAxis), and are redrawn only
+ * when their ticks change. Tick lines and labels take their colour from CSS (currentColor), so a theme change needs no
  * redraw.
  */
 const shownAxes = new WeakMap<SVGGElement, string>();
