@@ -76,3 +76,38 @@ test('a big fleet’s clock is read around each move, not every second, and its 
     assert.ok(lag >= LAG_S && lag < LAG_S + CLOCK_EVERY_S + 1e-9, `liveLag ${lag} s within a reading of ${LAG_S}`);
   assert.ok(perMinute <= (3 * 60) / STEP + 1, `${perMinute.toFixed(1)} readings a minute: about three a step`);
 });
+
+test('pages that connected before the fleet’s edge was first read reconnect once it is, for a hello that says it', async (t) => {
+  const T0 = 1_700_000_000 - (1_700_000_000 % STEP) + 7;
+  const { url } = await standIn(t, (nowS) => Math.floor((nowS - LAG_S) / STEP) * STEP);
+  const tailDir = mkdtempSync(join(tmpdir(), 'blkheat-clock-'));
+  t.after(() => rmSync(tailDir, { recursive: true, force: true }));
+  let now = T0;
+  const live = new FleetLive({
+    api: new PrometheusApi(url),
+    dir: new FleetDirectory(),
+    schema: BUCKET_SCHEMA,
+    tailDir,
+    log: () => undefined,
+    nowS: () => now,
+  });
+  t.after(() => live.close());
+  const restarts: string[] = [];
+  live.attach({ broadcastFrame: () => undefined, restartClients: (reason) => void restarts.push(reason) });
+  // The hosts' step is known before any reading (their targets said it first): pages reconnect
+  // for it, and their hello still has no edge.
+  live.setStep(STEP);
+  assert.deepEqual(restarts, [`the fleet's live step is now ${STEP} s`]);
+  assert.equal(live.clock(), undefined, 'no edge before a reading');
+  await live.clockRound();
+  assert.equal(live.clock()?.liveTo, Math.floor((T0 - LAG_S) / STEP) * STEP, 'the edge read');
+  assert.deepEqual(restarts.slice(1), ["the fleet's live edge is known"], 'the pages reconnect once the edge is known');
+  // Later readings, the edge moving or not, and a new step (its edge known at once): no other reason.
+  for (let i = 0; i < 40; i++) {
+    now += 1;
+    await live.clockRound();
+  }
+  live.setStep(2 * STEP);
+  await live.clockRound();
+  assert.deepEqual(restarts.slice(2), [`the fleet's live step is now ${2 * STEP} s`]);
+});

@@ -90,7 +90,8 @@ export interface FleetInfo {
    * newest column of the hello's `step` every current host has been scraped past (unix s, a
    * multiple of `step`), dated by the agents' window ends as live columns are. A live view stands
    * there, big fleet (no live frames) or small. Absent until the server has read it (its first
-   * seconds).
+   * seconds); a stream whose hello lacked it is then closed with 1012 (reconnect), so that the
+   * next hello says it.
    */
   readonly liveTo?: number;
   /**

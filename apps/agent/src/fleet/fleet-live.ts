@@ -49,6 +49,9 @@ export interface FleetLiveOptions {
   readonly nowS?: () => number;
 }
 
+/** What the live edge uses of the stream hub: it broadcasts columns, and has the pages reconnect. */
+export type LiveHub = Pick<StreamHub, 'broadcastFrame' | 'restartClients'>;
+
 /** Where the fleet's data ends (FleetInfo.liveTo, liveLag). */
 export interface FleetClock {
   /** End of the newest column (of the live step) every current host has been scraped past (unix s). */
@@ -62,7 +65,7 @@ export class FleetLive {
   private generation = 0;
   /** The next column to read: the newest one the tail has, plus a step. */
   private liveFrom: number | undefined;
-  private hub: StreamHub | undefined;
+  private hub: LiveHub | undefined;
   /**
    * The newest second every current host has been scraped past (not aligned: a new step aligns
    * it afresh), and the clock when the aligned edge last moved, less that edge (the lag).
@@ -89,7 +92,7 @@ export class FleetLive {
   }
 
   /** The hub frames are broadcast on (set once it exists). */
-  attach(hub: StreamHub): void {
+  attach(hub: LiveHub): void {
     this.hub = hub;
   }
 
@@ -198,11 +201,18 @@ export class FleetLive {
    * whether the edge moved (or was read for the first time).
    */
   private noteComplete(completeTo: number, atS: number, stepChanged = false): boolean {
+    const firstRead = this.ends === undefined;
     // The edge never moves back (a host that comes back behind the others does not pull it).
     const prev = stepChanged ? undefined : this.ends;
     const liveTo = Math.max(alignDown(completeTo, this.step), prev?.liveTo ?? -Infinity);
     const moved = prev === undefined || liveTo > prev.liveTo;
     this.ends = { completeTo, liveTo, lag: moved ? atS - liveTo : prev.lag };
+    // Pages that connected before the edge was first read had a hello without it, and a page
+    // then waits at its own now (apps/web pipeline/source.ts helloClock), which runs ahead of the
+    // columns for good: they reconnect, for a hello that says it, as for a new step. A page of a
+    // 15 s fleet whose hello named the new step before the first reading stood 7 s past its
+    // newest column (fleet-live-browser.test.ts failed so in a clean-clone CI).
+    if (firstRead) this.hub?.restartClients("the fleet's live edge is known");
     return moved;
   }
 
