@@ -35,23 +35,29 @@ async function standIn(t: TestContext, completeTo: (nowS: number) => number): Pr
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, reads: () => reads };
 }
 
-test('a big fleet’s clock is read around each move, not every second, and its lag stays within a reading of the truth', async (t) => {
-  const T0 = 1_700_000_000 - (1_700_000_000 % STEP) + 7; // 7 s into a column
-  // Every host scraped up to the end of the newest column that ended LAG_S ago (at STEP, the
-  // window ends are the columns' ends: the oldest host's newest one).
-  const { url, reads } = await standIn(t, (nowS) => Math.floor((nowS - LAG_S) / STEP) * STEP);
+/** A FleetLive asking the stand-in at `url`, on the simulated clock `nowS`, closed (and its tail removed) after the test. */
+function fleetLive(t: TestContext, url: string, nowS: () => number): FleetLive {
   const tailDir = mkdtempSync(join(tmpdir(), 'blkheat-clock-'));
   t.after(() => rmSync(tailDir, { recursive: true, force: true }));
-  let now = T0;
   const live = new FleetLive({
     api: new PrometheusApi(url),
     dir: new FleetDirectory(),
     schema: BUCKET_SCHEMA,
     tailDir,
     log: () => undefined,
-    nowS: () => now,
+    nowS,
   });
   t.after(() => live.close());
+  return live;
+}
+
+test('a big fleet’s clock is read around each move, not every second, and its lag stays within a reading of the truth', async (t) => {
+  const T0 = 1_700_000_000 - (1_700_000_000 % STEP) + 7; // 7 s into a column
+  // Every host scraped up to the end of the newest column that ended LAG_S ago (at STEP, the
+  // window ends are the columns' ends: the oldest host's newest one).
+  const { url, reads } = await standIn(t, (nowS) => Math.floor((nowS - LAG_S) / STEP) * STEP);
+  let now = T0;
+  const live = fleetLive(t, url, () => now);
   live.setStep(STEP);
 
   // Run the live loop as service.ts does, on simulated time, for ten minutes.
@@ -80,18 +86,8 @@ test('a big fleet’s clock is read around each move, not every second, and its 
 test('pages that connected before the fleet’s edge was first read reconnect once it is, for a hello that says it', async (t) => {
   const T0 = 1_700_000_000 - (1_700_000_000 % STEP) + 7;
   const { url } = await standIn(t, (nowS) => Math.floor((nowS - LAG_S) / STEP) * STEP);
-  const tailDir = mkdtempSync(join(tmpdir(), 'blkheat-clock-'));
-  t.after(() => rmSync(tailDir, { recursive: true, force: true }));
   let now = T0;
-  const live = new FleetLive({
-    api: new PrometheusApi(url),
-    dir: new FleetDirectory(),
-    schema: BUCKET_SCHEMA,
-    tailDir,
-    log: () => undefined,
-    nowS: () => now,
-  });
-  t.after(() => live.close());
+  const live = fleetLive(t, url, () => now);
   const restarts: string[] = [];
   live.attach({ broadcastFrame: () => undefined, restartClients: (reason) => void restarts.push(reason) });
   // The hosts' step is known before any reading (their targets said it first): pages reconnect
