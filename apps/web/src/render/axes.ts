@@ -15,8 +15,8 @@ import { timeTickFormat, timeTicks } from '../model/timeTicks.js';
  * call, and a live page called it every second for axes that had not moved (the histograms'
  * share axes, whose top share changes in its fourth digit; the latency axes). The CPU this saves
  * was too small to measure here. Time axes move instead (renderTimeAxis), and are redrawn only
- * when their ticks change. Tick lines and labels take their colour from CSS (currentColor), so a theme change needs no
- * redraw.
+ * when their ticks change. Tick lines and labels take their colour from CSS (currentColor), so a
+ * theme change needs no redraw.
  */
 const shownAxes = new WeakMap<SVGGElement, string>();
 
@@ -84,7 +84,8 @@ export function renderTimeAxis(g: SVGGElement, from: number, to: number, width: 
   }
   drawnTimeTicks.set(g, { ticks, from, dx: 0 });
   slide.removeAttribute('transform');
-  const axis = (orient === 'top' ? axisTop(timeScale(from, to, width)) : axisBottom(timeScale(from, to, width)))
+  const scale = timeScale(from, to, width);
+  const axis = (orient === 'top' ? axisTop(scale) : axisBottom(scale))
     .tickValues(values)
     .tickFormat((d) => timeTickFormat(d as Date))
     .tickSizeOuter(0);

@@ -109,8 +109,8 @@ interface LaneColumns {
  * 608 ms of 30 s in a CPU profile of bench/web's loaded live section, 297 ms after (such a
  * profile counts run-queue waits too); on a quiet page the main thread's CPU fell ~10 %. A
  * pixel column shows the columns whose span covers its centre; where columns are narrower than
- * a pixel, the tallest of them (as the overdrawn bars showed it). Returns, per lane, whether it drew waiting
- * bios (its label then says so).
+ * a pixel, the tallest of them (as the overdrawn bars showed it). Returns, per lane, whether it
+ * drew waiting bios (its label then says so).
  */
 function rasterLanes(
   img: ImageData,
