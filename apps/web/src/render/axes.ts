@@ -8,26 +8,17 @@ import { latencyTicks } from '../model/latency.js';
 import { offsetTicks } from '../model/offsetScatter.js';
 import { shareTicks } from '../model/shareTicks.js';
 import { timeTickFormat, timeTicks } from '../model/timeTicks.js';
+import { alreadyShown } from './contract.js';
 
 /**
- * What each axis group shows: its ticks (value, label, position to 0.1 px) and length. A call
- * that would draw the same again is skipped: d3's join rewrites every tick's attributes on each
- * call, and a live page called it every second for axes that had not moved (the histograms'
- * share axes, whose top share changes in its fourth digit; the latency axes). The CPU this saves
- * was too small to measure here. Time axes move instead (renderTimeAxis), and are redrawn only
- * when their ticks change. Tick lines and labels take their colour from CSS (currentColor), so a
- * theme change needs no redraw.
+ * An axis's key for alreadyShown (render/contract.ts): its length and each tick's value, label
+ * and position (0.1 px). A call that would draw the same again is skipped: d3's join rewrites
+ * every tick's attributes on each call, and a live page called it every second for axes that had
+ * not moved (the histograms' share axes, whose top share changes in its fourth digit; the latency
+ * axes). The CPU this saves was too small to measure here. Time axes move instead
+ * (renderTimeAxis), and are redrawn only when their ticks change. Tick lines and labels take
+ * their colour from CSS (currentColor), so a theme change needs no redraw.
  */
-const shownAxes = new WeakMap<SVGGElement, string>();
-
-/** True when `g` already shows exactly `key`; otherwise records it (the caller draws). */
-function alreadyShown(g: SVGGElement, key: string): boolean {
-  if (shownAxes.get(g) === key) return true;
-  shownAxes.set(g, key);
-  return false;
-}
-
-/** An axis's key for alreadyShown: its length and each tick's value, label and position (0.1 px). */
 function axisKey(length: number, ticks: readonly { readonly value: number; readonly label: string }[], at: (v: number) => number): string {
   let key = `${length}`;
   for (const t of ticks) key += `|${t.value}:${t.label}@${at(t.value).toFixed(1)}`;

@@ -54,6 +54,25 @@ export function prepareCanvas(canvas: HTMLCanvasElement, width: number, height: 
   return ctx;
 }
 
+/**
+ * What each drawn element (an axis's svg group, a canvas) shows, as its renderer's key: one map
+ * for the page, dropped with the element.
+ */
+const shown = new WeakMap<object, string>();
+
+/**
+ * True when `target` already shows exactly `key` (its renderer's inputs, as a string); otherwise
+ * records it, and the caller draws. A live second brings a new frame and, moments later, a new
+ * summary, and each invalidates the views: a view whose inputs did not change draws nothing (a
+ * canvas drawn again is also handed to the compositor again). Only for elements drawn by the one
+ * renderer that keys them.
+ */
+export function alreadyShown(target: object, key: string): boolean {
+  if (shown.get(target) === key) return true;
+  shown.set(target, key);
+  return false;
+}
+
 /** A canvas's size in CSS pixels and its device pixel ratio. */
 export interface CanvasBox {
   readonly width: number;

@@ -18,7 +18,7 @@ import { type Known, NOTHING_KNOWN, unrecordedRuns } from '../model/gaps.js';
 import type { HeatMatrix } from '../model/heatmatrix.js';
 import type { PercentileTrack } from '../model/percentiles.js';
 import { clearedCanvas, pageContext, prepareCanvas, type RenderContext, renderContext } from './contract.js';
-import { drawGaps, paintRuns } from './gaps.js';
+import { paintRuns } from './gaps.js';
 import { HeatmapBitmap } from './heatmap.js';
 import { PercentileLayer } from './percentileLines.js';
 
@@ -90,6 +90,11 @@ function flatContext(rc: RenderContext): RenderContext {
   return dpr === vp.dpr ? rc : renderContext({ ...vp, dpr }, rc.step);
 }
 
+/** The column after the last of `runs` (ascending, not empty). */
+function lastEnd(runs: readonly (readonly [number, number])[]): number {
+  return (runs[runs.length - 1] as readonly [number, number])[1];
+}
+
 /** Extra width painted to the right of the visible window, in CSS px. */
 function slackFor(width: number): number {
   return Math.round(Math.max(48, width * 0.125));
@@ -101,6 +106,13 @@ export class HeatLayers {
   private anchor: Anchor | undefined;
   /** What the "no data" canvas holds ('' = unknown): a full paint with the same skips it. */
   private gapsKey = '';
+  /**
+   * Where the "no data" canvas's bands end (the column after the rightmost painted since it was
+   * cleared; -Infinity: none): a live second whose new columns lie past it and hold no band leave
+   * the canvas alone. Touched, it would be handed to the compositor again, every second, for
+   * every disk.
+   */
+  private gapsTo = -Infinity;
 
   constructor(
     private readonly heat: HTMLCanvasElement,
@@ -177,6 +189,7 @@ export class HeatLayers {
       setStyle(c, `${width}px`, '');
     }
     this.gapsKey = '';
+    this.gapsTo = -Infinity;
     this.lines.forget();
     this.anchor = undefined;
   }
@@ -243,9 +256,15 @@ export class HeatLayers {
     const runs = colour ? unrecordedRuns(matrix, Math.floor(vp.from / step), Math.ceil(vp.to / step), known) : [];
     const key = `${arc.time.scale}/${arc.time.offset}/${vp.width}x${vp.height}@${vp.dpr}/${colour}/${step}/${runs.join(';')}`;
     if (key === this.gapsKey) return;
+    if (runs.length === 0 && this.gapsTo === -Infinity) {
+      // Blank, and to stay blank: sized (and its transform set) for the slides to come, not touched.
+      prepareCanvas(canvas, vp.width, vp.height, vp.dpr);
+      this.gapsKey = key;
+      return;
+    }
     const ctx = clearedCanvas(canvas, vp);
     if (!ctx) return;
-    if (colour) paintRuns(ctx, arc, runs, step, colour);
+    this.gapsTo = colour && paintRuns(ctx, arc, runs, step, colour) > 0 ? lastEnd(runs) : -Infinity;
     this.gapsKey = key;
   }
 
@@ -274,13 +293,14 @@ export class HeatLayers {
       a.known = known;
     }
     if (this.gapsCanvas && style.gapColour && gLo < gHi && Number.isFinite(gLo) && Number.isFinite(gHi)) {
-      const gctx = pageContext(this.gapsCanvas);
+      const runs = unrecordedRuns(matrix, gLo, gHi, known);
+      const gctx = runs.length === 0 && gLo >= this.gapsTo ? null : pageContext(this.gapsCanvas);
       if (gctx) {
         const dpr = vp.dpr;
         const x0 = Math.round((arc.time.scale * gLo * step + arc.time.offset) * dpr) / dpr;
         const x1 = Math.round((arc.time.scale * gHi * step + arc.time.offset) * dpr) / dpr;
         gctx.clearRect(x0, 0, x1 - x0, vp.height);
-        drawGaps(gctx, arc, matrix, known, style.gapColour, gLo, gHi);
+        if (paintRuns(gctx, arc, runs, step, style.gapColour) > 0) this.gapsTo = Math.max(this.gapsTo, lastEnd(runs));
         this.gapsKey = '';
       }
     }

@@ -7,7 +7,7 @@
  */
 import { apply, bucketToCss, mapInterval, type Viewport } from '../model/coords.js';
 import { labelledQuantile, type QuantileValue } from '../model/percentiles.js';
-import { prepareCanvas, type RenderTheme } from './contract.js';
+import { alreadyShown, prepareCanvas, type RenderTheme } from './contract.js';
 
 export interface HistogramData {
   /** Dense counts. */
@@ -90,8 +90,21 @@ export function drawHistogram(ctx: CanvasRenderingContext2D, vp: Viewport, data:
   ctx.textAlign = 'left';
 }
 
-/** Draws a histogram on a canvas of its own, sized `vp.width` × `vp.height` at `vp.dpr`. */
+/**
+ * What a histogram's canvas shows: everything drawHistogram reads (the theme by its colours and
+ * font). A live second asks for the histograms twice, for its new frame and for the summary that
+ * follows it: the first draw would repeat the last summary's.
+ */
+function histogramKey(vp: Viewport, data: HistogramData, theme: RenderTheme): string {
+  let key = `${vp.width}x${vp.height}@${vp.dpr} ${vp.uLo}:${vp.uHi} ${data.total} ${data.maxShare} ${data.highlight} ${JSON.stringify(theme)}`;
+  for (let i = 0; i < data.hist.length; i++) key += `,${data.hist[i]}`;
+  for (const q of data.quantiles) key += `|${q.u}:${labelledQuantile(q)}`;
+  return key;
+}
+
+/** Draws a histogram on a canvas of its own, sized `vp.width` × `vp.height` at `vp.dpr` (unless it shows it already). */
 export function paintHistogram(canvas: HTMLCanvasElement, vp: Viewport, data: HistogramData, theme: RenderTheme): void {
+  if (alreadyShown(canvas, histogramKey(vp, data, theme))) return;
   const ctx = prepareCanvas(canvas, vp.width, vp.height, vp.dpr);
   if (ctx) drawHistogram(ctx, vp, data, theme);
 }

@@ -1,7 +1,11 @@
 /** Sparklines in table rows: a latency distribution (bars over buckets, the class breakdown) and a value over time (a line, the fleet ranking). */
-import { type CanvasBox, clearedCanvas } from './contract.js';
+import { alreadyShown, type CanvasBox, clearedCanvas } from './contract.js';
 
-/** A latency distribution: bars over buckets [uLo, uHi), scaled to the tallest. */
+/**
+ * A latency distribution: bars over buckets [uLo, uHi), scaled to the tallest. A row's counts
+ * change every live second while its bars, 18 px tall, mostly do not: a canvas that shows them
+ * already is left alone (alreadyShown).
+ */
 export function paintSpark(
   canvas: HTMLCanvasElement,
   hist: ArrayLike<number>,
@@ -10,19 +14,26 @@ export function paintSpark(
   size: CanvasBox,
   colour: string,
 ): void {
-  const { width: W, height: H } = size;
+  const { width: W, height: H, dpr } = size;
+  const r0 = Math.floor(uLo);
+  const r1 = Math.ceil(uHi);
+  let max = 0;
+  for (let r = r0; r < r1; r++) max = Math.max(max, hist[r] ?? 0);
+  // Each bar's height in device pixels, as drawn (0: none).
+  const heights: number[] = [];
+  for (let r = r0; r < r1; r++) {
+    const v = max > 0 ? (hist[r] ?? 0) : 0;
+    heights.push(v > 0 ? Math.round(Math.max(1, (v / max) * H) * dpr) : 0);
+  }
+  if (alreadyShown(canvas, `${W}x${H}@${dpr} ${uLo}:${uHi} ${colour} ${heights.join()}`)) return;
   const ctx = clearedCanvas(canvas, size);
   if (!ctx) return;
-  let max = 0;
-  for (let r = Math.floor(uLo); r < Math.ceil(uHi); r++) max = Math.max(max, hist[r] ?? 0);
-  if (max <= 0) return;
   ctx.fillStyle = colour;
   const w = W / Math.max(1, uHi - uLo);
-  for (let r = Math.floor(uLo); r < Math.ceil(uHi); r++) {
-    const v = hist[r] ?? 0;
-    if (v <= 0) continue;
-    const h = Math.max(1, (v / max) * H);
-    ctx.fillRect((r - uLo) * w, H - h, Math.max(1, w - 0.5), h);
+  for (const [i, hd] of heights.entries()) {
+    if (hd <= 0) continue;
+    const h = hd / dpr;
+    ctx.fillRect((r0 + i - uLo) * w, H - h, Math.max(1, w - 0.5), h);
   }
 }
 
