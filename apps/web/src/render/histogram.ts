@@ -7,7 +7,7 @@
  */
 import { apply, bucketToCss, mapInterval, type Viewport } from '../model/coords.js';
 import { labelledQuantile, type QuantileValue } from '../model/percentiles.js';
-import { alreadyShown, prepareCanvas, type RenderTheme } from './contract.js';
+import { alreadyShown, measuredText, prepareCanvas, type RenderTheme } from './contract.js';
 
 export interface HistogramData {
   /** Dense counts. */
@@ -79,7 +79,7 @@ export function drawHistogram(ctx: CanvasRenderingContext2D, vp: Viewport, data:
   ctx.textAlign = 'right';
   for (const l of labels) {
     const text = labelledQuantile(l.q);
-    const tw = ctx.measureText(text).width;
+    const tw = measuredText(ctx, text).width;
     ctx.fillStyle = theme.background;
     ctx.globalAlpha = 0.85;
     ctx.fillRect(vp.width - tw - 6, l.ly - 6, tw + 4, 12);

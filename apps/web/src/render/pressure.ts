@@ -9,7 +9,7 @@
 import { apply } from '../model/coords.js';
 import { formatShare } from '../model/format.js';
 import { PRESSURE_PAD_PX, pressureBarHeight, pressureScale, type PressureSeries } from '../model/pressure.js';
-import { clearedCanvas, type RenderContext, type RenderTheme } from './contract.js';
+import { clearedCanvas, measuredText, type RenderContext, type RenderTheme } from './contract.js';
 import { drawTimeCursor } from './overlay.js';
 
 export interface PressureMarks {
@@ -65,7 +65,7 @@ export function paintPressure(
   // On a veil of the background: the label sits over the bars of the first columns.
   ctx.globalAlpha = 0.75;
   ctx.fillStyle = theme.background;
-  ctx.fillRect(2, PAD, ctx.measureText(label).width + 4, LABEL_PX);
+  ctx.fillRect(2, PAD, measuredText(ctx, label).width + 4, LABEL_PX);
   ctx.globalAlpha = 1;
   ctx.fillStyle = theme.muted;
   ctx.fillText(label, 4, PAD);

@@ -19,7 +19,7 @@ import {
   type ThroughputKey,
   type ThroughputSeries,
 } from '../model/throughput.js';
-import { clearedCanvas, type RenderContext, type RenderTheme } from './contract.js';
+import { clearedCanvas, measuredText, prepareCanvas, type RenderContext, type RenderTheme } from './contract.js';
 import { drawTimeCursor } from './overlay.js';
 
 export interface ThroughputMarks {
@@ -195,7 +195,8 @@ export function paintThroughput(
   marks: ThroughputMarks,
   theme: RenderTheme,
 ): ThroughputScales | undefined {
-  const ctx = clearedCanvas(canvas, rc.viewport);
+  // Cleared only when there is nothing to draw: otherwise the pixel buffer, put whole, replaces every pixel.
+  const ctx = series ? prepareCanvas(canvas, rc.viewport.width, rc.viewport.height, rc.viewport.dpr) : clearedCanvas(canvas, rc.viewport);
   if (!ctx || !series) return undefined;
   const { width: w, height: h } = rc.viewport;
   const scales = { iops: 0, mbps: 0, queue: 0, oldest: 0 };
@@ -217,8 +218,8 @@ export function paintThroughput(
     const text = `${label} ≤ ${formatThroughput(key, scales[key])}`;
     // On a plate of the background, above the bars: in a steady view they reach the lane's top,
     // and a label drawn straight over them could not be read (issue 29).
-    const m = ctx.measureText(text);
-    const textH = Math.min(lane, (m.fontBoundingBoxAscent || 8) + (m.fontBoundingBoxDescent || 3));
+    const m = measuredText(ctx, text);
+    const textH = Math.min(lane, (m.ascent || 8) + (m.descent || 3));
     ctx.fillStyle = theme.background;
     ctx.globalAlpha = 0.85;
     ctx.fillRect(2, top + pad, m.width + 4, textH);

@@ -99,18 +99,20 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
   const summary = useData((s) => s.summary);
   const rankSamples = useData((s) => s.rankSamples);
   const schema = useData((s) => s.schema);
-  const win = useData((s) => s.window);
   const kind = useUi((s) => s.kind);
   const norm = useUi((s) => s.norm);
+  // What the row shows of the window and the newest frame, selected: a live frame (every second)
+  // re-renders it only when these change, not for each new window.
+  const scale = useData((s) => windowScale(s.window, dev, norm));
   const cgroupPhases = useData((s) => s.cgroupPhases);
   const cgroup = useUi((s) => cgroupInForce(s.cgroup, s.kind, cgroupPhases));
-  const mode = useData((s) => s.mode);
-  const lastFrame = useData((s) => s.lastFrame);
   const threshold = useUi((s) => s.stuck);
+  // The newest live frame while it shows this disk stuck (else undefined: no re-render per frame).
+  const lastFrame = useData((s) => (stuckOf(s.lastFrame, s.mode, dev, threshold) ? s.lastFrame : undefined));
   const listOpen = useUi((s) => s.stuckListOf === dev);
   const connection = useUi((s) => s.connection);
   // Judged on the newest live frame: loud while an I/O hangs, quiet again once it completed.
-  const stuck = stuckOf(lastFrame, mode, dev, threshold);
+  const stuck = stuckOf(lastFrame, 'live', dev, threshold);
 
   const d = summary?.perDisk.get(dev);
   const ds = summary?.disks.get(dev);
@@ -229,7 +231,7 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
             all queue latency ≤ 1 µs: requests went straight to the device
           </span>
         )}
-        <DiskScale name={disk.name} scale={windowScale(win, dev, norm)} shared={norm === 'shared'} />
+        <DiskScale name={disk.name} scale={scale} shared={norm === 'shared'} />
         <span className="disk-quantiles" data-testid={`disk-quantiles-${disk.name}`} title={EXPLAIN.percentile}>
           {quantiles.map((q) => (
             <span key={q.label} className={`q q-${q.label.replace('.', '')}`} data-kind={q.kind} data-seconds={q.seconds}>
