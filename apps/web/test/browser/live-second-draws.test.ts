@@ -2,9 +2,10 @@
 // canvas drawn is handed to the compositor again, so a second should touch only the canvases
 // whose picture changed: each disk's histogram when its summary changes (a live second brings a
 // frame and, moments later, the summary of the new range; both used to draw it), and the "no
-// data" canvas not at all while no column of the heat map lacks data. An outage that begins while the page follows
-// live is still drawn as "no data" on that canvas, at its seconds only. Counted by wrapping the
-// 2D context's drawing calls in the page; read with the test hook. Needs apps/web/dist and chromium.
+// data" canvas not at all while no column of the heat map lacks data. An outage that begins
+// while the page follows live is still drawn as "no data" on that canvas, at its seconds only.
+// Counted by wrapping the 2D context's drawing calls in the page; read with the test hook.
+// Needs apps/web/dist and chromium.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type Hooked, idle, screenshot, unexpectedErrors, waitLive } from '@blkheat/testkit';
