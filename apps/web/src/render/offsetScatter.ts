@@ -16,7 +16,7 @@ import {
   samplePixel,
   sectorToCss,
 } from '../model/offsetScatter.js';
-import { clearedCanvas } from './contract.js';
+import { clearedCanvas, keptImage } from './contract.js';
 
 /** How the points are coloured: by latency in the heat maps' window and palette, or by class. */
 export type ScatterColouring =
@@ -55,23 +55,6 @@ export function drawOrder(rows: readonly IoSample[], kind: LatencyKind): readonl
   return order;
 }
 
-/**
- * Each canvas's pixel buffer, kept from one paint to the next (dropped with the canvas). A new
- * ImageData per paint cost more than drawing its points: its megabyte of fresh memory is faulted
- * in page by page as 2,000 scattered points first touch it (bench/web's live page, an hour
- * following at 45 k IOPS: 24 ms a paint, once a second; 3–6 ms with the buffer kept and cleared).
- */
-const scratch = new WeakMap<HTMLCanvasElement, ImageData>();
-
-/** The canvas's kept ImageData when it is still its size, else a new one kept in its place. */
-function scratchImage(canvas: HTMLCanvasElement, ctx: CanvasRenderingContext2D, w: number, h: number): ImageData {
-  const kept = scratch.get(canvas);
-  if (kept && kept.width === w && kept.height === h) return kept;
-  const image = ctx.createImageData(w, h);
-  scratch.set(canvas, image);
-  return image;
-}
-
 export function paintOffsetScatter(
   canvas: HTMLCanvasElement,
   vp: OffsetViewport,
@@ -91,9 +74,8 @@ export function paintOffsetScatter(
   if (!ctx) return;
   const w = canvas.width;
   const h = canvas.height;
-  const image = scratchImage(canvas, ctx, w, h);
+  const image = keptImage(canvas, ctx);
   const words = new Uint32Array(image.data.buffer);
-  words.fill(0);
   const classWords = new Map<string, number>();
   const unknown = packCss(marks.muted);
   for (const s of drawOrder(rows, colouring.kind)) {

@@ -19,7 +19,7 @@ import {
   type ThroughputKey,
   type ThroughputSeries,
 } from '../model/throughput.js';
-import { clearedCanvas, measuredText, prepareCanvas, type RenderContext, type RenderTheme } from './contract.js';
+import { clearedCanvas, keptImage, measuredText, prepareCanvas, type RenderContext, type RenderTheme } from './contract.js';
 import { drawTimeCursor } from './overlay.js';
 
 export interface ThroughputMarks {
@@ -76,19 +76,6 @@ function word(css: string, alpha = 1): number {
     WORDS.set(key, (w = cssToWord(css, alpha)));
   }
   return w;
-}
-
-/** Each canvas's pixel buffer, kept between paints of the same size (a strip repaints every live second). */
-const BUFFERS = new WeakMap<HTMLCanvasElement, ImageData>();
-function bufferFor(canvas: HTMLCanvasElement, ctx: CanvasRenderingContext2D): ImageData {
-  let img = BUFFERS.get(canvas);
-  if (!img || img.width !== canvas.width || img.height !== canvas.height) {
-    img = ctx.createImageData(canvas.width, canvas.height);
-    BUFFERS.set(canvas, img);
-  } else {
-    new Uint32Array(img.data.buffer).fill(0);
-  }
-  return img;
 }
 
 /** What one lane draws in each device pixel column (css px heights; the tallest of the columns in it). */
@@ -201,7 +188,7 @@ export function paintThroughput(
   const { width: w, height: h } = rc.viewport;
   const scales = { iops: 0, mbps: 0, queue: 0, oldest: 0 };
   const maxes = THROUGHPUT_KEYS.map((key) => (scales[key] = laneMax(series, key)));
-  const img = bufferFor(canvas, ctx);
+  const img = keptImage(canvas, ctx);
   const waits = rasterLanes(img, rc, series, theme, maxes);
   ctx.putImageData(img, 0, 0);
   ctx.font = theme.font;
