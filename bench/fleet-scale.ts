@@ -2,7 +2,8 @@
  * bench/fleet-scale: the fleet view at production scale (issue 30, "Scale").
  *
  *   flock /tmp/blkheat-kernel.lock node --import tsx bench/fleet-scale.ts \
- *     [--hosts 1000] [--minutes 10] [--scrape 15] [--no-agents] [--probe-every 10] [--live-watch 120]
+ *     [--hosts 1000] [--minutes 10] [--scrape 15] [--backfill 0] [--no-agents] [--probe-every 10] \
+ *     [--live-watch 120] [--hold 0]
  *
  * Starts N simulated hosts x 4 disks in this process (apps/agent/src/fleet/simulated-hosts.ts:
  * each its own target and instance, the agent's own /metrics code, one host slow), and beside
@@ -11,7 +12,11 @@
  * out), Debian's Prometheus scraping them all every --scrape seconds, and the real
  * `blkheat fleet` as its own process (build first: node scripts/build.mjs). Every
  * --probe-every minutes of the run it times the 1 h fleet row and the ranked table over REST (how
- * their cost grows with the history Prometheus holds). After --minutes of scrapes it performs
+ * their cost grows with the history Prometheus holds). `--backfill M` first writes the simulated
+ * hosts' last M minutes into Prometheus by remote write (bench/fleet-backfill.ts), before any
+ * scrape: `--backfill 55 --minutes 5` gives a page an hour of history in ~10 minutes of scrapes
+ * instead of 60 (the real agents have only the scrapes). `--hold M` leaves it all running M minutes
+ * after the figures, for a look by hand. After --minutes of scrapes it performs
  * page actions over REST and prints:
  *  - per action: the Prometheus requests it made (blkheat_fleet_prometheus_requests_total on the
  *    fleet server's /metrics; the fewest of 3 tries, so that a discovery round running beside it
@@ -30,10 +35,9 @@
  * Prints figures, asserts nothing about time. Loads BPF only in the 3 real agents.
  */
 import { parseArgs } from 'node:util';
-import type { DiskInfo, FleetRanking } from '@blkheat/shared-types';
+import type { DiskInfo } from '@blkheat/shared-types';
 import {
   procCpuSeconds,
-  procStatusKb,
   startAgentInTempDir,
   startAgentProcess,
   startFio,
@@ -42,6 +46,8 @@ import {
   type ScrapedAgents,
 } from '@blkheat/testkit';
 import { startSimulatedFleet } from '../apps/agent/src/fleet/simulated-hosts.js';
+import { backfill, type BackfillFigures } from './fleet-backfill.js';
+import { action, type ActionFigures, probe, type Probe, rankingFigures, requestsMade, storedScrapes, watch } from './fleet-scale-rest.js';
 import { fleetPageFigures, type FleetPageFigures } from './web/fleet-page.js';
 
 const { values } = parseArgs({
@@ -49,18 +55,22 @@ const { values } = parseArgs({
     hosts: { type: 'string', default: '1000' },
     minutes: { type: 'string', default: '10' },
     scrape: { type: 'string', default: '15' },
+    backfill: { type: 'string', default: '0' },
     page: { type: 'boolean', default: true },
     agents: { type: 'boolean', default: true },
     'probe-every': { type: 'string', default: '10' },
     'live-watch': { type: 'string', default: '120' },
+    hold: { type: 'string', default: '0' },
   },
   allowNegative: true,
 });
 const HOSTS = Number(values.hosts);
 const MINUTES = Number(values.minutes);
 const SCRAPE_S = Number(values.scrape);
+const BACKFILL_MIN = Number(values.backfill);
 const PROBE_EVERY_MIN = Number(values['probe-every']);
 const LIVE_WATCH_S = Number(values['live-watch']);
+const HOLD_MIN = Number(values.hold);
 for (const [flag, v] of Object.entries({
   hosts: HOSTS,
   minutes: MINUTES,
@@ -71,6 +81,10 @@ for (const [flag, v] of Object.entries({
   if (!Number.isFinite(v) || v <= 0)
     throw new Error(`--${flag} takes a number over 0, not ${JSON.stringify(values[flag as keyof typeof values])}`);
 }
+if (!Number.isFinite(HOLD_MIN) || HOLD_MIN < 0) throw new Error(`--hold takes minutes, 0 or more, not ${JSON.stringify(values.hold)}`);
+// Prometheus takes no sample older than an hour before the newest it holds.
+if (!Number.isFinite(BACKFILL_MIN) || BACKFILL_MIN < 0 || BACKFILL_MIN > 58)
+  throw new Error(`--backfill takes minutes from 0 to 58, not ${JSON.stringify(values.backfill)}`);
 const MiB = 1024 * 1024;
 
 const cleanups: (() => void | Promise<void>)[] = [];
@@ -87,89 +101,6 @@ async function cleanup(): Promise<void> {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const log = (line: string): void => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
-
-/** Max and last of a process' VmRSS and its CPU seconds, sampled every second. */
-function watch(pid: number): { maxRss: number; lastRss: number; cpu0: number; t0: number; stop(): void } {
-  const w = { maxRss: 0, lastRss: 0, cpu0: procCpuSeconds(pid), t0: Date.now(), stop: () => clearInterval(timer) };
-  const sample = (): void => {
-    try {
-      w.lastRss = procStatusKb(pid, 'VmRSS') * 1024;
-      w.maxRss = Math.max(w.maxRss, w.lastRss);
-    } catch {
-      // the process is gone: keep what was read
-    }
-  };
-  sample();
-  const timer = setInterval(sample, 1000);
-  return w;
-}
-
-async function requestsMade(fleetUrl: string): Promise<number> {
-  const text = await (await fetch(`${fleetUrl}metrics`)).text();
-  const m = /^blkheat_fleet_prometheus_requests_total(?:\{[^}]*\})? (\d+)/m.exec(text);
-  if (!m) throw new Error('the fleet server has no blkheat_fleet_prometheus_requests_total');
-  return Number(m[1]);
-}
-
-interface ActionFigures {
-  readonly name: string;
-  readonly requests: number;
-  readonly ms: number[];
-  readonly bytes: number;
-  readonly status: number;
-}
-
-/** Runs a page action 3 times: the fewest Prometheus requests it made, and every time it took. */
-async function action(fleetUrl: string, name: string, path: string): Promise<ActionFigures> {
-  let fewest = Infinity;
-  const ms: number[] = [];
-  let bytes = 0;
-  let status = 0;
-  for (let i = 0; i < 3; i++) {
-    const before = await requestsMade(fleetUrl);
-    const t0 = performance.now();
-    const res = await fetch(`${fleetUrl}${path}`);
-    const body = await res.arrayBuffer();
-    ms.push(performance.now() - t0);
-    fewest = Math.min(fewest, (await requestsMade(fleetUrl)) - before);
-    bytes = body.byteLength;
-    status = res.status;
-    if (!res.ok) log(`${name}: HTTP ${res.status}: ${Buffer.from(body).toString('utf8').slice(0, 300)}`);
-  }
-  return { name, requests: fewest, ms, bytes, status };
-}
-
-/**
- * The ranked table over the fleet server's route (GET /api/v1/fleet/ranking), 3 times: the
- * Prometheus queries it says it made, its times, and its first rows.
- */
-async function rankingFigures(
-  fleetUrl: string,
-  query: string,
-): Promise<{ queries: number[]; ms: number[]; first: string; firstP99: string; secondP99: string; rows: number; order: string[] }> {
-  const ms: number[] = [];
-  const queries: number[] = [];
-  let ranking: FleetRanking | undefined;
-  for (let i = 0; i < 3; i++) {
-    const t0 = performance.now();
-    const res = await fetch(`${fleetUrl}api/v1/fleet/ranking?${query}`);
-    const body = await res.text();
-    ms.push(performance.now() - t0);
-    if (!res.ok) throw new Error(`ranking ?${query}: HTTP ${res.status}: ${body.slice(0, 300)}`);
-    ranking = JSON.parse(body) as FleetRanking;
-    queries.push(ranking.prometheusQueries);
-  }
-  const [a, b] = ranking?.disks ?? [];
-  return {
-    queries,
-    ms,
-    first: a ? `${a.instance}/${a.disk}` : 'none',
-    firstP99: a?.p99.toFixed(4) ?? '-',
-    secondP99: b?.p99.toFixed(4) ?? '-',
-    rows: ranking?.disks.length ?? 0,
-    order: ranking?.disks.map((d) => `${d.instance}/${d.disk}`) ?? [],
-  };
-}
 
 /** The 3 real agents, with fio on each disk for the whole run; stopped and removed after it. */
 async function startRealAgents(): Promise<ScrapedAgents> {
@@ -195,41 +126,36 @@ function realAgentRows(real: ScrapedAgents, disks: readonly DiskInfo[], order: r
   });
 }
 
-interface Probe {
-  readonly minutes: number;
-  readonly rowMs: number;
-  readonly rankingMs: number;
-  readonly queries: number;
-  readonly first: string;
-}
-
-/** The 1 h fleet row and ranked table over REST, once each, during the run. */
-async function probe(fleetUrl: string, minutes: number): Promise<Probe> {
-  const now = Math.floor(Date.now() / 1000);
-  const hour = `from=${now - 3600}&to=${now}`;
-  let t0 = performance.now();
-  const row = await fetch(`${fleetUrl}api/v1/range?${hour}`);
-  await row.arrayBuffer();
-  const rowMs = performance.now() - t0;
-  t0 = performance.now();
-  const res = await fetch(`${fleetUrl}api/v1/fleet/ranking?${hour}&limit=50`);
-  const body = await res.text();
-  const rankingMs = performance.now() - t0;
-  if (!row.ok || !res.ok) return { minutes, rowMs, rankingMs, queries: 0, first: `HTTP ${row.status} / ${res.status}` };
-  const ranking = JSON.parse(body) as FleetRanking;
-  const a = ranking.disks[0];
-  return { minutes, rowMs, rankingMs, queries: ranking.prometheusQueries, first: a ? `${a.instance}/${a.disk}` : 'none' };
-}
-
 async function main(): Promise<void> {
   log(`starting ${HOSTS} simulated hosts x 4 disks`);
-  const sim = await startSimulatedFleet({ hosts: HOSTS });
+  const backfillFrom = Math.floor(Date.now() / 1000) - Math.round(BACKFILL_MIN * 60);
+  const sim = await startSimulatedFleet({ hosts: HOSTS, since: backfillFrom });
   ctx.after(() => sim.stop());
   const real = values.agents ? await startRealAgents() : undefined;
   const targets = [...sim.targets, ...(real?.targets ?? [])];
-  const prom = await startFleetPrometheus({ targets, t: ctx, scrapeIntervalS: SCRAPE_S });
+  const prom = await startFleetPrometheus({ targets, t: ctx, scrapeIntervalS: SCRAPE_S, backfill: BACKFILL_MIN > 0 });
   const promWatch = watch(prom.pid);
   ctx.after(() => promWatch.stop());
+  let backfilled: BackfillFigures | undefined;
+  if (BACKFILL_MIN > 0) {
+    log(`back-filling the simulated hosts' last ${BACKFILL_MIN} min by remote write`);
+    const b = (backfilled = await backfill({
+      prometheusUrl: prom.url,
+      hosts: HOSTS,
+      exposeAt: (h, at) => sim.exposeAt(h, at),
+      from: backfillFrom + SCRAPE_S,
+      intervalS: SCRAPE_S,
+      job: 'blkheat',
+      log,
+    }));
+    log(
+      `back-filled ${b.scrapes} scrapes (${b.series} series samples, ${(b.bytes / MiB).toFixed(1)} MiB compressed) in ${b.seconds.toFixed(0)} s`,
+    );
+    log(
+      `Prometheus holds ${await storedScrapes(prom.url, sim.slowInstance)} back-filled scrapes of ${sim.slowInstance}, of ${b.rounds} written`,
+    );
+    await prom.startScraping();
+  }
   log(`prometheus ${prom.url} (pid ${prom.pid}) scraping every ${SCRAPE_S} s; slow host ${sim.slowInstance}`);
   for (;;) {
     const t = await prom.targetsUp();
@@ -299,7 +225,7 @@ async function main(): Promise<void> {
   );
   const ranking = await rankingFigures(fleet.url, `${hour}&limit=50`);
 
-  // Links: each host's row must link to its own target, or to none (ambiguous scrape times).
+  // Links: each host's row must link to its own target (each names its instance: docs/fleet.md, links).
   disks = ((await (await fetch(`${fleet.url}api/v1/disks`)).json()) as { disks: DiskInfo[] }).disks;
   const targetOf = new Map(sim.instances.map((inst, i) => [inst, `http://${sim.targets[i]}/`]));
   const hostRows = disks.filter((d) => targetOf.has(d.host ?? ''));
@@ -313,7 +239,11 @@ async function main(): Promise<void> {
   console.log(
     `fleet-scale: ${HOSTS} hosts x 4 disks${real ? ' and 3 real agents' : ''}, scrape ${SCRAPE_S} s, ${MINUTES} min of scrapes before the actions`,
   );
-  console.log(`  (a 1 h range holds the ${MINUTES} min Prometheus has: it cannot be back-filled with native histograms)`);
+  console.log(
+    backfilled
+      ? `  (a 1 h range holds ${BACKFILL_MIN} min back-filled by remote write, ${backfilled.scrapes} scrapes in ${backfilled.seconds.toFixed(0)} s, then ${MINUTES} min of scrapes)`
+      : `  (a 1 h range holds the ${MINUTES} min Prometheus has; --backfill writes earlier minutes by remote write)`,
+  );
   console.log('  action                                      requests  time (ms, 3 tries)        answer');
   for (const a of actions) {
     const times = a.ms.map((m) => m.toFixed(0)).join(' / ');
@@ -378,7 +308,21 @@ async function main(): Promise<void> {
   console.log(`    screenshots: ${page.screenshots.join(', ')}`);
 }
 
+/** `--hold M`: everything left running M minutes after the figures, to look at by hand. */
+async function hold(): Promise<void> {
+  if (HOLD_MIN <= 0) return;
+  log(`holding Prometheus, the fleet server and the hosts for ${HOLD_MIN} min (URLs above); stop early with SIGINT`);
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, HOLD_MIN * 60_000);
+    process.once('SIGINT', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 main()
+  .then(hold)
   .catch((e: unknown) => {
     console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
     process.exitCode = 1;

@@ -3,13 +3,13 @@
  * and the ranked table puts the slow host first"; screenshots of the overview, the ranked table
  * and one host). Used by bench/fleet-scale.ts once its simulated fleet has scrapes.
  *
- * For each page opened (a fixed 1 h range, and the live default), from `goto` on the page's own
- * clock: when the heat maps first held the window (the hook's `window`), when the page was idle
- * (nothing fetching, summing or drawing), when the ranked table was ready, and the long tasks
- * over that time. The live page is then left following for `liveWatchS`: each move of its view's
- * end, and how far that end stood behind now when it moved (issue 30: "the live edge advances at
- * each scrape"). Then the ranked table's first row is clicked (that host's rows) and timed the
- * same way. Prints nothing itself; figures and screenshot paths are returned.
+ * For each page opened (a fixed 1 h range, and live over 1 h: `?live=3600`), from `goto` on the
+ * page's own clock: when the heat maps first held the window (the hook's `window`), when the page
+ * was idle (nothing fetching, summing or drawing), when the ranked table was ready, and the long
+ * tasks over that time. The live page is then left following for `liveWatchS`: each move of its
+ * view's end, and how far that end stood behind now when it moved (issue 30: "the live edge
+ * advances at each scrape"). Then the ranked table's first row is clicked (that host's rows) and
+ * timed the same way. Prints nothing itself; figures and screenshot paths are returned.
  */
 import type { Page } from 'playwright-core';
 import { type Hooked, hook, launch, screenshot } from '@blkheat/testkit';
@@ -195,7 +195,7 @@ export async function fleetPageFigures(fleetUrl: string, nowS: number, liveWatch
     const tablePath = shots[0]?.replace(/overview\.png$/, 'ranked-table.png') ?? '';
     await table.screenshot({ path: tablePath });
     shots.push(tablePath);
-    opens.push(await open(page, `${fleetUrl}?live=3600`, 'live, 1 h (the default page of a fleet, following)', timeoutMs));
+    opens.push(await open(page, `${fleetUrl}?live=3600`, 'live, 1 h (?live=3600, following)', timeoutMs));
     const liveEdge = await watchLiveEdge(page, liveWatchS);
 
     // One host: the ranked table's first row, clicked; done when the host's rows are drawn.

@@ -50,6 +50,7 @@ export async function spawnPrometheus(
   dir: string,
   t: CleanupContext,
   limits: { readonly readyMs: number; readonly stopMs: number },
+  flags: readonly string[] = [],
 ): Promise<SpawnedPrometheus> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -61,6 +62,7 @@ export async function spawnPrometheus(
       `--web.listen-address=127.0.0.1:${port}`,
       '--enable-feature=native-histograms',
       '--log.level=warn',
+      ...flags,
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );

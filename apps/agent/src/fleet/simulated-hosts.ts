@@ -30,7 +30,7 @@ import { HistoryStore } from '../history/store.js';
 import { SampleSource } from '../history/sample-source.js';
 import { SampleStore } from '../history/samples.js';
 import type { AgentContext } from '../server/context.js';
-import { renderText, TEXT_CONTENT_TYPE } from '../server/exposition.js';
+import { type Exposition, renderText, TEXT_CONTENT_TYPE } from '../server/exposition.js';
 import { buildMetrics, type StreamStats } from '../server/metrics.js';
 import { PROTOBUF_CONTENT_TYPE, renderProtobuf, wantsProtobuf } from '../server/native-histograms.js';
 import { LatencyTotals } from '../server/totals.js';
@@ -59,6 +59,12 @@ export interface SimulatedFleetOptions {
   readonly prefix?: string;
   /** Keep every second each host served (framesOf), for tests that compare columns with them. */
   readonly keepFrames?: boolean;
+  /**
+   * The hosts' first second (unix seconds; default now): a bench that back-fills Prometheus with
+   * the hosts' past (exposeAt) starts them that far back, so that its scrapes continue the same
+   * counters.
+   */
+  readonly since?: number;
 }
 
 export interface SimulatedFleet {
@@ -72,6 +78,11 @@ export interface SimulatedFleet {
   readonly scrapes: number;
   /** The seconds a host has served, oldest first (with keepFrames; else none): what it counted. */
   framesOf(instance: string): readonly Frame[];
+  /**
+   * What host `index` would answer a scrape at unix time `at` (its seconds closed up to it), for
+   * a back-fill: times must not go back, and a scrape after it continues from `at`.
+   */
+  exposeAt(index: number, at: number): Exposition;
   stop(): Promise<void>;
 }
 
@@ -151,7 +162,8 @@ export async function startSimulatedFleet(options: SimulatedFleetOptions): Promi
   const instances: string[] = [];
   let scrapes = 0;
   const served = new Map<string, Frame[]>();
-  const startedAt = Math.floor(Date.now() / 1000);
+  const startedAt = options.since ?? Math.floor(Date.now() / 1000);
+  const exposers: ((at: number) => Exposition)[] = [];
   try {
     for (let h = 0; h < options.hosts; h++) {
       const instance = `${options.prefix ?? 'sim'}-${String(h).padStart(width, '0')}`;
@@ -175,20 +187,23 @@ export async function startSimulatedFleet(options: SimulatedFleetOptions): Promi
       let next = startedAt;
       const kept: Frame[] = [];
       if (options.keepFrames) served.set(instance, kept);
+      // The seconds that ended by `at`, closed as an agent closes them, then the exposition.
+      const expose = (at: number): Exposition => {
+        for (const now = Math.floor(at); next < now; next++) {
+          const frame = frameOf(next, devs, shape, random);
+          totals.add(frame);
+          if (options.keepFrames) kept.push(frame);
+        }
+        return buildMetrics(ctx, QUIET_STREAM);
+      };
+      exposers.push(expose);
       const server = createServer((req, res) => {
         if (req.url !== '/metrics') {
           res.writeHead(404).end();
           return;
         }
         scrapes++;
-        // The seconds that ended since the last scrape, as an agent closes them.
-        const now = Math.floor(Date.now() / 1000);
-        for (; next < now; next++) {
-          const frame = frameOf(next, devs, shape, random);
-          totals.add(frame);
-          if (options.keepFrames) kept.push(frame);
-        }
-        const exposition = buildMetrics(ctx, QUIET_STREAM);
+        const exposition = expose(Date.now() / 1000);
         const proto = wantsProtobuf(req.headers.accept) ? renderProtobuf(exposition) : undefined;
         if (proto) res.writeHead(200, { 'Content-Type': PROTOBUF_CONTENT_TYPE }).end(proto);
         else res.writeHead(200, { 'Content-Type': TEXT_CONTENT_TYPE }).end(renderText(exposition));
@@ -215,6 +230,11 @@ export async function startSimulatedFleet(options: SimulatedFleetOptions): Promi
       return scrapes;
     },
     framesOf: (instance) => served.get(instance) ?? [],
+    exposeAt: (index, at) => {
+      const expose = exposers[index];
+      if (!expose) throw new Error(`no simulated host ${index} (of ${exposers.length})`);
+      return expose(at);
+    },
     stop: async () => {
       await closeAll(servers);
       history.close();

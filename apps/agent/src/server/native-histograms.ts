@@ -38,6 +38,8 @@ export function wantsProtobuf(accept: string | undefined): boolean {
 
 /** Sparse native buckets: spans (gap-encoded offsets) and count deltas, as metrics.proto has them. */
 export interface NativeBuckets {
+  /** The zero bucket's width (s): the schema's first regular bucket's lower bound (see the header). */
+  readonly zeroThreshold: number;
   readonly zeroCount: number;
   readonly spans: { offset: number; length: number }[];
   readonly deltas: number[];
@@ -69,7 +71,7 @@ export function toNativeBuckets(hist: SparseHist, schema: Exposition['schema']):
     prevCount = n;
     prevIndex = index;
   }
-  return { zeroCount, spans, deltas, count };
+  return { zeroThreshold: lowerBoundSeconds(1, schema), zeroCount, spans, deltas, count };
 }
 
 let metricFamily: protobuf.Type | undefined;
@@ -99,7 +101,6 @@ const TYPE_CODE = { counter: 0, gauge: 1, histogram: 4 } as const;
 export function renderProtobuf(exposition: Exposition): Buffer | undefined {
   const MetricFamily = metricFamilyType();
   if (!MetricFamily) return undefined;
-  const zeroThreshold = lowerBoundSeconds(1, exposition.schema);
   const chunks: Uint8Array[] = [];
   for (const f of exposition.families) {
     const label = (labels: Readonly<Record<string, string>>): { name: string; value: string }[] =>
@@ -113,7 +114,7 @@ export function renderProtobuf(exposition: Exposition): Buffer | undefined {
           histogram: {
             sampleCount: b.count,
             schema: exposition.schema.scale,
-            zeroThreshold,
+            zeroThreshold: b.zeroThreshold,
             zeroCount: b.zeroCount,
             // A histogram with no buckets still needs a (no-op) span to read as native.
             positiveSpan: b.spans.length > 0 ? b.spans : [{ offset: 0, length: 0 }],
