@@ -202,8 +202,14 @@ export class WindowLoader {
     const floor = lowest === undefined ? -Infinity : alignFloor(lowest, step);
     const disks = disksKey(this.rangeDisks());
     const edge = this.source.edge();
+    // A placeholder drawn before the agent could answer is replaced as soon as it can (the hello):
+    // kept until the backfill landed, a page opened on a past range idled on it, with the numbers
+    // of no data and the phases of none (phase-split.test.ts read device latency under `lat=total`
+    // in a loaded CI run). An agent at step 1 in the page's own schema changed nothing else the
+    // window was made for.
     const fits =
       cur !== undefined &&
+      !(cur.provisional && this.client?.connected === true) &&
       sameSchema(cur.schema, this.source.schema()) &&
       cur.requestedStep === step &&
       this.currentDisks === disks &&
