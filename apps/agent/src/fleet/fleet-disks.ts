@@ -8,7 +8,8 @@
  */
 import { DISK_INFO_LIMITS, type DiskInfo, FLEET_ROW } from '@blkheat/shared-types';
 import { QUEUE_LATENCY_METRIC } from '../server/metrics.js';
-import type { PromSeries, PromTarget } from './prometheus-api.js';
+import { instanceOfBuildInfoHelp } from '../server/instance-help.js';
+import type { PromSeries, PromTarget, PromTargetMetadata } from './prometheus-api.js';
 
 export interface FleetDisk {
   readonly id: string;
@@ -166,23 +167,51 @@ function timestamps(s: PromSeries): string {
     .join(',');
 }
 
+/** A target as its labels name it: its job and its own `instance`. */
+function targetKey(labels: Readonly<Record<string, string>>): string {
+  return `${labels.job ?? ''}\0${labels.instance ?? ''}`;
+}
+
+/**
+ * The agents' own word for which target serves them: each target's blkheat_build_info HELP names
+ * the agent's instance (server/instance-help.ts). An instance two targets name with different
+ * URLs (two agents given one --instance) maps to null: neither is linked.
+ */
+function namedByTargets(targets: readonly PromTarget[], metadata: readonly PromTargetMetadata[]): Map<string, string | null> {
+  const byKey = new Map(targets.map((t) => [targetKey(t.labels), t]));
+  const out = new Map<string, string | null>();
+  for (const m of metadata) {
+    const instance = instanceOfBuildInfoHelp(m.help);
+    const target = byKey.get(targetKey(m.target));
+    const url = target ? agentUrlOf(target.scrapeUrl) : undefined;
+    if (instance === undefined || url === undefined) continue;
+    const seen = out.get(instance);
+    out.set(instance, seen === undefined || seen === url ? url : null);
+  }
+  return out;
+}
+
 /**
  * Which target scrapes which instance. When the target's own `instance` label is the agent's
  * (no honor_labels), that says it. With honor_labels (what docs/fleet.md recommends) the
- * series carry the agent's instance and lose the target's; then the target is the one whose
- * `up` samples have exactly the timestamps of the instance's blkheat samples: Prometheus stamps
- * every sample of one scrape with that scrape's time, and scrapes of different targets are
- * spread over the interval, so the sets of times differ from target to target.
+ * series carry the agent's instance and lose the target's; then, first, the target whose
+ * blkheat_build_info HELP names the instance (`metadata`, Prometheus' per-target metadata:
+ * agents since it says so); else the target whose `up` samples have exactly the timestamps of
+ * the instance's blkheat samples: Prometheus stamps every sample of one scrape with that
+ * scrape's time, and scrapes of different targets are spread over the interval, so the sets of
+ * times mostly differ from target to target.
  */
 export function linksOf(
   targets: readonly PromTarget[],
   instances: readonly string[],
   up: readonly PromSeries[],
   windowEnds: readonly PromSeries[],
+  metadata: readonly PromTargetMetadata[] = [],
 ): Map<string, string> {
   const out = new Map<string, string>();
   const byInstance = new Map<string, PromTarget>();
   for (const t of targets) if (t.labels.instance !== undefined) byInstance.set(t.labels.instance, t);
+  const named = namedByTargets(targets, metadata);
   // Targets by the times of their scrapes. Two targets of a big fleet can be scraped at the same
   // milliseconds: such times name no one target, and their hosts get no link rather than a wrong one.
   const byTimes = new Map<string, PromTarget | null>();
@@ -196,11 +225,19 @@ export function linksOf(
   const endTimes = new Map<string, string>();
   for (const s of windowEnds) if (s.metric.instance) endTimes.set(s.metric.instance, timestamps(s));
   for (const instance of instances) {
-    let target = byInstance.get(instance);
-    if (!target) {
-      const times = endTimes.get(instance);
-      target = (times === undefined ? undefined : byTimes.get(times)) ?? undefined;
+    const own = byInstance.get(instance);
+    if (own) {
+      const url = agentUrlOf(own.scrapeUrl);
+      if (url) out.set(instance, url);
+      continue;
     }
+    const claimed = named.get(instance);
+    if (claimed !== undefined) {
+      if (claimed !== null) out.set(instance, claimed);
+      continue;
+    }
+    const times = endTimes.get(instance);
+    const target = times === undefined ? undefined : byTimes.get(times);
     const url = target ? agentUrlOf(target.scrapeUrl) : undefined;
     if (url) out.set(instance, url);
   }

@@ -40,6 +40,14 @@ export interface PromTarget {
   readonly scrapeInterval?: string;
 }
 
+/** One target's metadata of one metric (/api/v1/targets/metadata). */
+export interface PromTargetMetadata {
+  /** The target's labels (its own `instance`, whatever the samples carry). */
+  readonly target: Readonly<Record<string, string>>;
+  readonly help: string;
+  readonly type: string;
+}
+
 const TIMEOUT_MS = 20_000;
 /** Largest answer read: a range of every blkheat series of a big fleet is tens of MB; more is a mistake. */
 export const MAX_ANSWER_BYTES = 256 * 1024 ** 2;
@@ -193,6 +201,13 @@ export class PrometheusApi {
   async targets(): Promise<PromTarget[]> {
     const data = (await this.get('/api/v1/targets', { state: 'active' })) as { activeTargets?: PromTarget[] };
     return data.activeTargets ?? [];
+  }
+
+  /** Each target's HELP and type of `metric`, as its last scrape gave them, with the target's own labels. */
+  async targetMetadata(metric: string): Promise<PromTargetMetadata[]> {
+    const data = await this.get('/api/v1/targets/metadata', { metric });
+    if (!Array.isArray(data)) throw new PrometheusError(`/api/v1/targets/metadata?metric=${metric} gave no list`);
+    return data as PromTargetMetadata[];
   }
 }
 

@@ -30,6 +30,7 @@ import type { RawFrame } from '../history/tier.js';
 import type { AgentContext, FleetSource } from '../server/context.js';
 import { listenOn } from '../server/http.js';
 import { DEVICE_LATENCY_METRIC, QUEUE_LATENCY_METRIC, WINDOW_END_METRIC } from '../server/metrics.js';
+import { BUILD_INFO_METRIC } from '../server/instance-help.js';
 import { StreamHub } from '../server/hub.js';
 import { StaticSite } from '../server/static.js';
 import { LatencyTotals } from '../server/totals.js';
@@ -197,18 +198,34 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   // while a disk found in the last LINKS_MS has no link yet.
   let linksAt = -Infinity;
   let newDiskAt = -Infinity;
+  const metadataLog = failureLog(
+    log,
+    (message) => `fleet: no target metadata from Prometheus (${message}): hosts are linked by their scrape times only`,
+    'fleet: Prometheus serves target metadata again: hosts are linked by it',
+  );
   const refreshLinks = async (now: number): Promise<void> => {
     // A scrape is stamped when it starts and stored when it ends: read up to LINK_LAG_S ago, so
     // that a scrape under way is in neither query rather than in one of the two.
     const at = now - LINK_LAG_S;
-    const [targets, up, ends] = await Promise.all([
+    const [targets, up, ends, named] = await Promise.all([
       api.targets(),
       // Several scrapes each: their times, jittered by the load, tell targets apart better than one.
       api.rawSamples('up', LINK_SCRAPES * scrapeInterval, at),
       api.rawSamples(WINDOW_END_METRIC, LINK_SCRAPES * scrapeInterval, at),
+      // The agents' own word (server/instance-help.ts); the times above link the hosts it lacks.
+      api.targetMetadata(BUILD_INFO_METRIC).then(
+        (m) => {
+          metadataLog.ok();
+          return m;
+        },
+        (e: unknown) => {
+          metadataLog.failed(e);
+          return [];
+        },
+      ),
     ]);
     const instances = [...new Set(dir.disks.map((d) => d.instance))];
-    const links = linksOf(targets, instances, up, ends);
+    const links = linksOf(targets, instances, up, ends, named);
     // A host whose scrapes this round cannot tell apart (a failed scrape, times shared with
     // another target) keeps the link an earlier round found.
     for (const instance of instances) {
@@ -272,7 +289,11 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     }
     return false;
   };
-  let warmFailure: string | undefined;
+  const warmLog = failureLog(
+    log,
+    (message) => `fleet: keeping the fleet row and ranked table warm failed: ${message}; retrying`,
+    'fleet: the fleet row and ranked table are kept warm again',
+  );
   const warm = async (): Promise<void> => {
     if (!dir.big || !intervalsKnown || problem !== undefined) return;
     const nowS = Date.now() / 1000;
@@ -280,12 +301,9 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     try {
       if (!(await warmRow(nowS)) && chunks && !chunks.cache.nearlyFull)
         await warmRankingChunk(api, chunks, nowS - WARM_SPAN_S, nowS, scrapeInterval);
-      if (warmFailure !== undefined) log('fleet: the fleet row and ranked table are kept warm again');
-      warmFailure = undefined;
+      warmLog.ok();
     } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
-      if (message !== warmFailure) log(`fleet: keeping the fleet row and ranked table warm failed: ${message}; retrying`);
-      warmFailure = message;
+      warmLog.failed(e);
     }
   };
 
@@ -344,6 +362,29 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
 }
 
 /** Frames as the JSON texts a range answer is made of, serialized as they are read. */
+/**
+ * A background loop's failure, logged once until its message changes, and its recovery once:
+ * the loops retry every round, and a line a round would bury the log.
+ */
+function failureLog(
+  log: (line: string) => void,
+  failedLine: (message: string) => string,
+  recoveredLine: string,
+): { ok(): void; failed(e: unknown): void } {
+  let last: string | undefined;
+  return {
+    ok() {
+      if (last !== undefined) log(recoveredLine);
+      last = undefined;
+    },
+    failed(e) {
+      const message = e instanceof Error ? e.message : String(e);
+      if (message !== last) log(failedLine(message));
+      last = message;
+    },
+  };
+}
+
 function* asTexts(frames: readonly Frame[]): Generator<RawFrame> {
   for (const f of frames) yield { ts: f.ts, json: JSON.stringify(f) };
 }

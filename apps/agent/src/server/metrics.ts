@@ -15,6 +15,7 @@ import type { ReadSchedulerStats } from './read-scheduler.js';
 import type { AgentContext } from './context.js';
 import { cgroupLatencyMetrics } from './cgroup-metrics.js';
 import { Exposition, type Labels } from './exposition.js';
+import { BUILD_INFO_METRIC, buildInfoHelp } from './instance-help.js';
 import { MAX_CONNECTIONS } from './limits.js';
 
 /** The series `blkheat fleet` reads back from Prometheus (fleet/fleet-frames.ts, fleet-disks.ts): named here, where they are written. */
@@ -313,7 +314,7 @@ export function buildMetrics(ctx: AgentContext, stream: StreamStats): Exposition
     );
   }
 
-  out.single('blkheat_build_info', 'gauge', 'Agent version and protocol version.', 1, {
+  out.single(BUILD_INFO_METRIC, 'gauge', buildInfoHelp(ctx.host.instance), 1, {
     version: ctx.version,
     protocol: String(PROTOCOL_VERSION),
   });
