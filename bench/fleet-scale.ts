@@ -3,7 +3,7 @@
  *
  *   flock /tmp/blkheat-kernel.lock node --import tsx bench/fleet-scale.ts \
  *     [--hosts 1000] [--minutes 10] [--scrape 15] [--backfill 0] [--no-agents] [--probe-every 10] \
- *     [--live-watch 120] [--hold 0]
+ *     [--live-watch 120] [--page-tries 1] [--hold 0]
  *
  * Starts N simulated hosts x 4 disks in this process (apps/agent/src/fleet/simulated-hosts.ts:
  * each its own target and instance, the agent's own /metrics code, one host slow), and beside
@@ -28,7 +28,7 @@
  *  - Prometheus' CPU (% of one core) and RSS over the run, from /proc/<pid>;
  *  - the real agents: their rows listed, linked to their own agent, their rank in the table;
  *  - the page in chromium (bench/web/fleet-page.ts; --no-page skips it): a 1 h range and the
- *    live page opened (to the heat maps' window, to idle, to the ranked table's rows), the live
+ *    live page opened (each --page-tries times: one try is one sample of a machine's speed) (to the heat maps' window, to idle, to the ranked table's rows), the live
  *    page's view end watched for --live-watch seconds (a move a scrape?), the ranked table's
  *    first row clicked, screenshots of the overview, the table and that host in
  *    artifacts/fleet-scale/.
@@ -60,6 +60,7 @@ const { values } = parseArgs({
     agents: { type: 'boolean', default: true },
     'probe-every': { type: 'string', default: '10' },
     'live-watch': { type: 'string', default: '120' },
+    'page-tries': { type: 'string', default: '1' },
     hold: { type: 'string', default: '0' },
   },
   allowNegative: true,
@@ -71,6 +72,7 @@ const BACKFILL_MIN = Number(values.backfill);
 const PROBE_EVERY_MIN = Number(values['probe-every']);
 const LIVE_WATCH_S = Number(values['live-watch']);
 const HOLD_MIN = Number(values.hold);
+const PAGE_TRIES = Number(values['page-tries']);
 for (const [flag, v] of Object.entries({
   hosts: HOSTS,
   minutes: MINUTES,
@@ -81,6 +83,8 @@ for (const [flag, v] of Object.entries({
   if (!Number.isFinite(v) || v <= 0)
     throw new Error(`--${flag} takes a number over 0, not ${JSON.stringify(values[flag as keyof typeof values])}`);
 }
+if (!Number.isInteger(PAGE_TRIES) || PAGE_TRIES < 1 || PAGE_TRIES > 20)
+  throw new Error(`--page-tries takes a whole number from 1 to 20, not ${JSON.stringify(values['page-tries'])}`);
 if (!Number.isFinite(HOLD_MIN) || HOLD_MIN < 0) throw new Error(`--hold takes minutes, 0 or more, not ${JSON.stringify(values.hold)}`);
 // Prometheus takes no sample older than an hour before the newest it holds.
 if (!Number.isFinite(BACKFILL_MIN) || BACKFILL_MIN < 0 || BACKFILL_MIN > 58)
@@ -281,7 +285,7 @@ async function main(): Promise<void> {
   log('opening the fleet page in chromium');
   let page: FleetPageFigures;
   try {
-    page = await fleetPageFigures(fleet.url, now, LIVE_WATCH_S);
+    page = await fleetPageFigures(fleet.url, now, LIVE_WATCH_S, PAGE_TRIES);
   } catch (e) {
     console.log(`  the page in chromium: FAILED: ${e instanceof Error ? e.message : String(e)}`);
     process.exitCode = 1;
