@@ -214,6 +214,8 @@ async function main(): Promise<void> {
   const actions: ActionFigures[] = [];
   actions.push(await action(fleet.url, 'list disks', 'api/v1/disks'));
   actions.push(await action(fleet.url, '1 h range naming no disk (the fleet row)', `api/v1/range?${hour}`));
+  // What a fleet page asks while it shows device latency (protocol 7): no queue latency query.
+  actions.push(await action(fleet.url, '1 h fleet row, device latency only', `api/v1/range?${hour}&phase=device`));
   actions.push(await action(fleet.url, '30 min range naming no disk (the fleet row)', `api/v1/range?from=${now - 1800}&to=${now}`));
   actions.push(await action(fleet.url, "1 h range, one host's 4 disks", `api/v1/range?${hour}&${slowDisks.join('&')}`));
   actions.push(

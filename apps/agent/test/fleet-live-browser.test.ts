@@ -4,7 +4,10 @@
 // server asking it, the page following live. The page's columns are 15 s wide (the coarsest
 // interval), its live edge advances one column per 15 s scrape (watched over 3 scrapes), and each
 // column of every host × disk row holds, bucket for bucket, what that host counted between the
-// scrapes Prometheus stored whose differences start in it. Needs apps/web/dist, chromium and prometheus.
+// scrapes Prometheus stored whose differences start in it. Then the page shows queue latency: its
+// ranges, asked for device latency alone until then (protocol 7), are asked again with it, and the
+// same columns hold the hosts' queue latency, bucket for bucket. Needs apps/web/dist, chromium and
+// prometheus.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -13,6 +16,7 @@ import { BUCKET_SCHEMA, type DiskInfo } from '@blkheat/shared-types';
 import {
   CHROMIUM,
   denseDevice,
+  densePhase,
   expectedColumn,
   hook,
   idle,
@@ -144,6 +148,39 @@ test(
       latencies.push(wallMs / 1000 - completedAt);
     }
     t.diagnostic(`columns ${seen.map((x) => x.ts).join(', ')}: ${cells} host × disk cells equal the hosts' counts, bucket for bucket`);
+
+    // Queue latency: the frames the page held without it are asked again with it, and the same
+    // columns hold each host's queue latency.
+    await page.click('[data-testid=kind-queue]');
+    const firstDev = disks[0]?.dev as string;
+    await page.waitForFunction(
+      ({ dev, ts }) => {
+        const hooked = globalThis as unknown as { __blkheat: { state(): { kind: string }; column(d: string, t: number): unknown } };
+        return hooked.__blkheat.state().kind === 'queue' && hooked.__blkheat.column(dev, ts) !== undefined;
+      },
+      { dev: firstDev, ts: (seen[0] as { ts: number }).ts },
+      { timeout: 60_000, polling: 100 },
+    );
+    await idle(page);
+    let queueCells = 0;
+    let queueIos = 0;
+    for (const { ts } of seen) {
+      for (const { sim, instance } of hosts) {
+        const want = expectedColumn(sim.framesOf(instance), await scrapesOf(prom.url, instance, at), ts, STEP, BUCKET_SCHEMA);
+        for (const disk of SIMULATED_DISKS) {
+          const name = `${instance}/${disk.name}`;
+          const dev = disks.find((d) => d.name === name)?.dev as string;
+          const shown = await h.column(dev, ts);
+          assert.ok(shown, `${name}'s column ${ts} is in the page after the switch`);
+          const queue = densePhase(want.frame.disks.find((d) => d.dev === disk.dev)?.cls ?? [], BUCKET_SCHEMA, 'q');
+          assert.deepEqual(shown.counts, queue, `${name}, column ${ts}: queue latency, bucket for bucket`);
+          queueIos += queue.reduce((a, b) => a + b, 0);
+          queueCells++;
+        }
+      }
+    }
+    assert.ok(queueIos > 0, 'the hosts had queue latency in those columns');
+    t.diagnostic(`queue latency: ${queueCells} host × disk cells equal the hosts' counts (${queueIos} I/Os), bucket for bucket`);
     t.diagnostic(`from the scrape that completed a column to the page showing it: ${sortedFigures(latencies)} s`);
     t.diagnostic(
       `between advances: ${seen

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { alignDown, FLEET_ROW_ID, type Frame } from '@blkheat/shared-types';
 import { prometheusUnavailable } from '@blkheat/testkit';
 import { finalAfter } from '../src/fleet/fleet-frames.js';
-import { type ColumnRange, type ColumnSink, FleetRowCache, rowFromCache } from '../src/fleet/fleet-row-cache.js';
+import { type Cell, type ColumnRange, type ColumnSink, FleetRowCache, rowFromCache } from '../src/fleet/fleet-row-cache.js';
 import { DISKS_PER_HOST } from '../src/fleet/simulated-hosts.js';
 import type { RunningFleet } from '../src/fleet/service.js';
 import { eventually } from './lib/fleet-rig.js';
@@ -102,11 +102,53 @@ test('a range takes the kept columns from the cache and asks for the runs betwee
   );
 });
 
-async function range(fleet: RunningFleet, query: string): Promise<Frame[]> {
+test('a column asked without queue latency serves only asks without it: an ask with it asks Prometheus again and replaces it', async () => {
+  const step = 2;
+  const asked: [number, number, boolean][] = [];
+  /** What `ask` gives: a Read cell a column, with queue latency when asked with it. */
+  const ask = (queue: boolean) => async (r: ColumnRange, sink: ColumnSink) => {
+    asked.push([r.from, r.to, queue]);
+    for (let ts = r.from; ts < r.to; ts += r.step) {
+      sink.covered(ts, ts + r.step);
+      sink.add(ts, FLEET_ROW_ID, 'Read', queue ? { d: [1, ts], q: [0, ts] } : { d: [1, ts] });
+    }
+  };
+  const cells: Cell[] = [];
+  const sink: ColumnSink = { covered: () => undefined, add: (_ts, _dev, _cls, cell) => void cells.push(cell) };
+  const cache = new FleetRowCache();
+  await rowFromCache(cache, { from: 0, to: 4, step }, sink, 100, ask(false), false);
+  assert.deepEqual(cache.get(step, 0, false), { covered: true, cells: [{ cls: 'Read', d: [1, 0] }], deviceOnly: true });
+  assert.equal(cache.get(step, 0), undefined, 'kept without queue latency: not a column with it');
+  assert.equal(cache.lacks(step, 0, 4), true, 'the warm loop (which asks queue latency) still lacks it');
+
+  await rowFromCache(cache, { from: 0, to: 4, step }, sink, 100, ask(false), false);
+  assert.deepEqual(asked, [[0, 4, false]], 'a second ask without queue latency is answered from the cache');
+
+  await rowFromCache(cache, { from: 0, to: 4, step }, sink, 100, ask(true));
+  assert.deepEqual(asked[1], [0, 4, true], 'an ask with queue latency asks Prometheus');
+  assert.deepEqual(cache.get(step, 2), { covered: true, cells: [{ cls: 'Read', d: [1, 2], q: [0, 2] }] }, 'and replaces the column');
+  await rowFromCache(cache, { from: 0, to: 4, step }, sink, 100, ask(false), false);
+  assert.equal(asked.length, 2, 'a column with queue latency serves an ask without it');
+  assert.deepEqual(
+    cells.at(-1),
+    { cls: 'Read', d: [1, 2], q: [0, 2] },
+    'as kept: the frames drop what was not asked (fleet-frames ColumnBuilder)',
+  );
+});
+
+async function rangeAnswer(fleet: RunningFleet, query: string): Promise<{ frames: Frame[]; phases?: string[] }> {
   const res = await fetch(`${fleet.url}api/v1/range?${query}`);
   assert.equal(res.status, 200, await res.clone().text());
-  return ((await res.json()) as { frames: Frame[] }).frames;
+  return (await res.json()) as { frames: Frame[]; phases?: string[] };
 }
+
+async function range(fleet: RunningFleet, query: string): Promise<Frame[]> {
+  return (await rangeAnswer(fleet, query)).frames;
+}
+
+/** The frames without their queue latency (what an answer without it holds). */
+const withoutQueue = (frames: readonly Frame[]): Frame[] =>
+  frames.map((f) => ({ ...f, disks: f.disks.map((d) => ({ ...d, cls: d.cls.map((c) => ({ ...c, q: [] })) })) }));
 
 const ios = (frames: readonly Frame[]): number =>
   frames.reduce((n, f) => n + f.disks.reduce((m, d) => m + d.cls.reduce((k, c) => k + c.n, 0), 0), 0);
@@ -146,6 +188,33 @@ test(
     assert.deepEqual([c1.asked - c0.asked, c1.kept - c0.kept], [5, 0], 'asked of Prometheus the first time');
     assert.deepEqual([c2.asked - c1.asked, c2.kept - c1.kept], [0, 5], 'kept the second time');
     assert.deepEqual(again, first, 'read back as Prometheus gave it, bucket for bucket');
+
+    // Protocol 7: a range that names its phases without queue latency (a page showing device
+    // latency) asks Prometheus no queue latency; its columns are kept as asked. Step 6: columns
+    // not asked before.
+    const s6 = 6;
+    const to6 = alignDown(Math.floor(Date.now() / 1000 - finalAfter(scrape)) - s6, s6);
+    const span6 = `from=${to6 - 30}&to=${to6}&step=${s6}`;
+    const device = await rangeAnswer(fleet, `${span6}&phase=device`);
+    assert.deepEqual(device.phases, ['device'], 'the answer says its frames carry device latency only');
+    assert.ok(ios(device.frames) > 0, 'with I/O');
+    assert.ok(
+      device.frames.every((f) => f.disks.every((d) => d.cls.every((c) => c.q.length === 0))),
+      'no queue latency in its frames',
+    );
+    assert.equal(cache.get(s6, to6 - s6, false)?.deviceOnly, true, 'kept as asked: without queue latency');
+    assert.equal(cache.get(s6, to6 - s6), undefined, 'not a column with queue latency');
+    const full = await rangeAnswer(fleet, span6);
+    assert.equal(full.phases, undefined, 'a range that names no phase gets every one');
+    assert.ok(
+      full.frames.some((f) => f.disks.some((d) => d.cls.some((c) => c.q.length > 0))),
+      'with queue latency',
+    );
+    assert.deepEqual(withoutQueue(full.frames), device.frames, 'the same device latency, bucket for bucket');
+    assert.ok(cache.get(s6, to6 - s6)?.deviceOnly === undefined && cache.get(s6, to6 - s6) !== undefined, 'kept again, with queue latency');
+    const bad = await fetch(`${fleet.url}api/v1/range?${span6}&phase=latency`);
+    assert.equal(bad.status, 400);
+    assert.match(await bad.text(), /phase/);
 
     // Columns that end less than finalAfter ago may still get scrapes: asked every time. The
     // first request keeps the columns final when it asks (at some t1 while it runs); the second

@@ -126,7 +126,7 @@ test('parameter errors read: no "(expected )" for endpoints without parameters',
   const cases: [string, string][] = [
     ['/api/v1/disks?foo=1', 'foo: unknown parameter (this endpoint takes no parameters)'],
     ['/metrics?foo=1', 'foo: unknown parameter (this endpoint takes no parameters)'],
-    [`/api/v1/range?from=1795290000&to=1795290001&foo=1`, 'foo: unknown parameter (expected from, to, step, disk or class)'],
+    [`/api/v1/range?from=1795290000&to=1795290001&foo=1`, 'foo: unknown parameter (expected from, to, step, disk, class or phase)'],
     [`/api/v1/snapshot?from=1795290000&to=1795290001&step=1`, 'step: unknown parameter (expected from, to, disk or class)'],
   ];
   for (const [path, error] of cases) {

@@ -8,13 +8,16 @@
  * history; the samples answer says which are kept (`kept`); DiskFrame `tags_full` (every tag in use
  * while bios waited). Version 6: `step` of the hello (and of live and backfill frames) may be over
  * 1: a fleet server whose hosts are scraped at over 1 s streams columns of the coarsest scrape
- * interval, and closes its streams with `CLOSE_CODES.restart` when that step changes.
+ * interval, and closes its streams with `CLOSE_CODES.restart` when that step changes. Version 7:
+ * a range request may name the latency phases it needs (`phases`), and an answer whose frames
+ * leave a phase out says which they carry (a fleet server's: each phase is a query of every
+ * host to Prometheus).
  */
 import type { BucketSchema } from './buckets.js';
 import type { DiskInfo, Frame, IoSample, LatencyKind } from './frame-model.js';
 import type { SamplePick } from './sample-spread.js';
 
-export const PROTOCOL_VERSION = 6;
+export const PROTOCOL_VERSION = 7;
 
 /** Largest client message the agent accepts, in bytes. */
 export const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024;
@@ -147,6 +150,12 @@ export interface RangeAnswer {
   readonly to: number;
   readonly step: number;
   readonly frames: readonly Frame[];
+  /**
+   * Added in 7: the latency phases the frames carry, when they leave out one the request did not
+   * name (a fleet server asked for `phases: ['device']` leaves out queue latency: its frames'
+   * `q` are empty, not "no queue latency"). Absent: every phase the data has.
+   */
+  readonly phases?: readonly LatencyKind[];
 }
 
 export interface SamplesAnswer {
@@ -247,6 +256,13 @@ export interface RangeRequest {
   readonly step?: number;
   readonly disks?: readonly string[];
   readonly classes?: readonly string[];
+  /**
+   * Added in 7: the latency phases the answer's frames must carry; a server may carry more.
+   * Absent: every phase. An agent always sends every phase (a phase switch on its page stays
+   * instant); a fleet server leaves queue latency out when it is not named, and says so
+   * (RangeAnswer.phases).
+   */
+  readonly phases?: readonly LatencyKind[];
 }
 
 /**

@@ -51,6 +51,8 @@ export const spanMessage = { message: `"to" must be after "from" and at most ${M
 const requestIdSchema = z.union([z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), z.string().max(MAX_REQUEST_ID_LENGTH)]);
 const devListSchema = z.array(devSchema).max(MAX_FILTER_ITEMS);
 const classListSchema = z.array(classNameSchema).max(MAX_FILTER_ITEMS);
+/** A latency phase (frame-model.ts LATENCY_KINDS; schema-match.ts holds the two alike). */
+const latencyKindSchema = z.enum(['total', 'submit', 'queue', 'device']);
 
 export const subscribeSchema = z.strictObject({
   t: z.literal('subscribe'),
@@ -68,6 +70,13 @@ export const rangeRequestSchema = z
     step: stepSchema.optional(),
     disks: devListSchema.optional(),
     classes: classListSchema.optional(),
+    /** Added in protocol 7: the phases the answer's frames must carry (each at most once). */
+    phases: z
+      .array(latencyKindSchema)
+      .min(1)
+      .max(4)
+      .refine((list) => new Set(list).size === list.length, 'each phase at most once')
+      .optional(),
   })
   .refine(spanOk, spanMessage);
 
@@ -78,7 +87,7 @@ export const samplesRequestSchema = z
     from: unixSecondsSchema,
     to: unixSecondsSchema,
     /** 'total' and 'submit' added in protocol 4 (samplePhaseNs in sample-phase.ts says what each is of a sample). */
-    kind: z.enum(['total', 'submit', 'queue', 'device']).optional(),
+    kind: latencyKindSchema.optional(),
     minNs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
     maxNs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
     disks: devListSchema.optional(),

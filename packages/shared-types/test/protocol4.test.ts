@@ -54,8 +54,8 @@ const v4: Snapshot = snapshotOf(T0, disk, [
   { ...sample, ts_us: sample.ts_us + 2, w_ns: undefined },
 ]);
 
-test('versions: protocol 6 (a fleet server’s live step over 1 s, close code restart), snapshot 5 (tags_full), and every earlier snapshot version still read', () => {
-  assert.equal(PROTOCOL_VERSION, 6);
+test('versions: protocol 7 (a range request’s phases), snapshot 5 (tags_full), and every earlier snapshot version still read', () => {
+  assert.equal(PROTOCOL_VERSION, 7);
   assert.equal(CLOSE_CODES.restart, 1012);
   assert.equal(SNAPSHOT_VERSION, 5);
   assert.deepEqual(SNAPSHOT_VERSIONS_READ, [1, 2, 3, 4, 5]);
@@ -225,4 +225,27 @@ test('samplePhaseNs: a sample phase by the one rule (total = w + q + d, a bio-ba
 test('a frame with every protocol 4 field is a valid wire frame; w_ns of a sample stays optional', () => {
   assert.equal(frameSchema.safeParse({ ts: T0, step: 1, disks: [disk] }).success, true);
   assert.equal(frameSchema.safeParse({ ts: T0, step: 1, disks: [{ dev: '7:0', cls: [{ ...read, w: [], t: [], wu: 0 }] }] }).success, true);
+});
+
+test('protocol 7: a range request names the phases its frames must carry; each known phase at most once, at least one', () => {
+  const range = (phases: unknown): ReturnType<typeof parseClientMessage> =>
+    parseClientMessage(JSON.stringify({ t: 'range', id: 1, from: T0, to: T0 + 60, phases }));
+  const ok = range(['device']);
+  assert.ok(ok.ok && ok.value.t === 'range');
+  assert.deepEqual(ok.value.t === 'range' ? ok.value.phases : undefined, ['device']);
+  const all = range([...LATENCY_KINDS]);
+  assert.ok(all.ok, 'every phase once');
+  const none = parseClientMessage(JSON.stringify({ t: 'range', id: 1, from: T0, to: T0 + 60 }));
+  assert.ok(none.ok && none.value.t === 'range' && none.value.phases === undefined, 'absent: every phase');
+  for (const [bad, why] of [
+    [[], /phases/],
+    [['device', 'device'], /phases: each phase at most once/],
+    [['latency'], /phases\.0/],
+    ['device', /phases/],
+  ] as const) {
+    const r = range(bad);
+    assert.ok(!r.ok, `${JSON.stringify(bad)} refused`);
+    assert.match(r.message, why);
+    assert.equal(r.field?.split('.')[0], 'phases');
+  }
 });

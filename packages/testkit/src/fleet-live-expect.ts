@@ -52,9 +52,16 @@ export function expectedColumn(
 
 /** The device latency of every class of a disk, dense (as a heat map column counts it). */
 export function denseDevice(cls: readonly ClassSeries[], schema: BucketSchema): number[] {
+  return densePhase(cls, schema, 'd');
+}
+
+/** Per dense bucket, summed over the classes: device latency (`d`) or queue latency (`q`), as a heat map column holds it. */
+export function densePhase(cls: readonly ClassSeries[], schema: BucketSchema, phase: 'd' | 'q'): number[] {
   const out = new Array<number>(bucketCount(schema)).fill(0);
-  for (const c of cls)
-    for (let i = 0; i < c.d.length; i += 2) out[c.d[i] as number] = (out[c.d[i] as number] as number) + (c.d[i + 1] as number);
+  for (const c of cls) {
+    const h = c[phase];
+    for (let i = 0; i < h.length; i += 2) out[h[i] as number] = (out[h[i] as number] as number) + (h[i + 1] as number);
+  }
   return out;
 }
 

@@ -13,6 +13,11 @@
  *    each column. Prometheus extrapolates the first and last scrape of each window to its
  *    edges, so counts are rounded estimates (docs/fleet.md says by how much).
  *
+ * Queue latency is asked of Prometheus only when the range wants it (`queue`: a range that names
+ * its phases without it, protocol 7, gets frames whose `q` are empty and an answer that says so):
+ * each metric is a query over every host's samples, and a page showing device latency, a fleet
+ * page's default, draws no queue latency.
+ *
  * On a big fleet (FleetDirectory.big) a range that names no disk gets the fleet row instead:
  * every host summed by class by Prometheus (`sum by (class) (increase(…))`), its final columns
  * kept by the fleet server (fleet-row-cache.ts) and asked of Prometheus once; named disks are
@@ -30,6 +35,7 @@ import {
   type ClassSeries,
   type Frame,
   type FrameFilter,
+  type LatencyKind,
 } from '@blkheat/shared-types';
 import { DEVICE_LATENCY_METRIC, QUEUE_LATENCY_METRIC, WINDOW_END_METRIC } from '../server/metrics.js';
 import type { FleetDirectory } from './fleet-disks.js';
@@ -65,6 +71,12 @@ export const RAW_SCRAPES_PER_SERIES = 3600;
  */
 export const RAW_SAMPLES_PER_REQUEST = 200_000;
 
+/**
+ * What a fleet's frames carry when queue latency was not asked (RangeAnswer.phases): device
+ * latency alone (the agents export no submit wait or total latency to Prometheus).
+ */
+export const FLEET_PHASES_WITHOUT_QUEUE: readonly LatencyKind[] = ['device'];
+
 /** Marks the overview query (sum by class) in increaseColumns. */
 const OVERVIEW = Symbol('overview');
 
@@ -99,6 +111,8 @@ class ColumnBuilder implements ColumnSink {
   constructor(
     private readonly plan: FleetPlan,
     private readonly schema: BucketSchema,
+    /** Whether the frames carry queue latency (a kept column's is dropped when not). */
+    private readonly queue: boolean,
   ) {}
 
   /** Marks the seconds [from, to) as counted (their columns exist, empty or not). */
@@ -116,7 +130,7 @@ class ColumnBuilder implements ColumnSink {
     const d = cell.d ?? [];
     let n = 0;
     for (let i = 1; i < d.length; i += 2) n += d[i] as number;
-    const series: ClassSeries = { c: cls, n, d, q: cell.q ?? [] };
+    const series: ClassSeries = { c: cls, n, d, q: this.queue ? (cell.q ?? []) : [] };
     if (n === 0 && series.q.length === 0) return;
     const list = this.cols.get(col) ?? [];
     list.push({ ts: col, step: this.plan.step, disks: [{ dev, cls: [series] }] });
@@ -157,6 +171,7 @@ async function rawColumns(
   schema: BucketSchema,
   hosts: string,
   newest: Map<string, number>,
+  withQueue: boolean,
 ): Promise<void> {
   // Scrapes of a second come after it: look one interval and a little past `to`, and one
   // scrape before `from` so the first difference has a start.
@@ -165,7 +180,7 @@ async function rawColumns(
   const window = at - plan.from + margin;
   const [dev, queue, ends] = await Promise.all([
     api.rawSamples(DEVICE_LATENCY_METRIC + hosts, window, at),
-    api.rawSamples(QUEUE_LATENCY_METRIC + hosts, window, at),
+    withQueue ? api.rawSamples(QUEUE_LATENCY_METRIC + hosts, window, at) : [],
     api.rawSamples(WINDOW_END_METRIC + hosts, window, at),
   ]);
   dir.learn([...dev, ...queue].map((s) => s.metric));
@@ -222,6 +237,7 @@ async function increaseColumns(
   b: ColumnSink,
   schema: BucketSchema,
   source: IncreaseSource,
+  withQueue: boolean,
 ): Promise<void> {
   const step = plan.step;
   const q = (metric: string): Promise<PromSeries[]> =>
@@ -231,7 +247,7 @@ async function increaseColumns(
       plan.to,
       step,
     );
-  const [dev, queue] = await Promise.all([q(DEVICE_LATENCY_METRIC), q(QUEUE_LATENCY_METRIC)]);
+  const [dev, queue] = await Promise.all([q(DEVICE_LATENCY_METRIC), withQueue ? q(QUEUE_LATENCY_METRIC) : []]);
   const fleetRow = source === OVERVIEW;
   // increase() drops the metric name: say which is which.
   if (!fleetRow)
@@ -269,7 +285,7 @@ export interface FleetFrames {
 /**
  * Frames of [plan.from, plan.to) at plan.step for the filter (fleet ids), from Prometheus; a big
  * fleet's row from `row.cache` where it has the columns (columns asked that end by
- * `row.finalBefore` are kept there).
+ * `row.finalBefore` are kept there). Without `queue`, no queue latency is asked (see the header).
  */
 export async function fleetFrames(
   api: PrometheusApi,
@@ -279,23 +295,24 @@ export async function fleetFrames(
   scrapeInterval: number,
   schema: BucketSchema,
   row?: { readonly cache: FleetRowCache; readonly finalBefore: number },
+  queue = true,
 ): Promise<FleetFrames> {
-  const b = new ColumnBuilder(plan, schema);
+  const b = new ColumnBuilder(plan, schema, queue);
   const scrapes = (plan.to - plan.from) / Math.max(scrapeInterval, 1e-3);
   const raw = scrapes <= RAW_SCRAPES_PER_SERIES;
   const named = filter.disks?.filter((d) => d !== FLEET_ROW_ID) ?? [];
   let completeTo: number | undefined = plan.to;
   if (dir.big && wantsOverview(filter)) {
-    const ask = (p: FleetPlan, sink: ColumnSink): Promise<void> => increaseColumns(api, dir, p, sink, schema, OVERVIEW);
-    await (row ? rowFromCache(row.cache, plan, b, row.finalBefore, ask) : ask(plan, b));
+    const ask = (p: FleetPlan, sink: ColumnSink): Promise<void> => increaseColumns(api, dir, p, sink, schema, OVERVIEW, queue);
+    await (row ? rowFromCache(row.cache, plan, b, row.finalBefore, ask, queue) : ask(plan, b));
   }
   if (dir.big && named.length === 0) return { frames: b.frames(filter), completeTo };
   const batches = dir.big ? hostBatches(dir, named, raw ? scrapes : (plan.to - plan.from) / plan.step) : [hostMatcher(dir, filter)];
   // One batch at a time: what the fleet server holds of Prometheus' answers stays bounded.
   const newest = new Map<string, number>();
   for (const hosts of batches) {
-    if (raw) await rawColumns(api, dir, plan, scrapeInterval, b, schema, hosts, newest);
-    else await increaseColumns(api, dir, plan, b, schema, hosts);
+    if (raw) await rawColumns(api, dir, plan, scrapeInterval, b, schema, hosts, newest, queue);
+    else await increaseColumns(api, dir, plan, b, schema, hosts, queue);
   }
   if (raw) completeTo = completeOf(newest, scrapeInterval);
   return { frames: b.frames(filter), completeTo };

@@ -43,6 +43,12 @@ export interface RowCell extends Cell {
 export interface RowColumn {
   readonly covered: boolean;
   readonly cells: readonly RowCell[];
+  /**
+   * Asked without queue latency (a range that did not name it, protocol 7): its cells have no
+   * `q`, which is not "no queue latency". It serves only asks without it, and an ask with queue
+   * latency replaces it.
+   */
+  readonly deviceOnly?: true;
 }
 
 /** Numbers (bucket indexes and counts) kept at most: ~32 MB. */
@@ -64,8 +70,10 @@ export class FleetRowCache {
     this.columns = new NumberBoundedMap(maxNumbers, numbersOf);
   }
 
-  get(step: number, ts: number): RowColumn | undefined {
-    return this.columns.get(`${step}:${ts}`);
+  /** The kept column at `ts`; with `queue` (the default), only one that holds queue latency. */
+  get(step: number, ts: number, queue = true): RowColumn | undefined {
+    const c = this.columns.get(`${step}:${ts}`);
+    return c && queue && c.deviceOnly ? undefined : c;
   }
 
   /** Keeps a final column (a newer answer of the same column replaces it). */
@@ -86,9 +94,9 @@ export class FleetRowCache {
     this.counts.set(step, c);
   }
 
-  /** Whether a column of [from, to) at `step` is not kept. */
+  /** Whether a column of [from, to) at `step` is not kept with queue latency. */
   lacks(step: number, from: number, to: number): boolean {
-    for (let ts = from; ts < to; ts += step) if (!this.columns.has(`${step}:${ts}`)) return true;
+    for (let ts = from; ts < to; ts += step) if (!this.get(step, ts)) return true;
     return false;
   }
 
@@ -131,7 +139,8 @@ class RowRecorder implements ColumnSink {
 /**
  * The fleet row of `range` into `b`: the columns `cache` keeps from there, the others asked of
  * Prometheus by `ask` (in at most MAX_ROW_RUNS runs), and those of them that end by
- * `finalBefore` kept.
+ * `finalBefore` kept. `queue`: whether `ask` asks queue latency too (a column kept without it
+ * serves only an ask without it).
  */
 export async function rowFromCache(
   cache: FleetRowCache,
@@ -139,11 +148,12 @@ export async function rowFromCache(
   b: ColumnSink,
   finalBefore: number,
   ask: (range: ColumnRange, sink: ColumnSink) => Promise<void>,
+  queue = true,
 ): Promise<void> {
   const { from, to, step } = range;
   let runs: [number, number][] = [];
   for (let ts = from; ts < to; ts += step) {
-    if (cache.get(step, ts)) continue;
+    if (cache.get(step, ts, queue)) continue;
     const last = runs[runs.length - 1];
     if (last && last[1] === ts) last[1] = ts + step;
     else runs.push([ts, ts + step]);
@@ -152,7 +162,7 @@ export async function rowFromCache(
   if (runs.length > MAX_ROW_RUNS) runs = [[(runs[0] as [number, number])[0], (runs[runs.length - 1] as [number, number])[1]]];
   const asked = (ts: number): boolean => runs.some(([a, z]) => ts >= a && ts < z);
   for (let ts = from; ts < to; ts += step) {
-    const kept = asked(ts) ? undefined : cache.get(step, ts);
+    const kept = asked(ts) ? undefined : cache.get(step, ts, queue);
     if (!kept) continue;
     cache.count(step, true);
     if (kept.covered) b.covered(ts, ts + step);
@@ -163,7 +173,12 @@ export async function rowFromCache(
     await ask({ from: a, to: z, step }, rec);
     for (let ts = a; ts < z; ts += step) {
       cache.count(step, false);
-      if (ts + step <= finalBefore) cache.put(step, ts, { covered: rec.coveredColumns.has(ts), cells: rec.cells.get(ts) ?? [] });
+      if (ts + step <= finalBefore)
+        cache.put(step, ts, {
+          covered: rec.coveredColumns.has(ts),
+          cells: rec.cells.get(ts) ?? [],
+          ...(queue ? {} : { deviceOnly: true }),
+        });
     }
   }
 }

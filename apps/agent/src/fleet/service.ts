@@ -36,7 +36,7 @@ import { StaticSite } from '../server/static.js';
 import { LatencyTotals } from '../server/totals.js';
 import { AGENT_VERSION } from '../version.js';
 import { agentUrlOf, FleetDirectory, linksOf } from './fleet-disks.js';
-import { finalAfter, fleetFrames, planFleetRange, wantsOverview } from './fleet-frames.js';
+import { finalAfter, FLEET_PHASES_WITHOUT_QUEUE, fleetFrames, planFleetRange, wantsOverview } from './fleet-frames.js';
 import { FleetRowCache } from './fleet-row-cache.js';
 import { FleetLive } from './fleet-live.js';
 import { rankFleet, type FleetRanking, type RankingChunks, type RankingRequest, warmRankingChunk } from './fleet-ranking.js';
@@ -147,8 +147,11 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
       const finest = dir.big && wantsOverview(req) ? 2 * scrapeInterval : scrapeInterval;
       const plan = planFleetRange(req.from, req.to, req.step, finest);
       const filter = { disks: req.disks, classes: req.classes };
-      const { frames } = await fleetFrames(api, dir, plan, filter, scrapeInterval, options.schema, keptRow());
-      return cutAtBytes(asTexts(frames), plan.from, plan.to, plan.step, maxBytes);
+      // Queue latency only when asked for (protocol 7: a range that names its phases without it).
+      const queue = req.phases === undefined || req.phases.includes('queue');
+      const { frames } = await fleetFrames(api, dir, plan, filter, scrapeInterval, options.schema, keptRow(), queue);
+      const answer = cutAtBytes(asTexts(frames), plan.from, plan.to, plan.step, maxBytes);
+      return queue ? answer : { ...answer, phases: FLEET_PHASES_WITHOUT_QUEUE };
     },
     ranked: (q) => ranked({ ...q, scrapeInterval }),
     stuck: (q) => stuckFleet(api, dir, { ...q, at: Date.now() / 1000, scrapeInterval }),

@@ -13,6 +13,7 @@ import {
   MAX_FRAMES_PER_ANSWER,
   type Frame,
   type FrameFilter,
+  type LatencyKind,
 } from '@blkheat/shared-types';
 import type { HistoryStore } from './store.js';
 import type { RawFrame } from './tier.js';
@@ -69,6 +70,8 @@ export interface FramesAnswer {
   readonly frames: string[];
   /** Set when frames were left out for size; the client asks again from `to`. */
   readonly cut: boolean;
+  /** The phases the frames carry when they leave one out (protocol 7, RangeAnswer.phases); absent: every phase. */
+  readonly phases?: readonly LatencyKind[];
 }
 
 /**
@@ -88,6 +91,12 @@ export interface RangeQuery extends FrameFilter {
   readonly from: number;
   readonly to: number;
   readonly step?: number | undefined;
+  /**
+   * The phases the frames must carry (protocol 7). An agent's history keeps every phase and sends
+   * it (a phase switch on its page stays instant); a fleet server leaves queue latency out when
+   * it is not named (fleet-frames.ts).
+   */
+  readonly phases?: readonly LatencyKind[] | undefined;
 }
 
 /** The plan of a range request against the store's tiers and clock (at most MAX_FRAMES_PER_ANSWER frames). */
@@ -107,7 +116,8 @@ export function answerCutter(store: HistoryStore, req: RangeQuery, maxBytes: num
 
 /** The fields of a range answer as JSON text (`"from":…,"frames":[…]`), frames spliced in as they are. */
 export function rangeAnswerFields(a: FramesAnswer): string {
-  return `"from":${a.from},"to":${a.to},"step":${a.step},"frames":[${a.frames.join(',')}]`;
+  const phases = a.phases ? `,"phases":${JSON.stringify(a.phases)}` : '';
+  return `"from":${a.from},"to":${a.to},"step":${a.step}${phases},"frames":[${a.frames.join(',')}]`;
 }
 
 /** One backfill page: frames of the stream's step (the finest tier's) in [from, to), at most maxFrames and about maxBytes. */

@@ -41,14 +41,26 @@ export const MAX_QUERY_BYTES = MAX_CLIENT_MESSAGE_BYTES;
 export const TARGET_TOO_LONG_MESSAGE = `request target longer than ${MAX_QUERY_BYTES} bytes`;
 
 /** How message fields are named as query parameters. */
-const FIELD_TO_PARAM: Readonly<Record<string, string>> = { disks: 'disk', classes: 'class', cgroups: 'cgroup', sizeClasses: 'size' };
+const FIELD_TO_PARAM: Readonly<Record<string, string>> = {
+  disks: 'disk',
+  classes: 'class',
+  cgroups: 'cgroup',
+  sizeClasses: 'size',
+  phases: 'phase',
+};
 
 /** The span every request covers, and the disk and class filter most take. */
 const SPAN_PARAMS = { from: { kind: 'int' }, to: { kind: 'int' } } as const satisfies Record<string, ParamSpec>;
 const FILTER_PARAMS = { disk: { kind: 'list' }, class: { kind: 'list' } } as const satisfies Record<string, ParamSpec>;
 
 // Keys in this order: an unknown parameter's message lists them so.
-const RANGE_PARAMS: Readonly<Record<string, ParamSpec>> = { ...SPAN_PARAMS, step: { kind: 'int' }, ...FILTER_PARAMS };
+// `phase` (added in protocol 7): the phases the frames must carry, as the WebSocket's `phases`.
+const RANGE_PARAMS: Readonly<Record<string, ParamSpec>> = {
+  ...SPAN_PARAMS,
+  step: { kind: 'int' },
+  ...FILTER_PARAMS,
+  phase: { kind: 'list' },
+};
 
 const SAMPLES_PARAMS: Readonly<Record<string, ParamSpec>> = {
   ...SPAN_PARAMS,

@@ -59,6 +59,7 @@ export interface DataLayerOptions {
 }
 
 export class DataLayer {
+  private readonly ui: UiReader;
   private readonly busy = new Busy();
   /** Live frames and covers not drawn yet while a file is read (whileReadingFile), in order. */
   private held:
@@ -76,6 +77,7 @@ export class DataLayer {
 
   constructor(o: DataLayerOptions) {
     const { ui, store, client } = o;
+    this.ui = ui;
     const busy = this.busy;
     // A fleet's clock moves the live view on, live frames or not (a big fleet sends none).
     this.source = new DataSource({ ui, store, onUnknownDisk: o.onUnknownDisk, onEdgeMoved: () => this.refresh() });
@@ -180,6 +182,8 @@ export class DataLayer {
 
   /** Re-evaluates what to show after a change of view, filters, disks, size or source (coalesced). */
   refresh(): void {
+    // A fleet's frames asked without queue latency are asked again with it once it is shown.
+    if (this.ui.getState().kind === 'queue' && this.source.askQueue()) this.newSource();
     this.windows.refresh();
     this.comparison.refresh();
   }

@@ -4,9 +4,10 @@
  * agent, and a small fleet, send every disk's frames as the live edge moves; a big fleet
  * server answers a range naming no disk with its summed fleet row only and sends no live frames
  * (docs/fleet.md "A big fleet"), so the page must name the disks it shows and read the newest
- * columns by range.
+ * columns by range. It also asks for the latency phases it shows (protocol 7): each is a query
+ * over every host to Prometheus.
  */
-import { MAX_FILTER_ITEMS } from '@blkheat/shared-types';
+import { type LatencyKind, MAX_FILTER_ITEMS } from '@blkheat/shared-types';
 import { alignFloor } from '../model/resolution.js';
 import type { UiState } from '../store/uiStore.js';
 
@@ -36,3 +37,16 @@ export function disksKey(disks: readonly string[] | undefined): string {
 export function fleetColumnsLate(cur: { readonly step: number; readonly coveredTo: number }, edge: number, liveStep: number): boolean {
   return alignFloor(edge, cur.step) - cur.coveredTo >= cur.step && edge - cur.coveredTo >= 2 * liveStep;
 }
+
+/**
+ * The latency phases a view's ranges are asked for (RangeRequest.phases): on a fleet, device
+ * latency alone until the page has shown queue latency (`queueAsked`): a fleet page shows device
+ * latency unless asked (its frames have no total), and queue latency is a query over every
+ * host's samples, about as costly as device latency's (docs/fleet.md). Undefined (every phase)
+ * once it has, and always for an agent, which sends every phase at no cost worth saving, so that
+ * a phase switch there stays instant.
+ */
+export function fleetRangePhases(ui: Pick<UiState, 'agent'>, queueAsked: boolean): readonly LatencyKind[] | undefined {
+  return ui.agent?.fleet && !queueAsked ? DEVICE_ONLY : undefined;
+}
+const DEVICE_ONLY: readonly LatencyKind[] = ['device'];

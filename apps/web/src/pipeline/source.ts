@@ -13,6 +13,7 @@ import {
   type DiskInfo,
   type Frame,
   type HelloMessage,
+  type LatencyKind,
   MAX_SPAN_SECONDS,
   sameSchema,
   schemaProblem,
@@ -23,6 +24,7 @@ import { liveView, type ViewLimits, type ViewState } from '../model/view.js';
 import type { AgentClient } from '../net/client.js';
 import type { SliceStore, SnapshotInfo, SourceSlice } from '../store/pipelineStore.js';
 import type { UiReader } from '../store/uiStore.js';
+import { fleetRangePhases } from './fleetWindow.js';
 import { FrameLog } from './frameLog.js';
 
 /** Live frames kept in the browser (seconds). */
@@ -111,12 +113,36 @@ export class DataSource {
   private agentList: readonly DiskInfo[] = [];
   /** The source's clock at its last hello and when that came (see setAgentClock). */
   private agentClock: LiveClock | undefined;
+  /** Ranges are asked with queue latency (a fleet's only once the page has shown it: rangePhases). */
+  private queueAsked = false;
 
   constructor(options: SourceOptions) {
     this.ui = options.ui;
     this.store = options.store;
     this.onUnknownDisk = options.onUnknownDisk;
     this.onEdgeMoved = options.onEdgeMoved;
+  }
+
+  /** The latency phases ranges are asked for (fleetWindow.ts fleetRangePhases): undefined, every one. */
+  rangePhases(): readonly LatencyKind[] | undefined {
+    return fleetRangePhases(this.ui.getState(), this.queueAsked);
+  }
+
+  /**
+   * The page shows queue latency: ranges are asked with it from now on. True when the live frames
+   * held were asked without it (a fleet's ranges that named device latency alone: their `q` are
+   * empty, not "no queue latency"): they are dropped, and whatever was derived from them must be
+   * asked again (as after a new schema). Once asked, queue latency stays asked: going back to
+   * device latency drops nothing.
+   */
+  askQueue(): boolean {
+    if (this.queueAsked) return false;
+    const lacked = this.rangePhases() !== undefined;
+    this.queueAsked = true;
+    if (!lacked) return false;
+    this.log.clear();
+    // A snapshot on screen has its own frames: the live ones are asked again when it closes.
+    return this.snap === undefined;
   }
 
   /** The live frames held (kept while a snapshot is on screen). */

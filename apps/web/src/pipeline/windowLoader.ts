@@ -257,7 +257,7 @@ export class WindowLoader {
     this.extending = true;
     try {
       const wanted = (): boolean => gen === this.loadGen && this.current === cur;
-      const got = await fetchRange(client, alignFloor(from, cur.step), to, cur.step, wanted, this.rangeDisks());
+      const got = await fetchRange(client, alignFloor(from, cur.step), to, cur.step, wanted, this.rangeDisks(), this.source.rangePhases());
       if (!got) return;
       this.appendLive(
         got.frames.filter((f) => f.step === cur.step && f.ts + f.step <= to),
@@ -360,7 +360,7 @@ export class WindowLoader {
     let failed = false;
     try {
       if (!client || !client.connected) throw new Error('not connected to the agent');
-      const got = await fetchRange(client, want.from, fetchTo, want.step, () => gen === this.loadGen, disks);
+      const got = await fetchRange(client, want.from, fetchTo, want.step, () => gen === this.loadGen, disks, this.source.rangePhases());
       if (!got) return;
       // Before the window is built: a phase they show may change the one on screen (app.ts).
       this.source.noteHistory(got.frames);
