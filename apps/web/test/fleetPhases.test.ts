@@ -59,6 +59,7 @@ test('fleet: ranges ask device latency alone; showing queue latency drops the fr
   const { h, asked } = opened(true);
   await until('the hour is asked', () => asked.length === 1);
   assert.deepEqual(asked[0]?.msg.phases, ['device'], 'a fleet page showing device latency asks for device latency alone');
+  assert.equal(h.dm.heldWithoutQueue, true, 'what it holds lacks queue latency: the export fallback builds no snapshot of it');
   answer(asked[0]!, false);
   await until('the hour is on screen', () => h.window()?.provisional === false && (h.window()?.frames.length ?? 0) > 0);
   const deviceWindow = h.window();
@@ -67,6 +68,7 @@ test('fleet: ranges ask device latency alone; showing queue latency drops the fr
   h.dm.refresh();
   await until('the hour is asked again', () => asked.length === 2);
   assert.equal(asked[1]?.msg.phases, undefined, 'with every phase');
+  assert.equal(h.dm.heldWithoutQueue, false);
   assert.notEqual(h.window(), deviceWindow, 'the window without queue latency is no longer drawn');
   assert.equal(queueCount(h.window()?.frames), 0);
   answer(asked[1]!, true);
@@ -90,8 +92,9 @@ test('fleet: a page opened on queue latency asks it from the first range; an age
     [false, 'device'],
   ] as const) {
     // A fleet page chosen on queue latency before its first range (a `lat=queue` link).
-    const { asked } = opened(fleet, kind);
+    const { h, asked } = opened(fleet, kind);
     await until('a range is asked', () => asked.length === 1);
+    assert.equal(h.dm.heldWithoutQueue, false);
     assert.equal(asked[0]?.msg.phases, undefined, `${fleet ? 'a fleet page showing queue latency' : 'an agent'}: every phase`);
   }
 });

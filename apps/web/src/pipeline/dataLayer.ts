@@ -267,6 +267,15 @@ export class DataLayer {
     return this.source.edge();
   }
 
+  /**
+   * The frames held leave a latency phase out: a fleet's, asked for device latency alone until the
+   * page shows queue latency (source.ts rangePhases). A snapshot built of them would read as no
+   * queue latency.
+   */
+  get heldWithoutQueue(): boolean {
+    return this.source.rangePhases() !== undefined;
+  }
+
   /** How far a view may zoom and pan in this source. */
   limits(): ViewLimits {
     return this.source.limits();

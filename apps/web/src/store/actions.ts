@@ -381,6 +381,14 @@ export async function exportSnapshot(): Promise<void> {
         notify('error', `Export failed: ${e instanceof Error ? e.message : String(e)}`);
         return;
       }
+      if (data().heldWithoutQueue) {
+        // Its frames' empty queue latency would read as none in the file.
+        notify(
+          'error',
+          `Export failed: ${e instanceof Error ? e.message : String(e)}; this page holds the fleet's device latency only (it asks for queue latency when it shows it), so it saved nothing of its own.`,
+        );
+        return;
+      }
       const built = snapshotWithCompare(
         snapshotFromFrames(
           { agent: ui.agent.version, host: ui.agent.host, schema: data().schema(), disks: useData.getState().disks },
