@@ -63,15 +63,38 @@ test('fleet: ranges ask device latency alone; showing queue latency drops the fr
   answer(asked[0]!, false);
   await until('the hour is on screen', () => h.window()?.provisional === false && (h.window()?.frames.length ?? 0) > 0);
   const deviceWindow = h.window();
+  // A comparison's ranges (its baseline, and the view it compares) are asked as the window's.
+  const baseline = { from: T0 - 7200, to: T0 - 6600 };
+  h.ui.setState({ compare: { baseline } });
+  h.dm.refresh();
+  await until('the baseline and the view compared are asked', () => asked.length === 3);
+  assert.ok(
+    asked.slice(1).some((a) => a.msg.from === baseline.from),
+    'the baseline asked',
+  );
+  assert.deepEqual(
+    asked.slice(1).map((a) => a.msg.phases),
+    [['device'], ['device']],
+    'a comparison’s ranges: device latency alone too',
+  );
+  for (const a of asked.slice(1)) answer(a, false);
 
   h.ui.setState({ kind: 'queue' });
   h.dm.refresh();
-  await until('the hour is asked again', () => asked.length === 2);
-  assert.equal(asked[1]?.msg.phases, undefined, 'with every phase');
+  await until('the hour and the comparison’s ranges are asked again', () => asked.length === 6);
+  assert.ok(
+    asked.slice(3).some((a) => a.msg.from === baseline.from),
+    'the baseline asked again',
+  );
+  assert.deepEqual(
+    asked.slice(3).map((a) => a.msg.phases),
+    [undefined, undefined, undefined],
+    'with every phase',
+  );
   assert.equal(h.dm.heldWithoutQueue, false);
   assert.notEqual(h.window(), deviceWindow, 'the window without queue latency is no longer drawn');
   assert.equal(queueCount(h.window()?.frames), 0);
-  answer(asked[1]!, true);
+  for (const a of asked.slice(3)) answer(a, true);
   await until('the hour is on screen again', () => (h.window()?.frames.length ?? 0) > 0);
   const columns = h.window()?.frames.length ?? 0;
   assert.equal(queueCount(h.window()?.frames), 3 * columns, `with its queue latency: 3 I/Os in each of its ${columns} columns`);
@@ -82,7 +105,7 @@ test('fleet: ranges ask device latency alone; showing queue latency drops the fr
     h.dm.refresh();
   }
   await new Promise((r) => setTimeout(r, 300));
-  assert.equal(asked.length, 2, 'nothing asked again');
+  assert.equal(asked.length, 6, 'nothing asked again');
   assert.equal(queueCount(h.window()?.frames), 3 * columns);
 });
 

@@ -164,7 +164,9 @@ export class Comparison {
     // History the page does not hold: one answer's worth of columns at most, as a window.
     const step = Math.max(1, Math.ceil((r.to - r.from) / MAX_WINDOW_COLUMNS));
     try {
-      const got = await this.busy.during(() => fetchRange(client, r.from, to, step, () => gen === this.gen));
+      // The phases the window is asked for: a fleet's queue latency once shown (the source is then new, and so is this).
+      const phases = this.source.rangePhases();
+      const got = await this.busy.during(() => fetchRange(client, r.from, to, step, () => gen === this.gen, undefined, phases));
       if (!got) return 'waiting';
       const range = { ...alignRange(r, got.step), step: got.step };
       return { range, frames: got.frames.filter((f) => f.ts >= range.from && f.ts < range.to) };
