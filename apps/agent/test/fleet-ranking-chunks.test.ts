@@ -9,7 +9,7 @@ import { bucketCount, BUCKET_SCHEMA, lowerBoundSeconds, upperBoundSeconds } from
 import { prometheusUnavailable } from '@blkheat/testkit';
 import { FleetDirectory, hostDiskKey } from '../src/fleet/fleet-disks.js';
 import { finalAfter } from '../src/fleet/fleet-frames.js';
-import { rankFleet, scrapeWindow } from '../src/fleet/fleet-ranking.js';
+import { rankFleet, scrapeWindow, warmRankingChunk, warmRankingFifths } from '../src/fleet/fleet-ranking.js';
 import {
   chunkSeconds,
   type PartCounts,
@@ -59,15 +59,17 @@ test('the quantile of dense counts is Prometheus’ histogram_quantile: the rank
   assert.equal(nativeQuantile(0.5, high, schema), 64 + (2 ** ((schema.maxIndex + 1) / 2 ** schema.scale) - 64) * 0.5);
 });
 
-test('a range is cut at whole chunks: the final ones kept, the head, the tail and chunks not final yet asked every time; no final chunk, no cut', () => {
+test('a range is cut at whole chunks, its head and tail at fifths: the final ones kept, the rest and parts not final yet asked every time; no final chunk, no cut', () => {
   assert.equal(chunkSeconds(15), 300, '20 scrapes at 15 s');
   assert.equal(chunkSeconds(1), 20);
   assert.deepEqual(rangeParts(1010, 1590, 100, 2000), {
     chunkS: 100,
     chunks: [1100, 1200, 1300, 1400],
+    fifthS: 20,
+    fifths: [1020, 1040, 1060, 1080, 1500, 1520, 1540, 1560],
     live: [
-      [1010, 1100],
-      [1500, 1590],
+      [1010, 1020],
+      [1580, 1590],
     ],
   });
   assert.deepEqual(
@@ -75,12 +77,28 @@ test('a range is cut at whole chunks: the final ones kept, the head, the tail an
     {
       chunkS: 100,
       chunks: [1000, 1100, 1200, 1300],
+      fifthS: 20,
+      fifths: [1400, 1420],
       live: [
-        [1400, 1500],
+        [1440, 1500],
         [1500, 1600],
       ],
     },
     'not final after 1450; the tail cut where a chunk starts (each part inside one chunk span: a sparkline point)',
+  );
+  assert.deepEqual(
+    rangeParts(10, 40, 7, 100),
+    {
+      chunkS: 7,
+      chunks: [14, 21, 28],
+      fifthS: undefined,
+      fifths: [],
+      live: [
+        [10, 14],
+        [35, 40],
+      ],
+    },
+    'a chunk of 7 s has no whole fifths: its head and tail are asked whole',
   );
   assert.equal(rangeParts(1010, 1150, 100, 2000), undefined, 'no whole chunk');
   assert.equal(rangeParts(1000, 1600, 100, 1050), undefined, 'no final chunk');
@@ -135,18 +153,32 @@ test('the counts of a range are its parts’ summed: final chunks asked once the
   };
   const parts = rangeParts(1010, 1590, 100, 2000);
   assert.ok(parts);
-  const first = await rangeCounts(cache, parts, ask, schema);
-  assert.equal(first.asked, 6);
-  assert.deepEqual(asked.sort(), ['1010-1100', '1100-1200', '1200-1300', '1300-1400', '1400-1500', '1500-1590']);
+  const fifths = new RankingChunkCache();
+  const first = await rangeCounts(cache, parts, ask, schema, fifths);
+  assert.equal(first.asked, 14);
+  assert.deepEqual(
+    asked.sort(),
+    ['1010-1020', '1020-1040', '1040-1060', '1060-1080', '1080-1100', '1100-1200', '1200-1300', '1300-1400', '1400-1500']
+      .concat(['1500-1520', '1520-1540', '1540-1560', '1560-1580', '1580-1590'])
+      .sort(),
+  );
   assert.equal(first.disks.get(A)?.counts[40], 580, 'every second of [1010, 1590) once');
   assert.equal(first.disks.get(B)?.counts[50], 390);
-  assert.deepEqual(cache.counts, { kept: 0, asked: 4 });
+  assert.deepEqual(cache.counts, { kept: 0, asked: 4 }, 'the chunks in theirs');
+  assert.deepEqual(fifths.counts, { kept: 0, asked: 8 }, 'the fifths in theirs');
+  assert.deepEqual(fifths.size.chunks, 8);
   asked.length = 0;
-  const again = await rangeCounts(cache, parts, ask, schema);
+  const again = await rangeCounts(cache, parts, ask, schema, fifths);
   assert.equal(again.asked, 2);
-  assert.deepEqual(asked.sort(), ['1010-1100', '1500-1590'], 'the head and the tail only');
+  assert.deepEqual(asked.sort(), ['1010-1020', '1580-1590'], 'what lies outside the head’s and the tail’s final fifths only');
   assert.deepEqual(cache.counts, { kept: 4, asked: 4 });
+  assert.deepEqual(fifths.counts, { kept: 8, asked: 8 });
   assert.deepEqual([...(again.disks.get(A)?.counts ?? [])], [...(first.disks.get(A)?.counts ?? [])]);
+  assert.deepEqual(
+    again.parts.map((p) => [p.from, p.to]),
+    first.parts.map((p) => [p.from, p.to]),
+    'the same parts, oldest first',
+  );
 
   // Bound: 2 (key, disk) + 2 (offsets) + 2 (a bucket and its count) numbers a one-disk chunk; 3 of them fit in 20.
   const small = new RankingChunkCache(20);
@@ -156,6 +188,9 @@ test('the counts of a range are its parts’ summed: final chunks asked once the
   assert.equal(small.get(100, 900)?.counts[0], 9);
   assert.equal(small.nearlyFull, true);
   assert.equal(new RankingChunkCache(20).nearlyFull, false);
+  // A warm loop's wanted parts: 18 numbers of 20 kept over three quarters stop it; 12 do not.
+  assert.equal(small.wantedOverThreeQuarters(100, [700, 800, 900]), true);
+  assert.equal(small.wantedOverThreeQuarters(100, [800, 900, 100]), false, 'two kept (12 numbers), one not');
 });
 
 test(
@@ -178,7 +213,8 @@ test(
     const req = { from, to, limit: 80, scrapeInterval: scrape };
     const whole = await rankFleet(api, dir, req);
     const cache = new RankingChunkCache();
-    const chunks = { cache, finalBefore, schema };
+    const fifths = new RankingChunkCache();
+    const chunks = { cache, fifths, finalBefore, schema };
     const fromChunks = await rankFleet(api, dir, req, chunks);
     const again = await rankFleet(api, dir, req, chunks);
     t.diagnostic(
@@ -189,18 +225,34 @@ test(
     assert.equal(whole.disks.length, HOSTS * 4, 'every disk ranked');
     assert.equal(fromChunks.disks[0]?.instance, sim.slowInstance, 'the slow host first');
     assert.equal(whole.disks[0]?.instance, sim.slowInstance);
+    const cut = rangeParts(from, to, chunkS, finalBefore);
+    assert.ok(cut && cut.fifths.length > 0, `the head and the tail have final fifths (${JSON.stringify(cut)})`);
     assert.equal(cache.counts.asked, 3, 'three final chunks asked');
     assert.equal(cache.counts.kept, 3, 'then kept');
-    assert.equal(again.prometheusQueries, fromChunks.prometheusQueries - 3, 'the second time, the chunks are not asked');
+    assert.deepEqual(fifths.counts, { asked: cut.fifths.length, kept: cut.fifths.length }, 'the final fifths asked, then kept');
+    assert.equal(
+      again.prometheusQueries,
+      fromChunks.prometheusQueries - 3 - cut.fifths.length,
+      'the second time, neither the chunks nor the fifths are asked',
+    );
     // Prometheus' rate() extrapolates each window over its scrapes' own span: the parts' sums
     // equal the range's to well under a thousandth when scrapes are an interval apart (on a quiet
     // machine, exactly). A window's span ends at the scrapes just after its edges: one that
     // Prometheus started late, or a scrape missed (a loaded machine; one CI run's I/Os were 1.8e-3
     // off), changes the span of the part before the edge and of the part after it, each by its
     // lateness over the part. The witness is when Prometheus stored the first successful scrape after
-    // each edge, against each target's own beat.
-    const edges = [from, to];
-    for (let e = Math.ceil(from / chunkS) * chunkS; e < to; e += chunkS) edges.push(e);
+    // each edge, against each target's own beat. The edges are every part's: chunks, fifths, the rest.
+    const edges = [
+      ...new Set([
+        from,
+        to,
+        ...cut.chunks.flatMap((c) => [c, c + chunkS]),
+        ...cut.fifths.flatMap((f) => [f, f + (cut.fifthS ?? 0)]),
+        ...cut.live.flat(),
+      ]),
+    ].sort((a, b) => a - b);
+    /** Edges between two parts: each late one moves the counts of both. */
+    const inner = edges.filter((e) => e > from && e < to).length;
     const ups = await api.rawSamples('up', to - from + 4 * scrape, to + 2 * scrape);
     let lateS = 0;
     for (const s of ups) {
@@ -215,13 +267,16 @@ test(
       }
     }
     assert.equal(ups.length, HOSTS, 'the scrape times of every host read');
-    const iosBound = 1e-3 + (2 * lateS) / chunkS;
-    // A quantile of the parts' sum is Prometheus' at a rank moved by at most `shift`: each late
-    // edge moves the counts of the parts either side of it by about its lateness times their rate,
-    // so the parts' counts below any latency move by at most 2 lateS / chunkS of the range's, and
-    // their total as much again. So it lies between Prometheus' own quantiles at q − shift and
-    // q + shift (the same one when every edge scrape was on its beat), to 1e-3.
-    const shift = (4 * lateS) / chunkS;
+    // Each inner edge late by lateS moves the parts either side of it by lateS times their rate:
+    // the range's count by 2 lateS / (to - from) of it an edge (with chunks alone, about one edge
+    // a chunk: 2 lateS / chunkS).
+    const moved = (2 * lateS * inner) / (to - from);
+    const iosBound = 1e-3 + moved;
+    // A quantile of the parts' sum is Prometheus' at a rank moved by at most `shift`: the parts'
+    // counts below any latency move by at most `moved` of the range's, and their total as much
+    // again. So it lies between Prometheus' own quantiles at q − shift and q + shift (the same one
+    // when every edge scrape was on its beat), to 1e-3.
+    const shift = 2 * moved;
     const promQuantiles = async (q: number): Promise<Map<string, number>> => {
       const w = scrapeWindow(from, to, scrape);
       const got = await api.instant(
@@ -259,7 +314,7 @@ test(
     }
     t.diagnostic(
       `largest differences from Prometheus' own table: p99 ${worstP99.toExponential(2)}, I/Os ${worstIos.toExponential(2)} (relative); ` +
-        `the scrapes at the ${edges.length} chunk and range edges off their target's beat by up to ${(lateS * 1000).toFixed(1)} ms, so I/Os within ${iosBound.toExponential(2)} ` +
+        `the scrapes at the ${edges.length} part and range edges (${inner} inner) off their target's beat by up to ${(lateS * 1000).toFixed(1)} ms, so I/Os within ${iosBound.toExponential(2)} ` +
         `and the quantiles within Prometheus' own at their rank ± ${shift.toExponential(2)}`,
     );
     assert.ok(
@@ -288,5 +343,39 @@ test(
       fromChunks.disks.map((d) => [d.instance, d.disk, d.p99, d.ios]),
       'kept chunks give the same table',
     );
+
+    // The warm loop (service.ts): what a page opening on a span now, or up to a chunk from now,
+    // would ask of its head's and tail's final fifths is kept beforehand, and a table of that
+    // span then asks only the rest of its head and tail.
+    const rest = again.prometheusQueries - cut.live.length;
+    const nowW = Math.floor(Date.now() / 1000);
+    const warmed = { cache: new RankingChunkCache(), fifths: new RankingChunkCache(), finalBefore: nowW - finalAfter(scrape), schema };
+    const span = 3 * chunkS + 7;
+    let rounds = 0;
+    while (await warmRankingFifths(api, warmed, nowW, span, scrape)) rounds++;
+    const fifthsWarmed = warmed.fifths.size.chunks;
+    while (await warmRankingChunk(api, warmed, nowW - span - chunkS, nowW, scrape)) rounds++;
+    const nowCut = rangeParts(nowW - span, nowW, chunkS, warmed.finalBefore);
+    const later = rangeParts(nowW + chunkS - span, nowW + chunkS, chunkS, warmed.finalBefore);
+    assert.ok(nowCut?.fifthS && later, 'both spans are cut');
+    const keptFifth = (f: number): boolean => warmed.fifths.get(nowCut.fifthS as number, f) !== undefined;
+    assert.ok(nowCut.fifths.every(keptFifth), `the fifths of the span ending now kept (${nowCut.fifths.join(', ')})`);
+    const laterHead = later.fifths.filter((f) => f < (later.chunks[0] ?? Infinity));
+    assert.ok(
+      laterHead.length > 0 && laterHead.every(keptFifth),
+      `and the head's of the span ending a chunk later (${laterHead.join(', ')})`,
+    );
+    assert.equal(await warmRankingFifths(api, warmed, nowW, span, scrape), false, 'then none is left to keep');
+    const warmTable = await rankFleet(api, dir, { from: nowW - span, to: nowW, limit: 80, scrapeInterval: scrape }, warmed);
+    t.diagnostic(
+      `warm loop: ${fifthsWarmed} fifths and ${warmed.cache.size.chunks} chunks kept in ${rounds} rounds; ` +
+        `a table of the span ending now asked ${warmTable.prometheusQueries} queries (${nowCut.live.length} parts, ${rest} for the ranked hosts)`,
+    );
+    assert.equal(
+      warmTable.prometheusQueries,
+      nowCut.live.length + rest,
+      'the table asks only the rest of its head and tail, and the ranked hosts’ rows',
+    );
+    assert.equal(warmTable.disks[0]?.instance, sim.slowInstance, 'the slow host first');
   },
 );

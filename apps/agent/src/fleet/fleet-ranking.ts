@@ -50,6 +50,7 @@ import { DEVICE_LATENCY_METRIC } from '../server/metrics.js';
 import { type FleetDirectory, hostDiskKey } from './fleet-disks.js';
 import {
   chunkSeconds,
+  fifthSeconds,
   partCounts,
   type PartCounts,
   type CountedPart,
@@ -78,6 +79,8 @@ export interface RankingRequest {
 /** The chunks a big fleet's server keeps, and which of them are final now (fleet-ranking-chunks.ts). */
 export interface RankingChunks {
   readonly cache: RankingChunkCache;
+  /** The head's and tail's fifths kept (their own bound: MAX_FIFTH_NUMBERS); default `cache`. */
+  readonly fifths?: RankingChunkCache;
   /** Chunks that end by this (Unix s) are final. */
   readonly finalBefore: number;
   readonly schema: BucketSchema;
@@ -133,6 +136,39 @@ export async function warmRankingChunk(
   return true;
 }
 
+/**
+ * Keeps the newest final fifth not kept yet of a `spanS` range's head and tail (fleet-ranking-chunks.ts),
+ * for a range ending now and one ending a chunk from now (its head's fifths lie a chunk later),
+ * so that a page opening on that span in the next minutes asks only the rest of its head and
+ * tail of Prometheus; false when every one is kept.
+ */
+export async function warmRankingFifths(
+  api: PrometheusApi,
+  chunks: RankingChunks,
+  nowS: number,
+  spanS: number,
+  scrapeInterval: number,
+): Promise<boolean> {
+  const chunkS = chunkSeconds(scrapeInterval);
+  const fifthS = fifthSeconds(chunkS);
+  if (fifthS === undefined) return false;
+  const fifths = chunks.fifths ?? chunks.cache;
+  const wanted = new Set<number>();
+  for (const end of [nowS, nowS + chunkS])
+    for (const f of rangeParts(end - spanS, end, chunkS, chunks.finalBefore)?.fifths ?? []) wanted.add(f);
+  // The wanted fifths kept become the newest, so that what goes first when the cache overfills
+  // (a page's ranges add theirs) is what no range wants now; wanted ones that fill it stop it.
+  for (const f of wanted) {
+    const kept = fifths.get(fifthS, f);
+    if (kept) fifths.put(fifthS, f, kept);
+  }
+  if (fifths.wantedOverThreeQuarters(fifthS, wanted)) return false;
+  const start = [...wanted].sort((a, b) => b - a).find((f) => fifths.get(fifthS, f) === undefined);
+  if (start === undefined) return false;
+  fifths.put(fifthS, start, await askPerDisk(api, start, start + fifthS, scrapeInterval, chunks.schema));
+  return true;
+}
+
 /** A filter that narrows nothing. */
 function unfiltered(f: FleetRankingFilter): boolean {
   return Object.values(f).every((v) => v === undefined);
@@ -178,7 +214,8 @@ export async function rankFleet(
     | undefined;
   let top: { metric: Row; p99: number }[];
   if (chunks && parts) {
-    const summed = await rangeCounts(chunks.cache, parts, (a, b) => askPerDisk(api, a, b, interval, chunks.schema), chunks.schema);
+    const ask = (a: number, b: number): Promise<PartCounts> => askPerDisk(api, a, b, interval, chunks.schema);
+    const summed = await rangeCounts(chunks.cache, parts, ask, chunks.schema, chunks.fifths);
     queries += summed.asked;
     local = { disks: summed.disks, parts: summed.parts, chunkS: parts.chunkS, schema: chunks.schema };
     top = [...summed.disks.values()].map((d) => ({

@@ -39,7 +39,12 @@ export class NumberBoundedMap<V> {
 
   /** Over three quarters of the bound: a warm loop adds no more, so that keeping a span that does not fit never turns into asking for it again and again as it is dropped. */
   get nearlyFull(): boolean {
-    return this.total > 0.75 * this.maxNumbers;
+    return this.overThreeQuarters(this.total);
+  }
+
+  /** Whether `numbers` of what is kept fill over three quarters of the bound (nearlyFull's rule, for a part of it). */
+  overThreeQuarters(numbers: number): boolean {
+    return numbers > 0.75 * this.maxNumbers;
   }
 
   get count(): number {

@@ -37,10 +37,18 @@ import { LatencyTotals } from '../server/totals.js';
 import { AGENT_VERSION } from '../version.js';
 import { agentUrlOf, FleetDirectory, linksOf } from './fleet-disks.js';
 import { finalAfter, FLEET_PHASES_WITHOUT_QUEUE, fleetFrames, planFleetRange, wantsOverview } from './fleet-frames.js';
+import { failureLog } from './failure-log.js';
 import { FleetRowCache } from './fleet-row-cache.js';
 import { FleetLive } from './fleet-live.js';
-import { rankFleet, type FleetRanking, type RankingChunks, type RankingRequest, warmRankingChunk } from './fleet-ranking.js';
-import { RankingChunkCache } from './fleet-ranking-chunks.js';
+import {
+  rankFleet,
+  type FleetRanking,
+  type RankingChunks,
+  type RankingRequest,
+  warmRankingChunk,
+  warmRankingFifths,
+} from './fleet-ranking.js';
+import { MAX_FIFTH_NUMBERS, RankingChunkCache } from './fleet-ranking-chunks.js';
 import { SharedQuestions } from './shared-questions.js';
 import { stuckFleet } from './fleet-stuck.js';
 import type { FleetOptions } from './options.js';
@@ -66,10 +74,13 @@ const PROMETHEUS_RETENTION_S = 15 * 86400;
  * step, what a page opening on a 1 h view asks (its view and the margins either side), read
  * from Prometheus at most WARM_CHUNK_S of it a round, newest first, so that filling it after a
  * start never holds Prometheus for long; once filled, a column or two per scrape. Then the
- * ranked table's chunks of the same 3 h (fleet-ranking-chunks.ts), one a round.
+ * fifths of the ranked table's head and tail for a WARM_TABLE_SPAN_S range (a 1 h page: issue
+ * 30, "opens a 1-hour range in ≤ 2 s"), and its chunks of the same 3 h (fleet-ranking-chunks.ts),
+ * one a round.
  */
 const WARM_SPAN_S = 3 * 3600;
 const WARM_CHUNK_S = 15 * 60;
+const WARM_TABLE_SPAN_S = 3600;
 
 export interface RunningFleet {
   readonly url: string;
@@ -94,6 +105,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   const liveEdge = new FleetLive({ api, dir, schema: options.schema, tailDir, log });
   const rowCache = new FleetRowCache();
   const rankingCache = new RankingChunkCache();
+  const rankingFifths = new RankingChunkCache(MAX_FIFTH_NUMBERS);
 
   let scrapeInterval = DEFAULT_SCRAPE_INTERVAL_S;
   /** Whether the targets said the scrape intervals yet (no live edge before: its step is the coarsest). */
@@ -125,7 +137,9 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
 
   /** The ranked table's chunks, a big fleet's only (a small one's ranking reads little), final as keptRow's columns. */
   const keptRanking = (nowS = Date.now() / 1000): RankingChunks | undefined =>
-    dir.big && intervalsKnown ? { cache: rankingCache, finalBefore: nowS - finalAfter(liveEdge.step), schema: options.schema } : undefined;
+    dir.big && intervalsKnown
+      ? { cache: rankingCache, fifths: rankingFifths, finalBefore: nowS - finalAfter(liveEdge.step), schema: options.schema }
+      : undefined;
 
   /**
    * The ranked table, identical questions under way answered once (shared-questions.ts); a
@@ -274,8 +288,9 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   };
 
   /**
-   * A big fleet's row, then its ranked table's chunks, kept warm over the last WARM_SPAN_S: one
-   * piece not kept yet a round, newest first (the row's: WARM_CHUNK_S; the table's: one chunk).
+   * A big fleet's row, then its ranked table's fifths and chunks, kept warm over the last
+   * WARM_SPAN_S: one piece not kept yet a round, newest first (the row's: WARM_CHUNK_S; the
+   * table's: one fifth or chunk).
    * Its own loop, so that filling it never delays the live edge's clock. A failure is logged
    * (once until it changes or ends; a page's range says its own) and the next round tries again.
    */
@@ -302,8 +317,9 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     const nowS = Date.now() / 1000;
     const chunks = keptRanking(nowS);
     try {
-      if (!(await warmRow(nowS)) && chunks && !chunks.cache.nearlyFull)
-        await warmRankingChunk(api, chunks, nowS - WARM_SPAN_S, nowS, scrapeInterval);
+      // The fifths before the chunks: a few, then one a minute (their own cache, oldest out first).
+      if (!(await warmRow(nowS)) && chunks && !(await warmRankingFifths(api, chunks, nowS, WARM_TABLE_SPAN_S, scrapeInterval)))
+        if (!chunks.cache.nearlyFull) await warmRankingChunk(api, chunks, nowS - WARM_SPAN_S, nowS, scrapeInterval);
       warmLog.ok();
     } catch (e) {
       warmLog.failed(e);
@@ -365,29 +381,6 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
 }
 
 /** Frames as the JSON texts a range answer is made of, serialized as they are read. */
-/**
- * A background loop's failure, logged once until its message changes, and its recovery once:
- * the loops retry every round, and a line a round would bury the log.
- */
-function failureLog(
-  log: (line: string) => void,
-  failedLine: (message: string) => string,
-  recoveredLine: string,
-): { ok(): void; failed(e: unknown): void } {
-  let last: string | undefined;
-  return {
-    ok() {
-      if (last !== undefined) log(recoveredLine);
-      last = undefined;
-    },
-    failed(e) {
-      const message = e instanceof Error ? e.message : String(e);
-      if (message !== last) log(failedLine(message));
-      last = message;
-    },
-  };
-}
-
 function* asTexts(frames: readonly Frame[]): Generator<RawFrame> {
   for (const f of frames) yield { ts: f.ts, json: JSON.stringify(f) };
 }

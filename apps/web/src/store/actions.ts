@@ -377,16 +377,10 @@ export async function exportSnapshot(): Promise<void> {
       download(new Blob([body], { type: 'application/json' }), snapshotFileName(host, range.from));
     } catch (e) {
       const live = data().live;
-      if (!live.covers(range.from, range.to) || !ui.agent) {
-        notify('error', `Export failed: ${e instanceof Error ? e.message : String(e)}`);
-        return;
-      }
-      if (data().heldWithoutQueue) {
-        // Its frames' empty queue latency would read as none in the file.
-        notify(
-          'error',
-          `Export failed: ${e instanceof Error ? e.message : String(e)}; this page holds the fleet's device latency only (it asks for queue latency when it shows it), so it saved nothing of its own.`,
-        );
+      // A fleet's frames asked without queue latency would read as none in a file.
+      const lacking = data().heldWithoutQueue ? '; this page holds the fleet’s device latency only, so it saved nothing of its own' : '';
+      if (!live.covers(range.from, range.to) || !ui.agent || lacking) {
+        notify('error', `Export failed: ${e instanceof Error ? e.message : String(e)}${lacking}`);
         return;
       }
       const built = snapshotWithCompare(
