@@ -166,7 +166,7 @@ export class Comparison {
     try {
       // The phases the window is asked for: a fleet's queue latency once shown (the source is then new, and so is this).
       const phases = this.source.rangePhases();
-      const got = await this.busy.during(() => fetchRange(client, r.from, to, step, () => gen === this.gen, undefined, phases));
+      const got = await this.busy.during(() => fetchRange(client, { from: r.from, to, step, phases }, () => gen === this.gen));
       if (!got) return 'waiting';
       const range = { ...alignRange(r, got.step), step: got.step };
       return { range, frames: got.frames.filter((f) => f.ts >= range.from && f.ts < range.to) };

@@ -6,21 +6,25 @@
 import { type Frame, type LatencyKind, MAX_FRAMES_PER_ANSWER } from '@blkheat/shared-types';
 import type { AgentSource } from './source.js';
 
+/** What one history fetch asks: [from, to) at `step`, of every disk or those named, with every latency phase or those named. */
+export interface RangeAsk {
+  readonly from: number;
+  readonly to: number;
+  readonly step: number;
+  readonly disks?: readonly string[] | undefined;
+  /** Protocol 7: fleetWindow.ts fleetRangePhases. */
+  readonly phases?: readonly LatencyKind[] | undefined;
+}
+
 /**
- * The agent's frames of [from, to) at `step` or the coarser one it answers with, in pages of
+ * The agent's frames of `ask` at its step or the coarser one the agent answers with, in pages of
  * at most MAX_FRAMES_PER_ANSWER (the agent may also stop early: each page continues after what
- * the last covered), of every disk or those named (`disks`), with every latency phase or those
- * named (`phases`, protocol 7: fleetWindow.ts fleetRangePhases). Undefined once `wanted()` turns
- * false (the answer is no longer wanted).
+ * the last covered). Undefined once `wanted()` turns false (the answer is no longer wanted).
  */
 export async function fetchRange(
   client: AgentSource,
-  from: number,
-  to: number,
-  step: number,
+  { from, to, step, disks, phases }: RangeAsk,
   wanted: () => boolean,
-  disks?: readonly string[],
-  phases?: readonly LatencyKind[],
 ): Promise<{ frames: Frame[]; step: number } | undefined> {
   const frames: Frame[] = [];
   let answered = step;

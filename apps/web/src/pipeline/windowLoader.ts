@@ -257,7 +257,11 @@ export class WindowLoader {
     this.extending = true;
     try {
       const wanted = (): boolean => gen === this.loadGen && this.current === cur;
-      const got = await fetchRange(client, alignFloor(from, cur.step), to, cur.step, wanted, this.rangeDisks(), this.source.rangePhases());
+      const got = await fetchRange(
+        client,
+        { from: alignFloor(from, cur.step), to, step: cur.step, disks: this.rangeDisks(), phases: this.source.rangePhases() },
+        wanted,
+      );
       if (!got) return;
       this.appendLive(
         got.frames.filter((f) => f.step === cur.step && f.ts + f.step <= to),
@@ -360,7 +364,11 @@ export class WindowLoader {
     let failed = false;
     try {
       if (!client || !client.connected) throw new Error('not connected to the agent');
-      const got = await fetchRange(client, want.from, fetchTo, want.step, () => gen === this.loadGen, disks, this.source.rangePhases());
+      const got = await fetchRange(
+        client,
+        { from: want.from, to: fetchTo, step: want.step, disks, phases: this.source.rangePhases() },
+        () => gen === this.loadGen,
+      );
       if (!got) return;
       // Before the window is built: a phase they show may change the one on screen (app.ts).
       this.source.noteHistory(got.frames);
