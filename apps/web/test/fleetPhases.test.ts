@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUCKET_SCHEMA, type Frame, PROTOCOL_VERSION } from '@blkheat/shared-types';
-import { fixedView } from '../src/model/view.ts';
+import { fixedView, liveView } from '../src/model/view.ts';
 import { helloClock } from '../src/pipeline/source.ts';
 import { answeringAgent, type AskedRange, dataHarness, type DataHarness, LOOP0 } from './fixtures/dataLayer.ts';
 
@@ -120,4 +120,49 @@ test('fleet: a page opened on queue latency asks it from the first range; an age
     assert.equal(h.dm.heldWithoutQueue, false);
     assert.equal(asked[0]?.msg.phases, undefined, `${fleet ? 'a fleet page showing queue latency' : 'an agent'}: every phase`);
   }
+});
+
+test('fleet, following live: showing queue latency keeps the live edge where the dropped frames reached, and asks the newest column again', async (t) => {
+  const { client, asked } = answeringAgent();
+  const h = dataHarness({ client, disks: [LOOP0] });
+  const fleet = { prometheus: 'http://p', scrapeInterval: STEP };
+  h.ui.setState({
+    agent: {
+      version: 'test',
+      protocol: PROTOCOL_VERSION,
+      host: { hostname: 'fleet', kernel: 'k' },
+      tiers: [STEP],
+      historyFrom: T0 - 7200,
+      fleet,
+    },
+    view: liveView(T0 - STEP, 600),
+  });
+  h.dm.setLiveSchema(BUCKET_SCHEMA, STEP);
+  // The fleet's clock says a column is complete 10 s after its end (its lag when its edge last
+  // moved): at T0 the newest it has closed ends at T0 - 15.
+  h.dm.setAgentClock(helloClock({ now: T0, step: STEP, fleet: { ...fleet, liveTo: T0 - STEP, liveLag: 10 } }, Date.now()));
+  // A fleet's clock ticks on a timer; an agent's clock (which does not) drops it at the end.
+  t.after(() => h.dm.setAgentClock(helloClock({ now: T0, step: 1 }, Date.now())));
+  h.dm.refresh();
+  await until('the window is asked', () => asked.length === 1);
+  assert.equal(asked[0]?.msg.to, T0 - STEP);
+  answer(asked[0]!, false);
+  await until('the window is on screen', () => (h.window()?.frames.length ?? 0) > 0);
+  // The column ending at T0 comes as a live frame as soon as the fleet server saw it complete,
+  // before the clock would say so.
+  h.dm.onFrames([{ ts: T0 - STEP, step: STEP, disks: [{ dev: LOOP0.dev, cls: [{ c: 'Read', n: 3, d: [40, 3], q: [] }] }] }]);
+  assert.equal(h.store.getState().visible.to, T0, 'the live edge is where the newest frame ends');
+
+  h.ui.setState({ kind: 'queue' });
+  h.dm.refresh();
+  assert.equal(h.store.getState().visible.to, T0, 'the frames dropped, the live edge stays (the clock alone would put it a column back)');
+  await until('the window is asked again', () => asked.length === 2);
+  assert.equal(asked[1]?.msg.phases, undefined, 'with every phase');
+  assert.equal(asked[1]?.msg.to, T0, 'up to the newest column the page held');
+  answer(asked[1]!, true);
+  await until('the window is on screen again', () => (h.window()?.frames.length ?? 0) > 0);
+  assert.ok(
+    h.window()?.frames.some((f) => f.ts === T0 - STEP),
+    'the newest column is on the page with its queue latency',
+  );
 });

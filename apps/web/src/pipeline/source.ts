@@ -115,6 +115,14 @@ export class DataSource {
   private agentClock: LiveClock | undefined;
   /** Ranges are asked with queue latency (a fleet's only once the page has shown it: rangePhases). */
   private queueAsked = false;
+  /**
+   * Where the live frames dropped by askQueue reached: the live edge stays there. Without it the
+   * edge fell back to the clock's (which closes a column `lag` after the frame that brought it
+   * came), and the newest column left the page until the next scrape (fleet-live-browser.test.ts
+   * read the view one 15 s column short after the switch). Forgotten when the live frames are
+   * dropped for another step or schema: their edge is then not this source's.
+   */
+  private droppedEdge = -Infinity;
 
   constructor(options: SourceOptions) {
     this.ui = options.ui;
@@ -140,6 +148,7 @@ export class DataSource {
     const lacked = this.rangePhases() !== undefined;
     this.queueAsked = true;
     if (!lacked) return false;
+    this.droppedEdge = this.edge();
     this.log.clear();
     // A snapshot on screen has its own frames: the live ones are asked again when it closes.
     return this.snap === undefined;
@@ -160,13 +169,14 @@ export class DataSource {
 
   /**
    * End of the newest complete second (live) or the snapshot's end. Live, the newest second the
-   * frames reach, or the source's clock where that is ahead (see clockEdge).
+   * frames reach (or reached before askQueue dropped them), or the source's clock where that is
+   * ahead (see clockEdge).
    */
   edge(): number {
     if (this.snap) return this.snap.snapshot.range.to;
     const covered = this.log.coveredTo;
     const last = this.log.last;
-    const e = Math.max(covered ?? -Infinity, last ? last.ts + last.step : -Infinity, this.clockEdge());
+    const e = Math.max(covered ?? -Infinity, last ? last.ts + last.step : -Infinity, this.clockEdge(), this.droppedEdge);
     return Number.isFinite(e) ? e : Math.floor(Date.now() / 1000);
   }
 
@@ -337,6 +347,7 @@ export class DataSource {
     this.publishSchema();
     if (!changed && !(wasRefused && problem === undefined)) return { problem, reset: false };
     this.log.clear();
+    this.droppedEdge = -Infinity;
     if (this.snap) return { problem, reset: false }; // the snapshot stays on screen; live restarts from the new frames
     this.forgetActive();
     this.publishSubmitTiming();
