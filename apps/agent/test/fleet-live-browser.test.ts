@@ -68,6 +68,34 @@ test(
     const s = await launch({ colorScheme: 'light', height: 2400 });
     t.after(() => s.close());
     const page = s.page;
+    // What the page receives after it shows queue latency (said when a column disagrees).
+    const afterSwitch: string[] = [];
+    let recording = false;
+    page.on('websocket', (ws) =>
+      ws.on('framereceived', (f) => {
+        if (recording && afterSwitch.length < 2000)
+          afterSwitch.push(typeof f.payload === 'string' ? f.payload : f.payload.toString('utf8'));
+      }),
+    );
+    const cameFor = (ts: number, dev: string): string =>
+      afterSwitch
+        .flatMap((text) => {
+          const m = JSON.parse(text) as {
+            t: string;
+            id?: number;
+            phases?: unknown;
+            frames?: { ts: number; disks: { dev: string; cls: { c: string; n: number; q: number[] }[] }[] }[];
+            frame?: { ts: number; disks: { dev: string; cls: { c: string; n: number; q: number[] }[] }[] };
+          };
+          const frames = m.frames ?? (m.frame ? [m.frame] : []);
+          return frames
+            .filter((f) => f.ts === ts)
+            .map(
+              (f) =>
+                `${m.t}${m.id !== undefined ? ` #${m.id}` : ''}${m.phases ? ` phases ${JSON.stringify(m.phases)}` : ''}: ${JSON.stringify(f.disks.find((d) => d.dev === dev)?.cls.map((c) => [c.c, c.n, c.q.length]) ?? 'no such disk')}`,
+            );
+        })
+        .join('; ') || 'nothing';
     await page.goto(`${fleet.url}?disks=${disks.map((d) => d.dev).join(',')}`);
     const h = hook(page);
     // The first live column in the page, its step the coarsest interval. Until the 15 s hosts'
@@ -151,6 +179,7 @@ test(
 
     // Queue latency: the frames the page held without it are asked again with it, and the same
     // columns hold each host's queue latency.
+    recording = true;
     await page.click('[data-testid=kind-queue]');
     const firstDev = disks[0]?.dev as string;
     await page.waitForFunction(
@@ -162,6 +191,11 @@ test(
       { timeout: 60_000, polling: 100 },
     );
     await idle(page);
+    const switched = await h.state();
+    const held = `columns watched ${seen.map((x) => x.ts).join(', ')}; the page holds ${JSON.stringify(switched.window)}, view ${JSON.stringify(switched.view)}, newest frame ${switched.lastFrameTs}`;
+    const newest = (seen[seen.length - 1] as { ts: number }).ts;
+    // The frames dropped, the live edge stays where they reached (the fleet's clock alone is a column back).
+    assert.ok(switched.view.to >= newest + STEP, `after the switch the view still ends past the newest column (${held})`);
     let queueCells = 0;
     let queueIos = 0;
     for (const { ts } of seen) {
@@ -171,9 +205,13 @@ test(
           const name = `${instance}/${disk.name}`;
           const dev = disks.find((d) => d.name === name)?.dev as string;
           const shown = await h.column(dev, ts);
-          assert.ok(shown, `${name}'s column ${ts} is in the page after the switch`);
+          assert.ok(shown, `${name}'s column ${ts} is in the page after the switch (${held})`);
           const queue = densePhase(want.frame.disks.find((d) => d.dev === disk.dev)?.cls ?? [], BUCKET_SCHEMA, 'q');
-          assert.deepEqual(shown.counts, queue, `${name}, column ${ts}: queue latency, bucket for bucket`);
+          assert.deepEqual(
+            shown.counts,
+            queue,
+            `${name}, column ${ts}: queue latency, bucket for bucket (the page was sent: ${cameFor(ts, dev)})`,
+          );
           queueIos += queue.reduce((a, b) => a + b, 0);
           queueCells++;
         }

@@ -166,6 +166,7 @@ async function rawColumns(
   api: PrometheusApi,
   dir: FleetDirectory,
   plan: FleetPlan,
+  /** The coarsest of the hosts' (ScrapeIntervals). */
   scrapeInterval: number,
   b: ColumnBuilder,
   schema: BucketSchema,
@@ -283,6 +284,18 @@ export interface FleetFrames {
 }
 
 /**
+ * The blkheat targets' scrape intervals (s). A range's scrapes are counted at the finest (the
+ * most a series can have); a column's closing scrape can come up to the coarsest after it: a
+ * range's last column of a host scraped every 15 s read empty for that host when the scrape
+ * after the range's end was looked for only two of the fleet's finest intervals (5 s) past it
+ * (fleet-live-browser.test.ts, after the page asked its frames again with queue latency).
+ */
+export interface ScrapeIntervals {
+  readonly finest: number;
+  readonly coarsest: number;
+}
+
+/**
  * Frames of [plan.from, plan.to) at plan.step for the filter (fleet ids), from Prometheus; a big
  * fleet's row from `row.cache` where it has the columns (columns asked that end by
  * `row.finalBefore` are kept there). Without `queue`, no queue latency is asked (see the header).
@@ -292,13 +305,13 @@ export async function fleetFrames(
   dir: FleetDirectory,
   plan: FleetPlan,
   filter: FrameFilter,
-  scrapeInterval: number,
+  intervals: ScrapeIntervals,
   schema: BucketSchema,
   row?: { readonly cache: FleetRowCache; readonly finalBefore: number },
   queue = true,
 ): Promise<FleetFrames> {
   const b = new ColumnBuilder(plan, schema, queue);
-  const scrapes = (plan.to - plan.from) / Math.max(scrapeInterval, 1e-3);
+  const scrapes = (plan.to - plan.from) / Math.max(intervals.finest, 1e-3);
   const raw = scrapes <= RAW_SCRAPES_PER_SERIES;
   const named = filter.disks?.filter((d) => d !== FLEET_ROW_ID) ?? [];
   let completeTo: number | undefined = plan.to;
@@ -311,10 +324,10 @@ export async function fleetFrames(
   // One batch at a time: what the fleet server holds of Prometheus' answers stays bounded.
   const newest = new Map<string, number>();
   for (const hosts of batches) {
-    if (raw) await rawColumns(api, dir, plan, scrapeInterval, b, schema, hosts, newest, queue);
+    if (raw) await rawColumns(api, dir, plan, intervals.coarsest, b, schema, hosts, newest, queue);
     else await increaseColumns(api, dir, plan, b, schema, hosts, queue);
   }
-  if (raw) completeTo = completeOf(newest, scrapeInterval);
+  if (raw) completeTo = completeOf(newest, intervals.coarsest);
   return { frames: b.frames(filter), completeTo };
 }
 

@@ -131,7 +131,14 @@ export class FleetLive {
     // The column holding now is not over: no scrape can have covered it yet.
     const to = alignDown(now, step);
     if (from >= to) return;
-    const { frames, completeTo } = await fleetFrames(this.o.api, this.o.dir, { from, to, step }, {}, step, this.o.schema);
+    const { frames, completeTo } = await fleetFrames(
+      this.o.api,
+      this.o.dir,
+      { from, to, step },
+      {},
+      { finest: step, coarsest: step },
+      this.o.schema,
+    );
     // The step changed while Prometheus answered: these columns belong to the old tail.
     if (tail !== this.tail || completeTo === undefined) return;
     this.noteComplete(completeTo, this.nowS());

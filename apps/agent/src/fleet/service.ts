@@ -36,7 +36,14 @@ import { StaticSite } from '../server/static.js';
 import { LatencyTotals } from '../server/totals.js';
 import { AGENT_VERSION } from '../version.js';
 import { agentUrlOf, FleetDirectory, linksOf } from './fleet-disks.js';
-import { finalAfter, FLEET_PHASES_WITHOUT_QUEUE, fleetFrames, planFleetRange, wantsOverview } from './fleet-frames.js';
+import {
+  finalAfter,
+  FLEET_PHASES_WITHOUT_QUEUE,
+  fleetFrames,
+  planFleetRange,
+  type ScrapeIntervals,
+  wantsOverview,
+} from './fleet-frames.js';
 import { failureLog } from './failure-log.js';
 import { FleetRowCache } from './fleet-row-cache.js';
 import { FleetLive } from './fleet-live.js';
@@ -108,6 +115,9 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
   const rankingFifths = new RankingChunkCache(MAX_FIFTH_NUMBERS);
 
   let scrapeInterval = DEFAULT_SCRAPE_INTERVAL_S;
+  /** The coarsest interval of the hosts': how long after a column its closing scrape may come. */
+  let coarsestInterval = DEFAULT_SCRAPE_INTERVAL_S;
+  const intervals = (): ScrapeIntervals => ({ finest: scrapeInterval, coarsest: coarsestInterval });
   /** Whether the targets said the scrape intervals yet (no live edge before: its step is the coarsest). */
   let intervalsKnown = false;
   let problem: { message: string; since: number } | undefined = {
@@ -163,7 +173,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
       const filter = { disks: req.disks, classes: req.classes };
       // Queue latency only when asked for (protocol 7: a range that names its phases without it).
       const queue = req.phases === undefined || req.phases.includes('queue');
-      const { frames } = await fleetFrames(api, dir, plan, filter, scrapeInterval, options.schema, keptRow(), queue);
+      const { frames } = await fleetFrames(api, dir, plan, filter, intervals(), options.schema, keptRow(), queue);
       const answer = cutAtBytes(asTexts(frames), plan.from, plan.to, plan.step, maxBytes);
       return queue ? answer : { ...answer, phases: FLEET_PHASES_WITHOUT_QUEUE };
     },
@@ -251,18 +261,19 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     }
     dir.setLinks(links);
     const linked = new Set(links.values());
-    const intervals = targets
+    const targetIntervals = targets
       .filter((t) => {
         const u = agentUrlOf(t.scrapeUrl);
         return u !== undefined && linked.has(u);
       })
       .map((t) => promDurationSeconds(t.scrapeInterval ?? ''))
       .filter((s): s is number => s !== undefined && s > 0);
-    if (intervals.length > 0) {
+    if (targetIntervals.length > 0) {
       // Ranges: the finest step any host has. The live edge: the coarsest, the finest every host has.
-      scrapeInterval = Math.min(...intervals);
+      scrapeInterval = Math.min(...targetIntervals);
+      coarsestInterval = Math.max(...targetIntervals);
       intervalsKnown = true;
-      liveEdge.setStep(Math.max(...intervals));
+      liveEdge.setStep(coarsestInterval);
     }
     linksAt = Date.now();
   };
@@ -302,7 +313,7 @@ export async function startFleet(options: FleetOptions, log: (line: string) => v
     for (let to = end; to > end - WARM_SPAN_S; to -= chunk) {
       const from = Math.max(alignDown(end - WARM_SPAN_S, step), to - chunk);
       if (!rowCache.lacks(step, from, to)) continue;
-      await fleetFrames(api, dir, { from, to, step }, { disks: [FLEET_ROW_ID] }, scrapeInterval, options.schema, keptRow(nowS));
+      await fleetFrames(api, dir, { from, to, step }, { disks: [FLEET_ROW_ID] }, intervals(), options.schema, keptRow(nowS));
       return true;
     }
     return false;
