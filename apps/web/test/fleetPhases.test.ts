@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUCKET_SCHEMA, type Frame, PROTOCOL_VERSION } from '@blkheat/shared-types';
-import { fixedView, liveView } from '../src/model/view.ts';
+import { fixedView, liveView, type ViewState } from '../src/model/view.ts';
 import { helloClock } from '../src/pipeline/source.ts';
 import { answeringAgent, type AskedRange, dataHarness, type DataHarness, LOOP0 } from './fixtures/dataLayer.ts';
 
@@ -26,8 +26,16 @@ async function until(what: string, holds: () => boolean): Promise<void> {
   assert.ok(holds(), what);
 }
 
-/** A page on a fixed hour of a source at 15 s, after its hello (a fleet server's or an agent's), showing `kind`. */
-function opened(fleet: boolean, kind: 'device' | 'queue' = 'device'): { h: DataHarness; asked: AskedRange[] } {
+const FLEET = { prometheus: 'http://p', scrapeInterval: STEP };
+
+/**
+ * A page on a source at 15 s after its hello (a fleet server's or an agent's), showing `kind`, on
+ * `view` (a fixed hour unless said), its clock `clock` (the hello's `now` T0 unless said).
+ */
+function opened(
+  fleet: boolean,
+  o: { kind?: 'device' | 'queue'; view?: ViewState; clock?: ReturnType<typeof helloClock> } = {},
+): { h: DataHarness; asked: AskedRange[] } {
   const { client, asked } = answeringAgent();
   const h = dataHarness({ client, disks: [LOOP0] });
   h.ui.setState({
@@ -37,13 +45,13 @@ function opened(fleet: boolean, kind: 'device' | 'queue' = 'device'): { h: DataH
       host: { hostname: 'fleet', kernel: 'k' },
       tiers: [STEP],
       historyFrom: T0 - 7200,
-      ...(fleet ? { fleet: { prometheus: 'http://p', scrapeInterval: STEP } } : {}),
+      ...(fleet ? { fleet: FLEET } : {}),
     },
-    view: fixedView(T0 - 3600, T0 - 60),
-    kind,
+    view: o.view ?? fixedView(T0 - 3600, T0 - 60),
+    kind: o.kind ?? 'device',
   });
   h.dm.setLiveSchema(BUCKET_SCHEMA, STEP);
-  h.dm.setAgentClock(helloClock({ now: T0, step: STEP }, Date.now()));
+  h.dm.setAgentClock(o.clock ?? helloClock({ now: T0, step: STEP }, Date.now()));
   h.dm.refresh();
   return { h, asked };
 }
@@ -115,7 +123,7 @@ test('fleet: a page opened on queue latency asks it from the first range; an age
     [false, 'device'],
   ] as const) {
     // A fleet page chosen on queue latency before its first range (a `lat=queue` link).
-    const { h, asked } = opened(fleet, kind);
+    const { h, asked } = opened(fleet, { kind });
     await until('a range is asked', () => asked.length === 1);
     assert.equal(h.dm.heldWithoutQueue, false);
     assert.equal(asked[0]?.msg.phases, undefined, `${fleet ? 'a fleet page showing queue latency' : 'an agent'}: every phase`);
@@ -123,27 +131,14 @@ test('fleet: a page opened on queue latency asks it from the first range; an age
 });
 
 test('fleet, following live: showing queue latency keeps the live edge where the dropped frames reached, and asks the newest column again', async (t) => {
-  const { client, asked } = answeringAgent();
-  const h = dataHarness({ client, disks: [LOOP0] });
-  const fleet = { prometheus: 'http://p', scrapeInterval: STEP };
-  h.ui.setState({
-    agent: {
-      version: 'test',
-      protocol: PROTOCOL_VERSION,
-      host: { hostname: 'fleet', kernel: 'k' },
-      tiers: [STEP],
-      historyFrom: T0 - 7200,
-      fleet,
-    },
-    view: liveView(T0 - STEP, 600),
-  });
-  h.dm.setLiveSchema(BUCKET_SCHEMA, STEP);
   // The fleet's clock says a column is complete 10 s after its end (its lag when its edge last
   // moved): at T0 the newest it has closed ends at T0 - 15.
-  h.dm.setAgentClock(helloClock({ now: T0, step: STEP, fleet: { ...fleet, liveTo: T0 - STEP, liveLag: 10 } }, Date.now()));
+  const { h, asked } = opened(true, {
+    view: liveView(T0 - STEP, 600),
+    clock: helloClock({ now: T0, step: STEP, fleet: { ...FLEET, liveTo: T0 - STEP, liveLag: 10 } }, Date.now()),
+  });
   // A fleet's clock ticks on a timer; an agent's clock (which does not) drops it at the end.
   t.after(() => h.dm.setAgentClock(helloClock({ now: T0, step: 1 }, Date.now())));
-  h.dm.refresh();
   await until('the window is asked', () => asked.length === 1);
   assert.equal(asked[0]?.msg.to, T0 - STEP);
   answer(asked[0]!, false);
