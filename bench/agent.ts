@@ -18,22 +18,33 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { createLoopDevice, startFio, startAgentProcess, WsTestClient, type AgentProcess, type WsMessage } from '@blkheat/testkit';
 import type { Frame, ServerMessage } from '@blkheat/shared-types';
 import { binaryFigures, deflateFigures } from './agent/encodings.js';
+import { benchArgs, usageError } from './cli.js';
 import { writeSyntheticHistory } from './agent/history.js';
 import { metricsFigures } from './agent/metrics.js';
 
-const { values } = parseArgs({
-  options: {
-    seconds: { type: 'string', default: '30' },
-    'skip-steady': { type: 'boolean', default: false },
-    'skip-history': { type: 'boolean', default: false },
-    'skip-metrics': { type: 'boolean', default: false },
-  },
+const USAGE = `usage: node --import tsx bench/agent.ts [options]   (as root; build first)
+
+What the agent costs on the real kernel with the real agent binary: CPU and wire bytes at a
+steady fio load, frame lag, RSS with 24 h of history, /metrics size (see the file's header).
+
+  --seconds S       seconds of the steady run, 5 or more (default 30)
+  --skip-steady     leave the steady run (CPU, wire bytes, frame lag) out
+  --skip-history    leave the RSS with 24 h of history out
+  --skip-metrics    leave the /metrics sizes out
+  -h, --help        show this help`;
+
+const values = benchArgs('bench/agent', USAGE, {
+  seconds: { type: 'string', default: '30' },
+  'skip-steady': { type: 'boolean', default: false },
+  'skip-history': { type: 'boolean', default: false },
+  'skip-metrics': { type: 'boolean', default: false },
 });
 const SECONDS = Number(values.seconds);
+if (!Number.isInteger(SECONDS) || SECONDS < 5)
+  usageError('bench/agent', USAGE, `--seconds takes a whole number of seconds, 5 or more, not '${values.seconds}'`);
 const MiB = 1024 * 1024;
 
 function percentile(sorted: readonly number[], p: number): number {

@@ -34,7 +34,6 @@
  *    artifacts/fleet-scale/.
  * Prints figures, asserts nothing about time. Loads BPF only in the 3 real agents.
  */
-import { parseArgs } from 'node:util';
 import type { DiskInfo } from '@blkheat/shared-types';
 import {
   procCpuSeconds,
@@ -46,12 +45,33 @@ import {
   type ScrapedAgents,
 } from '@blkheat/testkit';
 import { startSimulatedFleet } from '../apps/agent/src/fleet/simulated-hosts.js';
+import { benchArgs, usageError } from './cli.js';
 import { backfill, type BackfillFigures } from './fleet-backfill.js';
 import { action, type ActionFigures, probe, type Probe, rankingFigures, requestsMade, storedScrapes, watch } from './fleet-scale-rest.js';
 import { fleetPageFigures, type FleetPageFigures } from './web/fleet-page.js';
 
-const { values } = parseArgs({
-  options: {
+const USAGE = `usage: flock /tmp/blkheat-kernel.lock node --import tsx bench/fleet-scale.ts [options]   (as root; build first)
+
+The fleet view at production scale: N simulated hosts x 4 disks and 3 real agents scraped by
+Debian's Prometheus, the real \`blkheat fleet\` asking it; prints each page action's Prometheus
+queries and time, RSS and CPU, and the page in chromium (see the file's header).
+
+  --hosts N          simulated hosts, 4 disks each (default 1000)
+  --minutes M        minutes of scrapes before the page actions (default 10)
+  --scrape S         Prometheus' scrape interval, seconds (default 15)
+  --backfill M       the simulated hosts' last M minutes written into Prometheus first, 0-58 (default 0)
+  --no-agents        leave the 3 real agents out (no BPF, no root needed for them)
+  --no-page          leave the chromium page out
+  --probe-every M    time the 1 h fleet row and the ranked table every M minutes of the run (default 10)
+  --live-watch S     watch the live page's view end for S seconds (default 120)
+  --page-tries N     open the 1 h page and the live page N times each, 1-20 (default 1)
+  --hold M           leave everything running M minutes after the figures (default 0)
+  -h, --help         show this help`;
+
+const values = benchArgs(
+  'bench/fleet-scale',
+  USAGE,
+  {
     hosts: { type: 'string', default: '1000' },
     minutes: { type: 'string', default: '10' },
     scrape: { type: 'string', default: '15' },
@@ -63,8 +83,9 @@ const { values } = parseArgs({
     'page-tries': { type: 'string', default: '1' },
     hold: { type: 'string', default: '0' },
   },
-  allowNegative: true,
-});
+  { allowNegative: true },
+);
+const bad = (message: string): never => usageError('bench/fleet-scale', USAGE, message);
 const HOSTS = Number(values.hosts);
 const MINUTES = Number(values.minutes);
 const SCRAPE_S = Number(values.scrape);
@@ -80,15 +101,14 @@ for (const [flag, v] of Object.entries({
   'probe-every': PROBE_EVERY_MIN,
   'live-watch': LIVE_WATCH_S,
 })) {
-  if (!Number.isFinite(v) || v <= 0)
-    throw new Error(`--${flag} takes a number over 0, not ${JSON.stringify(values[flag as keyof typeof values])}`);
+  if (!Number.isFinite(v) || v <= 0) bad(`--${flag} takes a number over 0, not ${JSON.stringify(values[flag as keyof typeof values])}`);
 }
 if (!Number.isInteger(PAGE_TRIES) || PAGE_TRIES < 1 || PAGE_TRIES > 20)
-  throw new Error(`--page-tries takes a whole number from 1 to 20, not ${JSON.stringify(values['page-tries'])}`);
-if (!Number.isFinite(HOLD_MIN) || HOLD_MIN < 0) throw new Error(`--hold takes minutes, 0 or more, not ${JSON.stringify(values.hold)}`);
+  bad(`--page-tries takes a whole number from 1 to 20, not ${JSON.stringify(values['page-tries'])}`);
+if (!Number.isFinite(HOLD_MIN) || HOLD_MIN < 0) bad(`--hold takes minutes, 0 or more, not ${JSON.stringify(values.hold)}`);
 // Prometheus takes no sample older than an hour before the newest it holds.
 if (!Number.isFinite(BACKFILL_MIN) || BACKFILL_MIN < 0 || BACKFILL_MIN > 58)
-  throw new Error(`--backfill takes minutes from 0 to 58, not ${JSON.stringify(values.backfill)}`);
+  bad(`--backfill takes minutes from 0 to 58, not ${JSON.stringify(values.backfill)}`);
 const MiB = 1024 * 1024;
 
 const cleanups: (() => void | Promise<void>)[] = [];

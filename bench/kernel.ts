@@ -32,8 +32,8 @@
  *   node --import tsx bench/kernel.ts [--pairs 5] [--seconds 8] [--workload randread|mix|both] [--tools a,b,...]
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { completedRequests, createLoopDevice, ensureTracefs, readDiskstats, runCommand, runFio, sleep } from '@blkheat/testkit';
+import { benchArgs, usageError } from './cli.js';
 import { FLOOR_RATIO_BUDGET, KEPT_POINTS_BUDGET, TOOLS, type ToolName, type ToolSpec } from './kernel-tools.js';
 
 type Workload = 'randread' | 'mix';
@@ -76,44 +76,22 @@ Options:
                  (default all; the untraced run always runs; a budget is printed when both its tools ran)
   -h, --help     show this help`;
 
-function parseOptions(): { pairs: string; seconds: string; workload: string; tools: string; help: boolean } {
-  try {
-    return parseArgs({
-      options: {
-        pairs: { type: 'string', default: '5' },
-        seconds: { type: 'string', default: '8' },
-        workload: { type: 'string', default: 'both' },
-        tools: { type: 'string', default: 'all' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    }).values;
-  } catch (err) {
-    console.error(`bench/kernel: ${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
-    process.exit(2);
-  }
-}
-const values = parseOptions();
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const values = benchArgs('bench/kernel', USAGE, {
+  pairs: { type: 'string', default: '5' },
+  seconds: { type: 'string', default: '8' },
+  workload: { type: 'string', default: 'both' },
+  tools: { type: 'string', default: 'all' },
+});
 const pairs = Number(values.pairs);
 const seconds = Number(values.seconds);
-if (!Number.isInteger(pairs) || pairs < 1 || !Number.isInteger(seconds) || seconds < 2) {
-  console.error('bench/kernel: --pairs must be >= 1 and --seconds >= 2');
-  process.exit(2);
-}
-if (!['randread', 'mix', 'both'].includes(values.workload)) {
-  console.error(`bench/kernel: --workload must be randread, mix or both, not '${values.workload}'`);
-  process.exit(2);
-}
+if (!Number.isInteger(pairs) || pairs < 1 || !Number.isInteger(seconds) || seconds < 2)
+  usageError('bench/kernel', USAGE, `--pairs must be >= 1 and --seconds >= 2, not '${values.pairs}' and '${values.seconds}'`);
+if (!['randread', 'mix', 'both'].includes(values.workload))
+  usageError('bench/kernel', USAGE, `--workload must be randread, mix or both, not '${values.workload}'`);
 const workloads: Workload[] = values.workload === 'both' ? ['randread', 'mix'] : [values.workload as Workload];
 const wanted = values.tools === 'all' ? null : new Set(values.tools.split(',').map((t) => t.trim()));
 const unknown = [...(wanted ?? [])].filter((name) => !TOOLS.some((t) => t.name === name));
-if (unknown.length > 0) {
-  console.error(`bench/kernel: unknown --tools ${unknown.join(', ')}\n${USAGE}`);
-  process.exit(2);
-}
+if (unknown.length > 0) usageError('bench/kernel', USAGE, `unknown --tools ${unknown.join(', ')}`);
 const tools = TOOLS.filter((t) => t.start === null || wanted === null || wanted.has(t.name));
 const ran = (name: ToolName): boolean => tools.some((t) => t.name === name);
 if (process.getuid?.() !== 0) {

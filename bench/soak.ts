@@ -14,7 +14,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Frame, ServerMessage } from '@blkheat/shared-types';
 import {
   createLoopDevice,
@@ -32,14 +31,21 @@ import {
   type AgentProcess,
   type QuietBoundary,
 } from '@blkheat/testkit';
+import { benchArgs, usageError } from './cli.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '600' }, seed: { type: 'string', default: '1' } } });
+const USAGE = `usage: node --import tsx bench/soak.ts [--seconds N] [--seed S]   (as root)
+
+The agent under real I/O with faults at random (see the file's header).
+
+  --seconds N   seconds of the soak, 30 or more (default 600)
+  --seed S      the faults' random seed, a whole number (default 1): a run reproduces with it
+  -h, --help    show this help`;
+const values = benchArgs('bench/soak', USAGE, { seconds: { type: 'string', default: '600' }, seed: { type: 'string', default: '1' } });
 const seconds = Number(values.seconds);
 const seed = Number(values.seed);
-if (!Number.isInteger(seconds) || seconds < 30 || !Number.isInteger(seed)) {
-  console.error('usage: node --import tsx bench/soak.ts [--seconds N>=30] [--seed S]');
-  process.exit(2);
-}
+if (!Number.isInteger(seconds) || seconds < 30)
+  usageError('bench/soak', USAGE, `--seconds takes a whole number, 30 or more, not '${values.seconds}'`);
+if (!Number.isInteger(seed)) usageError('bench/soak', USAGE, `--seed takes a whole number, not '${values.seed}'`);
 if (process.getuid?.() !== 0) {
   console.error('bench/soak: run as root (the agent loads BPF programs; loop devices, tmpfs)');
   process.exit(2);

@@ -26,31 +26,22 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { createCollector, parseDevString } from '@blkheat/agent/collector';
 import type { Frame } from '@blkheat/shared-types';
 import { createLoopDevice, diskstatsDelta, groupCountsByDisk, openFtraceWitness, quietBoundary, runFio, sleep } from '@blkheat/testkit';
 import { bpftoolProgs } from './bpftool.js';
+import { benchArgs, usageError } from './cli.js';
 
 const HOG_FILE = '/var/tmp/blkheat-hog';
 const USAGE = 'usage: node --import tsx bench/untimed.ts [--iterations N (default 40)] [--load]';
 
-const { values } = parseArgs({
-  options: {
-    iterations: { type: 'string', default: '40' },
-    load: { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
-  },
+const values = benchArgs('bench/untimed', USAGE, {
+  iterations: { type: 'string', default: '40' },
+  load: { type: 'boolean', default: false },
 });
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
 const iterations = Number(values.iterations);
-if (!Number.isInteger(iterations) || iterations < 1) {
-  console.error(`bench/untimed: --iterations must be a whole number >= 1, not '${values.iterations}'\n${USAGE}`);
-  process.exit(2);
-}
+if (!Number.isInteger(iterations) || iterations < 1)
+  usageError('bench/untimed', USAGE, `--iterations must be a whole number >= 1, not '${values.iterations}'`);
 if (process.getuid?.() !== 0) {
   console.error('bench/untimed: run as root (it loads BPF programs and creates a loop device)');
   process.exit(1);

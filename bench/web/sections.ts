@@ -3,7 +3,7 @@
  * subset measures, say, the dashboard without the live section's BPF programs and loop devices
  * (another process may own the kernel), and says which budgets it left unmeasured and why.
  */
-import { parseArgs } from 'node:util';
+import { benchArgs, usageError } from '../cli.js';
 
 /** The sections, in the order they run. */
 export const SECTIONS = Object.freeze({
@@ -25,32 +25,15 @@ ${NAMES.map((n) => `                     ${n.padEnd(10)} ${SECTIONS[n]}`).join('
 
 /** The sections asked for on the command line (all by default); prints the usage and exits on --help or a bad flag. */
 export function sectionsFromArgs(args: readonly string[] = process.argv.slice(2)): ReadonlySet<Section> {
-  let values: { sections?: string | undefined; help?: boolean | undefined };
-  try {
-    values = parseArgs({
-      args: [...args],
-      options: { sections: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
-    }).values;
-  } catch (err) {
-    console.error(`bench/web: ${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
-    process.exit(2);
-  }
-  if (values.help) {
-    console.log(USAGE);
-    process.exit(0);
-  }
+  const values = benchArgs('bench/web', USAGE, { sections: { type: 'string' } }, { args });
   if (values.sections === undefined) return new Set(NAMES);
   const asked = values.sections
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
   const unknown = asked.filter((s) => !NAMES.includes(s as Section));
-  if (asked.length === 0 || unknown.length > 0) {
-    console.error(
-      `bench/web: --sections takes ${NAMES.join(', ')}${unknown.length > 0 ? `, not '${unknown.join("', '")}'` : ''}\n${USAGE}`,
-    );
-    process.exit(2);
-  }
+  if (asked.length === 0 || unknown.length > 0)
+    usageError('bench/web', USAGE, `--sections takes ${NAMES.join(', ')}${unknown.length > 0 ? `, not '${unknown.join("', '")}'` : ''}`);
   return new Set(NAMES.filter((n) => asked.includes(n)));
 }
 
