@@ -13,8 +13,7 @@
  * timed the same way. Prints nothing itself; figures and screenshot paths are returned.
  */
 import type { Page } from 'playwright-core';
-import { join } from 'node:path';
-import { artifactsDir, type Hooked, hook, launch, screenshot } from '@blkheat/testkit';
+import { type Hooked, hook, launch, screenshot } from '@blkheat/testkit';
 import { describeLongTasks, longTasksBetween, pageNow, recordLongTasks } from './longtasks.js';
 
 export interface FleetPageOpen {
@@ -55,9 +54,13 @@ export interface FleetPageFigures {
 
 const SUB = 'fleet-scale';
 
-/** The page's globals the waits read (this file is type-checked without the DOM library). */
+/** The page's globals the waits and the host's shot read (this file is type-checked without the DOM library). */
 interface PageDom {
-  readonly document: { querySelector(q: string): { getAttribute(n: string): string | null } | null };
+  readonly document: {
+    querySelector(q: string): { getAttribute(n: string): string | null; getBoundingClientRect(): { top: number; height: number } } | null;
+  };
+  readonly scrollY: number;
+  scrollTo(x: number, y: number): void;
 }
 
 /** The heat maps hold a window (a function, not a string: the dashboard's CSP allows no eval). */
@@ -74,9 +77,14 @@ function tableReady(): boolean {
   );
 }
 
-/** A heat-map row of `host` is on the page. */
-function hostRowShown(host: string): boolean {
-  return (globalThis as unknown as PageDom).document.querySelector(`[data-testid^="disk-row-${host}/"]`) !== null;
+/** The heat-map rows of `host`. */
+function hostRowSelector(host: string): string {
+  return `[data-testid^="disk-row-${host}/"]`;
+}
+
+/** A heat-map row matching `selector` (hostRowSelector) is on the page. */
+function hostRowShown(selector: string): boolean {
+  return (globalThis as unknown as PageDom).document.querySelector(selector) !== null;
 }
 
 /** Waits (polling in the page) until `predicate` holds; ms since `t0` on the page's clock. */
@@ -187,20 +195,13 @@ async function watchLiveEdge(page: Page, seconds: number): Promise<LiveEdgeWatch
  * the window stood, covered that row's head.
  */
 async function hostShot(page: Page, host: string): Promise<string> {
-  await page.evaluate((h) => {
-    const d = (
-      globalThis as unknown as {
-        document: { querySelector(q: string): { getBoundingClientRect(): { top: number; height: number } } | null };
-      }
-    ).document;
-    const w = globalThis as unknown as { scrollY: number; scrollTo(x: number, y: number): void };
-    const row = d.querySelector(`[data-testid^="disk-row-${h}/"]`);
-    const header = d.querySelector('.app-header')?.getBoundingClientRect().height ?? 0;
-    if (row) w.scrollTo(0, row.getBoundingClientRect().top + w.scrollY - header - 8);
-  }, host);
-  const path = join(artifactsDir(SUB), 'fleet-1000-one-host.png');
-  await page.screenshot({ path });
-  return path;
+  await page.evaluate((selector) => {
+    const g = globalThis as unknown as PageDom;
+    const row = g.document.querySelector(selector);
+    const header = g.document.querySelector('.app-header')?.getBoundingClientRect().height ?? 0;
+    if (row) g.scrollTo(0, row.getBoundingClientRect().top + g.scrollY - header - 8);
+  }, hostRowSelector(host));
+  return screenshot(page, 'fleet-1000-one-host', SUB, { fullPage: false });
 }
 
 /**
@@ -248,7 +249,7 @@ export async function fleetPageFigures(
     const host = before.firstRow;
     const t0 = await pageNow(page);
     await page.click('[data-testid="rank-row-0"]');
-    await page.waitForFunction(hostRowShown, host, { timeout: timeoutMs, polling: 20 });
+    await page.waitForFunction(hostRowShown, hostRowSelector(host), { timeout: timeoutMs, polling: 20 });
     await page.evaluate((t) => (globalThis as unknown as Hooked).__blkheat.idle(t), timeoutMs);
     const t1 = await pageNow(page);
     const after = await counts(page);

@@ -115,9 +115,12 @@ export function unexpectedErrors(s: BrowserSession): string[] {
   return s.errors.filter((e) => !/WebSocket|Failed to load resource/.test(e));
 }
 
-/** Full-page screenshot into the artifacts dir; returns its path. */
-export async function screenshot(page: Page, name: string, sub = 'screenshots'): Promise<string> {
+/**
+ * Screenshot into the artifacts dir, of the whole page (default) or, with `fullPage: false`, of
+ * the window where it is scrolled to; returns its path.
+ */
+export async function screenshot(page: Page, name: string, sub = 'screenshots', { fullPage = true } = {}): Promise<string> {
   const path = join(artifactsDir(sub), `${name}.png`);
-  await page.screenshot({ path, fullPage: true });
+  await page.screenshot({ path, fullPage });
   return path;
 }
