@@ -6,7 +6,7 @@
  * from a MessageChannel message posted from a requestAnimationFrame callback of that frame,
  * which runs once the frame's rendering (the scheduler's draws and the paint) is done.
  *
- * The scheduler starts views in a frame for ~12 ms (FRAME_BUDGET_MS), so a redraw of every disk
+ * The scheduler starts views in a frame for a few ms (FRAME_BUDGET_MS), so a redraw of every disk
  * may span a few frames: the click → idle figure (every fetch answered, every view drawn; idle()
  * waits for two quiet frames, ~33 ms of it) gives the whole cost beside the first paint.
  */

@@ -51,11 +51,19 @@ const TIMING_WINDOW = 240;
  * draw. The frame's task also carries the browser's layout, paint and commit, and the commit
  * hands over every canvas drawn in the frame (0.5-8 ms each in chromium without a GPU; only
  * those drawn since pageContext, render/contract.ts): with 24 ms, the first frames of an
- * imported snapshot's window committed up to 30 canvases each and ran over 50 ms. At 12, about
- * half of a frame's task is script; a live second's redraw of a few disks may take two or three
- * frames.
+ * imported snapshot's window committed up to 30 canvases each and ran over 50 ms.
+ *
+ * On a loaded machine a task's wall time is its CPU time several times over: under bench/web's
+ * live load (fio and the loop devices' kernel threads on both CPUs) the page's main thread
+ * waited in the run queue 2.5-4 times as long as it ran, and a frame of 3 ms of CPU took up to
+ * 143 ms. So a frame must hold little CPU, not just little wall time. At 12 ms, a live second's
+ * redraw came in about four frames of 6-14 ms of CPU each; in three runs of the live section, 11,
+ * 8 and 8 tasks took over 50 ms in 30 s (and 1 in a profiled run). At 4 ms it comes in more,
+ * smaller frames: 3, 7, 5 and 4 over 50 ms in four runs, for the same CPU in all (1.0-1.1 s of
+ * 30 s; the canvases handed over are the same, only spread), and the time-range click's first
+ * paint median fell from ~60 to ~30 ms. At 2 ms: 2 and 9, and more CPU (1.3 s in one run).
  */
-export const FRAME_BUDGET_MS = 12;
+export const FRAME_BUDGET_MS = 4;
 
 /** The page's animation frames, typed here: this file is also compiled without the DOM library, for its unit test. */
 const page = globalThis as unknown as { requestAnimationFrame(cb: () => void): number };
