@@ -102,6 +102,7 @@ export function panelReads(): Pick<
         queue: list(s.queue),
         oldest: list(s.oldest),
         scales: { ...t.scales },
+        captions: { ...t.captions },
       };
     },
     throughputPixelAt(dev, x, y) {

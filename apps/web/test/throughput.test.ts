@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClassSeries, DiskFrame, Frame } from '@blkheat/shared-types';
 import { formatRate } from '../src/model/format.ts';
-import { formatThroughput, ThroughputColumns, throughputAt, throughputSeries, waitingAt } from '../src/model/throughput.ts';
+import { formatThroughput, laneCaption, ThroughputColumns, throughputAt, throughputSeries, waitingAt } from '../src/model/throughput.ts';
 
 const T0 = 1_700_000_000;
 const cls = (c: string, n: number, b?: number, pt?: true): ClassSeries => ({
@@ -136,4 +136,16 @@ test('a strip’s running column totals follow a live window as it moves on, equ
   const filled = [...window.slice(0, 5), frame(T0 + 100, []), ...window.slice(5)];
   assert.equal(running.catchUp(filled), false);
   assert.equal(running.catchUp(all.slice(0, 10)), false);
+});
+
+test('lane captions: the scale’s top where a column in view has the value, "no data" where none has (never "≤ 0")', () => {
+  assert.equal(laneCaption('mbps', 12.34, true, false), `MB/s ≤ ${formatThroughput('mbps', 12.34)}`);
+  assert.equal(laneCaption('iops', 0, true, false), 'IOPS ≤ 0', 'an idle disk measured: a zero that was counted');
+  // A fleet row (latency histograms only) or an agent before protocol 3: the lane's top is 0 for want of data.
+  assert.equal(laneCaption('mbps', 0, false, false), 'MB/s: no data');
+  assert.equal(laneCaption('queue', 0, false, false), 'in flight: no data');
+  assert.equal(laneCaption('oldest', 0, false, false), 'oldest in flight: no data');
+  assert.equal(laneCaption('queue', 7, true, true), `in flight + waiting ≤ ${formatThroughput('queue', 7)}`);
+  assert.equal(laneCaption('oldest', 2.5, true, true), `oldest in flight / waiting ≤ ${formatThroughput('oldest', 2.5)}`);
+  assert.equal(laneCaption('iops', 5, true, true), `IOPS ≤ ${formatThroughput('iops', 5)}`, 'only in flight and its age draw waiting bios');
 });

@@ -181,7 +181,8 @@ export interface BlkheatHook {
   /**
    * What a disk's throughput strip drew last: per column from `from` (`step` s each) IOPS, MB/s,
    * I/Os in flight and the age of the oldest of them in seconds (null: no data), and each lane's
-   * scale (its top value).
+   * scale (its top value) and caption as drawn ("MB/s ≤ 12.3", or "MB/s: no data" when no column
+   * in view has the lane's value).
    */
   throughput(dev: string):
     | {
@@ -192,6 +193,7 @@ export interface BlkheatHook {
         readonly queue: readonly (number | null)[];
         readonly oldest: readonly (number | null)[];
         readonly scales: { readonly iops: number; readonly mbps: number; readonly queue: number; readonly oldest: number };
+        readonly captions: { readonly iops: string; readonly mbps: string; readonly queue: string; readonly oldest: string };
       }
     | undefined;
   /** RGBA at a client point of a disk's throughput strip, or undefined outside it. */

@@ -221,6 +221,24 @@ export const THROUGHPUT_LABELS: Readonly<Record<ThroughputKey, string>> = {
   oldest: 'oldest in flight',
 };
 
+/** The lanes that draw waiting bios beside their own value, as their captions then name them. */
+const WAITING_LABELS: Partial<Record<ThroughputKey, string>> = {
+  queue: 'in flight + waiting',
+  oldest: 'oldest in flight / waiting',
+};
+
+/**
+ * A lane's caption in the strip: what it shows and its scale's top ("MB/s ≤ 12.3"), or, when no
+ * column in view carries the lane's value, that there is none ("MB/s: no data"). A fleet view's
+ * rows sum latency histograms only, and an agent before protocol 3 sent no byte counts: their
+ * lanes' tops are 0, and "MB/s ≤ 0" read as a measured zero. `waiting`: the lane also drew
+ * waiting bios (protocol 4), stacked on the in-flight bars or behind the oldest age.
+ */
+export function laneCaption(key: ThroughputKey, top: number, inView: boolean, waiting: boolean): string {
+  const label = (waiting ? WAITING_LABELS[key] : undefined) ?? THROUGHPUT_LABELS[key];
+  return inView ? `${label} ≤ ${formatThroughput(key, top)}` : `${label}: no data`;
+}
+
 /**
  * A value of series `key` as the strip and tooltip write it: an age as a latency, the rest
  * (IOPS, MB/s, depth) as rates; each formatter writes NaN (no data) as "–".

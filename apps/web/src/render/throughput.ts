@@ -11,14 +11,7 @@
  */
 import { apply } from '../model/coords.js';
 import { cssToWord } from '../model/colour.js';
-import {
-  formatThroughput,
-  seriesMax,
-  THROUGHPUT_KEYS,
-  THROUGHPUT_LABELS,
-  type ThroughputKey,
-  type ThroughputSeries,
-} from '../model/throughput.js';
+import { laneCaption, seriesMax, THROUGHPUT_KEYS, type ThroughputKey, type ThroughputSeries } from '../model/throughput.js';
 import { clearedCanvas, keptImage, measuredText, prepareCanvas, type RenderContext, type RenderTheme } from './contract.js';
 import { drawTimeCursor } from './overlay.js';
 
@@ -29,6 +22,20 @@ export interface ThroughputMarks {
 
 /** Each lane's scale (its top value): what the labels say. */
 export type ThroughputScales = Readonly<Record<ThroughputKey, number>>;
+
+/** What a strip drew: each lane's scale and caption (model/throughput.ts laneCaption). */
+export interface ThroughputLanes {
+  readonly scales: ThroughputScales;
+  readonly captions: Readonly<Record<ThroughputKey, string>>;
+}
+
+/** What rasterLanes found of each lane in view. */
+interface LaneSeen {
+  /** It drew waiting bios (its caption says so). */
+  readonly waiting: boolean;
+  /** Some column in view carries its value (not "no data"). */
+  readonly inView: boolean;
+}
 
 /** Lane colours, in THROUGHPUT_KEYS order. */
 export function laneColours(theme: RenderTheme): readonly string[] {
@@ -97,7 +104,7 @@ interface LaneColumns {
  * profile counts run-queue waits too); on a quiet page the main thread's CPU fell ~10 %. A
  * pixel column shows the columns whose span covers its centre; where columns are narrower than
  * a pixel, the tallest of them (as the overdrawn bars showed it). Returns, per lane, whether it
- * drew waiting bios (its label then says so).
+ * drew waiting bios and whether any column in view had its value.
  */
 function rasterLanes(
   img: ImageData,
@@ -105,7 +112,7 @@ function rasterLanes(
   series: ThroughputSeries,
   theme: RenderTheme,
   maxes: readonly number[],
-): readonly boolean[] {
+): readonly LaneSeen[] {
   const { width, height } = rc.viewport;
   const W = img.width;
   const H = img.height;
@@ -117,7 +124,7 @@ function rasterLanes(
   const frozenWord = word(theme.accent);
   const lanes: LaneColumns = { bar: new Float32Array(W), extra: new Float32Array(W), gap: new Uint8Array(W), frozen: new Uint8Array(W) };
   const pad = LANE_PAD;
-  const waits: boolean[] = [];
+  const seen: LaneSeen[] = [];
   THROUGHPUT_KEYS.forEach((key, li) => {
     lanes.bar.fill(0);
     lanes.extra.fill(0);
@@ -129,6 +136,7 @@ function rasterLanes(
     const [top, bottom] = laneBounds(li, height);
     const lane = bottom - top - pad;
     let laneWaits = false;
+    let inView = false;
     for (let i = 0; i < values.length; i++) {
       const col = series.col0 + i;
       const x0 = apply(rc.time, col * series.step) * sx;
@@ -141,6 +149,7 @@ function rasterLanes(
         for (let p = p0; p < p1; p++) lanes.gap[p] = 1;
         continue;
       }
+      inView = true;
       const e = extra ? (extra[i] as number) || 0 : 0;
       const bh = v > 0 && max > 0 ? Math.max(1, (v / max) * lane) : 0;
       const eh = e > 0 && max > 0 ? Math.max(1, (e / max) * lane) : 0;
@@ -153,7 +162,7 @@ function rasterLanes(
         if (frozen) lanes.frozen[p] = 1;
       }
     }
-    waits.push(laneWaits);
+    seen.push({ waiting: laneWaits, inView });
     const barWord = word(colours[li] ?? theme.bar);
     const extraWord = word(colours[li] ?? theme.bar, 0.45);
     const yTop = Math.round((top + pad) * sy);
@@ -171,17 +180,17 @@ function rasterLanes(
       if (lanes.frozen[p]) for (let y = yTop; y < yTick; y++) px[y * W + p] = frozenWord;
     }
   });
-  return waits;
+  return seen;
 }
 
-/** Draws `series` (undefined: nothing to draw) and returns the lanes' scales. */
+/** Draws `series` (undefined: nothing to draw) and returns the lanes' scales and captions. */
 export function paintThroughput(
   canvas: HTMLCanvasElement,
   rc: RenderContext,
   series: ThroughputSeries | undefined,
   marks: ThroughputMarks,
   theme: RenderTheme,
-): ThroughputScales | undefined {
+): ThroughputLanes | undefined {
   // Cleared only when there is nothing to draw: otherwise the pixel buffer, put whole, replaces every pixel.
   const ctx = series ? prepareCanvas(canvas, rc.viewport.width, rc.viewport.height, rc.viewport.dpr) : clearedCanvas(canvas, rc.viewport);
   if (!ctx || !series) return undefined;
@@ -189,7 +198,8 @@ export function paintThroughput(
   const scales = { iops: 0, mbps: 0, queue: 0, oldest: 0 };
   const maxes = THROUGHPUT_KEYS.map((key) => (scales[key] = laneMax(series, key)));
   const img = keptImage(canvas, ctx);
-  const waits = rasterLanes(img, rc, series, theme, maxes);
+  const seen = rasterLanes(img, rc, series, theme, maxes);
+  const captions = { iops: '', mbps: '', queue: '', oldest: '' };
   ctx.putImageData(img, 0, 0);
   ctx.font = theme.font;
   ctx.textBaseline = 'top';
@@ -201,8 +211,8 @@ export function paintThroughput(
       ctx.fillStyle = theme.grid;
       ctx.fillRect(0, top, w, 1);
     }
-    const label = waits[li] ? (key === 'queue' ? 'in flight + waiting' : 'oldest in flight / waiting') : THROUGHPUT_LABELS[key];
-    const text = `${label} ≤ ${formatThroughput(key, scales[key])}`;
+    const found = seen[li];
+    const text = (captions[key] = laneCaption(key, scales[key], found?.inView ?? false, found?.waiting ?? false));
     // On a plate of the background, above the bars: in a steady view they reach the lane's top,
     // and a label drawn straight over them could not be read (issue 29).
     const m = measuredText(ctx, text);
@@ -215,5 +225,5 @@ export function paintThroughput(
     ctx.fillText(text, 4, top + pad);
   });
   if (marks.cursor !== undefined) drawTimeCursor(ctx, rc, marks.cursor, theme.foreground);
-  return scales;
+  return { scales, captions };
 }

@@ -1,21 +1,20 @@
 /**
  * Keeps a disk's throughput strip (render/throughput.ts) fed: the series of the visible columns
  * from the data window's frames (model/throughput.ts), cached per data version and view. Each
- * draw with data records what it drew (series and lane scales) in the scheduler's registry, for
+ * draw with data records what it drew (series, lane scales and captions) in the scheduler's registry, for
  * the test hook.
  */
 import { ThroughputColumns, type ThroughputSeries, throughputSeries } from '../model/throughput.js';
 import { renderContext } from '../render/contract.js';
 import { type DrawFn, DrawnKind } from '../render/scheduler.js';
-import { paintThroughput, type ThroughputScales } from '../render/throughput.js';
+import { paintThroughput, type ThroughputLanes } from '../render/throughput.js';
 import { useData } from '../store/pipelineStore.js';
 import { useHover, useUi } from '../store/uiStore.js';
 import { renderTheme, resolvedTheme } from './theme.js';
 import { visibleColumns } from './visibleColumns.js';
 
-export interface DrawnThroughput {
+export interface DrawnThroughput extends ThroughputLanes {
   readonly series: ThroughputSeries;
-  readonly scales: ThroughputScales;
 }
 
 /** What a strip drew last (kept from its last draw with data: a draw without any clears the canvas only). */
@@ -53,13 +52,13 @@ export function throughputDraw(dev: string, canvas: () => HTMLCanvasElement | nu
     const ui = useUi.getState();
     const hv = useHover.getState();
     const rc = renderContext({ from: d.visible.from, to: d.visible.to, uLo: 0, uHi: 1, width, height, dpr: ui.dpr }, cur.step);
-    const scales = paintThroughput(
+    const lanes = paintThroughput(
       el,
       rc,
       series,
       { cursor: hv.t !== undefined && !hv.drag ? hv.t : undefined },
       renderTheme(resolvedTheme(ui.theme)),
     );
-    if (series && scales) record(THROUGHPUT_DRAWN, el, { series, scales });
+    if (series && lanes) record(THROUGHPUT_DRAWN, el, { series, ...lanes });
   };
 }

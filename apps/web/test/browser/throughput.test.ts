@@ -1,7 +1,7 @@
 // The throughput strip under each heat map, in headless chromium with the fake agent: frames
 // whose loop0 carries known bytes (64 KiB per I/O) and I/Os in flight (ts mod 7) draw IOPS,
 // MB/s and in-flight values per column equal to those of the frames, while vda (old data: no
-// `b`, no `inflight`) reports no data, never 0. The pixels agree: at the x of a heat map column
+// `b`, no `inflight`) reports no data, never 0, in its values and its lanes' captions. The pixels agree: at the x of a heat map column
 // (the same x mapping) the in-flight lane is filled for 6 in flight and empty for 0. The
 // tooltip shows the hovered column's values. Needs apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
@@ -71,6 +71,8 @@ test(
     }
     assert.ok(checked >= 30, `${checked} columns checked`);
     assert.equal(loop.scales.queue, 6, 'the in-flight lane is scaled to its largest value');
+    assert.match(loop.captions.queue, /^in flight ≤ 6$/, 'its caption says so');
+    assert.match(loop.captions.mbps, /^MB\/s ≤ \d/, 'loop0 has byte counts: its MB/s caption is a scale');
 
     const vda = await hook(page).throughput(VDA);
     assert.ok(vda, 'vda has a strip');
@@ -80,6 +82,13 @@ test(
       assert.equal(vda.mbps[i], null, 'no bytes in the data: MB/s is no data, not 0');
       assert.equal(vda.queue[i], null, 'no in-flight counts in the data: no data, not 0');
     }
+    // The captions say so too: "≤ 0" read as a measured zero (the fleet row's strips said it).
+    assert.deepEqual(
+      { mbps: vda.captions.mbps, queue: vda.captions.queue, oldest: vda.captions.oldest },
+      { mbps: 'MB/s: no data', queue: 'in flight: no data', oldest: 'oldest in flight: no data' },
+      'vda: lanes without data are captioned so',
+    );
+    assert.match(vda.captions.iops, /^IOPS ≤ \d/, 'vda has IOPS: a scale');
 
     // Pixels, at the x of heat map columns: the in-flight lane full for 6, empty for 0.
     const lane = THROUGHPUT_KEYS.indexOf('queue');
