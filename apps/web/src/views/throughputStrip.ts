@@ -1,8 +1,8 @@
 /**
  * Keeps a disk's throughput strip (render/throughput.ts) fed: the series of the visible columns
  * from the data window's frames (model/throughput.ts), cached per data version and view. Each
- * draw with data records what it drew (series, lane scales and captions) in the scheduler's registry, for
- * the test hook.
+ * draw with data records what it drew (series, lane scales and captions) in the scheduler's
+ * registry, for the test hook.
  */
 import { ThroughputColumns, type ThroughputSeries, throughputSeries } from '../model/throughput.js';
 import { renderContext } from '../render/contract.js';

@@ -1,9 +1,10 @@
 // The throughput strip under each heat map, in headless chromium with the fake agent: frames
 // whose loop0 carries known bytes (64 KiB per I/O) and I/Os in flight (ts mod 7) draw IOPS,
 // MB/s and in-flight values per column equal to those of the frames, while vda (old data: no
-// `b`, no `inflight`) reports no data, never 0, in its values and its lanes' captions. The pixels agree: at the x of a heat map column
-// (the same x mapping) the in-flight lane is filled for 6 in flight and empty for 0. The
-// tooltip shows the hovered column's values. Needs apps/web/dist and chromium.
+// `b`, no `inflight`) reports no data, never 0, in its values and its lanes' captions. The
+// pixels agree: at the x of a heat map column (the same x mapping) the in-flight lane is filled
+// for 6 in flight and empty for 0. The tooltip shows the hovered column's values. Needs
+// apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DiskFrame, Frame } from '@blkheat/shared-types';
