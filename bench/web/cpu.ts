@@ -87,18 +87,29 @@ export function describeCpu(u: CpuUse): string {
 /**
  * A thread's scheduling, from /proc/<pid>/task/<tid>/schedstat: ns on a CPU, ns runnable but
  * waiting in a run queue, and timeslices. On a loaded machine a long task's wall time is mostly
- * the second: the page's main thread ready to run and no CPU free for it.
+ * the second: the page's main thread ready to run and no CPU free for it. And from its status,
+ * how its timeslices ended: the thread blocking (voluntary: waiting for a message, a lock, another
+ * thread) or taken off a CPU it still wanted (involuntary: preempted). Each wake from a block
+ * queues again, so a task that blocks often pays the run queue's wait each time.
  */
 export interface SchedMark {
   readonly onCpuNs: number;
   readonly waitNs: number;
   readonly slices: number;
+  readonly voluntary: number;
+  readonly involuntary: number;
 }
 
 function readSched(pid: number): SchedMark | undefined {
   try {
     const [onCpuNs, waitNs, slices] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').trim().split(/\s+/).map(Number);
-    return onCpuNs === undefined || waitNs === undefined || slices === undefined ? undefined : { onCpuNs, waitNs, slices };
+    const status = readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
+    const switches = (name: string): number => Number(new RegExp(`^${name}:\\s*(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
+    const voluntary = switches('voluntary_ctxt_switches');
+    const involuntary = switches('nonvoluntary_ctxt_switches');
+    if (onCpuNs === undefined || waitNs === undefined || slices === undefined || !Number.isFinite(voluntary + involuntary))
+      return undefined;
+    return { onCpuNs, waitNs, slices, voluntary, involuntary };
   } catch {
     return undefined;
   }
@@ -136,18 +147,22 @@ export interface PageThreadUse {
   readonly onCpuMs: number;
   readonly waitMs: number;
   readonly slices: number;
+  readonly voluntary: number;
+  readonly involuntary: number;
 }
 
 export function pageThreadBetween(a: RendererThreadsMark, b: RendererThreadsMark): PageThreadUse | undefined {
   let best: PageThreadUse | undefined;
   for (const [pid, end] of b.threads) {
-    const start = a.threads.get(pid) ?? { onCpuNs: 0, waitNs: 0, slices: 0 };
+    const start = a.threads.get(pid) ?? { onCpuNs: 0, waitNs: 0, slices: 0, voluntary: 0, involuntary: 0 };
     const use = {
       pid,
       windowMs: b.at - a.at,
       onCpuMs: (end.onCpuNs - start.onCpuNs) / 1e6,
       waitMs: (end.waitNs - start.waitNs) / 1e6,
       slices: end.slices - start.slices,
+      voluntary: end.voluntary - start.voluntary,
+      involuntary: end.involuntary - start.involuntary,
     };
     if (!best || use.onCpuMs > best.onCpuMs) best = use;
   }
@@ -159,6 +174,7 @@ export function describePageThread(u: PageThreadUse | undefined): string {
   const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
   return (
     `the page's main thread (renderer ${u.pid}) over ${s(u.windowMs)}: ${s(u.onCpuMs)} on a CPU, ` +
-    `${s(u.waitMs)} ready to run but waiting for one (run queue), in ${u.slices.toLocaleString('en-US')} timeslices`
+    `${s(u.waitMs)} ready to run but waiting for one (run queue), in ${u.slices.toLocaleString('en-US')} timeslices ` +
+    `(${u.voluntary.toLocaleString('en-US')} ended blocking, ${u.involuntary.toLocaleString('en-US')} preempted)`
   );
 }

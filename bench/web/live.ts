@@ -1,11 +1,16 @@
 /**
+ * (Over 400 lines: one measurement, told in the order it runs: agent, seeded hour, page, steady
+ * windows, clicks, floor, and the outcome's type it fills.)
+ *
  * The live section of bench/web: the real agent (`blkheat serve`, BPF probes) on four loop
  * devices backed by files in /dev/shm, fio driving them at up to 45 k IOPS in all on this same
  * machine, and the dashboard at `?live=3600` in chromium. Measures the main thread's long tasks
- * over 30 s of steady live updates, how fast a time-range click takes effect (clicks.ts), and
- * the same long tasks for a near-idle page under the same load: the machine's floor (floor.ts).
+ * over three windows of 30 s of steady live updates, how fast a time-range click takes effect
+ * (clicks.ts), and the same long tasks for a near-idle page under the same load: the machine's
+ * floor (floor.ts).
  *
  * Needs root (BPF, loop devices) and fio: without them it says why and measures nothing.
+ *
  * Everything it starts (fio, the agents, the browser, loop devices, the data directory) is
  * stopped or removed on the way out, also when a step fails or the bench is interrupted.
  */
@@ -43,7 +48,15 @@ import {
 import { installClickTimer, median, settle, timeClick, type ClickTiming } from './clicks.ts';
 import { describeLongTaskFloor, type LongTaskFloor, measureLongTaskFloor } from './floor.ts';
 import { deviceRates, describeRates, type DeviceRates, type FioLoad, type FioReport, markDiskstats, startFioLoad } from './load.ts';
-import { describeLongTasks, longTasksBetween, type LongTaskStats, pageNow, recordLongTasks } from './longtasks.ts';
+import {
+  describeLongTasks,
+  describeWindows,
+  longTasksBetween,
+  longTasksInWindows,
+  type LongTaskStats,
+  pageNow,
+  recordLongTasks,
+} from './longtasks.ts';
 import { PROFILE_AT, startProfile } from './profile.ts';
 import { recordedFrames, seedHistory } from './seed.ts';
 
@@ -55,7 +68,10 @@ export const LIVE = Object.freeze({
   recordS: 12,
   /** After the page is live and idle, before the measured window. */
   settleS: 10,
+  /** One window of steady live updates, seconds; `windows` of them, one after another. */
   observeS: 30,
+  /** One window's count swings with the load (3 to 12 in 30 s, same settings): each is printed. */
+  windows: 3,
   /** Clicks per span button. */
   clickRounds: 3,
 });
@@ -69,7 +85,10 @@ export type LiveOutcome =
       /** ms from opening until the backfill reached the live edge (undefined: not within 180 s). */
       readonly caughtUpMs: number | undefined;
       readonly shown: { readonly seconds: number; readonly disks: number; readonly ios: number };
+      /** Over all the windows together. */
       readonly steady: LongTaskStats;
+      /** Each window's own, in order. */
+      readonly steadyWindows: readonly LongTaskStats[];
       readonly framesReceived: number;
       readonly reconnects: number;
       readonly devices: DeviceRates;
@@ -294,15 +313,22 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
   const threads0 = markRendererThreads(cpu0);
   const disk0 = markDiskstats();
   const profiling = PROFILE_AT === 'live' ? await startProfile(page) : undefined;
-  const a = await pageNow(page);
-  await sleep(LIVE.observeS * 1000);
-  const b = await pageNow(page);
-  await profiling?.stop();
+  // The windows' bounds, in the page's clock. A profile covers the first window only (a trace of
+  // 30 s is already ~60 MB).
+  const bounds = [await pageNow(page)];
+  for (let w = 0; w < LIVE.windows; w++) {
+    await sleep(LIVE.observeS * 1000);
+    bounds.push(await pageNow(page));
+    if (w === 0) await profiling?.stop();
+  }
+  const a = bounds[0] as number;
+  const b = bounds[bounds.length - 1] as number;
   const disk1 = markDiskstats();
   const cpu1 = markCpu();
   const pageThread = pageThreadBetween(threads0, markRendererThreads(cpu1));
   const st1 = await hook(page).state();
   const steady = await longTasksBetween(page, a, b);
+  const steadyWindows = await longTasksInWindows(page, bounds);
   const devicesRate = deviceRates(disk0, disk1, names);
   const cpu = {
     ...cpuBetween(cpu0, cpu1),
@@ -317,8 +343,9 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
     `    CPUs used (of ${cpu.of}): agent ${cpu.agent.toFixed(2)}, fio ${cpu.fio.toFixed(2)}; ${describeCpu(cpu)}; load average ${(loadavg()[0] ?? 0).toFixed(1)}`,
   );
   console.log(
-    `  steady live updates, ${LIVE.observeS} s: ${describeLongTasks(steady)}; ${framesReceived} live seconds arrived, ${reconnects} reconnects   budget: no task > 50 ms`,
+    `  steady live updates, ${steadyWindows.length} × ${LIVE.observeS} s: ${describeLongTasks(steady)}; ${framesReceived} live seconds arrived, ${reconnects} reconnects   budget: no task > 50 ms`,
   );
+  console.log(`    ${describeWindows(steadyWindows)}`);
   // What the long tasks' wall time was made of: the page working, or the page waiting for a CPU.
   console.log(`    ${describePageThread(pageThread)}`);
 
@@ -383,6 +410,7 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
     caughtUpMs: caughtUp ? caughtUpMs : undefined,
     shown: { seconds: shownS, disks: shown.disks, ios: shown.ios },
     steady,
+    steadyWindows,
     pageThread,
     framesReceived,
     reconnects,

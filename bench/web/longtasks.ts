@@ -93,6 +93,21 @@ export async function longTasksBetween(page: Page, from: number, to: number): Pr
   return summarize(await longTasks(page), from, to);
 }
 
+/** Windows one after another, as marked on the page's clock: `bounds` has one more entry than there are windows. */
+export async function longTasksInWindows(page: Page, bounds: readonly number[]): Promise<LongTaskStats[]> {
+  const tasks = await longTasks(page);
+  return bounds.slice(1).map((to, i) => summarize(tasks, bounds[i] as number, to));
+}
+
+/** Each window's long tasks in one line: "per 30 s window: 5, 8, 3 tasks > 50 ms (longest 91, 140, 66 ms)". */
+export function describeWindows(windows: readonly LongTaskStats[]): string {
+  const seconds = Math.round((windows[0]?.windowMs ?? 0) / 1000);
+  return (
+    `per ${seconds} s window: ${windows.map((w) => w.count).join(', ')} tasks > 50 ms ` +
+    `(longest ${windows.map((w) => (w.count > 0 ? `${Math.round(w.longestMs)}` : '–')).join(', ')} ms)`
+  );
+}
+
 /** "3 tasks > 50 ms, longest 120 ms, 310 ms blocked (1.0% of 30.0 s), 160 ms over 50 ms; worst 120, 98, 92 ms" */
 export function describeLongTasks(s: LongTaskStats): string {
   if (s.count === 0) return `no task > 50 ms in ${(s.windowMs / 1000).toFixed(1)} s`;

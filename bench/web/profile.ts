@@ -1,6 +1,6 @@
 /**
- * Opt-in record of the page's main thread over the live section's steady window, to find what
- * its long tasks are: `BLKHEAT_BENCH_PROFILE=/path/live.cpuprofile node --import tsx
+ * Opt-in record of the page's main thread over the live section's first steady window, to find
+ * what its long tasks are: `BLKHEAT_BENCH_PROFILE=/path/live.cpuprofile node --import tsx
  * bench/web.ts --sections live` writes a V8 CPU profile (JavaScript by function; time in the
  * renderer's own code shows only as "(program)"), and a path ending in `.json` writes a
  * chromium trace instead (tasks, style, layout, paint, canvas, GC, with JavaScript by event, and
