@@ -51,11 +51,13 @@ import { deviceRates, describeRates, type DeviceRates, type FioLoad, type FioRep
 import {
   describeLongTasks,
   describeWindows,
+  longTasks,
   longTasksBetween,
-  longTasksInWindows,
   type LongTaskStats,
   pageNow,
   recordLongTasks,
+  summarize,
+  summarizeWindows,
 } from './longtasks.ts';
 import { PROFILE_AT, startProfile } from './profile.ts';
 import { recordedFrames, seedHistory } from './seed.ts';
@@ -321,14 +323,14 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
     bounds.push(await pageNow(page));
     if (w === 0) await profiling?.stop();
   }
-  const a = bounds[0] as number;
-  const b = bounds[bounds.length - 1] as number;
   const disk1 = markDiskstats();
   const cpu1 = markCpu();
   const pageThread = pageThreadBetween(threads0, markRendererThreads(cpu1));
   const st1 = await hook(page).state();
-  const steady = await longTasksBetween(page, a, b);
-  const steadyWindows = await longTasksInWindows(page, bounds);
+  // The page's long tasks read once: the whole steady span, and each window of it.
+  const tasks = await longTasks(page);
+  const steady = summarize(tasks, bounds[0] as number, bounds[bounds.length - 1] as number);
+  const steadyWindows = summarizeWindows(tasks, bounds);
   const devicesRate = deviceRates(disk0, disk1, names);
   const cpu = {
     ...cpuBetween(cpu0, cpu1),

@@ -93,9 +93,8 @@ export async function longTasksBetween(page: Page, from: number, to: number): Pr
   return summarize(await longTasks(page), from, to);
 }
 
-/** Windows one after another, as marked on the page's clock: `bounds` has one more entry than there are windows. */
-export async function longTasksInWindows(page: Page, bounds: readonly number[]): Promise<LongTaskStats[]> {
-  const tasks = await longTasks(page);
+/** summarize() of each of windows one after another, as marked on the page's clock: `bounds` has one more entry than there are windows. */
+export function summarizeWindows(tasks: readonly LongTask[], bounds: readonly number[]): LongTaskStats[] {
   return bounds.slice(1).map((to, i) => summarize(tasks, bounds[i] as number, to));
 }
 

@@ -84,7 +84,7 @@ async function startTrace(cdp: CDPSession, path: string): Promise<Profiling> {
   };
 }
 
-/** A sample every this many bytes allocated (V8's default is 32 KiB): ~150 samples a second at 4.6 MB/s. */
+/** A sample every this many bytes allocated (V8's default is 32 KiB): ~40 a second on the loaded live page (39.8 MB in 30 s). */
 const HEAP_SAMPLE_BYTES = 32 * 1024;
 
 async function startHeapProfile(cdp: CDPSession, path: string): Promise<Profiling> {
