@@ -61,6 +61,7 @@ import {
 } from './longtasks.ts';
 import { PROFILE_AT, startProfile } from './profile.ts';
 import { recordedFrames, seedHistory } from './seed.ts';
+import { describeViewDraws, type ViewDraws, viewDrawsBetween } from './viewdraws.ts';
 
 export const LIVE = Object.freeze({
   disks: 4,
@@ -98,6 +99,8 @@ export type LiveOutcome =
       readonly cpu: CpuUse & { readonly agent: number; readonly fio: number; readonly of: number };
       /** The page's main thread over the window: on a CPU, and runnable but waiting for one. */
       readonly pageThread: PageThreadUse | undefined;
+      /** The heat maps', strips', histograms', overlays' and time axis's draws over the window. */
+      readonly viewDraws: readonly ViewDraws[];
       /** The same over the time-range clicks. */
       readonly clicksPageThread: PageThreadUse | undefined;
       readonly clicks: readonly ClickTiming[];
@@ -314,6 +317,7 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
   const cpu0 = markCpu();
   const threads0 = markRendererThreads(cpu0);
   const disk0 = markDiskstats();
+  const draws0 = await hook(page).renderStats();
   const profiling = PROFILE_AT === 'live' ? await startProfile(page) : undefined;
   // The windows' bounds, in the page's clock. A profile covers the first window only (a trace of
   // 30 s is already ~60 MB).
@@ -327,6 +331,7 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
   const cpu1 = markCpu();
   const pageThread = pageThreadBetween(threads0, markRendererThreads(cpu1));
   const st1 = await hook(page).state();
+  const viewDraws = viewDrawsBetween(draws0, await hook(page).renderStats());
   // The page's long tasks read once: the whole steady span, and each window of it.
   const tasks = await longTasks(page);
   const steady = summarize(tasks, bounds[0] as number, bounds[bounds.length - 1] as number);
@@ -350,6 +355,7 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
   console.log(`    ${describeWindows(steadyWindows)}`);
   // What the long tasks' wall time was made of: the page working, or the page waiting for a CPU.
   console.log(`    ${describePageThread(pageThread)}`);
+  console.log(`    the views' own draws (the scheduler's timings, wall): ${describeViewDraws(viewDraws)}`);
 
   // ---- time-range clicks
   const spans = Object.fromEntries(LIVE_SPANS.map((s) => [s.label, s.span]));
@@ -414,6 +420,7 @@ async function measure(webRoot: string, teardown: Teardown): Promise<LiveOutcome
     steady,
     steadyWindows,
     pageThread,
+    viewDraws,
     framesReceived,
     reconnects,
     devices: devicesRate,

@@ -103,6 +103,7 @@ export function panelReads(): Pick<
         oldest: list(s.oldest),
         scales: { ...t.scales },
         captions: { ...t.captions },
+        painted: t.painted,
       };
     },
     throughputPixelAt(dev, x, y) {

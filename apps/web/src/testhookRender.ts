@@ -28,11 +28,13 @@ export function renderReads({ data }: TestHookSources): Pick<BlkheatHook, 'idle'
     },
     renderStats() {
       const timings: Record<string, readonly number[]> = {};
+      const draws: Record<string, number> = {};
       const disks = useData.getState().shownDevs.map(diskViews);
       for (const key of [TIME_AXIS_VIEW, ...disks.flatMap((k) => [k.heat, k.hist, k.overlay, k.tput])]) {
         timings[key] = scheduler.timingsOf(key);
+        draws[key] = scheduler.drawsOf(key);
       }
-      return { frames: scheduler.frames, timings };
+      return { frames: scheduler.frames, timings, draws };
     },
   };
 }

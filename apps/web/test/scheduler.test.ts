@@ -89,6 +89,11 @@ test('over budget: the views not started draw in the next frames, in order, each
     ['d', 'e', 'a'],
   ]);
   assert.deepEqual(s.timingsOf('a'), [10, 10, 10]);
+  assert.deepEqual(
+    ['a', 'b', 'e', 'z'].map((k) => s.drawsOf(k)),
+    [3, 2, 2, 0],
+    'draws counted per view since start (a benchmark takes the newest timings by them)',
+  );
 });
 
 test('a view slower than the budget still draws, one per frame, and the rest follow', () => {

@@ -6,7 +6,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClassSeries, DiskFrame, Frame } from '@blkheat/shared-types';
 import { formatRate } from '../src/model/format.ts';
-import { formatThroughput, laneCaption, ThroughputColumns, throughputAt, throughputSeries, waitingAt } from '../src/model/throughput.ts';
+import {
+  formatThroughput,
+  laneCaption,
+  laneFacts,
+  ThroughputColumns,
+  throughputAt,
+  throughputSeries,
+  waitingAt,
+} from '../src/model/throughput.ts';
 
 const T0 = 1_700_000_000;
 const cls = (c: string, n: number, b?: number, pt?: true): ClassSeries => ({
@@ -148,4 +156,27 @@ test('lane captions: the scale’s top where a column in view has the value, "no
   assert.equal(laneCaption('queue', 7, true, true), `in flight + waiting ≤ ${formatThroughput('queue', 7)}`);
   assert.equal(laneCaption('oldest', 2.5, true, true), `oldest in flight / waiting ≤ ${formatThroughput('oldest', 2.5)}`);
   assert.equal(laneCaption('iops', 5, true, true), `IOPS ≤ ${formatThroughput('iops', 5)}`, 'only in flight and its age draw waiting bios');
+});
+
+test('lane facts: the top stacks waiting bios on in flight and takes the older of the two ages; no data is neither a value nor a zero', () => {
+  // Columns: no data (an agent before protocol 2), 3 in flight + 4 waiting, 5 in flight alone, idle.
+  const nan = NaN;
+  const s = {
+    dev: '7:0',
+    step: 1,
+    col0: 0,
+    iops: new Float64Array([nan, 10, 20, 0]),
+    mbps: new Float64Array([nan, nan, nan, nan]),
+    queue: new Float64Array([nan, 3, 5, 0]),
+    oldest: new Float64Array([nan, 0.5, 0.2, 0]),
+    waiting: new Float64Array([nan, 4, 0, 0]),
+    oldestWait: new Float64Array([nan, 0.9, 0, 0]),
+    frozen: new Uint8Array(4),
+  };
+  assert.deepEqual(laneFacts(s, 'queue'), { top: 7, inView: true, waiting: true }, '3 + 4 stacked is taller than 5');
+  assert.deepEqual(laneFacts(s, 'oldest'), { top: 0.9, inView: true, waiting: true }, 'the oldest wait stands behind the 0.5 s age');
+  assert.deepEqual(laneFacts(s, 'iops'), { top: 20, inView: true, waiting: false }, 'IOPS draws no waiting bios');
+  assert.deepEqual(laneFacts(s, 'mbps'), { top: 0, inView: false, waiting: false }, 'no byte counts: no data, not a measured 0');
+  const idle = { ...s, iops: new Float64Array([0, 0]), queue: new Float64Array([0, 0]), waiting: new Float64Array([0, 0]) };
+  assert.deepEqual(laneFacts(idle, 'queue'), { top: 0, inView: true, waiting: false }, 'an idle disk: a counted zero');
 });

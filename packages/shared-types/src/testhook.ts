@@ -182,7 +182,8 @@ export interface BlkheatHook {
    * What a disk's throughput strip drew last: per column from `from` (`step` s each) IOPS, MB/s,
    * I/Os in flight and the age of the oldest of them in seconds (null: no data), and each lane's
    * scale (its top value) and caption as drawn ("MB/s ≤ 12.3", or "MB/s: no data" when no column
-   * in view has the lane's value).
+   * in view has the lane's value). `painted`: how its last draw painted the bars, whole or only
+   * the columns that changed, the rest slid (added with the slid bars, render/throughput.ts).
    */
   throughput(dev: string):
     | {
@@ -194,6 +195,7 @@ export interface BlkheatHook {
         readonly oldest: readonly (number | null)[];
         readonly scales: { readonly iops: number; readonly mbps: number; readonly queue: number; readonly oldest: number };
         readonly captions: { readonly iops: string; readonly mbps: string; readonly queue: string; readonly oldest: string };
+        readonly painted: 'full' | 'incremental';
       }
     | undefined;
   /** RGBA at a client point of a disk's throughput strip, or undefined outside it. */
@@ -295,8 +297,16 @@ export interface BlkheatHook {
   samples(): { readonly status: string; readonly count: number; readonly truncated: boolean; readonly error?: string | undefined };
   /** Messages shown to the user (errors and notices). */
   notices(): readonly { readonly kind: string; readonly text: string }[];
-  /** Recent draw durations (ms) of a view key ("heat:7:0", "time-axis", ...), and frames drawn. */
-  renderStats(): { readonly frames: number; readonly timings: Readonly<Record<string, readonly number[]>> };
+  /**
+   * Recent draw durations (ms) of a view key ("heat:7:0", "time-axis", ...), and frames drawn.
+   * `draws`: each key's draws since the page started (added after 0.4.0): the last
+   * `draws₁ - draws₀` timings are those of the draws between two reads.
+   */
+  renderStats(): {
+    readonly frames: number;
+    readonly timings: Readonly<Record<string, readonly number[]>>;
+    readonly draws: Readonly<Record<string, number>>;
+  };
   /**
    * A fleet view's "Stuck now" list as drawn (added after 0.4.0): each row's host, disk, kind and
    * the age it shows now (seconds, and as written), or the text of the empty list; undefined: no

@@ -207,11 +207,39 @@ export function throughputAt(s: ThroughputSeries, key: ThroughputKey, col: numbe
   return i >= 0 && i < s[key].length ? (s[key][i] as number) : NaN;
 }
 
-/** The largest value of a series (0 when it has none). */
-export function seriesMax(values: Float64Array): number {
-  let m = 0;
-  for (const v of values) if (v > m) m = v;
-  return m;
+/**
+ * The second value a lane draws beside its own: the bios waiting for a request, stacked on the
+ * in-flight bars, and the oldest of them, standing behind the oldest in-flight age.
+ */
+export function laneExtra(series: ThroughputSeries, key: ThroughputKey): Float64Array | undefined {
+  return key === 'queue' ? series.waiting : key === 'oldest' ? series.oldestWait : undefined;
+}
+
+/** What a strip says of one lane over the columns of a series. */
+export interface LaneFacts {
+  /** Its scale's top: the largest value, with waiting bios stacked (in flight) or the oldest wait (age); 0 without any. */
+  readonly top: number;
+  /** Some column carries the lane's value (not "no data"). */
+  readonly inView: boolean;
+  /** Some column with a value also has waiting bios to draw (its caption names them). */
+  readonly waiting: boolean;
+}
+
+export function laneFacts(series: ThroughputSeries, key: ThroughputKey): LaneFacts {
+  const values = series[key];
+  const extra = laneExtra(series, key);
+  let top = 0;
+  let inView = false;
+  let waiting = false;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] as number;
+    if (Number.isNaN(v)) continue;
+    inView = true;
+    const e = extra ? (extra[i] as number) || 0 : 0;
+    if (e > 0) waiting = true;
+    top = Math.max(top, key === 'queue' ? v + e : Math.max(v, e));
+  }
+  return { top, inView, waiting };
 }
 
 export const THROUGHPUT_LABELS: Readonly<Record<ThroughputKey, string>> = {

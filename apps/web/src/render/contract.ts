@@ -122,6 +122,15 @@ export function keptImage(canvas: HTMLCanvasElement, ctx: CanvasRenderingContext
   return image;
 }
 
+/**
+ * Extra width, CSS px, painted to the right of the visible window by the layers that slide while
+ * live (the heat maps' cells, lines and "no data" bands, the throughput strips' bars): the live
+ * seconds it takes to use it up pass with no paint of the whole canvas.
+ */
+export function slackFor(width: number): number {
+  return Math.round(Math.max(48, width * 0.125));
+}
+
 /** A canvas's size in CSS pixels and its device pixel ratio. */
 export interface CanvasBox {
   readonly width: number;

@@ -4,7 +4,7 @@
  * RenderContext. Two paths:
  *
  *   full         every canvas repainted for a window a little wider than the visible one
- *                (by SLACK), anchored at the window's start;
+ *                (by contract.ts slackFor), anchored at the window's start;
  *   incremental  the window only slid right at the same scale (live) and columns changed
  *                (a new second): only those columns are recoloured, re-blitted, re-traced and
  *                their "no data" bands redrawn, and the canvases are shifted left with a CSS
@@ -17,7 +17,7 @@ import type { CountScale } from '../model/colour.js';
 import { type Known, NOTHING_KNOWN, unrecordedRuns } from '../model/gaps.js';
 import type { HeatMatrix } from '../model/heatmatrix.js';
 import type { PercentileTrack } from '../model/percentiles.js';
-import { clearedCanvas, pageContext, prepareCanvas, type RenderContext, renderContext } from './contract.js';
+import { clearedCanvas, pageContext, prepareCanvas, type RenderContext, renderContext, slackFor } from './contract.js';
 import { paintRuns } from './gaps.js';
 import { HeatmapBitmap } from './heatmap.js';
 import { PercentileLayer } from './percentileLines.js';
@@ -93,11 +93,6 @@ function flatContext(rc: RenderContext): RenderContext {
 /** The column after the last of `runs` (ascending, not empty). */
 function lastEnd(runs: readonly (readonly [number, number])[]): number {
   return (runs[runs.length - 1] as readonly [number, number])[1];
-}
-
-/** Extra width painted to the right of the visible window, in CSS px. */
-function slackFor(width: number): number {
-  return Math.round(Math.max(48, width * 0.125));
 }
 
 export class HeatLayers {

@@ -79,6 +79,8 @@ export class FrameScheduler {
   private handle: number | undefined;
   private order = 0;
   private readonly timings = new Map<string, number[]>();
+  /** Draws of each view since start (its timings keep the last TIMING_WINDOW only). */
+  private readonly draws = new Map<string, number>();
   /** Views the last frame had no time for, in the order they go next. */
   private leftOver: string[] = [];
   /** Frames drawn since start (for fps measurements). */
@@ -139,6 +141,11 @@ export class FrameScheduler {
     return this.timings.get(key) ?? [];
   }
 
+  /** How many times one view was drawn since start: the newest draws' durations are the last of timingsOf. */
+  drawsOf(key: string): number {
+    return this.draws.get(key) ?? 0;
+  }
+
   private schedule(): void {
     if (this.handle === undefined) this.handle = this.clock.requestFrame(this.onFrame);
   }
@@ -177,6 +184,7 @@ export class FrameScheduler {
       let list = this.timings.get(key);
       if (!list) this.timings.set(key, (list = []));
       list.push(this.clock.now() - t0);
+      this.draws.set(key, (this.draws.get(key) ?? 0) + 1);
       if (list.length > TIMING_WINDOW) list.splice(0, list.length - TIMING_WINDOW);
     }
     this.frames++;

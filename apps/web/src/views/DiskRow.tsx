@@ -70,6 +70,7 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
   const overlayRef = useRef<HTMLCanvasElement>(null);
   const histRef = useRef<HTMLCanvasElement>(null);
   const tputRef = useRef<HTMLCanvasElement>(null);
+  const tputLabelsRef = useRef<HTMLCanvasElement>(null);
   const yAxisRef = useRef<SVGGElement>(null);
   const shareAxisRef = useRef<SVGGElement>(null);
   const plotRef = useRef<HTMLDivElement>(null);
@@ -86,6 +87,7 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
       overlay: overlayRef,
       hist: histRef,
       tput: tputRef,
+      tputLabels: tputLabelsRef,
       tputHeight: TPUT_HEIGHT,
       yAxis: yAxisRef,
       shareAxis: shareAxisRef,
@@ -267,14 +269,16 @@ export function DiskRow({ disk, height }: { disk: DiskInfo; height: number }) {
           }`}
           role="img"
         />
-        <canvas
-          ref={tputRef}
-          className="tput"
-          data-testid={`throughput-${disk.name}`}
-          role="img"
-          aria-label={`IOPS, MB/s, I/Os in flight and the age of the oldest of them on ${disk.name} per heat map column, on the heat map's time axis`}
-          style={{ height: TPUT_HEIGHT }}
-        />
+        <div className="tput" style={{ height: TPUT_HEIGHT }}>
+          <canvas
+            ref={tputRef}
+            className="tput-bars"
+            data-testid={`throughput-${disk.name}`}
+            role="img"
+            aria-label={`IOPS, MB/s, I/Os in flight and the age of the oldest of them on ${disk.name} per heat map column, on the heat map's time axis`}
+          />
+          <canvas ref={tputLabelsRef} className="tput-labels" aria-hidden="true" />
+        </div>
         <svg className="share-axis" width={HIST_WIDTH} height={20} aria-hidden="true">
           <g ref={shareAxisRef} />
         </svg>

@@ -31,8 +31,9 @@ export interface DiskElements {
   readonly lines: RefObject<HTMLCanvasElement | null>;
   readonly overlay: RefObject<HTMLCanvasElement | null>;
   readonly hist: RefObject<HTMLCanvasElement | null>;
-  /** The throughput strip under the heat map (as wide as the plot). */
+  /** The throughput strip under the heat map (as wide as the plot): its bars (slid while live) and its captions above them. */
   readonly tput: RefObject<HTMLCanvasElement | null>;
+  readonly tputLabels: RefObject<HTMLCanvasElement | null>;
   /** Its height, CSS px. */
   readonly tputHeight: number;
   readonly yAxis: RefObject<SVGGElement | null>;
@@ -166,6 +167,7 @@ export function useDiskDrawing(dev: string, el: DiskElements): void {
     const tput = throughputDraw(
       dev,
       () => el.tput.current,
+      () => el.tputLabels.current,
       () => ({ width: size.current.width, height: el.tputHeight }),
     );
 

@@ -3,7 +3,8 @@
 // MB/s and in-flight values per column equal to those of the frames, while vda (old data: no
 // `b`, no `inflight`) reports no data, never 0, in its values and its lanes' captions. The
 // pixels agree: at the x of a heat map column (the same x mapping) the in-flight lane is filled
-// for 6 in flight and empty for 0. The tooltip shows the hovered column's values. Needs
+// for 6 in flight and empty for 0, read while live seconds have slid the bars (only the new columns
+// painted). The tooltip shows the hovered column's values. Needs
 // apps/web/dist and chromium.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -100,27 +101,42 @@ test(
       const full = pick(6);
       const empty = pick(0);
       assert.ok(full !== undefined && empty !== undefined, 'columns with 6 and 0 in flight in view');
-      const px = await page.evaluate(
-        ({ dev, full, empty, laneMid }) => {
-          const blkheat = (globalThis as unknown as Hooked).__blkheat;
-          const hot = blkheat.hottestCell(dev);
-          if (!hot) return undefined;
-          const doc = (
-            globalThis as unknown as {
-              document: { querySelector(q: string): { getBoundingClientRect(): { top: number; height: number } } | null };
-            }
-          ).document;
-          const read = (ts: number) => {
-            const c = blkheat.cellCenter(dev, ts, hot.bucket);
-            const r = doc.querySelector('[data-testid="throughput-loop0"]')?.getBoundingClientRect();
-            if (!c || !r) return undefined;
-            return blkheat.throughputPixelAt(dev, c.x, r.top + r.height * laneMid);
-          };
-          return { full: read(full), empty: read(empty) };
-        },
-        { dev: LOOP0, full, empty, laneMid },
-      );
+      // Read while the live bars are slid (painted for a wider window, only new columns painted
+      // since, shifted left by a transform): the pixels must still sit on the heat map's x.
+      const readPixels = () =>
+        page.evaluate(
+          ({ dev, full, empty, laneMid }) => {
+            const blkheat = (globalThis as unknown as Hooked).__blkheat;
+            const hot = blkheat.hottestCell(dev);
+            if (!hot) return undefined;
+            const doc = (
+              globalThis as unknown as {
+                document: {
+                  querySelector(
+                    q: string,
+                  ): { getBoundingClientRect(): { top: number; height: number }; style: { transform: string } } | null;
+                };
+              }
+            ).document;
+            const bars = doc.querySelector('[data-testid="throughput-loop0"]');
+            const read = (ts: number) => {
+              const c = blkheat.cellCenter(dev, ts, hot.bucket);
+              const r = bars?.getBoundingClientRect();
+              if (!c || !r) return undefined;
+              return blkheat.throughputPixelAt(dev, c.x, r.top + r.height * laneMid);
+            };
+            return { full: read(full), empty: read(empty), painted: blkheat.throughput(dev)?.painted, slid: bars?.style.transform ?? '' };
+          },
+          { dev: LOOP0, full, empty, laneMid },
+        );
+      let px = await readPixels();
+      for (let tries = 0; tries < 40 && !(px?.painted === 'incremental' && px.slid !== ''); tries++) {
+        await page.waitForTimeout(250);
+        px = await readPixels();
+      }
       assert.ok(px?.full && px.empty, `pixels read: ${JSON.stringify(px)}`);
+      assert.equal(px.painted, 'incremental', 'live seconds paint only the new columns of the bars');
+      assert.match(px.slid, /^translateX\(-\d+(\.\d+)?px\)$/, 'and slide the rest');
       assert.ok(px.full[3] > 200, `6 in flight: the lane is filled (${px.full})`);
       assert.equal(px.empty[3], 0, `0 in flight: nothing drawn (${px.empty})`);
     }
