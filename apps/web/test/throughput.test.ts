@@ -10,6 +10,8 @@ import {
   formatThroughput,
   laneCaption,
   laneFacts,
+  LANE_TOP_HOLD,
+  laneTopHeld,
   ThroughputColumns,
   throughputAt,
   throughputSeries,
@@ -179,4 +181,15 @@ test('lane facts: the top stacks waiting bios on in flight and takes the older o
   assert.deepEqual(laneFacts(s, 'mbps'), { top: 0, inView: false, waiting: false }, 'no byte counts: no data, not a measured 0');
   const idle = { ...s, iops: new Float64Array([0, 0]), queue: new Float64Array([0, 0]), waiting: new Float64Array([0, 0]) };
   assert.deepEqual(laneFacts(idle, 'queue'), { top: 0, inView: true, waiting: false }, 'an idle disk: a counted zero');
+});
+
+test('a live lane keeps its top while its largest value fits under it and reaches its upper quarter', () => {
+  assert.equal(LANE_TOP_HOLD, 0.75);
+  assert.equal(laneTopHeld(12_000, 12_000), true, 'the same largest value');
+  assert.equal(laneTopHeld(12_000, 11_400), true, "the newest column's one-second swing settled: the top stays");
+  assert.equal(laneTopHeld(12_000, 9_000), true, 'down to three quarters of it');
+  assert.equal(laneTopHeld(12_000, 8_999), false, 'below: scaled again, the bars would no longer fill the lane');
+  assert.equal(laneTopHeld(12_000, 12_001), false, 'above: a bar would pass the top, and the caption would understate it');
+  assert.equal(laneTopHeld(0, 0), true, 'an idle lane stays idle');
+  assert.equal(laneTopHeld(6, 0), false, 'a lane gone idle (or without data) is scaled again');
 });

@@ -215,6 +215,23 @@ export function laneExtra(series: ThroughputSeries, key: ThroughputKey): Float64
   return key === 'queue' ? series.waiting : key === 'oldest' ? series.oldestWait : undefined;
 }
 
+/**
+ * The share of a lane's top its largest visible value may fall to before the lane is scaled
+ * again. A live column's rate is over the seconds it has so far, so the newest column swings
+ * more than the settled ones and often holds the largest value for a second; scaled to it
+ * exactly, the lane's top moved most seconds, and every bar of the strip was painted again.
+ */
+export const LANE_TOP_HOLD = 0.75;
+
+/**
+ * Whether a lane drawn to `top` keeps it now that its largest visible value is `max`: while no
+ * bar would pass the top and the tallest still reaches LANE_TOP_HOLD of it. The caption then
+ * says the top in force ("IOPS ≤ 12.3k"), which stays an upper bound of every bar.
+ */
+export function laneTopHeld(top: number, max: number): boolean {
+  return max <= top && max >= LANE_TOP_HOLD * top;
+}
+
 /** What a strip says of one lane over the columns of a series. */
 export interface LaneFacts {
   /** Its scale's top: the largest value, with waiting bios stacked (in flight) or the oldest wait (age); 0 without any. */

@@ -1,9 +1,10 @@
 /**
  * The throughput strip under a disk's heat map: four lanes (IOPS, MB/s, I/Os in flight, age of
  * the oldest I/O in flight), one bar per heat map column, each lane scaled to its largest visible
- * value, drawn with the heat map's x mapping (the same RenderContext time → css, so it zooms and
- * scrolls with it), and the shared time cursor. Columns with no data get a faint band, never a
- * zero-height bar. Bios waiting for a request (protocol 4) stack, paler, on the in-flight bar
+ * value (while live, that top is held as long as the largest stays in its upper quarter:
+ * laneTopHeld), drawn with the heat map's x mapping (the same RenderContext time → css, so it
+ * zooms and scrolls with it), and the shared time cursor. Columns with no data get a faint band,
+ * never a zero-height bar. Bios waiting for a request (protocol 4) stack, paler, on the in-flight bar
  * (the lane is scaled to both), their oldest age stands, paler, behind the oldest in-flight age,
  * and a column whose queue was frozen gets a tick along the top of the in-flight lane. Each
  * lane's label (its scale's top) sits on a plate of the background, above the bars.
@@ -22,7 +23,7 @@
  * (844 ms of 90 s of draws at 45,000 IOPS, bench/web's live section).
  */
 import { apply } from '../model/coords.js';
-import { laneCaption, laneFacts, THROUGHPUT_KEYS, type ThroughputKey, type ThroughputSeries } from '../model/throughput.js';
+import { laneCaption, laneFacts, laneTopHeld, THROUGHPUT_KEYS, type ThroughputKey, type ThroughputSeries } from '../model/throughput.js';
 import {
   alreadyShown,
   clearedCanvas,
@@ -113,15 +114,12 @@ export class ThroughputStrip {
       return undefined;
     }
     const facts = THROUGHPUT_KEYS.map((key) => laneFacts(visible, key));
-    const tops = facts.map((f) => f.top);
-    const scales = { iops: tops[0] ?? 0, mbps: tops[1] ?? 0, queue: tops[2] ?? 0, oldest: tops[3] ?? 0 };
-    const captions = { iops: '', mbps: '', queue: '', oldest: '' };
-    THROUGHPUT_KEYS.forEach((key, li) => {
-      const f = facts[li];
-      captions[key] = laneCaption(key, scales[key], f?.inView ?? false, f?.waiting ?? false);
-    });
+    const exact = facts.map((f) => f.top);
     const a = this.anchor;
     const pxPerSec = vp.width / (vp.to - vp.from);
+    // The same picture moved on: the bars slide, with the tops they were painted with while those
+    // still fit what is in view (model/throughput.ts laneTopHeld). Otherwise each lane is scaled
+    // to its largest visible value again.
     const canSlide =
       a !== undefined &&
       a.theme === theme &&
@@ -129,10 +127,17 @@ export class ThroughputStrip {
       a.height === vp.height &&
       a.dpr === vp.dpr &&
       a.rc.step === rc.step &&
-      a.tops.every((t, i) => t === tops[i]) &&
       Math.abs(a.pxPerSec - pxPerSec) <= 1e-9 * pxPerSec &&
       vp.from >= a.rc.viewport.from &&
-      vp.to <= a.rc.viewport.to;
+      vp.to <= a.rc.viewport.to &&
+      a.tops.every((top, li) => laneTopHeld(top, exact[li] ?? 0));
+    const tops = canSlide ? a.tops : exact;
+    const scales = { iops: tops[0] ?? 0, mbps: tops[1] ?? 0, queue: tops[2] ?? 0, oldest: tops[3] ?? 0 };
+    const captions = { iops: '', mbps: '', queue: '', oldest: '' };
+    THROUGHPUT_KEYS.forEach((key, li) => {
+      const f = facts[li];
+      captions[key] = laneCaption(key, scales[key], f?.inView ?? false, f?.waiting ?? false);
+    });
     const painted = canSlide ? this.slide(a, rc, seriesOf) : this.full(rc, seriesOf, theme, tops, pxPerSec);
     this.drawLabels(rc, captions, marks, theme);
     return { scales, captions, kind: canSlide ? 'incremental' : 'full', columns: painted };
