@@ -131,6 +131,25 @@ export function slackFor(width: number): number {
   return Math.round(Math.max(48, width * 0.125));
 }
 
+/** A canvas off the page, to draw pixels into and blit from: an OffscreenCanvas where there is one. */
+export type Surface = OffscreenCanvas | HTMLCanvasElement;
+export type Surface2D = OffscreenCanvasRenderingContext2D | CanvasRenderingContext2D;
+
+/** A new off-page canvas of `width` × `height` pixels and its 2D context (not composited: no pageContext). */
+export function scratchSurface(width: number, height: number): { canvas: Surface; ctx: Surface2D } {
+  if (typeof OffscreenCanvas !== 'undefined') {
+    const canvas = new OffscreenCanvas(width, height);
+    const ctx = canvas.getContext('2d');
+    if (ctx) return { canvas, ctx };
+  }
+  const canvas = document.createElement('canvas');
+  canvas.width = width;
+  canvas.height = height;
+  const ctx = canvas.getContext('2d');
+  if (!ctx) throw new Error('2D canvas unavailable');
+  return { canvas, ctx };
+}
+
 /** A canvas's size in CSS pixels and its device pixel ratio. */
 export interface CanvasBox {
   readonly width: number;

@@ -8,24 +8,7 @@
 import type { HeatMatrix } from '../model/heatmatrix.js';
 import type { CountScale } from '../model/colour.js';
 import { apply } from '../model/coords.js';
-import type { RenderContext } from './contract.js';
-
-type Surface = OffscreenCanvas | HTMLCanvasElement;
-type Surface2D = OffscreenCanvasRenderingContext2D | CanvasRenderingContext2D;
-
-function makeSurface(width: number, height: number): { canvas: Surface; ctx: Surface2D } {
-  if (typeof OffscreenCanvas !== 'undefined') {
-    const canvas = new OffscreenCanvas(width, height);
-    const ctx = canvas.getContext('2d');
-    if (ctx) return { canvas, ctx };
-  }
-  const canvas = document.createElement('canvas');
-  canvas.width = width;
-  canvas.height = height;
-  const ctx = canvas.getContext('2d');
-  if (!ctx) throw new Error('2D canvas unavailable');
-  return { canvas, ctx };
-}
+import { type RenderContext, scratchSurface, type Surface, type Surface2D } from './contract.js';
 
 export interface BlitStats {
   /** Columns recoloured by the last sync (capacity on a full redraw). */
@@ -53,7 +36,7 @@ export class HeatmapBitmap {
   constructor(readonly matrix: HeatMatrix) {
     this.drawnCol = new Float64Array(matrix.capacity).fill(NaN);
     this.drawnVer = new Uint32Array(matrix.capacity);
-    this.surface = makeSurface(matrix.capacity, matrix.rows);
+    this.surface = scratchSurface(matrix.capacity, matrix.rows);
     this.image = new ImageData(matrix.capacity, matrix.rows);
     this.words = new Uint32Array(this.image.data.buffer);
   }

@@ -7,7 +7,7 @@
 import type { CountScale } from '../model/colour.js';
 import { apply, timeToCss, bucketToCss, type Viewport } from '../model/coords.js';
 import type { SizeLatency } from '../model/sizeLatency.js';
-import { clearedCanvas, type RenderTheme } from './contract.js';
+import { clearedCanvas, type RenderTheme, scratchSurface, type Surface, type Surface2D } from './contract.js';
 
 /**
  * The grid as a viewport: x is the column index of a size class (0..sizes.length), y the
@@ -15,6 +15,26 @@ import { clearedCanvas, type RenderTheme } from './contract.js';
  */
 export function sizeGridViewport(m: SizeLatency, uLo: number, uHi: number, width: number, height: number, dpr: number): Viewport {
   return { from: 0, to: Math.max(1, m.sizes.length), uLo, uHi, width, height, dpr };
+}
+
+/** A panel canvas's cells at data resolution: their pixels, and the off-page canvas they are blitted from. */
+interface CellScratch {
+  readonly image: ImageData;
+  readonly surface: { readonly canvas: Surface; readonly ctx: Surface2D };
+}
+
+const scratches = new WeakMap<HTMLCanvasElement, CellScratch>();
+
+/**
+ * The scratch of `canvas` for a grid of `cols` × `rows` cells, kept while the grid's size stays: a
+ * new off-page canvas each live second was a new canvas resource to make and to collect.
+ */
+function scratchFor(canvas: HTMLCanvasElement, cols: number, rows: number): CellScratch {
+  const kept = scratches.get(canvas);
+  if (kept && kept.image.width === cols && kept.image.height === rows) return kept;
+  const made = { image: new ImageData(cols, rows), surface: scratchSurface(cols, rows) };
+  scratches.set(canvas, made);
+  return made;
 }
 
 export function paintSizeLatency(
@@ -30,7 +50,8 @@ export function paintSizeLatency(
   const cols = m.sizes.length;
   const rows = Math.max(0, Math.floor(vp.uHi) - Math.floor(vp.uLo));
   if (cols === 0 || rows === 0) return;
-  const image = new ImageData(cols, rows);
+  const scratch = scratchFor(canvas, cols, rows);
+  const image = scratch.image;
   const words = new Uint32Array(image.data.buffer);
   for (let c = 0; c < cols; c++) {
     const h = m.hists[c] as Float64Array;
@@ -40,10 +61,8 @@ export function paintSizeLatency(
       words[(rows - 1 - r) * cols + c] = palette[scale.index(count)] as number;
     }
   }
-  const off = document.createElement('canvas');
-  off.width = cols;
-  off.height = rows;
-  off.getContext('2d')?.putImageData(image, 0, 0);
+  scratch.surface.ctx.putImageData(image, 0, 0);
+  const off = scratch.surface.canvas;
   ctx.imageSmoothingEnabled = false;
   const x = timeToCss(vp);
   const y = bucketToCss(vp);

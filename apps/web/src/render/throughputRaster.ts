@@ -5,7 +5,7 @@
  * equivalence of a slid strip's partial paints with a whole paint is tested in node
  * (test/throughputRaster.test.ts).
  */
-import { type Affine, apply, type Viewport } from '../model/coords.js';
+import { type Affine, apply, invert, type Viewport } from '../model/coords.js';
 import { cssToWord } from '../model/colour.js';
 import { laneExtra, THROUGHPUT_KEYS, type ThroughputKey, type ThroughputSeries } from '../model/throughput.js';
 
@@ -111,6 +111,12 @@ export function rasterLanes(
   const gapWord = word(theme.gap, 0.18);
   const frozenWord = word(theme.accent);
   const n = pHi - pLo;
+  // The columns whose pixels may fall in [pLo, pHi): a pixel either side, a column either side
+  // (a column narrower than a pixel takes the pixel its start rounds to). A live second's runs
+  // are a few pixels of a strip of hundreds of columns.
+  const toTime = invert(rc.time);
+  const iLo = Math.max(0, Math.floor(apply(toTime, (pLo - 1) / sx) / series.step) - series.col0 - 1);
+  const iHi = Math.min(series.iops.length, Math.ceil(apply(toTime, (pHi + 1) / sx) / series.step) - series.col0 + 1);
   const lanes: LaneColumns = { bar: new Float32Array(n), extra: new Float32Array(n), gap: new Uint8Array(n), frozen: new Uint8Array(n) };
   for (let li = 0; li < THROUGHPUT_KEYS.length; li++) {
     const key = THROUGHPUT_KEYS[li] as ThroughputKey;
@@ -123,7 +129,7 @@ export function rasterLanes(
     const max = tops[li] as number;
     const [top, bottom] = laneBounds(li, height);
     const lane = bottom - top - LANE_PAD;
-    for (let i = 0; i < values.length; i++) {
+    for (let i = iLo; i < iHi; i++) {
       const [c0, c1] = columnPixels(rc, series, i, sx, W);
       const p0 = Math.max(c0, pLo) - pLo;
       const p1 = Math.min(c1, pHi) - pLo;
