@@ -131,6 +131,48 @@ export function slackFor(width: number): number {
   return Math.round(Math.max(48, width * 0.125));
 }
 
+/**
+ * Where a layer that slides while live was painted last (contract of heatLayers.ts and
+ * throughput.ts): `rc` is the anchored window, wider than the visible one by slackFor, at
+ * `pxPerSec`, for a view of `width` × `height` CSS px at `dpr`.
+ */
+export interface SlideAnchor {
+  readonly rc: RenderContext;
+  readonly pxPerSec: number;
+  readonly width: number;
+  readonly height: number;
+  readonly dpr: number;
+}
+
+/** Pixels per second of the window of `rc`. */
+export function pxPerSecond(rc: RenderContext): number {
+  const vp = rc.viewport;
+  return vp.width / (vp.to - vp.from);
+}
+
+/**
+ * Whether the window of `rc` is part of what was painted at `a`: the same size, resolution and
+ * scale, inside the anchored window. The layer's own inputs (data, colours) are its to compare.
+ */
+export function slidesWithin(a: SlideAnchor, rc: RenderContext): boolean {
+  const vp = rc.viewport;
+  const pxPerSec = pxPerSecond(rc);
+  return (
+    a.width === vp.width &&
+    a.height === vp.height &&
+    a.dpr === vp.dpr &&
+    Math.abs(a.pxPerSec - pxPerSec) <= 1e-9 * pxPerSec &&
+    vp.from >= a.rc.viewport.from &&
+    vp.to <= a.rc.viewport.to
+  );
+}
+
+/** The CSS transform that shows the window of `rc` on a canvas painted at `a`: moved left by how far the window moved, on the device pixel grid. */
+export function slideTransform(a: SlideAnchor, rc: RenderContext): string {
+  const dx = (rc.viewport.from - a.rc.viewport.from) * a.pxPerSec;
+  return dx === 0 ? '' : `translateX(${-Math.round(dx * a.dpr) / a.dpr}px)`;
+}
+
 /** A canvas off the page, to draw pixels into and blit from: an OffscreenCanvas where there is one. */
 export type Surface = OffscreenCanvas | HTMLCanvasElement;
 export type Surface2D = OffscreenCanvasRenderingContext2D | CanvasRenderingContext2D;

@@ -17,7 +17,18 @@ import type { CountScale } from '../model/colour.js';
 import { type Known, NOTHING_KNOWN, unrecordedRuns } from '../model/gaps.js';
 import type { HeatMatrix } from '../model/heatmatrix.js';
 import type { PercentileTrack } from '../model/percentiles.js';
-import { clearedCanvas, pageContext, prepareCanvas, type RenderContext, renderContext, slackFor } from './contract.js';
+import {
+  clearedCanvas,
+  pageContext,
+  prepareCanvas,
+  pxPerSecond,
+  type RenderContext,
+  renderContext,
+  slackFor,
+  type SlideAnchor,
+  slidesWithin,
+  slideTransform,
+} from './contract.js';
 import { paintRuns } from './gaps.js';
 import { HeatmapBitmap } from './heatmap.js';
 import { PercentileLayer } from './percentileLines.js';
@@ -31,12 +42,7 @@ export interface LayerStyle {
   readonly gapColour?: string | undefined;
 }
 
-interface Anchor {
-  readonly rc: RenderContext;
-  readonly pxPerSec: number;
-  readonly width: number;
-  readonly height: number;
-  readonly dpr: number;
+interface Anchor extends SlideAnchor {
   readonly uLo: number;
   readonly uHi: number;
   readonly matrix: HeatMatrix;
@@ -154,9 +160,9 @@ export class HeatLayers {
     }
     this.bitmap.setColours(style.palette, style.scale);
     const a = this.anchor;
-    const pxPerSec = vp.width / (vp.to - vp.from);
     const canSlide =
       a !== undefined &&
+      slidesWithin(a, rc) &&
       a.matrix === matrix &&
       a.track === track &&
       a.style.palette === style.palette &&
@@ -165,15 +171,9 @@ export class HeatLayers {
       a.style.gapColour === style.gapColour &&
       a.style.lineColours === style.lineColours &&
       a.known.from === known.from &&
-      a.width === vp.width &&
-      a.height === vp.height &&
-      a.dpr === vp.dpr &&
       a.uLo === vp.uLo &&
-      a.uHi === vp.uHi &&
-      Math.abs(a.pxPerSec - pxPerSec) <= 1e-9 * pxPerSec &&
-      vp.from >= a.rc.viewport.from &&
-      vp.to <= a.rc.viewport.to;
-    if (!canSlide) return this.full(rc, matrix, track, style, pxPerSec, known);
+      a.uHi === vp.uHi;
+    if (!canSlide) return this.full(rc, matrix, track, style, pxPerSecond(rc), known);
     return this.slide(a, rc, matrix, track, style, known);
   }
 
@@ -316,8 +316,7 @@ export class HeatLayers {
       }
     }
     // Slide: the anchored canvases move left by how far the window moved.
-    const dx = (rc.viewport.from - vp.from) * a.pxPerSec;
-    const t = dx === 0 ? '' : `translateX(${-Math.round(dx * vp.dpr) / vp.dpr}px)`;
+    const t = slideTransform(a, rc);
     if (this.heat.style.transform !== t) for (const c of this.canvases()) c.style.transform = t;
     return { kind: 'incremental', columns: st.columns };
   }

@@ -32,8 +32,12 @@ import {
   prepareCanvas,
   type RenderContext,
   renderContext,
+  pxPerSecond,
   type RenderTheme,
   slackFor,
+  type SlideAnchor,
+  slidesWithin,
+  slideTransform,
 } from './contract.js';
 import { drawTimeCursor } from './overlay.js';
 import { changedPixels, LANE_PAD, laneBounds, rasterLanes } from './throughputRaster.js';
@@ -62,12 +66,7 @@ function columnsOf(rc: RenderContext): [number, number] {
 }
 
 /** What the bars canvas holds: painted for `rc` (anchored, wider than the view) with `tops`. */
-interface Anchor {
-  readonly rc: RenderContext;
-  readonly pxPerSec: number;
-  readonly width: number;
-  readonly height: number;
-  readonly dpr: number;
+interface Anchor extends SlideAnchor {
   readonly theme: RenderTheme;
   readonly tops: readonly number[];
   readonly image: ImageData;
@@ -116,20 +115,14 @@ export class ThroughputStrip {
     const facts = THROUGHPUT_KEYS.map((key) => laneFacts(visible, key));
     const exact = facts.map((f) => f.top);
     const a = this.anchor;
-    const pxPerSec = vp.width / (vp.to - vp.from);
     // The same picture moved on: the bars slide, with the tops they were painted with while those
     // still fit what is in view (model/throughput.ts laneTopHeld). Otherwise each lane is scaled
     // to its largest visible value again.
     const canSlide =
       a !== undefined &&
+      slidesWithin(a, rc) &&
       a.theme === theme &&
-      a.width === vp.width &&
-      a.height === vp.height &&
-      a.dpr === vp.dpr &&
       a.rc.step === rc.step &&
-      Math.abs(a.pxPerSec - pxPerSec) <= 1e-9 * pxPerSec &&
-      vp.from >= a.rc.viewport.from &&
-      vp.to <= a.rc.viewport.to &&
       a.tops.every((top, li) => laneTopHeld(top, exact[li] ?? 0));
     const tops = canSlide ? a.tops : exact;
     const scales = { iops: tops[0] ?? 0, mbps: tops[1] ?? 0, queue: tops[2] ?? 0, oldest: tops[3] ?? 0 };
@@ -138,14 +131,15 @@ export class ThroughputStrip {
       const f = facts[li];
       captions[key] = laneCaption(key, scales[key], f?.inView ?? false, f?.waiting ?? false);
     });
-    const painted = canSlide ? this.slide(a, rc, seriesOf) : this.full(rc, seriesOf, theme, tops, pxPerSec);
+    const painted = canSlide ? this.slide(a, rc, seriesOf) : this.full(rc, seriesOf, theme, tops);
     this.drawLabels(rc, captions, marks, theme);
     return { scales, captions, kind: canSlide ? 'incremental' : 'full', columns: painted };
   }
 
   /** Paints the bars of a window wider than `rc`'s, anchored at its start; returns the columns painted. */
-  private full(rc: RenderContext, seriesOf: SeriesOf, theme: RenderTheme, tops: readonly number[], pxPerSec: number): number {
+  private full(rc: RenderContext, seriesOf: SeriesOf, theme: RenderTheme, tops: readonly number[]): number {
     const vp = rc.viewport;
+    const pxPerSec = pxPerSecond(rc);
     const wide = vp.width + slackFor(vp.width);
     const arc = renderContext({ ...vp, to: vp.from + wide / pxPerSec, width: wide }, rc.step);
     const ctx = prepareCanvas(this.bars, wide, vp.height, vp.dpr);
@@ -179,8 +173,7 @@ export class ThroughputStrip {
         ctx.putImageData(a.image, 0, 0, lo, 0, hi - lo, a.image.height);
       }
     }
-    const dx = (rc.viewport.from - a.rc.viewport.from) * a.pxPerSec;
-    const t = dx === 0 ? '' : `translateX(${-Math.round(dx * a.dpr) / a.dpr}px)`;
+    const t = slideTransform(a, rc);
     if (this.bars.style.transform !== t) this.bars.style.transform = t;
     return columns;
   }
