@@ -4,18 +4,19 @@
  * value (while live, that top is held as long as the largest stays in its upper quarter:
  * laneTopHeld), drawn with the heat map's x mapping (the same RenderContext time → css, so it
  * zooms and scrolls with it), and the shared time cursor. Columns with no data get a faint band,
- * never a zero-height bar. Bios waiting for a request (protocol 4) stack, paler, on the in-flight bar
- * (the lane is scaled to both), their oldest age stands, paler, behind the oldest in-flight age,
- * and a column whose queue was frozen gets a tick along the top of the in-flight lane. Each
+ * never a zero-height bar. Bios waiting for a request (protocol 4) stack, paler, on the in-flight
+ * bar (the lane is scaled to both), their oldest age stands, paler, behind the oldest in-flight
+ * age, and a column whose queue was frozen gets a tick along the top of the in-flight lane. Each
  * lane's label (its scale's top) sits on a plate of the background, above the bars.
  *
  * Two canvases, as the heat maps' layers (render/heatLayers.ts):
  *
  *   bars    painted for a window a little wider than the visible one (contract.ts slackFor),
- *           anchored at its start. While live, the window only slides right at the same scale: the columns
- *           whose values changed (the newest, filling; the oldest, losing its first seconds) are
- *           painted again, and the canvas is shifted left with a CSS transform, the compositor's
- *           work. Everything else (zoom, pan, resize, theme, a lane's scale) paints it whole.
+ *           anchored at its start. While live, the window only slides right at the same scale:
+ *           the columns whose values changed (the newest, filling; the oldest, losing its first
+ *           seconds) are painted again, and the canvas is shifted left with a CSS transform, the
+ *           compositor's work. Everything else (zoom, pan, resize, theme, a lane's scale) paints
+ *           it whole.
  *   labels  the lanes' separators, captions and the time cursor, over the visible window only:
  *           drawn again only when one of them changed.
  *
