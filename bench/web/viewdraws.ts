@@ -6,6 +6,7 @@
  * the total follows the machine's load, while the median mostly does not.
  */
 import type { BlkheatHook } from '@blkheat/shared-types';
+import { median } from './clicks.ts';
 
 type RenderStats = ReturnType<BlkheatHook['renderStats']>;
 
@@ -24,13 +25,6 @@ const KIND_NAMES: Readonly<Record<string, string>> = {
   overlay: 'overlays',
   'time-axis': 'time axis',
 };
-
-function median(xs: readonly number[]): number {
-  if (xs.length === 0) return 0;
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-}
 
 /**
  * The draws made between two reads, per kind, costliest first. A view drawn more often than the

@@ -83,8 +83,6 @@ export interface ThroughputDrawResult extends ThroughputLanes {
 
 export class ThroughputStrip {
   private anchor: Anchor | undefined;
-  /** The bars canvas's pixels, kept between full paints of the same size. */
-  private image: ImageData | undefined;
 
   constructor(
     readonly bars: HTMLCanvasElement,
@@ -146,14 +144,14 @@ export class ThroughputStrip {
     const ctx = prepareCanvas(this.bars, wide, vp.height, vp.dpr);
     this.bars.style.width = `${wide}px`;
     this.bars.style.transform = '';
+    // The last paint's pixels, written over whole when the canvas kept its size.
+    const kept = this.anchor?.image;
     this.anchor = undefined;
     if (!ctx) return 0;
     const [col0, col1] = columnsOf(arc);
     const series = seriesOf(col0, col1);
-    const kept = this.image;
     const image =
       kept && kept.width === this.bars.width && kept.height === this.bars.height ? kept : new ImageData(this.bars.width, this.bars.height);
-    this.image = image;
     rasterLanes(image, arc, series, theme, tops, 0, image.width);
     ctx.putImageData(image, 0, 0);
     this.anchor = { rc: arc, pxPerSec, width: vp.width, height: vp.height, dpr: vp.dpr, theme, tops, image, series };
